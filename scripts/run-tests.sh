@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Quick start, step 2: the whole test suite (unit tests + integration tests
+# through the real binary).
+#   scripts/run-tests.sh           gcc build in build/
+#   scripts/run-tests.sh --asan    clang ASan+UBSan build in build-asan/
+# Ends with the line "N passed, N failed". Exit 0 only when nothing failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+variant=gcc
+[ "${1:-}" = --asan ] && variant=asan
+
+scripts/deps.sh test || exit 1
+
+if [ "$variant" = asan ]; then
+        dir=build-asan
+        setup=(env CC=clang meson setup "$dir" --buildtype=debug -Dwerror=true
+               -Db_sanitize=address,undefined -Db_lundef=false
+               "-Dc_args=-fno-sanitize-recover=undefined -fno-omit-frame-pointer")
+        export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+        export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+else
+        dir=build
+        setup=(env CC=gcc meson setup "$dir" --buildtype=debugoptimized -Dwerror=true)
+fi
+
+if [ ! -f "$dir/build.ninja" ]; then
+        "${setup[@]}" >/dev/null || { echo "meson setup failed"; echo "0 passed, 1 failed"; exit 1; }
+fi
+if ! meson compile -C "$dir" >"$dir/compile.log" 2>&1; then
+        cat "$dir/compile.log"
+        echo "build failed"
+        echo "0 passed, 1 failed"
+        exit 1
+fi
+
+# Unit tests: one cmocka executable per module, TAP lines counted one by one.
+meson test -C "$dir" --suite unit --print-errorlogs >"$dir/unit.log" 2>&1
+unit_rc=$?
+read -r unit_pass unit_fail < <(/usr/bin/python3 - "$dir/meson-logs/testlog.json" <<'PY'
+import json, re, sys
+p = f = 0
+try:
+    for line in open(sys.argv[1]):
+        t = json.loads(line)
+        out = t.get("stdout") or ""
+        ok = len(re.findall(r"^ok \d+", out, re.M))
+        nok = len(re.findall(r"^not ok \d+", out, re.M))
+        if ok + nok == 0:
+            ok, nok = (1, 0) if t.get("result") == "OK" else (0, 1)
+        elif t.get("result") not in ("OK", "EXPECTEDFAIL") and nok == 0:
+            nok = 1  # crashed after its last TAP line
+        p += ok
+        f += nok
+except FileNotFoundError:
+    f = 1
+print(p, f)
+PY
+)
+echo "unit ($variant): $unit_pass passed, $unit_fail failed"
+[ $unit_rc -ne 0 ] && grep -E "not ok|FAIL|Error" "$dir/unit.log" | head -40
+
+# Integration tests: pytest driving the real binary with real scripts.
+junit="$dir/integration-junit.xml"
+PTC_BIN="$root/$dir/ptc" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+        --junitxml="$junit" tests/integration >"$dir/integration.log" 2>&1
+int_rc=$?
+tail -n 30 "$dir/integration.log" | grep -E "FAILED|ERROR|passed|failed" | head -40
+read -r int_pass int_fail int_skip < <(/usr/bin/python3 - "$junit" <<'PY'
+import sys, xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except Exception:
+    print(0, 1, 0); sys.exit()
+suites = [root] if root.tag == "testsuite" else list(root)
+t = f = s = 0
+for su in suites:
+    t += int(su.get("tests", 0)); f += int(su.get("failures", 0)) + int(su.get("errors", 0))
+    s += int(su.get("skipped", 0))
+print(t - f - s, f, s)
+PY
+)
+echo "integration ($variant): $int_pass passed, $int_fail failed, $int_skip skipped"
+
+passed=$((unit_pass + int_pass))
+failed=$((unit_fail + int_fail))
+if [ $unit_rc -ne 0 ] && [ "$unit_fail" -eq 0 ]; then failed=$((failed + 1)); fi
+if [ $int_rc -ne 0 ] && [ "$int_fail" -eq 0 ]; then failed=$((failed + 1)); fi
+echo "$passed passed, $failed failed, $int_skip skipped"
+[ "$failed" -eq 0 ]

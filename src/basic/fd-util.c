@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+#include "basic/fd-util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int fd_set_nonblock(int fd, bool nonblock)
+{
+        int flags, nflags;
+
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0)
+                return -errno;
+        nflags = nonblock ? flags | O_NONBLOCK : flags & ~O_NONBLOCK;
+        if (nflags == flags)
+                return 0;
+        if (fcntl(fd, F_SETFL, nflags) < 0)
+                return -errno;
+        return 0;
+}
+
+int write_all(int fd, const void *p, size_t n)
+{
+        const char *c = p;
+
+        while (n > 0) {
+                ssize_t k = write(fd, c, n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                c += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
+{
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *data = NULL;
+        struct stat st;
+        size_t len = 0, alloc;
+
+        /* O_NONBLOCK so a FIFO cannot block us before the type check. */
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        if ((size_t) st.st_size > max)
+                return -E2BIG;
+        alloc = (size_t) st.st_size + 1;
+        data = malloc(alloc);
+        if (!data)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t k;
+
+                if (len + 1 >= alloc) {
+                        char *p;
+                        if (alloc > max + 1)
+                                return -E2BIG;
+                        alloc = MIN(alloc * 2, max + 2);
+                        p = realloc(data, alloc);
+                        if (!p)
+                                return -ENOMEM;
+                        data = p;
+                }
+                k = read(fd, data + len, alloc - 1 - len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                len += (size_t) k;
+                if (len > max)
+                        return -E2BIG;
+        }
+        data[len] = 0;
+        *ret = TAKE_PTR(data);
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+int write_file_atomic(const char *path, const void *p, size_t n, int mode)
+{
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+        unsigned char rnd[6];
+        mode_t m;
+        int r;
+
+        if (mode < 0) {
+                if (stat(path, &st) == 0)
+                        m = st.st_mode & 07777;
+                else if (errno == ENOENT)
+                        m = 0644;
+                else
+                        return -errno;
+        } else
+                m = (mode_t) mode;
+
+        if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t) sizeof(rnd))
+                memset(rnd, 0x5a, sizeof(rnd));
+        if (asprintf(&tmp, "%s.ptc-tmp-%02x%02x%02x%02x%02x%02x", path, rnd[0], rnd[1], rnd[2],
+                     rnd[3], rnd[4], rnd[5]) < 0) {
+                tmp = NULL;
+                return -ENOMEM;
+        }
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        r = write_all(fd, p, n);
+        /* fchmod: the umask must not change the mode we keep. */
+        if (r >= 0 && fchmod(fd, m) < 0)
+                r = -errno;
+        if (close(TAKE_FD(fd)) < 0 && r >= 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlink(tmp);
+        return r;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* File-descriptor helpers. All fds we create are O_CLOEXEC. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "basic/macro.h"
+
+_must_check_ int fd_set_nonblock(int fd, bool nonblock);
+
+/* Write all of @p, retrying on EINTR (blocking fds). Returns 0 or -errno. */
+_must_check_ int write_all(int fd, const void *p, size_t n);
+
+/*
+ * Read the whole regular file at @path (relative to @dirfd, AT_FDCWD allowed)
+ * into a new NUL-terminated buffer. Fails with -E2BIG if it is larger than
+ * @max bytes, -EISDIR/-EINVAL for non-regular files. Caller frees *ret.
+ */
+_must_check_ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
+
+/*
+ * Create or replace @path with @n bytes atomically: write a temp file in the
+ * same directory, fsync is NOT done (speed over durability), rename over.
+ * @mode is used for a new file; -1 keeps the existing file's mode (0644 when
+ * the file does not exist yet).
+ */
+_must_check_ int write_file_atomic(const char *path, const void *p, size_t n, int mode);

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Small language helpers used everywhere: cleanup attributes, ownership
+ * transfer, array sizes and attribute shorthands. libc only.
+ */
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _must_check_ __attribute__((warn_unused_result))
+#define _noreturn_ __attribute__((noreturn))
+#define _likely_(x) __builtin_expect(!!(x), 1)
+#define _unlikely_(x) __builtin_expect(!!(x), 0)
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Take ownership of a pointer: returns it and leaves NULL behind. */
+#define TAKE_PTR(p)                                                                                \
+        ({                                                                                         \
+                typeof(p) _p_ = (p);                                                               \
+                (p) = NULL;                                                                        \
+                _p_;                                                                               \
+        })
+
+/* Take ownership of a file descriptor: returns it and leaves -EBADF behind. */
+#define TAKE_FD(fd)                                                                                \
+        ({                                                                                         \
+                int _fd_ = (fd);                                                                   \
+                (fd) = -EBADF;                                                                     \
+                _fd_;                                                                              \
+        })
+
+static inline void freep(void *p)
+{
+        free(*(void **) p);
+}
+#define _cleanup_free_ _cleanup_(freep)
+
+/* Close @fd if it is valid, keeping errno; always returns -EBADF. */
+static inline int safe_close(int fd)
+{
+        if (fd >= 0) {
+                int saved = errno;
+                (void) close(fd);
+                errno = saved;
+        }
+        return -EBADF;
+}
+
+static inline void closep(int *fd)
+{
+        *fd = safe_close(*fd);
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+/* Zero memory in a way the compiler may not optimize away (for secrets). */
+static inline void explicit_wipe(void *p, size_t n)
+{
+        volatile unsigned char *v = p;
+        while (n--)
+                *v++ = 0;
+}
+
+#include "basic/banned.h"
+
+/* free() and return NULL, for p = mfree_str(p). */
+static inline char *mfree_str(char *p)
+{
+        free(p);
+        return NULL;
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+#include "basic/path-util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *path_join(const char *a, const char *b)
+{
+        size_t la = strlen(a);
+        char *r;
+
+        while (la > 1 && a[la - 1] == '/')
+                la--;
+        while (*b == '/')
+                b++;
+        if (asprintf(&r, "%.*s%s%s", (int) la, a, (la && a[la - 1] == '/') ? "" : "/", b) < 0)
+                return NULL;
+        return r;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+        _cleanup_free_ char *p = strdup(path);
+        char *s;
+
+        if (!p)
+                return -ENOMEM;
+        for (s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = 0;
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = '/';
+        }
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+static int rm_rf_at(int parent_fd, const char *name, int depth)
+{
+        _cleanup_close_ int fd = -EBADF;
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (unlinkat(parent_fd, name, 0) == 0 || errno == ENOENT)
+                return 0;
+        if (errno != EISDIR && errno != EPERM)
+                return -errno;
+        if (depth > 256)
+                return -ELOOP;
+        fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        d = fdopendir(fd);
+        if (!d)
+                return -errno;
+        fd = -EBADF; /* owned by d now */
+        while ((de = readdir(d))) {
+                int k;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                k = rm_rf_at(dirfd(d), de->d_name, depth + 1);
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        closedir(d);
+        if (unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+                r = -errno;
+        return r;
+}
+
+int rm_rf(const char *path)
+{
+        return rm_rf_at(AT_FDCWD, path, 0);
+}
+
+bool is_executable_file(const char *path)
+{
+        struct stat st;
+
+        return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+char *find_in_path(const char *name)
+{
+        const char *path = getenv("PATH");
+
+        if (strchr(name, '/'))
+                return is_executable_file(name) ? strdup(name) : NULL;
+        if (!path || !*path)
+                path = "/usr/local/bin:/usr/bin:/bin";
+        while (*path) {
+                size_t n = strcspn(path, ":");
+                char *cand;
+
+                if (asprintf(&cand, "%.*s/%s", (int) (n ? n : 1), n ? path : ".", name) < 0)
+                        return NULL;
+                if (is_executable_file(cand))
+                        return cand;
+                free(cand);
+                path += n;
+                if (*path == ':')
+                        path++;
+        }
+        return NULL;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "basic/macro.h"
+
+/* "a" + "b" -> "a/b" (no double slash). New string, caller frees; NULL on ENOMEM. */
+char *path_join(const char *a, const char *b);
+
+/* mkdir -p with @mode for created directories. Returns 0 or -errno. */
+_must_check_ int mkdir_p(const char *path, mode_t mode);
+
+/*
+ * Remove @path and everything below it without following symlinks. Returns 0
+ * (also when @path does not exist) or the first -errno.
+ */
+int rm_rf(const char *path);
+
+/* True when @path names an executable regular file. */
+bool is_executable_file(const char *path);
+
+/*
+ * Find @name on $PATH (or use it as-is if it contains '/'). Returns a new
+ * string or NULL (not found / ENOMEM).
+ */
+char *find_in_path(const char *name);

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+#include "basic/utf8.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The table of well-formed byte sequences from the Unicode standard (table
+ * 3-7). The second byte's range depends on the first byte; that is what
+ * rules out overlongs (E0 80..9F, F0 80..8F) and surrogates (ED A0..BF).
+ */
+static size_t maximal_subpart(const unsigned char *p, size_t n, bool *ret_valid)
+{
+        unsigned char c = p[0];
+        unsigned char lo = 0x80, hi = 0xBF;
+        size_t need, i;
+
+        *ret_valid = false;
+        if (c < 0x80) {
+                *ret_valid = true;
+                return 1;
+        }
+        if (c >= 0xC2 && c <= 0xDF)
+                need = 2;
+        else if (c >= 0xE0 && c <= 0xEF) {
+                need = 3;
+                if (c == 0xE0)
+                        lo = 0xA0;
+                else if (c == 0xED)
+                        hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+                need = 4;
+                if (c == 0xF0)
+                        lo = 0x90;
+                else if (c == 0xF4)
+                        hi = 0x8F;
+        } else
+                return 1; /* 80..C1, F5..FF: never valid as a lead byte */
+
+        for (i = 1; i < need; i++) {
+                if (i >= n)
+                        return i;
+                if (p[i] < lo || p[i] > hi)
+                        return i;
+                lo = 0x80;
+                hi = 0xBF;
+        }
+        *ret_valid = true;
+        return need;
+}
+
+size_t utf8_valid_seq_len(const unsigned char *p, size_t n)
+{
+        bool valid;
+        size_t k;
+
+        if (n == 0)
+                return 0;
+        k = maximal_subpart(p, n, &valid);
+        return valid ? k : 0;
+}
+
+bool utf8_is_valid(const char *s, size_t n)
+{
+        const unsigned char *p = (const unsigned char *) s;
+        size_t i = 0;
+
+        while (i < n) {
+                bool valid;
+                size_t k;
+
+                if (p[i] < 0x80) {
+                        i++;
+                        continue;
+                }
+                k = maximal_subpart(p + i, n - i, &valid);
+                if (!valid)
+                        return false;
+                i += k;
+        }
+        return true;
+}
+
+char *utf8_sanitize(const char *s, size_t n, size_t *ret_len, size_t *ret_chars)
+{
+        const unsigned char *p = (const unsigned char *) s;
+        size_t i = 0, o = 0, chars = 0;
+        char *out;
+
+        /* Worst case: every byte becomes EF BF BD. */
+        if (n > (SIZE_MAX - 1) / 3)
+                return NULL;
+        out = malloc(n * 3 + 1);
+        if (!out)
+                return NULL;
+        while (i < n) {
+                bool valid;
+                size_t k;
+
+                if (p[i] < 0x80) {
+                        out[o++] = (char) p[i++];
+                        chars++;
+                        continue;
+                }
+                k = maximal_subpart(p + i, n - i, &valid);
+                if (valid) {
+                        memcpy(out + o, p + i, k);
+                        o += k;
+                } else {
+                        memcpy(out + o, "\xEF\xBF\xBD", 3);
+                        o += 3;
+                }
+                i += k;
+                chars++;
+        }
+        out[o] = 0;
+        /* Give back the slack; failure to shrink is harmless. */
+        char *shrunk = realloc(out, o + 1);
+        if (shrunk)
+                out = shrunk;
+        if (ret_len)
+                *ret_len = o;
+        if (ret_chars)
+                *ret_chars = chars;
+        return out;
+}
+
+size_t utf8_count_chars(const char *s, size_t n)
+{
+        size_t c = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (((unsigned char) s[i] & 0xC0) != 0x80)
+                        c++;
+        return c;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Shared pieces of the ptc subcommands. Only src/cli reports errors to the
+ * user (once, at the boundary) and decides exit codes.
+ */
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "basic/macro.h"
+#include "core/config/config.h"
+
+struct redactor;
+struct registry;
+
+enum {
+        EXIT_OK = 0,
+        EXIT_SCRIPT_FAILED = 1,
+        EXIT_USAGE = 2,
+        EXIT_INTERNAL = 3,
+        EXIT_TIMEOUT = 124,
+        EXIT_INTERRUPTED = 130,
+};
+
+int cmd_run(int argc, char **argv);
+int cmd_schema(int argc, char **argv);
+int cmd_stubs(int argc, char **argv);
+int cmd_tool(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
+
+/*
+ * Load defaults + the config file (@path, or the default location when NULL;
+ * an explicit path must exist). On error prints the message and returns
+ * -EINVAL (exit 2).
+ */
+int cli_load_config(const char *path, struct ptc_config *c);
+
+/* "a,b" -> strv; "" -> empty strv (no tools). Prints and returns -EINVAL on a bad name. */
+int cli_parse_tools(const char *list, char ***ret);
+
+/*
+ * Build the registry for @tools (or config->tools, or the default set),
+ * printing warnings for left-out tools. Prints and returns <0 on error.
+ */
+int cli_build_registry(const struct ptc_config *c, char *const *tools, struct registry **ret);
+
+/*
+ * The process-wide secret handling of DESIGN.md section 8: take secret
+ * variables out of the environment (values go to the redactor), become
+ * non-dumpable, and build the scrubbed environment for children.
+ */
+int cli_prepare_secrets(const struct ptc_config *c, struct redactor **ret_redactor,
+                        char ***ret_base_env);
+
+/* Print @v as JSON on stdout (pretty or one line) with a newline. */
+int cli_print_json(json_t *v, bool pretty);

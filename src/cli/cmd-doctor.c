@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "basic/diag.h"
+#include "basic/log.h"
+#include "cli/cli.h"
+#include "core/registry/registry.h"
+#include "core/spawn/interpreter.h"
+#include "core/spawn/spawn.h"
+#include "ptc-version.h"
+
+static void show_interpreter(const struct ptc_config *c, enum ptc_mode mode)
+{
+        _cleanup_free_ char *path = NULL, *version = NULL;
+        struct diag d = {};
+
+        if (interpreter_resolve(c, mode, &path, &d) < 0) {
+                printf("  %-8s NOT FOUND: %s\n", config_mode_to_string(mode), d.message);
+                return;
+        }
+        if (interpreter_version(path, &version) < 0)
+                printf("  %-8s %s (does not run)\n", config_mode_to_string(mode), path);
+        else
+                printf("  %-8s %s (Python %s)\n", config_mode_to_string(mode), path, version);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+        _cleanup_free_ char *cfgpath = NULL, *names = NULL;
+        _cleanup_registry_ struct registry *reg = NULL;
+        struct ptc_config config = {};
+        struct utsname u;
+        struct stat st;
+        int pidfd;
+
+        if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+                printf("Usage: ptc doctor\n\nReport the interpreter ptc would use, the config "
+                       "file, the tools, and\nwhich isolation layers work on this machine.\n");
+                return EXIT_OK;
+        }
+        printf("ptc %s\n", PTC_VERSION);
+        if (uname(&u) == 0)
+                printf("kernel: %s %s\n", u.sysname, u.release);
+        if (config_default_path(&cfgpath) >= 0)
+                printf("config: %s (%s)\n", cfgpath,
+                       stat(cfgpath, &st) == 0 ? "present" : "absent: defaults apply");
+        if (cli_load_config(NULL, &config) < 0) {
+                config_release(&config);
+                return EXIT_USAGE;
+        }
+        printf("interpreter:\n");
+        show_interpreter(&config, PTC_MODE_PROJECT);
+        show_interpreter(&config, PTC_MODE_STRICT);
+        if (cli_build_registry(&config, NULL, &reg) >= 0) {
+                names = registry_names(reg);
+                printf("tools: %s\n", names ? names : "");
+        }
+        pidfd = pidfd_open_compat(getpid());
+        printf("supervision: %s\n",
+               pidfd >= 0 ? "pidfd + epoll" : "SIGCHLD signalfd + epoll (no pidfd)");
+        if (pidfd >= 0)
+                close(pidfd);
+        printf("isolation layers:\n"
+               "  namespaces  not in this build\n"
+               "  seccomp     not in this build\n"
+               "  landlock    not in this build\n"
+               "  rlimits     not in this build\n"
+               "isolation: configured %s, effective none (the environment scrub, a new session,\n"
+               "  and whole-tree kill apply at every level)\n",
+               config_isolation_to_string(config.isolation));
+        config_release(&config);
+        return EXIT_OK;
+}
+
+int cmd_mcp(int argc, char **argv)
+{
+        if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+                printf("Usage: ptc mcp [--config FILE]\n\nServe execute_code over MCP on stdio. "
+                       "Not available in this build yet.\n");
+                return EXIT_OK;
+        }
+        log_error("'ptc mcp' is not available in this build yet");
+        return EXIT_USAGE;
+}

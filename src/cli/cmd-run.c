@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "basic/buf.h"
+#include "basic/diag.h"
+#include "basic/fd-util.h"
+#include "basic/log.h"
+#include "basic/parse-util.h"
+#include "basic/strv.h"
+#include "cli/cli.h"
+#include "core/exec/exec.h"
+#include "core/output/redact.h"
+#include "core/registry/registry.h"
+#include "core/rpc/worker-pool.h"
+#include "core/spawn/interpreter.h"
+
+/* Largest script accepted (a model's script is a few KB). */
+#define SCRIPT_MAX (16u * 1024 * 1024)
+/* Tool calls served at once (ten threads calling terminal("sleep 1") take ~1 s). */
+#define WORKER_THREADS 16
+
+static void help(void)
+{
+        printf("Usage: ptc run [OPTIONS] [FILE | -c CODE | -]\n"
+               "\n"
+               "Run a Python script that calls tools through the generated module\n"
+               "(from hermes_tools import read_file, terminal, ...) and print the result\n"
+               "JSON on stdout: status, output, tool_calls_made, duration_seconds, exit_code.\n"
+               "\n"
+               "Options:\n"
+               "  -c CODE                  run CODE instead of a file ('-' reads stdin)\n"
+               "  --tools LIST             enabled tools, comma-separated ('' = none);\n"
+               "                           default: read_file, write_file, terminal\n"
+               "  --timeout SECONDS        wall-clock limit for the whole script (default 300)\n"
+               "  --max-tool-calls N       tool-call budget (default 50)\n"
+               "  --mode project|strict    project: run in --cwd with the active venv's python;\n"
+               "                           strict: run in a private temp dir (default project)\n"
+               "  --cwd DIR                working directory in project mode (default: .)\n"
+               "  --config FILE            config file (default: $PTC_CONFIG, else\n"
+               "                           $XDG_CONFIG_HOME/ptc/config.yaml)\n"
+               "  --isolation LEVEL        none | auto | strict (strict is not in this build)\n"
+               "  --log                    add the per-call log (tool_calls) to the result\n"
+               "  --pretty                 indent the result JSON\n"
+               "  -h, --help               this help\n"
+               "\n"
+               "Exit status: 0 success, 1 the script failed, 124 timeout, 130 interrupted,\n"
+               "2 usage or config error, 3 internal error.\n");
+}
+
+enum {
+        ARG_TOOLS = 0x100,
+        ARG_TIMEOUT,
+        ARG_MAX_CALLS,
+        ARG_MODE,
+        ARG_CWD,
+        ARG_CONFIG,
+        ARG_ISOLATION,
+        ARG_LOG,
+        ARG_PRETTY,
+};
+
+static int read_all_fd(int fd, const char *what, char **ret, size_t *ret_len)
+{
+        _cleanup_buf_ struct buf b = BUF_INIT(SCRIPT_MAX);
+
+        for (;;) {
+                ssize_t k;
+                int r = buf_reserve(&b, 65536);
+
+                if (r == -E2BIG) {
+                        log_error("%s is larger than %u bytes", what, SCRIPT_MAX);
+                        return -EINVAL;
+                }
+                if (r < 0)
+                        return log_error_errno(r, "out of memory");
+                k = read(fd, b.data + b.len, 65536);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        log_error_errno(-errno, "cannot read %s: %m", what);
+                        return -EINVAL;
+                }
+                if (k == 0)
+                        break;
+                b.len += (size_t) k;
+        }
+        *ret = buf_steal(&b, ret_len);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int read_script(const char *file, const char *code, char **ret, size_t *ret_len)
+{
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        if (code) {
+                *ret = strdup(code);
+                *ret_len = strlen(code);
+                return *ret ? 0 : -ENOMEM;
+        }
+        if (!file || strcmp(file, "-") == 0)
+                return read_all_fd(STDIN_FILENO, "the script on stdin", ret, ret_len);
+        fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+                log_error("cannot open script '%s': %m", file);
+                return -EINVAL;
+        }
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                log_error("script '%s' is not a regular file", file);
+                return -EINVAL;
+        }
+        return read_all_fd(fd, file, ret, ret_len);
+}
+
+static int exit_for(enum exec_status s)
+{
+        switch (s) {
+        case EXEC_SUCCESS:
+                return EXIT_OK;
+        case EXEC_TIMEOUT:
+                return EXIT_TIMEOUT;
+        case EXEC_INTERRUPTED:
+                return EXIT_INTERRUPTED;
+        case EXEC_ERROR:
+        default:
+                return EXIT_SCRIPT_FAILED;
+        }
+}
+
+/* An internal failure still answers with a result JSON, so hosts can always parse stdout. */
+static int internal_error(const char *msg, bool pretty)
+{
+        json_auto_t *r = json_pack("{s:s, s:s, s:i, s:f, s:n, s:s}", "status", "error", "output",
+                                   "", "tool_calls_made", 0, "duration_seconds", 0.0, "exit_code",
+                                   "error", msg);
+
+        log_error("%s", msg);
+        if (r)
+                (void) cli_print_json(r, pretty);
+        return EXIT_INTERNAL;
+}
+
+/*
+ * Process state for a run: signals arrive through a signalfd in the loop, so
+ * they are blocked here, before any thread exists (threads inherit the mask).
+ * SIGPIPE is ignored: a closed pipe is an EPIPE to handle, not a death.
+ * Subreaper: daemons the script double-forks come back to us.
+ */
+static int setup_process(void)
+{
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGCHLD);
+        if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0)
+                return -EINVAL;
+        (void) signal(SIGPIPE, SIG_IGN);
+        if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+                return log_error_errno(-errno, "cannot become a child subreaper: %m");
+        return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "tools", required_argument, NULL, ARG_TOOLS },
+                { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                { "max-tool-calls", required_argument, NULL, ARG_MAX_CALLS },
+                { "mode", required_argument, NULL, ARG_MODE },
+                { "cwd", required_argument, NULL, ARG_CWD },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "isolation", required_argument, NULL, ARG_ISOLATION },
+                { "log", no_argument, NULL, ARG_LOG },
+                { "pretty", no_argument, NULL, ARG_PRETTY },
+                {},
+        };
+        _cleanup_free_ char *code = NULL, *python = NULL, *cwd = NULL;
+        _cleanup_strv_free_ char **tools = NULL, **base_env = NULL;
+        _cleanup_redactor_ struct redactor *redactor = NULL;
+        _cleanup_registry_ struct registry *registry = NULL;
+        const char *arg_code = NULL, *arg_file = NULL, *arg_config = NULL, *arg_tools = NULL;
+        const char *arg_timeout = NULL, *arg_calls = NULL, *arg_mode = NULL, *arg_cwd = NULL;
+        const char *arg_isolation = NULL;
+        bool arg_log = false, arg_pretty = false;
+        struct ptc_config config = {};
+        struct worker_pool *pool = NULL;
+        json_t *result = NULL;
+        enum exec_status status;
+        struct diag d = {};
+        size_t code_len = 0;
+        int c, r, ret;
+
+        while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return EXIT_OK;
+                case 'c':
+                        arg_code = optarg;
+                        break;
+                case ARG_TOOLS:
+                        arg_tools = optarg;
+                        break;
+                case ARG_TIMEOUT:
+                        arg_timeout = optarg;
+                        break;
+                case ARG_MAX_CALLS:
+                        arg_calls = optarg;
+                        break;
+                case ARG_MODE:
+                        arg_mode = optarg;
+                        break;
+                case ARG_CWD:
+                        arg_cwd = optarg;
+                        break;
+                case ARG_CONFIG:
+                        arg_config = optarg;
+                        break;
+                case ARG_ISOLATION:
+                        arg_isolation = optarg;
+                        break;
+                case ARG_LOG:
+                        arg_log = true;
+                        break;
+                case ARG_PRETTY:
+                        arg_pretty = true;
+                        break;
+                default:
+                        log_error("try 'ptc run --help'");
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind < argc)
+                arg_file = argv[optind++];
+        if (optind < argc) {
+                log_error("unexpected argument '%s' (one script at a time)", argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (arg_code && arg_file) {
+                log_error("give either -c CODE or a FILE, not both");
+                return EXIT_USAGE;
+        }
+        if (!arg_code && !arg_file && isatty(STDIN_FILENO)) {
+                log_error("no script given: ptc run FILE, ptc run -c CODE, or ptc run - < FILE");
+                return EXIT_USAGE;
+        }
+
+        if (cli_load_config(arg_config, &config) < 0) {
+                config_release(&config);
+                return EXIT_USAGE;
+        }
+        ret = EXIT_USAGE;
+        if (arg_timeout) {
+                double t;
+                if (safe_atod(arg_timeout, &t) < 0 || t <= 0 || t > 86400) {
+                        log_error("--timeout: invalid value '%s' (allowed: a number of seconds, "
+                                  "0 < s <= 86400)",
+                                  arg_timeout);
+                        goto out;
+                }
+                config.timeout = t;
+        }
+        if (arg_calls) {
+                int64_t n;
+                if (safe_atoi64(arg_calls, &n) < 0 || n < 0 || n > 1000000000) {
+                        log_error("--max-tool-calls: invalid value '%s' (allowed: an integer "
+                                  "0..1000000000)",
+                                  arg_calls);
+                        goto out;
+                }
+                config.max_tool_calls = n;
+        }
+        if (arg_mode && config_parse_mode(arg_mode, &config.mode) < 0) {
+                log_error("--mode: invalid value '%s' (allowed: project, strict)", arg_mode);
+                goto out;
+        }
+        if (arg_isolation && config_parse_isolation(arg_isolation, &config.isolation) < 0) {
+                log_error("--isolation: invalid value '%s' (allowed: none, auto, strict)",
+                          arg_isolation);
+                goto out;
+        }
+        if (config.isolation == PTC_ISOLATION_STRICT) {
+                /* strict never runs with less than it promises (DESIGN.md section 8). */
+                log_error("isolation 'strict' cannot be set up: the namespaces layer is not "
+                          "available in this build (use --isolation none or auto; see "
+                          "'ptc doctor')");
+                goto out;
+        }
+        if (arg_tools && cli_parse_tools(arg_tools, &tools) < 0)
+                goto out;
+        if (cli_build_registry(&config, tools, &registry) < 0)
+                goto out;
+
+        cwd = realpath(arg_cwd ? arg_cwd : ".", NULL);
+        if (!cwd) {
+                log_error("--cwd: cannot use '%s': %m", arg_cwd ? arg_cwd : ".");
+                goto out;
+        }
+        {
+                struct stat st;
+                if (stat(cwd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                        log_error("--cwd: '%s' is not a directory", cwd);
+                        goto out;
+                }
+        }
+
+        if (read_script(arg_file, arg_code, &code, &code_len) < 0)
+                goto out;
+
+        if (setup_process() < 0) {
+                ret = internal_error("cannot set up signal handling", arg_pretty);
+                goto out;
+        }
+        if (cli_prepare_secrets(&config, &redactor, &base_env) < 0) {
+                ret = internal_error("cannot prepare the environment", arg_pretty);
+                goto out;
+        }
+        r = interpreter_resolve(&config, config.mode, &python, &d);
+        if (r < 0) {
+                log_error("%s", d.message);
+                goto out;
+        }
+        r = worker_pool_new(WORKER_THREADS, &pool);
+        if (r < 0) {
+                ret = internal_error("cannot create the worker pool", arg_pretty);
+                goto out;
+        }
+
+        {
+                struct exec_opts eo = {
+                        .code = code,
+                        .code_len = code_len,
+                        .config = &config,
+                        .registry = registry,
+                        .base_env = base_env,
+                        .redactor = redactor,
+                        .python = python,
+                        .cwd = cwd,
+                        .pool = pool,
+                        .log_calls = arg_log,
+                        .handle_signals = true,
+                        .cancel_fd = -1,
+                };
+                r = exec_run(&eo, &result, &status, &d);
+        }
+        if (r < 0) {
+                ret = internal_error(d.message[0] ? d.message : strerror(-r), arg_pretty);
+                goto out;
+        }
+        ret = cli_print_json(result, arg_pretty) < 0 ? EXIT_INTERNAL : exit_for(status);
+out:
+        json_decref(result);
+        pool = worker_pool_free(pool);
+        config_release(&config);
+        return ret;
+}

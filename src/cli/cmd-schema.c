@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "basic/log.h"
+#include "basic/strv.h"
+#include "cli/cli.h"
+#include "core/registry/registry.h"
+#include "core/stubs/stubs.h"
+
+enum {
+        ARG_TOOLS = 0x100,
+        ARG_MODE,
+        ARG_CONFIG,
+        ARG_COMPACT,
+};
+
+/* schema and stubs share their options; @is_schema picks the output. */
+static int schema_or_stubs(int argc, char **argv, bool is_schema)
+{
+        static const struct option opts[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "tools", required_argument, NULL, ARG_TOOLS },
+                { "mode", required_argument, NULL, ARG_MODE },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "compact", no_argument, NULL, ARG_COMPACT },
+                {},
+        };
+        _cleanup_strv_free_ char **tools = NULL;
+        _cleanup_registry_ struct registry *reg = NULL;
+        const char *arg_tools = NULL, *arg_mode = NULL, *arg_config = NULL;
+        bool compact = false;
+        struct ptc_config config = {};
+        int c, ret = EXIT_USAGE, r;
+
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        if (is_schema)
+                                printf("Usage: ptc schema [--tools LIST] [--mode project|strict] "
+                                       "[--config FILE] [--compact]\n\n"
+                                       "Print the execute_code function schema (OpenAI "
+                                       "function-calling JSON)\nfor the enabled tools: the "
+                                       "description lists only those tools.\n");
+                        else
+                                printf("Usage: ptc stubs [--tools LIST] [--config FILE]\n\n"
+                                       "Print the Python module a script imports to call the "
+                                       "enabled tools\n(generated from each tool's JSON "
+                                       "Schema).\n");
+                        return EXIT_OK;
+                case ARG_TOOLS:
+                        arg_tools = optarg;
+                        break;
+                case ARG_MODE:
+                        arg_mode = optarg;
+                        break;
+                case ARG_CONFIG:
+                        arg_config = optarg;
+                        break;
+                case ARG_COMPACT:
+                        compact = true;
+                        break;
+                default:
+                        log_error("try 'ptc %s --help'", is_schema ? "schema" : "stubs");
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                log_error("unexpected argument '%s'", argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (cli_load_config(arg_config, &config) < 0)
+                goto out;
+        if (arg_mode && config_parse_mode(arg_mode, &config.mode) < 0) {
+                log_error("--mode: invalid value '%s' (allowed: project, strict)", arg_mode);
+                goto out;
+        }
+        if (arg_tools && cli_parse_tools(arg_tools, &tools) < 0)
+                goto out;
+        if (cli_build_registry(&config, tools, &reg) < 0)
+                goto out;
+        if (is_schema) {
+                json_auto_t *schema = NULL;
+                r = schema_build(reg, config.mode, &config, &schema);
+                if (r < 0) {
+                        log_error_errno(r, "cannot build the schema: %m");
+                        ret = EXIT_INTERNAL;
+                        goto out;
+                }
+                ret = cli_print_json(schema, !compact) < 0 ? EXIT_INTERNAL : EXIT_OK;
+        } else {
+                _cleanup_free_ char *text = NULL;
+                r = stubs_generate(reg, config.module_name, &text);
+                if (r < 0) {
+                        log_error_errno(r, "cannot generate the module: %m");
+                        ret = EXIT_INTERNAL;
+                        goto out;
+                }
+                ret = fputs(text, stdout) < 0 || fflush(stdout) != 0 ? EXIT_INTERNAL : EXIT_OK;
+        }
+out:
+        config_release(&config);
+        return ret;
+}
+
+int cmd_schema(int argc, char **argv)
+{
+        return schema_or_stubs(argc, argv, true);
+}
+
+int cmd_stubs(int argc, char **argv)
+{
+        return schema_or_stubs(argc, argv, false);
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "basic/diag.h"
+#include "basic/log.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "cli/cli.h"
+#include "core/output/redact.h"
+#include "core/registry/registry.h"
+#include "core/spawn/interpreter.h"
+#include "core/tools/tool.h"
+
+enum {
+        ARG_CONFIG = 0x100,
+        ARG_PRETTY,
+        ARG_CWD,
+};
+
+static void help(void)
+{
+        printf("Usage: ptc tool [--config FILE] [--cwd DIR] [--pretty] NAME [JSON]\n"
+               "\n"
+               "Call one tool directly, as a script would, and print its result JSON.\n"
+               "JSON is the arguments object; when absent it is read from stdin.\n"
+               "Example: ptc tool read_file '{\"path\": \"README.md\", \"limit\": 5}'\n"
+               "Exit status: 0 (the result may still carry an \"error\"), 2 bad usage,\n"
+               "unknown tool or bad JSON.\n");
+}
+
+int cmd_tool(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "pretty", no_argument, NULL, ARG_PRETTY },
+                { "cwd", required_argument, NULL, ARG_CWD },
+                {},
+        };
+        _cleanup_free_ char *python = NULL, *cwd = NULL, *input = NULL;
+        _cleanup_strv_free_ char **base_env = NULL;
+        _cleanup_redactor_ struct redactor *redactor = NULL;
+        _cleanup_registry_ struct registry *reg = NULL;
+        const char *arg_config = NULL, *arg_cwd = NULL, *text;
+        struct ptc_config config = {};
+        json_auto_t *args = NULL;
+        json_t *result = NULL;
+        const struct tool *t;
+        bool pretty = false;
+        json_error_t jerr;
+        struct diag d = {};
+        int c, r, ret = EXIT_USAGE;
+
+        while ((c = getopt_long(argc, argv, "+h", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return EXIT_OK;
+                case ARG_CONFIG:
+                        arg_config = optarg;
+                        break;
+                case ARG_PRETTY:
+                        pretty = true;
+                        break;
+                case ARG_CWD:
+                        arg_cwd = optarg;
+                        break;
+                default:
+                        log_error("try 'ptc tool --help'");
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind >= argc || argc - optind > 2) {
+                log_error("usage: ptc tool NAME [JSON]");
+                return EXIT_USAGE;
+        }
+        if (cli_load_config(arg_config, &config) < 0)
+                goto out;
+        if (cli_build_registry(&config, NULL, &reg) < 0)
+                goto out;
+        t = registry_find(reg, argv[optind]);
+        if (!t) {
+                _cleanup_free_ char *names = registry_names(reg);
+                log_error("unknown tool '%s' (available: %s)", argv[optind], names ? names : "");
+                goto out;
+        }
+        if (argc - optind == 2)
+                text = argv[optind + 1];
+        else {
+                size_t len = 0, alloc = 0;
+                FILE *f = open_memstream(&input, &alloc);
+                char buf[65536];
+                size_t k;
+
+                if (!f)
+                        goto out;
+                while ((k = fread(buf, 1, sizeof(buf), stdin)) > 0 && len < 64u * 1024 * 1024) {
+                        fwrite(buf, 1, k, f);
+                        len += k;
+                }
+                fclose(f);
+                text = input ? input : "";
+        }
+        args = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+        if (!args || !json_is_object(args)) {
+                log_error("the arguments must be a JSON object: %s",
+                          args ? "got another JSON value" : jerr.text);
+                goto out;
+        }
+
+        (void) signal(SIGPIPE, SIG_IGN);
+        if (cli_prepare_secrets(&config, &redactor, &base_env) < 0) {
+                ret = EXIT_INTERNAL;
+                goto out;
+        }
+        cwd = realpath(arg_cwd ? arg_cwd : ".", NULL);
+        if (!cwd) {
+                log_error("--cwd: cannot use '%s': %m", arg_cwd ? arg_cwd : ".");
+                goto out;
+        }
+        /* Only linters need it; a missing interpreter just skips .py linting. */
+        if (interpreter_resolve(&config, PTC_MODE_STRICT, &python, &d) < 0)
+                python = NULL;
+        {
+                struct tool_ctx ctx = {
+                        .config = &config,
+                        .cwd = cwd,
+                        .env = base_env,
+                        .deadline = USEC_INFINITY,
+                        .cancel_fd = -1,
+                        .redactor = redactor,
+                        .python = python,
+                };
+                r = t->run(t, &ctx, args, &result);
+        }
+        if (r < 0 || !result) {
+                json_decref(result);
+                result = tool_error_new("Tool execution failed: %s", strerror(r < 0 ? -r : EIO));
+        }
+        (void) redact_json(redactor, REDACT_NONE, result);
+        ret = cli_print_json(result, pretty) < 0 ? EXIT_INTERNAL : EXIT_OK;
+out:
+        json_decref(result);
+        config_release(&config);
+        return ret;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <string.h>
+
+#include "basic/log.h"
+#include "cli/cli.h"
+#include "ptc-version.h"
+
+static void help(void)
+{
+        printf("ptc %s: run a model-written Python script whose tool calls travel over RPC\n"
+               "\n"
+               "Usage:\n"
+               "  ptc run [OPTIONS] [FILE | -c CODE | -]   run a script, print the result JSON\n"
+               "  ptc schema [--tools LIST] [--mode M]    print the execute_code function schema\n"
+               "  ptc stubs [--tools LIST]                print the generated Python module\n"
+               "  ptc tool NAME [JSON]                    call one tool directly (JSON args, or stdin)\n"
+               "  ptc mcp [--config FILE]                 serve MCP on stdio (not in this build yet)\n"
+               "  ptc doctor                              interpreter, isolation layers, tools\n"
+               "  ptc --version | --help\n"
+               "\n"
+               "Every subcommand has --help. Exit status of 'ptc run': 0 success, 1 the script\n"
+               "failed, 124 timeout, 130 interrupted, 2 usage or config error, 3 internal error.\n"
+               "Docs: README.md and docs/ in the source tree.\n",
+               PTC_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+        static const struct {
+                const char *name;
+                int (*fn)(int, char **);
+        } cmds[] = {
+                { "run", cmd_run },     { "schema", cmd_schema }, { "stubs", cmd_stubs },
+                { "tool", cmd_tool },   { "doctor", cmd_doctor }, { "mcp", cmd_mcp },
+        };
+
+        log_set_program_name("ptc");
+        if (argc < 2) {
+                help();
+                return EXIT_USAGE;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+            strcmp(argv[1], "help") == 0) {
+                help();
+                return EXIT_OK;
+        }
+        if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+                printf("ptc %s\n", PTC_VERSION);
+                return EXIT_OK;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(cmds); i++)
+                if (strcmp(argv[1], cmds[i].name) == 0)
+                        return cmds[i].fn(argc - 1, argv + 1);
+        log_error("unknown command '%s' (try 'ptc --help')", argv[1]);
+        return EXIT_USAGE;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The configuration of ptc (DESIGN.md section 5): built-in defaults, then a
+ * YAML file, then environment, then command-line flags. This module owns the
+ * defaults and the YAML file; the CLI applies flags on top.
+ *
+ * Strings and vectors inside struct ptc_config are owned by it and freed by
+ * config_release().
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "basic/diag.h"
+#include "basic/macro.h"
+
+enum ptc_mode {
+        PTC_MODE_PROJECT,
+        PTC_MODE_STRICT,
+};
+
+enum ptc_isolation {
+        PTC_ISOLATION_NONE,
+        PTC_ISOLATION_AUTO,
+        PTC_ISOLATION_STRICT,
+};
+
+struct mcp_server_config {
+        char *name;    /* the key under mcp_servers */
+        char *command; /* required */
+        char **args;   /* strv, may be empty (never NULL after load) */
+        char **env;    /* strv of "NAME=VALUE", may be empty */
+        char *cwd;     /* NULL when unset */
+};
+
+struct ptc_config {
+        /* code_execution */
+        double timeout;           /* seconds, > 0; default 300 */
+        int64_t max_tool_calls;   /* >= 0; default 50 */
+        enum ptc_mode mode;       /* default project */
+        char *module_name;        /* Python identifier; default "hermes_tools" */
+        int64_t max_stdout_bytes; /* >= 100; default 50000 */
+        int64_t max_stderr_bytes; /* >= 0; default 10000 */
+        char *python;             /* interpreter for strict mode; default "python3" */
+        char **tools;             /* enabled tool names; NULL = the default set */
+
+        /* terminal */
+        char **env_passthrough;       /* names that pass the env scrub; never NULL */
+        int64_t terminal_timeout;     /* default 180 */
+        int64_t terminal_max_timeout; /* default 600 */
+
+        /* sandbox */
+        enum ptc_isolation isolation; /* default auto */
+        int64_t memory_mb;            /* default 1024 */
+        int64_t pids;                 /* default 256 */
+        bool network;                 /* default false */
+
+        /* web */
+        char *search_provider; /* NULL, or searxng|brave|tavily|firecrawl|exa */
+        char *searxng_url;     /* NULL when unset */
+        bool allow_private_urls;
+
+        /* mcp_servers */
+        struct mcp_server_config *mcp_servers;
+        size_t n_mcp_servers;
+
+        /* Where the values came from, for messages: the file read, or NULL. */
+        char *source_path;
+};
+
+/* Fill @c with the built-in defaults. Returns 0 or -ENOMEM. */
+_must_check_ int config_init(struct ptc_config *c);
+
+/* Free everything @c owns and zero it. NULL-safe. */
+void config_release(struct ptc_config *c);
+
+/*
+ * The config file path to use when --config is not given: $PTC_CONFIG if set
+ * and non-empty, else $XDG_CONFIG_HOME/ptc/config.yaml, else
+ * ~/.config/ptc/config.yaml. Caller frees *ret. Returns 0 or -ENOMEM.
+ */
+_must_check_ int config_default_path(char **ret);
+
+/*
+ * Merge the YAML file at @path into @c. A missing file is 0 (nothing merged)
+ * unless @must_exist, then -ENOENT. Unknown top-level sections are ignored
+ * (the file may be shared with the agent); an unknown key inside a known
+ * section, a value of the wrong type or out of range, or malformed YAML is
+ * -EINVAL with a message in @reterr that names the file, line, key, the
+ * value and what is allowed, e.g.
+ *   "config.yaml:3: code_execution.mode: invalid value 'fast' (allowed: project, strict)"
+ */
+_must_check_ int config_load_file(struct ptc_config *c, const char *path, bool must_exist,
+                                  struct diag *reterr);
+
+/* Parse helpers shared with the CLI so flags and the file accept the same words. */
+_must_check_ int config_parse_mode(const char *s, enum ptc_mode *ret);
+_must_check_ int config_parse_isolation(const char *s, enum ptc_isolation *ret);
+const char *config_mode_to_string(enum ptc_mode m);
+const char *config_isolation_to_string(enum ptc_isolation i);
+/* True when @s is a valid Python identifier that is not a keyword. */
+bool config_is_python_identifier(const char *s);

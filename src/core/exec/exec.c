@@ -1,0 +1,692 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/exec/exec.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic/fd-util.h"
+#include "basic/log.h"
+#include "basic/path-util.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "core/env/env.h"
+#include "core/exec/result.h"
+#include "core/exec/staging.h"
+#include "core/loop/loop.h"
+#include "core/output/ansi.h"
+#include "core/output/capture.h"
+#include "core/output/redact.h"
+#include "core/registry/registry.h"
+#include "core/rpc/rpc-server.h"
+#include "core/spawn/proc-tree.h"
+#include "core/spawn/spawn.h"
+#include "core/stubs/stubs.h"
+#include "core/tools/tool.h"
+
+/* After the script exits, how long leftover writers may keep its pipes open. */
+#define DRAIN_USEC (500 * USEC_PER_MSEC)
+#define READS_PER_WAKEUP 4
+#define SPILL_KEEP_FILES 50
+#define SPILL_KEEP_SECONDS (24 * 3600)
+
+enum phase {
+        PHASE_RUNNING,
+        PHASE_TERMINATING, /* SIGINT/SIGTERM sent, waiting for the grace period */
+        PHASE_KILLED,      /* SIGKILL sent */
+};
+
+struct execution {
+        const struct exec_opts *o;
+        struct loop *loop;
+        struct staging staging;
+        struct rpc_server *rpc;
+        struct capture out, err;
+        struct tool_ctx tool_ctx;
+        char **child_env;
+
+        pid_t pid;
+        int pidfd;
+        struct loop_source *pid_src;
+        int out_fd, err_fd;
+        struct loop_source *out_src, *err_src;
+        int timer_fd;
+        int sig_fd;
+        int cancel_fd; /* eventfd written when tools must stop */
+
+        enum phase phase;
+        enum exec_status status; /* set when the run is stopped early */
+        bool stopped;            /* timeout or interrupt decided the status */
+        const char *interrupt_reason;
+        bool reaped;
+        int wstatus;
+        bool draining_timed_out;
+        usec_t start, deadline;
+};
+
+static void arm_timer(struct execution *e, usec_t when)
+{
+        struct itimerspec its = {};
+        usec_t now = now_usec();
+        usec_t rel = when > now ? when - now : 1;
+
+        its.it_value.tv_sec = (time_t) (rel / USEC_PER_SEC);
+        its.it_value.tv_nsec = (long) (rel % USEC_PER_SEC) * 1000;
+        (void) timerfd_settime(e->timer_fd, 0, &its, NULL);
+}
+
+static void signal_tools(struct execution *e)
+{
+        uint64_t one = 1;
+
+        (void) !write(e->cancel_fd, &one, sizeof(one));
+}
+
+/*
+ * Stop the run: the script gets SIGINT, so Python unwinds (finally blocks
+ * run, buffered output is flushed), everything else it started gets SIGTERM;
+ * SIGKILL for all follows after the grace period.
+ */
+static void begin_stop(struct execution *e, enum exec_status why, const char *reason)
+{
+        if (e->phase != PHASE_RUNNING || e->reaped)
+                return;
+        e->stopped = true;
+        e->status = why;
+        e->interrupt_reason = reason;
+        e->phase = PHASE_TERMINATING;
+        signal_tools(e);
+        (void) kill(e->pid, SIGINT);
+        (void) proc_signal_execution(e->pid, false, SIGTERM);
+        arm_timer(e, now_usec() + EXEC_KILL_GRACE_USEC);
+}
+
+static bool is_done(const struct execution *e)
+{
+        return e->reaped && ((e->out_fd < 0 && e->err_fd < 0) || e->draining_timed_out);
+}
+
+static void close_pipe(struct execution *e, bool is_err)
+{
+        if (is_err) {
+                loop_remove(e->err_src);
+                e->err_src = NULL;
+                e->err_fd = safe_close(e->err_fd);
+        } else {
+                loop_remove(e->out_src);
+                e->out_src = NULL;
+                e->out_fd = safe_close(e->out_fd);
+        }
+}
+
+static void on_pipe(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct execution *e = userdata;
+        bool is_err = fd == e->err_fd;
+        struct capture *c = is_err ? &e->err : &e->out;
+        char buf[64 * 1024];
+
+        for (int i = 0; i < READS_PER_WAKEUP; i++) {
+                ssize_t k = read(fd, buf, sizeof(buf));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                return;
+                        close_pipe(e, is_err);
+                        return;
+                }
+                if (k == 0) {
+                        close_pipe(e, is_err);
+                        return;
+                }
+                /* A spill write failure only loses the spill, never the capture. */
+                (void) capture_feed(c, buf, (size_t) k);
+                if ((size_t) k < sizeof(buf))
+                        return;
+        }
+}
+
+static void child_exited(struct execution *e)
+{
+        siginfo_t si = {};
+
+        if (e->reaped)
+                return;
+        if (waitid(P_PID, (id_t) e->pid, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+                return;
+        e->reaped = true;
+        if (si.si_code == CLD_EXITED)
+                e->wstatus = si.si_status;
+        else
+                e->wstatus = -si.si_status; /* killed by a signal: -N, as Python reports it */
+        loop_remove(e->pid_src);
+        e->pid_src = NULL;
+        e->pidfd = safe_close(e->pidfd);
+
+        /*
+         * The script is gone; whatever it left running (background jobs,
+         * daemons reparented to us) goes with it, and tools still working
+         * for it are told to stop.
+         */
+        signal_tools(e);
+        (void) proc_kill_execution(0, 2 * USEC_PER_SEC);
+        arm_timer(e, now_usec() + DRAIN_USEC);
+}
+
+static void on_pidfd(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        child_exited(userdata);
+}
+
+static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct execution *e = userdata;
+        uint64_t n;
+
+        (void) !read(fd, &n, sizeof(n));
+        if (e->reaped) {
+                e->draining_timed_out = true;
+                return;
+        }
+        switch (e->phase) {
+        case PHASE_RUNNING:
+                begin_stop(e, EXEC_TIMEOUT, NULL);
+                break;
+        case PHASE_TERMINATING:
+                e->phase = PHASE_KILLED;
+                (void) proc_signal_execution(e->pid, true, SIGKILL);
+                /* Stragglers forked meanwhile are caught again by child_exited(). */
+                break;
+        case PHASE_KILLED:
+        default:
+                break;
+        }
+}
+
+static void on_signal(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct execution *e = userdata;
+        struct signalfd_siginfo si;
+
+        while (read(fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
+                if (si.ssi_signo == SIGCHLD)
+                        child_exited(e);
+                else if (si.ssi_signo == SIGINT)
+                        begin_stop(e, EXEC_INTERRUPTED, "SIGINT");
+                else if (si.ssi_signo == SIGTERM)
+                        begin_stop(e, EXEC_INTERRUPTED, "SIGTERM");
+                else if (si.ssi_signo == SIGHUP)
+                        begin_stop(e, EXEC_INTERRUPTED, "SIGHUP");
+        }
+}
+
+static void on_cancel(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct execution *e = userdata;
+
+        begin_stop(e, EXEC_INTERRUPTED, "cancelled");
+        /* Level-triggered and not ours to drain: stop watching it. */
+        loop_remove(s);
+}
+
+static int make_token(char out[65])
+{
+        unsigned char raw[32];
+
+        if (getrandom(raw, sizeof(raw), 0) != (ssize_t) sizeof(raw))
+                return -errno ? -errno : -EIO;
+        for (size_t i = 0; i < sizeof(raw); i++)
+                snprintf(out + 2 * i, 3, "%02x", raw[i]);
+        explicit_wipe(raw, sizeof(raw));
+        return 0;
+}
+
+static char *spill_dir(void)
+{
+        const char *x = getenv("XDG_CACHE_HOME");
+        const char *home = getenv("HOME");
+        char *p;
+
+        if (x && x[0] == '/') {
+                if (asprintf(&p, "%s/ptc/spill", x) < 0)
+                        return NULL;
+        } else if (home && home[0] == '/') {
+                if (asprintf(&p, "%s/.cache/ptc/spill", home) < 0)
+                        return NULL;
+        } else
+                return NULL;
+        return p;
+}
+
+/* Keep the spill directory bounded: drop old files and all but the newest few. */
+static void prune_spill_dir(const char *dir, const char *keep)
+{
+        struct entry {
+                char name[64];
+                time_t mtime;
+        } ents[256];
+        size_t n = 0;
+        time_t now = time(NULL);
+        DIR *d = opendir(dir);
+        struct dirent *de;
+
+        if (!d)
+                return;
+        while ((de = readdir(d)) && n < ELEMENTSOF(ents)) {
+                struct stat st;
+                if (strncmp(de->d_name, "stdout-", 7) != 0 || strlen(de->d_name) >= 64)
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                snprintf(ents[n].name, sizeof(ents[n].name), "%s", de->d_name);
+                ents[n].mtime = st.st_mtime;
+                n++;
+        }
+        for (size_t i = 0; i < n; i++) {
+                size_t newer = 0;
+                _cleanup_free_ char *full = path_join(dir, ents[i].name);
+
+                if (!full || (keep && strcmp(full, keep) == 0))
+                        continue;
+                for (size_t j = 0; j < n; j++)
+                        if (ents[j].mtime > ents[i].mtime)
+                                newer++;
+                if (now - ents[i].mtime > SPILL_KEEP_SECONDS || newer >= SPILL_KEEP_FILES)
+                        (void) unlinkat(dirfd(d), ents[i].name, 0);
+        }
+        closedir(d);
+}
+
+struct filter_ctx {
+        const struct redactor *redactor;
+};
+
+/* ANSI strip + redaction of one spill chunk (capture_filter_spill). */
+static char *spill_filter(const char *chunk, size_t n, size_t *ret_len, void *userdata)
+{
+        struct filter_ctx *f = userdata;
+        _cleanup_free_ char *copy = malloc(n + 1);
+        char *red = NULL;
+        size_t len;
+
+        if (!copy)
+                return NULL;
+        memcpy(copy, chunk, n);
+        copy[n] = 0;
+        len = ansi_strip(copy, n);
+        if (redact_text(f->redactor, REDACT_FULL, copy, len, &red, ret_len) > 0)
+                return red;
+        *ret_len = len;
+        return TAKE_PTR(copy);
+}
+
+/* Capture text -> ANSI strip -> redact, the seed's order after truncation. */
+static int postprocess(const struct redactor *r, struct capture_text *t)
+{
+        char *red = NULL;
+        size_t len;
+
+        t->len = ansi_strip(t->text, t->len);
+        if (redact_text(r, REDACT_FULL, t->text, t->len, &red, &len) > 0) {
+                free(t->text);
+                t->text = red;
+                t->len = len;
+        }
+        return 0;
+}
+
+static int build_child_env(struct execution *e, const char *token)
+{
+        const struct exec_opts *o = e->o;
+        _cleanup_strv_free_ char **env = NULL;
+        _cleanup_free_ char *pp = NULL;
+        const char *inherited;
+        int r;
+
+        for (char *const *p = o->base_env; p && *p; p++) {
+                r = strv_extend(&env, *p);
+                if (r < 0)
+                        return r;
+        }
+        if (!env) {
+                env = calloc(1, sizeof(char *));
+                if (!env)
+                        return -ENOMEM;
+        }
+        inherited = env_get(o->base_env, "PYTHONPATH");
+        if (inherited && *inherited) {
+                if (asprintf(&pp, "%s:%s", e->staging.dir, inherited) < 0)
+                        return -ENOMEM;
+        } else {
+                pp = strdup(e->staging.dir);
+                if (!pp)
+                        return -ENOMEM;
+        }
+        if ((r = env_set(&env, "PTC_RPC_SOCKET", e->staging.socket_path)) < 0 ||
+            (r = env_set(&env, "PTC_RPC_TOKEN", token)) < 0 ||
+            (r = env_set(&env, "PYTHONDONTWRITEBYTECODE", "1")) < 0 ||
+            (r = env_set(&env, "PYTHONIOENCODING", "utf-8")) < 0 ||
+            (r = env_set(&env, "PYTHONUTF8", "1")) < 0 ||
+            (r = env_set(&env, "PYTHONPATH", pp)) < 0)
+                return r;
+        e->child_env = TAKE_PTR(env);
+        return 0;
+}
+
+static bool code_is_blank(const char *code, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (!isspace((unsigned char) code[i]))
+                        return false;
+        return true;
+}
+
+static int setup(struct execution *e, struct diag *reterr)
+{
+        const struct exec_opts *o = e->o;
+        const struct ptc_config *c = o->config;
+        _cleanup_free_ char *module = NULL, *spdir = NULL;
+        char token[65];
+        int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+        char *argv[3];
+        struct rpc_server_opts ro;
+        struct spawn_opts so;
+        sigset_t mask;
+        int r;
+
+        r = stubs_generate(o->registry, c->module_name, &module);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot generate the tools module: %s", strerror(-r));
+        r = staging_create(&e->staging, o->code, o->code_len, c->module_name, module);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot create the staging directory: %s",
+                                strerror(-r));
+        r = make_token(token);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot generate the RPC token: %s", strerror(-r));
+
+        e->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        e->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (e->cancel_fd < 0 || e->timer_fd < 0)
+                return diag_set(reterr, -errno, "cannot create event fds: %m");
+
+        e->tool_ctx = (struct tool_ctx){
+                .config = c,
+                .cwd = c->mode == PTC_MODE_STRICT ? e->staging.dir : o->cwd,
+                .env = o->base_env,
+                .deadline = e->deadline,
+                .cancel_fd = e->cancel_fd,
+                .redactor = o->redactor,
+                .python = o->python,
+        };
+
+        r = loop_new(&e->loop);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot create the event loop: %s", strerror(-r));
+        ro = (struct rpc_server_opts){
+                .socket_path = e->staging.socket_path,
+                .token = token,
+                .registry = o->registry,
+                .pool = o->pool,
+                .tool_ctx = &e->tool_ctx,
+                .redactor = o->redactor,
+                .max_tool_calls = c->max_tool_calls,
+                .log_calls = o->log_calls,
+        };
+        r = rpc_server_new(e->loop, &ro, &e->rpc);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot start the RPC server on '%s': %s",
+                                e->staging.socket_path, strerror(-r));
+
+        r = build_child_env(e, token);
+        explicit_wipe(token, sizeof(token));
+        if (r < 0)
+                return diag_set(reterr, r, "cannot build the child environment: %s",
+                                strerror(-r));
+
+        spdir = spill_dir();
+        r = capture_init(&e->out, (size_t) c->max_stdout_bytes * 2 / 5,
+                         (size_t) c->max_stdout_bytes - (size_t) c->max_stdout_bytes * 2 / 5,
+                         CAPTURE_THOUSANDS, spdir, EXEC_SPILL_MAX);
+        if (r >= 0)
+                r = capture_init(&e->err, (size_t) c->max_stderr_bytes, 0, 0, NULL, 0);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot set up output capture: %s", strerror(-r));
+
+        /* Our read ends are non-blocking; the child's write ends stay blocking. */
+        if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+                r = -errno;
+                safe_close(outp[0]);
+                safe_close(outp[1]);
+                return diag_set(reterr, r, "cannot create pipes: %s", strerror(-r));
+        }
+        e->out_fd = outp[0];
+        e->err_fd = errp[0];
+        if (fd_set_nonblock(e->out_fd, true) < 0 || fd_set_nonblock(e->err_fd, true) < 0) {
+                safe_close(outp[1]);
+                safe_close(errp[1]);
+                return diag_set(reterr, -errno, "cannot set up pipes: %m");
+        }
+
+        argv[0] = (char *) o->python;
+        argv[1] = e->staging.script_path;
+        argv[2] = NULL;
+        so = (struct spawn_opts){
+                .path = o->python,
+                .argv = argv,
+                .envp = e->child_env,
+                .cwd = e->tool_ctx.cwd,
+                .stdin_fd = -1,
+                .stdout_fd = outp[1],
+                .stderr_fd = errp[1],
+                .new_session = true,
+                .die_with_parent = true,
+        };
+        r = spawn_process(&so, &e->pid, &e->pidfd, reterr);
+        safe_close(outp[1]);
+        safe_close(errp[1]);
+        if (r < 0)
+                return r;
+
+        if ((r = loop_add(e->loop, e->out_fd, EPOLLIN, on_pipe, e, &e->out_src)) < 0 ||
+            (r = loop_add(e->loop, e->err_fd, EPOLLIN, on_pipe, e, &e->err_src)) < 0 ||
+            (r = loop_add(e->loop, e->timer_fd, EPOLLIN, on_timer, e, NULL)) < 0)
+                return diag_set(reterr, r, "event loop: %s", strerror(-r));
+
+        sigemptyset(&mask);
+        if (o->handle_signals) {
+                sigaddset(&mask, SIGINT);
+                sigaddset(&mask, SIGTERM);
+                sigaddset(&mask, SIGHUP);
+        }
+        if (e->pidfd >= 0) {
+                r = loop_add(e->loop, e->pidfd, EPOLLIN, on_pidfd, e, &e->pid_src);
+                if (r < 0)
+                        return diag_set(reterr, r, "event loop: %s", strerror(-r));
+        } else
+                /* No pidfd (old kernel, valgrind): SIGCHLD, blocked by the caller. */
+                sigaddset(&mask, SIGCHLD);
+        if (!sigisemptyset(&mask)) {
+                e->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+                if (e->sig_fd < 0)
+                        return diag_set(reterr, -errno, "signalfd: %m");
+                r = loop_add(e->loop, e->sig_fd, EPOLLIN, on_signal, e, NULL);
+                if (r < 0)
+                        return diag_set(reterr, r, "event loop: %s", strerror(-r));
+        }
+        if (o->cancel_fd >= 0) {
+                r = loop_add(e->loop, o->cancel_fd, EPOLLIN, on_cancel, e, NULL);
+                if (r < 0)
+                        return diag_set(reterr, r, "event loop: %s", strerror(-r));
+        }
+        arm_timer(e, e->deadline);
+        /* The child might already be gone (SIGCHLD before the signalfd existed). */
+        if (e->pidfd < 0)
+                child_exited(e);
+        return 0;
+}
+
+static void teardown(struct execution *e)
+{
+        if (e->pid > 0 && !e->reaped) {
+                (void) proc_signal_execution(e->pid, true, SIGKILL);
+                (void) waitpid(e->pid, NULL, 0);
+                e->reaped = true;
+        }
+        if (e->cancel_fd >= 0)
+                signal_tools(e);
+        e->rpc = rpc_server_free(e->rpc);
+        (void) proc_kill_execution(0, 2 * USEC_PER_SEC);
+        loop_remove(e->out_src);
+        loop_remove(e->err_src);
+        loop_remove(e->pid_src);
+        e->loop = loop_free(e->loop);
+        safe_close(e->out_fd);
+        safe_close(e->err_fd);
+        safe_close(e->pidfd);
+        safe_close(e->timer_fd);
+        safe_close(e->sig_fd);
+        safe_close(e->cancel_fd);
+        capture_release(&e->out);
+        capture_release(&e->err);
+        staging_remove(&e->staging);
+        strv_free(e->child_env);
+}
+
+static int finish(struct execution *e, json_t **ret, enum exec_status *ret_status)
+{
+        struct capture_text out = {}, err = {};
+        struct result_input in = {};
+        _cleanup_free_ char *spill = NULL;
+        json_auto_t *log = NULL;
+        json_t *res;
+        int r;
+
+        /* Tools first: nothing may still be writing when we assemble. */
+        rpc_server_shutdown(e->rpc, 5000);
+
+        r = capture_text(&e->out, &out);
+        if (r >= 0)
+                r = capture_text(&e->err, &err);
+        if (r < 0) {
+                free(out.text);
+                free(err.text);
+                return r;
+        }
+        (void) postprocess(e->o->redactor, &out);
+        (void) postprocess(e->o->redactor, &err);
+
+        if (capture_spill_path(&e->out)) {
+                struct filter_ctx f = { .redactor = e->o->redactor };
+                spill = strdup(capture_spill_path(&e->out));
+                if (capture_filter_spill(&e->out, spill_filter, &f) < 0) {
+                        /* An unfiltered spill could hold a secret: drop it instead. */
+                        if (spill)
+                                (void) unlink(spill);
+                        spill = mfree_str(spill);
+                }
+                if (spill) {
+                        _cleanup_free_ char *dir = strdup(spill);
+                        char *slash = dir ? strrchr(dir, '/') : NULL;
+                        if (slash) {
+                                *slash = 0;
+                                prune_spill_dir(dir, spill);
+                        }
+                }
+        }
+
+        if (e->stopped)
+                in.status = e->status;
+        else
+                in.status = e->wstatus == 0 ? EXEC_SUCCESS : EXEC_ERROR;
+        in.stdout_text = out.text;
+        in.stdout_len = out.len;
+        in.stderr_text = err.text;
+        in.stderr_len = err.len;
+        in.have_exit_code = e->reaped;
+        in.exit_code = e->wstatus;
+        in.timeout = e->o->config->timeout;
+        in.duration = (double) (now_usec() - e->start) / USEC_PER_SEC;
+        in.calls = rpc_server_calls_made(e->rpc);
+        in.truncated = out.truncated;
+        in.stdout_total = out.total;
+        in.stdout_omitted = out.omitted;
+        in.spill_path = spill;
+        in.interrupt_reason = e->interrupt_reason;
+        if (e->o->log_calls) {
+                log = rpc_server_log(e->rpc);
+                in.log = log;
+        }
+        res = result_build(&in);
+        free(out.text);
+        free(err.text);
+        if (!res)
+                return -ENOMEM;
+        *ret = res;
+        *ret_status = in.status;
+        return 0;
+}
+
+int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_status,
+             struct diag *reterr)
+{
+        struct execution e = {
+                .o = o,
+                .pid = -1,
+                .pidfd = -EBADF,
+                .out_fd = -EBADF,
+                .err_fd = -EBADF,
+                .timer_fd = -EBADF,
+                .sig_fd = -EBADF,
+                .cancel_fd = -EBADF,
+        };
+        int r;
+
+        e.start = now_usec();
+        e.deadline = e.start + (usec_t) (o->config->timeout * USEC_PER_SEC);
+
+        if (!o->code || code_is_blank(o->code, o->code_len)) {
+                struct result_input in = {
+                        .status = EXEC_ERROR,
+                        .stdout_text = "",
+                        .error = "No code provided.",
+                };
+                *ret = result_build(&in);
+                *ret_status = EXEC_ERROR;
+                return *ret ? 0 : -ENOMEM;
+        }
+
+        r = setup(&e, reterr);
+        if (r < 0) {
+                teardown(&e);
+                return r;
+        }
+        while (!is_done(&e)) {
+                r = loop_run_once(e.loop, -1);
+                if (r < 0) {
+                        diag_set(reterr, r, "event loop failed: %s", strerror(-r));
+                        teardown(&e);
+                        return r;
+                }
+        }
+        r = finish(&e, ret, ret_status);
+        teardown(&e);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot assemble the result: %s", strerror(-r));
+        return 0;
+}

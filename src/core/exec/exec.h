@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * One execution end to end (DESIGN.md section 2): staging dir, stub module,
+ * RPC server, the child, supervision on one event loop, output capture and
+ * post-processing, the result JSON.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "basic/diag.h"
+#include "basic/macro.h"
+#include "core/config/config.h"
+
+struct redactor;
+struct registry;
+struct worker_pool;
+
+struct exec_opts {
+        const char *code; /* the script; may contain NUL bytes */
+        size_t code_len;
+        const struct ptc_config *config; /* merged; timeout, limits, mode, module */
+        const struct registry *registry; /* enabled tools */
+        char *const *base_env;           /* scrubbed environment (env_build_child) */
+        const struct redactor *redactor; /* may be NULL */
+        const char *python;              /* resolved interpreter */
+        const char *cwd;                 /* project mode working directory (absolute) */
+        struct worker_pool *pool;        /* for tool calls */
+        bool log_calls;                  /* add tool_calls to the result */
+        bool handle_signals; /* SIGINT/SIGTERM interrupt the run; the caller has them
+                              * blocked in every thread */
+        int cancel_fd;       /* readable = cancel (status interrupted); -1 for none */
+};
+
+enum exec_status {
+        EXEC_SUCCESS,
+        EXEC_ERROR,
+        EXEC_TIMEOUT,
+        EXEC_INTERRUPTED,
+};
+
+/*
+ * Run the script. On 0, *ret is the result object (DESIGN.md section 4) and
+ * *ret_status its status. A negative errno means ptc itself failed before or
+ * around the script (staging, socket, spawn); @reterr says what.
+ */
+_must_check_ int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_status,
+                          struct diag *reterr);
+
+const char *exec_status_to_string(enum exec_status s);
+
+/* Grace between SIGTERM/SIGINT and SIGKILL. */
+#define EXEC_KILL_GRACE_USEC (2 * USEC_PER_SEC)
+/* Full stdout kept in the spill file at most. */
+#define EXEC_SPILL_MAX (5u * 1000 * 1000)

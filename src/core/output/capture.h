@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Bounded capture of a byte stream (a child's stdout or stderr, a terminal
+ * command's output): the first head_max bytes and the last tail_max bytes,
+ * the total count, and optionally a spill file with the first spill_max bytes
+ * of the whole stream. Memory use is head_max + tail_max whatever is fed.
+ *
+ * The seed's notice is used when the stream exceeded head_max + tail_max:
+ *   "\n\n... [OUTPUT TRUNCATED - {omitted} chars omitted out of {total} total] ...\n\n"
+ * with thousands separators when CAPTURE_THOUSANDS is set (execute_code) and
+ * without (terminal). omitted = total - kept head bytes - kept tail bytes.
+ *
+ * Not thread-safe; one owner feeds it.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "basic/macro.h"
+
+enum {
+        CAPTURE_THOUSANDS = 1 << 0, /* thousands separators in the notice */
+};
+
+struct capture {
+        size_t head_max, tail_max;
+        unsigned flags;
+        char *head;
+        size_t head_len;
+        char *tail; /* ring buffer of tail_max bytes */
+        size_t tail_start, tail_len;
+        uint64_t total;
+
+        /* spill (optional) */
+        char *spill_dir;
+        char *spill_path;
+        int spill_fd;
+        uint64_t spill_max, spill_written;
+};
+
+/*
+ * Set up @c. @tail_max == 0 gives a head-only capture (stderr): bytes after
+ * head_max are counted and dropped. @spill_dir (copied; NULL = no spill) is
+ * the directory where a spill file is created, mode 0600, the first time the
+ * stream exceeds head_max + tail_max; it then holds the first @spill_max bytes
+ * of the whole stream. Returns 0 or -ENOMEM.
+ */
+_must_check_ int capture_init(struct capture *c, size_t head_max, size_t tail_max, unsigned flags,
+                              const char *spill_dir, uint64_t spill_max);
+
+/* Free memory, close the spill fd (the spill file is kept). NULL-safe. */
+void capture_release(struct capture *c);
+
+/* Feed @n bytes. Returns 0, or -errno when the spill file could not be written
+ * (the in-memory capture is still updated; the spill is then abandoned). */
+int capture_feed(struct capture *c, const void *p, size_t n);
+
+static inline bool capture_truncated(const struct capture *c)
+{
+        return c->total > (uint64_t) c->head_len + c->tail_len;
+}
+
+struct capture_text {
+        char *text;       /* valid UTF-8 (invalid bytes -> U+FFFD), NUL-terminated; caller frees */
+        size_t len;       /* bytes in text */
+        bool truncated;   /* the notice was inserted */
+        uint64_t total;   /* bytes fed */
+        uint64_t omitted; /* bytes not in text (0 unless truncated) */
+};
+
+/*
+ * Assemble the captured text: head, then (when truncated) the notice, then
+ * tail; each part decoded with replacement characters separately, as the seed
+ * does. For a head-only capture bytes past the head are dropped without a
+ * notice. Returns 0 or -ENOMEM.
+ */
+_must_check_ int capture_text(const struct capture *c, struct capture_text *ret);
+
+/*
+ * Path of the spill file, or NULL when none was written. Borrowed.
+ */
+static inline const char *capture_spill_path(const struct capture *c)
+{
+        return c->spill_path;
+}
+
+/*
+ * Filter the spill file in place through @filter, in chunks cut after a
+ * newline (at most ~1 MiB each), so memory stays bounded. @filter gets a
+ * NUL-terminated valid-UTF-8 chunk and returns a new string (caller of the
+ * filter frees) or NULL to keep the chunk. A chunk that contains the start of
+ * a "-----BEGIN" block without its "-----END" line is carried into the next
+ * chunk so multi-line private key blocks are seen whole. Returns 0 or -errno.
+ */
+typedef char *(*capture_filter_fn)(const char *chunk, size_t n, size_t *ret_len, void *userdata);
+_must_check_ int capture_filter_spill(struct capture *c, capture_filter_fn filter, void *userdata);
+
+/* Format @v with thousands separators ("10,000,000") into @buf (>= 27 bytes). */
+char *format_thousands(uint64_t v, char *buf, size_t size);

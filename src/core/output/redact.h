@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Secret redaction (seed-behavior.md 1.12, DESIGN.md section 9 item 10).
+ *
+ * Two kinds:
+ *  - by pattern: the seed's 13 categories (vendor-prefixed keys, NAME=value
+ *    env assignments, JSON secret fields, Authorization headers, Telegram bot
+ *    tokens, private key blocks, DB connection strings, JWTs, URL userinfo,
+ *    URL query secrets, form bodies, Discord mentions, E.164 phone numbers);
+ *  - by value: the exact values of secrets ptc knows about (the variables the
+ *    environment scrub removed because their names look secret, provider
+ *    keys), and their base64 (standard and URL-safe, with and without
+ *    padding), hex (lower and upper case) and URL-encoded forms.
+ *
+ * A struct redactor is built once, then used read-only from any thread.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "basic/macro.h"
+
+struct redactor;
+
+enum redact_mode {
+        REDACT_FULL, /* all 13 passes (execute_code output, terminal output) */
+        REDACT_CODE, /* file-content mode: skips env assignments and JSON fields */
+        REDACT_NONE, /* only value-based redaction */
+};
+
+/* Minimum length of a secret value to be redacted by value (shorter ones would hit
+ * ordinary text). */
+#define REDACT_MIN_SECRET_LEN 8
+
+_must_check_ int redactor_new(struct redactor **ret);
+struct redactor *redactor_free(struct redactor *r);
+static inline void redactor_freep(struct redactor **r)
+{
+        *r = redactor_free(*r);
+}
+#define _cleanup_redactor_ _cleanup_(redactor_freep)
+
+/*
+ * Register a secret value (copied; wiped on free). Values shorter than
+ * REDACT_MIN_SECRET_LEN are ignored (returns 0). Not thread-safe: call before
+ * sharing the redactor. Returns 0 or -ENOMEM.
+ */
+_must_check_ int redactor_add_secret(struct redactor *r, const char *value);
+
+/* Number of registered secret values (for tests and `ptc doctor`). */
+size_t redactor_secret_count(const struct redactor *r);
+
+/*
+ * Redact @n bytes of UTF-8 text @in. Value-based redaction always runs
+ * (each occurrence of a value or one of its encodings becomes "***"); the
+ * pattern passes run per @mode. Returns 1 and a new NUL-terminated string
+ * in *ret (caller frees, length in *ret_len) when something changed, 0 when
+ * nothing changed (*ret untouched), or -ENOMEM. @r may be NULL (patterns only).
+ */
+_must_check_ int redact_text(const struct redactor *r, enum redact_mode mode, const char *in,
+                             size_t n, char **ret, size_t *ret_len);
+
+/*
+ * Redact every string inside @v (object values, array items, and object
+ * keys are left alone) in place with @mode. Returns the number of strings
+ * changed or -ENOMEM.
+ */
+int redact_json(const struct redactor *r, enum redact_mode mode, json_t *v);

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/registry/registry.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/buf.h"
+#include "basic/strv.h"
+#include "core/registry/registry-internal.h"
+
+/* More definitions or enabled names than this is a bug or hostile input, not a configuration. */
+#define REGISTRY_MAX_TOOLS 4096
+/* Longest tool name we echo back in a message, so one bad name cannot crowd out the rest. */
+#define REGISTRY_NAME_ECHO_MAX 128
+
+struct registry {
+        struct tool *tools; /* sorted by name */
+        size_t n;
+};
+
+const char *const registry_known_tools[] = {
+        "web_search", "web_extract", "read_file", "write_file",
+        "search_files", "patch", "terminal", NULL,
+};
+
+/* The builtin tools compiled into this build. web_*, search_files and patch are not yet. */
+static const struct tool_def *const builtin_defs[] = {
+        &tool_def_read_file,
+        &tool_def_write_file,
+        &tool_def_terminal,
+};
+
+static bool is_known(const char *name)
+{
+        for (size_t i = 0; registry_known_tools[i]; i++)
+                if (strcmp(registry_known_tools[i], name) == 0)
+                        return true;
+        return false;
+}
+
+static void tool_release(struct tool *t)
+{
+        free(t->name);
+        free(t->description);
+        free(t->returns);
+        json_decref(t->parameters);
+        *t = (struct tool){};
+}
+
+struct registry *registry_free(struct registry *r)
+{
+        if (!r)
+                return NULL;
+        for (size_t i = 0; i < r->n; i++)
+                tool_release(&r->tools[i]);
+        free(r->tools);
+        free(r);
+        return NULL;
+}
+
+static int cmp_str_ptr(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+static int cmp_tool(const void *a, const void *b)
+{
+        return strcmp(((const struct tool *) a)->name, ((const struct tool *) b)->name);
+}
+
+/* "patch, read_file, ..." of every name ptc knows or this build defines, for messages. */
+static char *known_names(const struct tool_def *const *defs, size_t n)
+{
+        _cleanup_free_ const char **names = NULL;
+        _cleanup_buf_ struct buf b = BUF_INIT(4096);
+        size_t k = 0, n_known = strv_length((char *const *) registry_known_tools);
+
+        names = calloc(n_known + n + 1, sizeof(*names));
+        if (!names)
+                return NULL;
+        for (size_t i = 0; i < n_known; i++)
+                names[k++] = registry_known_tools[i];
+        for (size_t i = 0; i < n; i++)
+                names[k++] = defs[i]->name;
+        qsort(names, k, sizeof(*names), cmp_str_ptr);
+
+        for (size_t i = 0; i < k; i++) {
+                if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
+                        continue;
+                /* Running into the cap only shortens the message. */
+                if (buf_printf(&b, "%s%s", b.len ? ", " : "", names[i]) == -ENOMEM)
+                        return NULL;
+        }
+        return buf_steal(&b, NULL);
+}
+
+static ssize_t find_def(const struct tool_def *const *defs, size_t n, const char *name)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(defs[i]->name, name) == 0)
+                        return (ssize_t) i;
+        return -1;
+}
+
+static int check_defs(const struct tool_def *const *defs, size_t n, struct diag *reterr)
+{
+        if (n > REGISTRY_MAX_TOOLS)
+                return diag_set(reterr, -E2BIG, "too many tool definitions (%zu, at most %d)", n,
+                                REGISTRY_MAX_TOOLS);
+        for (size_t i = 0; i < n; i++) {
+                if (!defs[i] || !defs[i]->name || !defs[i]->name[0])
+                        return diag_set(reterr, -EINVAL, "tool definition %zu has no name", i);
+                if (find_def(defs, i, defs[i]->name) >= 0)
+                        return diag_set(reterr, -EINVAL, "tool '%.*s' is defined twice",
+                                        REGISTRY_NAME_ECHO_MAX, defs[i]->name);
+        }
+        return 0;
+}
+
+static int tool_from_def(const struct tool_def *def, struct tool *ret, struct diag *reterr)
+{
+        _cleanup_(tool_release) struct tool t = {};
+        json_error_t jerr;
+
+        t.name = strdup(def->name);
+        t.description = strdup(def->description ?: "");
+        t.returns = strdup(def->returns ?: "");
+        if (!t.name || !t.description || !t.returns)
+                return -ENOMEM;
+        t.run = def->run;
+
+        if (def->parameters_json) {
+                /* A builtin schema that does not parse is a bug in ptc: fail loudly at build. */
+                t.parameters = json_loads(def->parameters_json, JSON_REJECT_DUPLICATES, &jerr);
+                if (!t.parameters)
+                        return diag_set(reterr, -EINVAL,
+                                        "tool '%.*s': invalid parameters schema: %d:%d: %s",
+                                        REGISTRY_NAME_ECHO_MAX, def->name, jerr.line, jerr.column,
+                                        jerr.text);
+                if (!json_is_object(t.parameters))
+                        return diag_set(reterr, -EINVAL,
+                                        "tool '%.*s': parameters schema is not a JSON object",
+                                        REGISTRY_NAME_ECHO_MAX, def->name);
+        } else {
+                t.parameters = json_pack("{s:s, s:{}}", "type", "object", "properties");
+                if (!t.parameters)
+                        return -ENOMEM;
+        }
+
+        *ret = t;
+        t = (struct tool){};
+        return 0;
+}
+
+int registry_new_from_defs(const struct tool_def *const *defs, size_t n, char *const *enabled,
+                           struct registry **ret, char ***ret_warnings, struct diag *reterr)
+{
+        _cleanup_(registry_freep) struct registry *r = NULL;
+        _cleanup_strv_free_ char **warnings = NULL;
+        _cleanup_free_ bool *selected = NULL;
+        size_t n_selected = 0;
+        int k;
+
+        if (!ret || (n > 0 && !defs))
+                return -EINVAL;
+
+        k = check_defs(defs, n, reterr);
+        if (k < 0)
+                return k;
+
+        selected = calloc(n + 1, sizeof(*selected));
+        if (!selected)
+                return -ENOMEM;
+
+        if (!enabled) {
+                for (size_t i = 0; i < n; i++)
+                        selected[i] = true;
+        } else {
+                if (strv_length(enabled) > REGISTRY_MAX_TOOLS)
+                        return diag_set(reterr, -E2BIG, "too many enabled tool names (at most %d)",
+                                        REGISTRY_MAX_TOOLS);
+                for (size_t j = 0; enabled[j]; j++) {
+                        const char *name = enabled[j];
+                        ssize_t i = find_def(defs, n, name);
+                        _cleanup_free_ char *w = NULL;
+                        _cleanup_free_ char *known = NULL;
+
+                        if (i >= 0) {
+                                selected[i] = true;
+                                continue;
+                        }
+                        if (!is_known(name)) {
+                                known = known_names(defs, n);
+                                if (!known)
+                                        return -ENOMEM;
+                                return diag_set(reterr, -EINVAL, "unknown tool '%.*s' (known: %s)",
+                                                REGISTRY_NAME_ECHO_MAX, name, known);
+                        }
+                        /*
+                         * Known to ptc but not in this build: leave it out rather than fail, so
+                         * a harness that lists every local tool still runs.
+                         */
+                        if (asprintf(&w, "tool '%s' is not available in this build; left out",
+                                     name) < 0)
+                                return -ENOMEM;
+                        if (strv_contains(warnings, w))
+                                continue;
+                        k = strv_consume(&warnings, TAKE_PTR(w));
+                        if (k < 0)
+                                return k;
+                }
+        }
+
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                n_selected += selected[i];
+        r->tools = calloc(n_selected + 1, sizeof(*r->tools));
+        if (!r->tools)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                if (!selected[i])
+                        continue;
+                k = tool_from_def(defs[i], &r->tools[r->n], reterr);
+                if (k < 0)
+                        return k;
+                r->n++;
+        }
+        qsort(r->tools, r->n, sizeof(*r->tools), cmp_tool);
+
+        *ret = TAKE_PTR(r);
+        if (ret_warnings)
+                *ret_warnings = TAKE_PTR(warnings);
+        return 0;
+}
+
+int registry_new(const struct ptc_config *config, char *const *enabled, struct registry **ret,
+                 char ***ret_warnings, struct diag *reterr)
+{
+        /* @config will decide availability of tools that need setup (web_search: a provider). */
+        return registry_new_from_defs(builtin_defs, ELEMENTSOF(builtin_defs), enabled, ret,
+                                      ret_warnings, reterr);
+}
+
+size_t registry_count(const struct registry *r)
+{
+        return r ? r->n : 0;
+}
+
+const struct tool *registry_get(const struct registry *r, size_t i)
+{
+        if (!r || i >= r->n)
+                return NULL;
+        return &r->tools[i];
+}
+
+const struct tool *registry_find(const struct registry *r, const char *name)
+{
+        struct tool key = { .name = (char *) name };
+
+        if (!r || !name || r->n == 0)
+                return NULL;
+        return bsearch(&key, r->tools, r->n, sizeof(*r->tools), cmp_tool);
+}
+
+char *registry_names(const struct registry *r)
+{
+        _cleanup_buf_ struct buf b = BUF_INIT(SIZE_MAX / 2);
+
+        for (size_t i = 0; i < registry_count(r); i++)
+                if (buf_printf(&b, "%s%s", i ? ", " : "", r->tools[i].name) < 0)
+                        return NULL;
+        return buf_steal(&b, NULL);
+}

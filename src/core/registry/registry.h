@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The set of tools one execution may call: builtin tools (and later MCP
+ * upstream tools and host tools), intersected with the enabled list. Sorted by
+ * name. Immutable once built; safe to read from any thread.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "basic/diag.h"
+#include "basic/macro.h"
+#include "core/config/config.h"
+#include "core/tools/tool.h"
+
+struct registry;
+
+/* Names of every tool ptc knows (the seed's seven), available or not. */
+extern const char *const registry_known_tools[];
+
+/*
+ * Build the registry of the tools enabled by @enabled (strv; NULL means the
+ * default set: every builtin tool that is usable). An explicit empty list
+ * means no tools (fail-closed). A name ptc does not know is -EINVAL with a
+ * message in @reterr; a known tool that this build or configuration cannot
+ * offer is left out with a warning in *ret_warnings (strv, caller frees; may
+ * be NULL). Caller frees *ret with registry_free().
+ */
+_must_check_ int registry_new(const struct ptc_config *config, char *const *enabled,
+                              struct registry **ret, char ***ret_warnings, struct diag *reterr);
+struct registry *registry_free(struct registry *r);
+static inline void registry_freep(struct registry **r)
+{
+        *r = registry_free(*r);
+}
+#define _cleanup_registry_ _cleanup_(registry_freep)
+
+size_t registry_count(const struct registry *r);
+/* i-th tool in name order. Borrowed. */
+const struct tool *registry_get(const struct registry *r, size_t i);
+/* Tool by name, or NULL. Borrowed. */
+const struct tool *registry_find(const struct registry *r, const char *name);
+/* Comma+space separated sorted names ("read_file, terminal"); caller frees. */
+char *registry_names(const struct registry *r);

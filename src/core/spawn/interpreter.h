@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Choosing the Python interpreter for a script (DESIGN.md section 6).
+ *
+ * strict: the configured interpreter (code_execution.python, default
+ * "python3" on PATH). project: $VIRTUAL_ENV/bin/python(3), then
+ * $CONDA_PREFIX/bin/python(3), when it runs and reports >= 3.8, else the
+ * configured one.
+ *
+ * A launcher shim (pyenv, asdf: a script that finds and execs the real
+ * binary) costs ~400 ms per start. When the chosen path is a script rather
+ * than an ELF binary, ptc asks it once for sys.executable, caches the answer
+ * (keyed by the shim's path, mtime and size, in
+ * $XDG_CACHE_HOME/ptc/interpreters.json), and execs the real binary. Probes
+ * of venv candidates are cached the same way.
+ */
+
+#include "basic/diag.h"
+#include "basic/macro.h"
+#include "core/config/config.h"
+
+/*
+ * Resolve the interpreter for @mode. *ret is a new absolute (or as
+ * configured) path, caller frees. @ret_note (optional) receives a static
+ * string saying why a candidate was skipped, or NULL.
+ * Errors: -ENOENT when no interpreter is found, with a message in @reterr.
+ */
+_must_check_ int interpreter_resolve(const struct ptc_config *c, enum ptc_mode mode, char **ret,
+                                     struct diag *reterr);
+
+/* Version "3.11.2" of @path via the cache or a probe (5 s limit). Caller frees. */
+_must_check_ int interpreter_version(const char *path, char **ret);

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/spawn/proc-tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "basic/fd-util.h"
+#include "basic/parse-util.h"
+
+/* A tree larger than this is cut off; the next round finds the rest. */
+#define PROC_TREE_MAX 65536
+
+struct pidset {
+        pid_t *p;
+        size_t n, alloc;
+};
+
+static int pidset_add(struct pidset *s, pid_t pid)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (s->p[i] == pid)
+                        return 0;
+        if (s->n >= PROC_TREE_MAX)
+                return -E2BIG;
+        if (s->n == s->alloc) {
+                size_t a = s->alloc ? s->alloc * 2 : 32;
+                pid_t *p = realloc(s->p, a * sizeof(pid_t));
+                if (!p)
+                        return -ENOMEM;
+                s->p = p;
+                s->alloc = a;
+        }
+        s->p[s->n++] = pid;
+        return 1;
+}
+
+static int parse_pids(const char *s, struct pidset *out)
+{
+        while (*s) {
+                char *end;
+                long v = strtol(s, &end, 10);
+                if (end == s)
+                        break;
+                if (v > 0) {
+                        int r = pidset_add(out, (pid_t) v);
+                        if (r < 0)
+                                return r;
+                }
+                s = end;
+                while (*s == ' ' || *s == '\n')
+                        s++;
+        }
+        return 0;
+}
+
+static int read_children_file(const char *path, struct pidset *out)
+{
+        _cleanup_free_ char *data = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t len = 0, alloc = 4096;
+
+        /* /proc files report size 0, so read_file_at's size check does not fit. */
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        data = malloc(alloc);
+        if (!data)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t k;
+                if (len + 1 >= alloc) {
+                        char *p;
+                        if (alloc >= 4 * 1024 * 1024)
+                                break;
+                        p = realloc(data, alloc * 2);
+                        if (!p)
+                                return -ENOMEM;
+                        data = p;
+                        alloc *= 2;
+                }
+                k = read(fd, data + len, alloc - 1 - len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                len += (size_t) k;
+        }
+        data[len] = 0;
+        return parse_pids(data, out);
+}
+
+static int collect_children(pid_t pid, bool main_thread_only, struct pidset *out)
+{
+        char path[64];
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (main_thread_only) {
+                snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int) pid, (int) pid);
+                return read_children_file(path, out);
+        }
+        snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
+        d = opendir(path);
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                char p2[320];
+                int k;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(p2, sizeof(p2), "/proc/%d/task/%s/children", (int) pid, de->d_name);
+                k = read_children_file(p2, out);
+                if (k < 0 && k != -ENOENT && k != -ESRCH && r == 0)
+                        r = k;
+        }
+        closedir(d);
+        return r;
+}
+
+int proc_children(pid_t pid, bool main_thread_only, pid_t **ret)
+{
+        struct pidset s = {};
+        int r;
+
+        r = collect_children(pid, main_thread_only, &s);
+        if (r < 0 && s.n == 0) {
+                free(s.p);
+                return r;
+        }
+        *ret = s.p;
+        return (int) s.n;
+}
+
+/* Breadth-first: @s starts with the roots; their descendants are appended. */
+static void expand_tree(struct pidset *s)
+{
+        for (size_t i = 0; i < s->n; i++)
+                (void) collect_children(s->p[i], false, s);
+}
+
+static bool is_zombie(pid_t pid)
+{
+        char path[64], buf[512];
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t k;
+        char *rp;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return true; /* gone */
+        k = read(fd, buf, sizeof(buf) - 1);
+        if (k <= 0)
+                return true;
+        buf[k] = 0;
+        /* The state follows the last ')' (the command name may contain one). */
+        rp = strrchr(buf, ')');
+        return !rp || rp[1] == 0 || rp[2] == 'Z' || rp[2] == 'X';
+}
+
+static void gather(pid_t root, struct pidset *s, struct pidset *orphans)
+{
+        pid_t self = getpid();
+
+        if (root > 0)
+                (void) pidset_add(s, root);
+        if (orphans) {
+                struct pidset o = {};
+                (void) collect_children(self, true, &o);
+                for (size_t i = 0; i < o.n; i++)
+                        if (o.p[i] != root) {
+                                (void) pidset_add(s, o.p[i]);
+                                (void) pidset_add(orphans, o.p[i]);
+                        }
+                free(o.p);
+        }
+        expand_tree(s);
+}
+
+int proc_signal_execution(pid_t root, bool include_root, int sig)
+{
+        struct pidset s = {}, orphans = {};
+        int n = 0;
+
+        gather(root, &s, &orphans);
+        for (size_t i = 0; i < s.n; i++)
+                if ((include_root || s.p[i] != root) && kill(s.p[i], sig) == 0)
+                        n++;
+        free(s.p);
+        free(orphans.p);
+        return n;
+}
+
+void proc_reap_orphans(pid_t keep)
+{
+        pid_t *kids = NULL;
+        int n;
+
+        n = proc_children(getpid(), true, &kids);
+        for (int i = 0; i < n; i++)
+                if (kids[i] != keep)
+                        (void) waitpid(kids[i], NULL, WNOHANG);
+        free(kids);
+}
+
+int proc_kill_execution(pid_t root, usec_t timeout)
+{
+        usec_t end = now_usec() + timeout;
+
+        for (;;) {
+                struct pidset s = {}, orphans = {};
+                size_t alive = 0;
+
+                gather(root, &s, &orphans);
+                /*
+                 * SIGSTOP first so nothing in the tree can fork between our
+                 * walk and our kill (a fork bomb would otherwise outrun us);
+                 * then SIGKILL, which also ends stopped processes.
+                 */
+                for (size_t i = 0; i < s.n; i++)
+                        (void) kill(s.p[i], SIGSTOP);
+                for (size_t i = 0; i < s.n; i++) {
+                        if (is_zombie(s.p[i]))
+                                continue;
+                        alive++;
+                        (void) kill(s.p[i], SIGKILL);
+                }
+                /* Reap our orphans; a SIGKILLed process exits promptly. */
+                for (size_t i = 0; i < orphans.n; i++) {
+                        if (alive)
+                                (void) waitpid(orphans.p[i], NULL, 0);
+                        else
+                                (void) waitpid(orphans.p[i], NULL, WNOHANG);
+                }
+                free(s.p);
+                free(orphans.p);
+                if (alive == 0)
+                        return 0;
+                if (now_usec() >= end)
+                        return -ETIMEDOUT;
+        }
+}

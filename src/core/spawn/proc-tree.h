@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Finding and killing every process an execution started, including
+ * daemonized ones. ptc is a child subreaper (PR_SET_CHILD_SUBREAPER), so a
+ * process that double-forks and calls setsid() is reparented to ptc when its
+ * parent dies instead of escaping to init. The kernel attaches such orphans
+ * to ptc's main thread; the script is forked from the main thread too, while
+ * tool subprocesses (terminal) are forked from worker threads and reaped by
+ * them. So "children of ptc's main thread" is exactly the script and the
+ * orphans, and ptc may reap those without stealing a tool's child.
+ *
+ * All functions must run on ptc's main thread.
+ */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "basic/macro.h"
+#include "basic/time-util.h"
+
+/*
+ * Children of every thread of @pid (from /proc/<pid>/task/<tid>/children).
+ * With @main_thread_only only /proc/<pid>/task/<pid>/children. Caller frees
+ * *ret. Returns the count or -errno.
+ */
+_must_check_ int proc_children(pid_t pid, bool main_thread_only, pid_t **ret);
+
+/*
+ * Send @sig to @root's whole tree and to every orphan attached to ptc (and
+ * their trees); to @root itself only with @include_root. @root may be 0
+ * (only orphans). Returns the number of processes signalled.
+ */
+int proc_signal_execution(pid_t root, bool include_root, int sig);
+
+/*
+ * SIGKILL @root's tree and all orphans, repeatedly, until no process is left
+ * or @timeout passes; reaps the orphans (never @root: its owner reaps it via
+ * its pidfd). Returns 0, or -ETIMEDOUT if processes survived.
+ */
+int proc_kill_execution(pid_t root, usec_t timeout);
+
+/* Reap every exited orphan attached to ptc's main thread, except @keep. */
+void proc_reap_orphans(pid_t keep);

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Path safety rules of the file tools (seed-behavior.md 2.1 and 2.2, the
+ * seed's agent/file_safety.py and tools/binary_extensions.py), plus a few
+ * helpers private to the builtin tools in this directory. Nothing outside
+ * src/core/tools includes this header.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "basic/macro.h"
+#include "basic/time-util.h"
+
+struct capture;
+struct tool_ctx;
+
+/* --- deny lists and path classification (file-safety.c) --- */
+
+/*
+ * The device paths read_file refuses by name, without resolving symlinks:
+ * /dev/zero, /dev/random, /dev/urandom, /dev/full, /dev/stdin, /dev/tty,
+ * /dev/console, /dev/stdout, /dev/stderr, /dev/fd/0..2 and /proc/ * /fd/0..2.
+ * @path is the argument after "~" expansion.
+ */
+bool file_safety_is_blocked_device(const char *path);
+
+/*
+ * True when @path ends in one of the seed's binary extensions (images, video,
+ * audio, archives, executables and libraries, Office documents, fonts,
+ * bytecode, databases, design files, Flash, .lockb/.dat/.data; not .pdf). As
+ * the seed, the extension is everything after the last '.' of the whole
+ * path, compared case-insensitively.
+ */
+bool file_safety_has_binary_extension(const char *path);
+
+/*
+ * The suffix the seed names in the binary-file message (Python's
+ * PurePath.suffix, lower-cased) written into @buf; "" when there is none.
+ */
+const char *file_safety_suffix(const char *path, char *buf, size_t size);
+
+/*
+ * write_file's refusal of system locations: true when @resolved or
+ * @normalized starts with /etc/, /boot/, /usr/lib/systemd/, /private/etc/ or
+ * /private/var/, or is a docker socket. Either may be NULL.
+ */
+bool file_safety_is_sensitive_path(const char *resolved, const char *normalized);
+
+/*
+ * The write deny list (credentials, shell start-up files, /etc/sudoers ...)
+ * and $HERMES_WRITE_SAFE_ROOT, checked on the symlink-resolved form of
+ * @abs_path, for the home directory of ctx->env's $HOME and for the real one
+ * from the password database. Returns 1 when denied, 0 when allowed, -ENOMEM.
+ */
+_must_check_ int file_safety_write_denied(const struct tool_ctx *ctx, const char *abs_path);
+
+/*
+ * Python's os.path.realpath (non-strict): symlinks resolved in the part of
+ * @path that exists, the rest appended as is, dangling symlinks followed.
+ * @path must be absolute. Returns 0 or -errno (ENOMEM, ENAMETOOLONG, EINVAL).
+ */
+_must_check_ int file_safety_realpath(const char *path, char **ret);
+
+/* Python's os.path.normpath (lexical). New string or NULL on ENOMEM. */
+char *file_safety_normpath(const char *path);
+
+/* --- helpers shared by the builtin tools (tool-util.c) --- */
+
+/* $HOME of ctx->env, else the password database's home. New string or NULL. */
+char *tool_home_dir(const struct tool_ctx *ctx);
+/* The home directory of the user running ptc from the password database, or NULL. */
+char *tool_real_home_dir(void);
+
+/*
+ * Expand a leading "~", "~/..." (ctx->env's $HOME) or "~user/..." (password
+ * database) and nothing else; relative paths stay relative, as the seed's
+ * messages show them. New string or NULL on ENOMEM.
+ */
+char *tool_expand_tilde(const struct tool_ctx *ctx, const char *path);
+
+/* A JSON string of @n bytes, invalid UTF-8 replaced by U+FFFD. NULL on ENOMEM. */
+json_t *tool_json_string(const char *s, size_t n);
+static inline json_t *tool_json_str(const char *s)
+{
+        return tool_json_string(s, s ? strlen(s) : 0);
+}
+
+/* Set @key of @o to a new reference, returning -ENOMEM when @v is NULL or the set failed. */
+_must_check_ int tool_json_set(json_t *o, const char *key, json_t *v);
+
+/* --- running a helper process (terminal.c; also used by write_file's Python linter) --- */
+
+struct tool_process {
+        const char *path;          /* executable, absolute */
+        const char *fallback_path; /* tried when @path does not exist (ENOENT); may be NULL */
+        char *const *argv;         /* borrowed */
+        char *const *envp;         /* borrowed; NULL = empty environment */
+        const char *cwd;           /* NULL = "/" */
+        int stdin_fd;              /* -1 = /dev/null */
+        bool merge_stderr;         /* stderr into the output pipe; else /dev/null */
+        usec_t deadline;           /* CLOCK_MONOTONIC; USEC_INFINITY = none */
+        int cancel_fd;             /* POLLIN = cancel; -1 = none */
+        struct capture *output;    /* where the output goes */
+};
+
+struct tool_process_result {
+        int exit_code; /* exit status, or -signal as Python's returncode */
+        bool timed_out;
+        bool cancelled;
+};
+
+/*
+ * Run the process in its own session with a clean signal state, feed its
+ * output into o->output until it exits and the pipe is drained, and reap it.
+ * At the deadline the process group gets SIGTERM, one second of grace, then
+ * SIGKILL; on cancel SIGKILL at once. When the process exits, what is left of
+ * its process group is killed too. Returns 0 (the result is in @ret) or -errno
+ * when it could not be started (exec and chdir errors included).
+ */
+_must_check_ int tool_process_run(const struct tool_process *o, struct tool_process_result *ret);

@@ -1,0 +1,868 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * terminal (seed-behavior.md 2.5): run one shell command in the foreground.
+ *
+ * Each call is a fresh `/bin/bash -c COMMAND` with the execution's scrubbed
+ * environment (DESIGN.md section 8), stdin from /dev/null, stdout and stderr
+ * merged, in its own session. When the shell exits, whatever it left running
+ * in its process group is killed, so `cmd &` cannot outlive the call. The
+ * seed's approval system for dangerous commands is not part of ptc.
+ *
+ * Calls run on worker threads, many at once: nothing here keeps mutable
+ * global state (the guard regexes are compiled once, then only read), and
+ * children are reaped by pid, never with waitpid(-1).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "basic/buf.h"
+#include "basic/fd-util.h"
+#include "basic/log.h"
+#include "basic/macro.h"
+#include "basic/time-util.h"
+#include "core/output/ansi.h"
+#include "core/output/capture.h"
+#include "core/output/redact.h"
+#include "core/tools/file-safety.h"
+#include "core/tools/tool.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+#define DEFAULT_TIMEOUT_SEC 180
+#define DEFAULT_MAX_TIMEOUT_SEC 600
+/* Output kept: the seed's 50,000-character cap with its 40/60 head/tail split. */
+#define OUTPUT_HEAD_MAX 20000
+#define OUTPUT_TAIL_MAX 30000
+/* Between SIGTERM and SIGKILL on timeout. */
+#define TERM_GRACE_USEC (1 * USEC_PER_SEC)
+/* After the shell exited and its group was killed, how long we wait for the pipe's EOF
+ * (a process that left the group may still hold it). */
+#define DRAIN_GRACE_USEC (1 * USEC_PER_SEC)
+/* Without a pidfd: how often we look for the child's exit (up to this interval). */
+#define FALLBACK_POLL_MAX_USEC (100 * USEC_PER_MSEC)
+#define READ_CHUNK (64 * 1024)
+/* Reads per wakeup, so a chatty child cannot starve the deadline checks. */
+#define READS_PER_WAKEUP 64
+
+#define SHELL_PATH "/bin/bash"
+#define SHELL_FALLBACK "/bin/sh"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Running a process                                                                        */
+
+static int pidfd_open_sys(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+        int fd = (int) syscall(SYS_pidfd_open, pid, 0);
+
+        return fd < 0 ? -errno : fd;
+#else
+        return -ENOSYS;
+#endif
+}
+
+/* Move @fd above 2 so the dup2() onto 0..2 never meets itself. Async-signal-safe. */
+static int fd_above_stdio(int fd)
+{
+        if (fd > 2 || fd < 0)
+                return fd;
+        return fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
+struct child_args {
+        const struct tool_process *o;
+        char *const *envp;
+        const char *cwd;
+        int out_w, err_w, null_fd;
+        pid_t parent;
+        sigset_t empty_mask;
+};
+
+/* Between fork and exec: async-signal-safe calls only (everything was prepared before fork). */
+static _noreturn_ void child_exec(const struct child_args *a)
+{
+        struct sigaction dfl = { .sa_handler = SIG_DFL };
+        int in_fd, out_fd, err_fd, e;
+
+        /* Own session and process group: the whole group can be killed at once. */
+        (void) setsid();
+        /* Die with the thread that started us, and re-check it did not die already. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                goto fail;
+        if (getppid() != a->parent)
+                _exit(127);
+
+        /* ptc blocks signals for its signalfd and ignores SIGPIPE; neither is for children. */
+        for (int s = 1; s < NSIG; s++)
+                if (s != SIGKILL && s != SIGSTOP)
+                        (void) sigaction(s, &dfl, NULL);
+        if (sigprocmask(SIG_SETMASK, &a->empty_mask, NULL) < 0)
+                goto fail;
+
+        in_fd = fd_above_stdio(a->o->stdin_fd >= 0 ? a->o->stdin_fd : a->null_fd);
+        out_fd = fd_above_stdio(a->out_w);
+        err_fd = fd_above_stdio(a->o->merge_stderr ? a->out_w : a->null_fd);
+        if (in_fd < 0 || out_fd < 0 || err_fd < 0)
+                goto fail;
+        if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+                goto fail;
+
+        if (chdir(a->cwd) < 0)
+                goto fail;
+
+        /* Anything another thread opened without O_CLOEXEC must not leak into the child. */
+#ifdef SYS_close_range
+        (void) syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+#endif
+
+        execve(a->o->path, a->o->argv, a->envp);
+        if (errno == ENOENT && a->o->fallback_path)
+                execve(a->o->fallback_path, a->o->argv, a->envp);
+fail:
+        e = errno;
+        (void) !write(a->err_w, &e, sizeof(e));
+        _exit(127);
+}
+
+static void reap(pid_t pid, int *status)
+{
+        while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+                ;
+}
+
+/* Has @pid exited? Leaves it a zombie (WNOWAIT), so its pid and process group stay ours. */
+static bool child_exited(pid_t pid)
+{
+        siginfo_t si = {};
+
+        if (waitid(P_PID, (id_t) pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+                return errno == ECHILD;
+        return si.si_pid == pid;
+}
+
+static int drain_some(int fd, char *chunk, struct capture *cap, bool *eof)
+{
+        for (int i = 0; i < READS_PER_WAKEUP; i++) {
+                ssize_t k = read(fd, chunk, READ_CHUNK);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                return 0;
+                        *eof = true; /* EIO and friends: treat as the end */
+                        return 0;
+                }
+                if (k == 0) {
+                        *eof = true;
+                        return 0;
+                }
+                (void) capture_feed(cap, chunk, (size_t) k);
+        }
+        return 0;
+}
+
+int tool_process_run(const struct tool_process *o, struct tool_process_result *ret)
+{
+        static char *const empty_env[] = { NULL };
+        _cleanup_close_ int out_r = -EBADF, out_w = -EBADF, err_r = -EBADF, err_w = -EBADF;
+        _cleanup_close_ int null_fd = -EBADF, pidfd = -EBADF;
+        _cleanup_free_ char *chunk = NULL;
+        struct child_args a = {};
+        int pipefd[2], status = 0, e = 0;
+        bool out_open = true, zombie = false, reaped = false;
+        bool timed_out = false, cancelled = false;
+        usec_t kill_at = USEC_INFINITY, drain_until = USEC_INFINITY, fallback_step;
+        ssize_t k;
+        pid_t pid;
+
+        *ret = (struct tool_process_result){};
+        chunk = malloc(READ_CHUNK);
+        if (!chunk)
+                return -ENOMEM;
+
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        out_r = pipefd[0];
+        out_w = pipefd[1];
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        err_r = pipefd[0];
+        err_w = pipefd[1];
+        null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (null_fd < 0)
+                return -errno;
+
+        a = (struct child_args){
+                .o = o,
+                .envp = o->envp ?: empty_env,
+                .cwd = o->cwd ?: "/",
+                .out_w = out_w,
+                .err_w = err_w,
+                .null_fd = null_fd,
+                .parent = getpid(),
+        };
+        sigemptyset(&a.empty_mask);
+
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0)
+                child_exec(&a);
+
+        out_w = safe_close(out_w);
+        err_w = safe_close(err_w);
+
+        /* exec succeeded when the CLOEXEC pipe closes without a word. */
+        do
+                k = read(err_r, &e, sizeof(e));
+        while (k < 0 && errno == EINTR);
+        if (k == (ssize_t) sizeof(e)) {
+                reap(pid, &status);
+                return e > 0 ? -e : -EIO;
+        }
+
+        if (fd_set_nonblock(out_r, true) < 0) {
+                (void) kill(-pid, SIGKILL);
+                reap(pid, &status);
+                return -errno;
+        }
+        pidfd = pidfd_open_sys(pid);
+        if (pidfd < 0)
+                log_debug_errno(pidfd, "pidfd_open failed, falling back to waitid polling: %m");
+        fallback_step = 5 * USEC_PER_MSEC;
+
+        for (;;) {
+                struct pollfd fds[3];
+                int nfds = 0, i_out = -1, i_pid = -1, i_cancel = -1, timeout_ms;
+                usec_t now = now_usec(), wake = USEC_INFINITY;
+
+                /* Without a pidfd, look for the exit ourselves. */
+                if (pidfd < 0 && !zombie && !reaped && child_exited(pid))
+                        zombie = true;
+
+                if (!zombie && !reaped && !timed_out && !cancelled && o->deadline != USEC_INFINITY &&
+                    now >= o->deadline) {
+                        timed_out = true;
+                        (void) kill(-pid, SIGTERM);
+                        kill_at = now + TERM_GRACE_USEC;
+                }
+                if (kill_at != USEC_INFINITY && now >= kill_at) {
+                        (void) kill(-pid, SIGKILL);
+                        kill_at = USEC_INFINITY;
+                }
+                /* The shell is gone (also when it ended within the SIGTERM grace): kill what
+                 * is left of its group before reaping, while the zombie holds the group id. */
+                if (zombie && !reaped) {
+                        (void) kill(-pid, SIGKILL);
+                        kill_at = USEC_INFINITY;
+                        reap(pid, &status);
+                        reaped = true;
+                        drain_until = now + DRAIN_GRACE_USEC;
+                }
+                if (reaped && (!out_open || now >= drain_until))
+                        break;
+
+                if (!zombie && !reaped && !timed_out && !cancelled)
+                        wake = o->deadline;
+                if (kill_at != USEC_INFINITY)
+                        wake = MIN(wake, kill_at);
+                if (reaped)
+                        wake = MIN(wake, drain_until);
+                if (pidfd < 0 && !zombie && !reaped) {
+                        wake = MIN(wake, now + fallback_step);
+                        fallback_step = MIN(fallback_step * 2, FALLBACK_POLL_MAX_USEC);
+                }
+
+                if (out_open) {
+                        fds[nfds] = (struct pollfd){ .fd = out_r, .events = POLLIN };
+                        i_out = nfds++;
+                }
+                if (pidfd >= 0 && !zombie && !reaped) {
+                        fds[nfds] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+                        i_pid = nfds++;
+                }
+                if (o->cancel_fd >= 0 && !cancelled && !reaped) {
+                        fds[nfds] = (struct pollfd){ .fd = o->cancel_fd, .events = POLLIN };
+                        i_cancel = nfds++;
+                }
+
+                if (wake == USEC_INFINITY)
+                        timeout_ms = -1;
+                else if (wake <= now)
+                        timeout_ms = 0;
+                else
+                        timeout_ms = (int) MIN((wake - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC,
+                                               (usec_t) INT32_MAX);
+
+                if (poll(fds, (nfds_t) nfds, timeout_ms) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        e = errno;
+                        (void) kill(-pid, SIGKILL);
+                        if (!reaped)
+                                reap(pid, &status);
+                        return -e;
+                }
+
+                if (i_out >= 0 && fds[i_out].revents) {
+                        bool eof = false;
+
+                        (void) drain_some(out_r, chunk, o->output, &eof);
+                        if (eof) {
+                                out_r = safe_close(out_r);
+                                out_open = false;
+                        }
+                }
+                if (i_pid >= 0 && (fds[i_pid].revents & (POLLIN | POLLHUP | POLLERR)))
+                        zombie = true;
+                if (i_cancel >= 0 && (fds[i_cancel].revents & (POLLIN | POLLHUP | POLLERR))) {
+                        cancelled = true;
+                        (void) kill(-pid, SIGKILL);
+                        kill_at = USEC_INFINITY;
+                }
+        }
+
+        ret->timed_out = timed_out;
+        ret->cancelled = cancelled;
+        if (WIFEXITED(status))
+                ret->exit_code = WEXITSTATUS(status);
+        else if (WIFSIGNALED(status))
+                ret->exit_code = -WTERMSIG(status); /* Python's returncode */
+        else
+                ret->exit_code = -1;
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The long-lived-process guard                                                             */
+
+enum {
+        RE_SHELL_BACKGROUND,
+        RE_INLINE_AMP,
+        RE_TRAILING_AMP,
+        RE_FIRST_SERVER,
+};
+
+static const char *const guard_patterns[] = {
+        [RE_SHELL_BACKGROUND] = "\\b(?:nohup|disown|setsid)\\b",
+        [RE_INLINE_AMP] = "\\s&\\s",
+        [RE_TRAILING_AMP] = "\\s&\\s*(?:#.*)?$",
+        /* dev servers and watchers */
+        "\\b(?:npm|pnpm|yarn|bun)\\s+(?:run\\s+)?(?:dev|start|serve|watch)\\b",
+        "\\bdocker\\s+compose\\s+up\\b",
+        "\\bnext\\s+dev\\b",
+        "\\bvite(?:\\s|$)",
+        "\\bnodemon\\b",
+        "\\buvicorn\\b",
+        "\\bgunicorn\\b",
+        "\\bpython(?:3)?\\s+-m\\s+http\\.server\\b",
+};
+
+static pcre2_code *guard_re[ELEMENTSOF(guard_patterns)];
+static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+
+static void guard_compile(void)
+{
+        for (size_t i = 0; i < ELEMENTSOF(guard_patterns); i++) {
+                int err;
+                PCRE2_SIZE off;
+
+                guard_re[i] = pcre2_compile((PCRE2_SPTR) guard_patterns[i], PCRE2_ZERO_TERMINATED,
+                                            PCRE2_CASELESS | PCRE2_UTF, &err, &off, NULL);
+                if (!guard_re[i])
+                        log_debug("terminal guard pattern %zu failed to compile (%d)", i, err);
+        }
+}
+
+static bool guard_match(size_t i, const char *s, size_t n)
+{
+        pcre2_match_data *md;
+        int rc;
+
+        if (!guard_re[i])
+                return false;
+        md = pcre2_match_data_create_from_pattern(guard_re[i], NULL);
+        if (!md)
+                return false;
+        rc = pcre2_match(guard_re[i], (PCRE2_SPTR) s, n, 0, 0, md, NULL);
+        pcre2_match_data_free(md);
+        return rc >= 0;
+}
+
+static bool is_space(char c)
+{
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* The seed's --help / --version exemption, on the lower-cased, space-normalised command. */
+static int looks_like_help(const char *cmd, bool *ret)
+{
+        _cleanup_buf_ struct buf b = BUF_INIT(SIZE_MAX / 2);
+        const char *p = cmd;
+        const char *s;
+        size_t n;
+        int r = 0;
+
+        while (*p) {
+                while (is_space(*p))
+                        p++;
+                if (!*p)
+                        break;
+                if (b.len > 0)
+                        r = buf_append_char(&b, ' ');
+                while (r >= 0 && *p && !is_space(*p)) {
+                        char c = *p++;
+
+                        r = buf_append_char(&b, (c >= 'A' && c <= 'Z') ? (char) (c - 'A' + 'a') : c);
+                }
+                if (r < 0)
+                        return r;
+        }
+        s = buf_str(&b);
+        n = b.len;
+        *ret = strstr(s, " --help") || strstr(s, " --version") ||
+               (n >= 3 && strcmp(s + n - 3, " -h") == 0) || (n >= 3 && strcmp(s + n - 3, " -v") == 0);
+        return 0;
+}
+
+/* Guidance when the command would start something long-lived; NULL when it is fine. */
+static int guard_check(const char *cmd, const char **ret)
+{
+        size_t n = strlen(cmd);
+        bool help = false;
+        int r;
+
+        *ret = NULL;
+        r = looks_like_help(cmd, &help);
+        if (r < 0)
+                return r;
+        if (help)
+                return 0;
+        (void) pthread_once(&guard_once, guard_compile);
+
+        if (guard_match(RE_SHELL_BACKGROUND, cmd, n)) {
+                *ret = "terminal() runs commands in the foreground only: nohup, disown and setsid "
+                       "cannot keep a process alive after the call, because everything the "
+                       "command started is killed when it finishes. Run the program in the "
+                       "foreground with a timeout instead.";
+                return 0;
+        }
+        if (guard_match(RE_INLINE_AMP, cmd, n) || guard_match(RE_TRAILING_AMP, cmd, n)) {
+                *ret = "terminal() runs commands in the foreground only: a job put in the "
+                       "background with '&' is killed when the command finishes. Run the steps "
+                       "one after another in the foreground, each with a timeout.";
+                return 0;
+        }
+        for (size_t i = RE_FIRST_SERVER; i < ELEMENTSOF(guard_patterns); i++)
+                if (guard_match(i, cmd, n)) {
+                        *ret = "This command looks like it starts a long-running server or "
+                               "watcher, which would only block until the timeout: terminal() is "
+                               "foreground only. Run bounded commands (a build, a test run, a "
+                               "single request) instead, and start servers outside the script.";
+                        return 0;
+                }
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Result details                                                                           */
+
+struct exit_meaning {
+        const char *cmd;
+        int code;
+        const char *text;
+};
+
+static const struct exit_meaning exit_meanings[] = {
+        { "grep", 1, "No lines matched (grep exits 1 for that; not an error)" },
+        { "egrep", 1, "No lines matched (egrep exits 1 for that; not an error)" },
+        { "fgrep", 1, "No lines matched (fgrep exits 1 for that; not an error)" },
+        { "rg", 1, "No lines matched (rg exits 1 for that; not an error)" },
+        { "ag", 1, "No lines matched (ag exits 1 for that; not an error)" },
+        { "ack", 1, "No lines matched (ack exits 1 for that; not an error)" },
+        { "diff", 1, "The inputs differ (diff exits 1 for that; not an error)" },
+        { "colordiff", 1, "The inputs differ (colordiff exits 1 for that; not an error)" },
+        { "find", 1, "Some paths could not be read; the results shown may still be usable" },
+        { "test", 1, "The condition is false (not an error)" },
+        { "[", 1, "The condition is false (not an error)" },
+        { "curl", 6, "curl could not resolve the host name" },
+        { "curl", 7, "curl could not connect to the host" },
+        { "curl", 22, "The server answered with an HTTP error status (4xx or 5xx)" },
+        { "curl", 28, "curl gave up: the operation timed out" },
+        { "git", 1, "git exits 1 in ordinary cases too (e.g. 'git diff' when there are differences)" },
+};
+
+/*
+ * What a non-zero exit status of the last command of a pipeline or chain
+ * means when it is not a failure (grep's "no match" ...), or NULL.
+ */
+static const char *exit_code_meaning(const char *cmd, int code)
+{
+        const char *seg = cmd, *p, *w, *base;
+        char word[256];
+        size_t wl;
+
+        if (code == 0)
+                return NULL;
+        /* The last segment after ||, &&, | or ; */
+        for (p = cmd; *p; p++) {
+                if ((p[0] == '|' && p[1] == '|') || (p[0] == '&' && p[1] == '&')) {
+                        seg = p + 2;
+                        p++;
+                } else if (*p == '|' || *p == ';')
+                        seg = p + 1;
+        }
+
+        /* Its first word that is not a VAR=value assignment. */
+        for (p = seg;;) {
+                while (is_space(*p))
+                        p++;
+                if (!*p)
+                        return NULL;
+                w = p;
+                while (*p && !is_space(*p))
+                        p++;
+                wl = (size_t) (p - w);
+                if (memchr(w, '=', wl) && w[0] != '-')
+                        continue;
+                break;
+        }
+        if (wl >= sizeof(word))
+                return NULL;
+        memcpy(word, w, wl);
+        word[wl] = 0;
+        base = strrchr(word, '/');
+        base = base ? base + 1 : word;
+
+        for (size_t i = 0; i < ELEMENTSOF(exit_meanings); i++)
+                if (exit_meanings[i].code == code && strcmp(exit_meanings[i].cmd, base) == 0)
+                        return exit_meanings[i].text;
+        return NULL;
+}
+
+static bool workdir_char_ok(unsigned char c)
+{
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+               strchr("/\\:_-.~ +@=,", c);
+}
+
+/* Python's repr() of the one character at @p, into @buf. */
+static const char *char_repr(const char *p, char *buf, size_t size)
+{
+        unsigned char c = (unsigned char) *p;
+
+        if (c == '\'')
+                (void) snprintf(buf, size, "\"'\"");
+        else if (c == '\n')
+                (void) snprintf(buf, size, "'\\n'");
+        else if (c == '\r')
+                (void) snprintf(buf, size, "'\\r'");
+        else if (c == '\t')
+                (void) snprintf(buf, size, "'\\t'");
+        else if (c < 0x20 || c == 0x7f)
+                (void) snprintf(buf, size, "'\\x%02x'", c);
+        else if (c < 0x80)
+                (void) snprintf(buf, size, "'%c'", c);
+        else {
+                size_t n = 1;
+
+                while (n < 4 && ((unsigned char) p[n] & 0xC0) == 0x80)
+                        n++;
+                /* U+0080..U+00A0 and U+00AD are not printable for Python. */
+                if (c == 0xC2 && n == 2 &&
+                    ((unsigned char) p[1] <= 0xA0 || (unsigned char) p[1] == 0xAD))
+                        (void) snprintf(buf, size, "'\\x%02x'", (unsigned char) p[1] & 0xFF);
+                else
+                        (void) snprintf(buf, size, "'%.*s'", (int) n, p);
+        }
+        return buf;
+}
+
+static const char *json_type_name(json_t *v)
+{
+        if (!v)
+                return "NoneType";
+        switch (json_typeof(v)) {
+        case JSON_OBJECT:
+                return "dict";
+        case JSON_ARRAY:
+                return "list";
+        case JSON_STRING:
+                return "str";
+        case JSON_INTEGER:
+                return "int";
+        case JSON_REAL:
+                return "float";
+        case JSON_TRUE:
+        case JSON_FALSE:
+                return "bool";
+        default:
+                return "NoneType";
+        }
+}
+
+/* {"output": "", "exit_code": -1, "error": msg, "status": status} */
+static int status_result(json_t **ret, const char *status, const char *fmt, ...) _printf_(3, 4);
+static int status_result(json_t **ret, const char *status, const char *fmt, ...)
+{
+        _cleanup_free_ char *msg = NULL;
+        json_auto_t *o = json_object();
+        va_list ap;
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                msg = NULL;
+                return -ENOMEM;
+        }
+        if (tool_json_set(o, "output", json_string("")) < 0 ||
+            tool_json_set(o, "exit_code", json_integer(-1)) < 0 ||
+            tool_json_set(o, "error", tool_json_str(msg)) < 0 ||
+            tool_json_set(o, "status", json_string(status)) < 0)
+                return -ENOMEM;
+        *ret = json_incref(o);
+        return 0;
+}
+
+static bool is_trim_space(unsigned char c)
+{
+        /* str.strip(): ASCII whitespace and the information separators 0x1c..0x1f. */
+        return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+}
+
+/* Capture -> note -> ANSI strip -> trim -> redact, as the seed's post-processing. */
+static int finish_output(const struct tool_ctx *ctx, const struct capture *cap, const char *note,
+                         char **ret, size_t *ret_len)
+{
+        struct capture_text txt = {};
+        _cleanup_free_ char *s = NULL;
+        char *redacted = NULL;
+        size_t n, start = 0, rlen;
+        int r;
+
+        r = capture_text(cap, &txt);
+        if (r < 0)
+                return r;
+        n = txt.len;
+        if (note) {
+                size_t nl = strlen(note);
+                char *p = realloc(txt.text, n + nl + 1);
+
+                if (!p) {
+                        free(txt.text);
+                        return -ENOMEM;
+                }
+                memcpy(p + n, note, nl + 1);
+                txt.text = p;
+                n += nl;
+        }
+        s = txt.text;
+        n = ansi_strip(s, n);
+
+        while (start < n && is_trim_space((unsigned char) s[start]))
+                start++;
+        while (n > start && is_trim_space((unsigned char) s[n - 1]))
+                n--;
+        memmove(s, s + start, n - start);
+        n -= start;
+        s[n] = 0;
+
+        r = redact_text(ctx->redactor, REDACT_FULL, s, n, &redacted, &rlen);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                *ret = redacted;
+                *ret_len = rlen;
+                return 0;
+        }
+        *ret_len = n;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
+                        json_t **ret_result)
+{
+        _cleanup_free_ char *workdir_abs = NULL, *output = NULL;
+        json_auto_t *res = NULL;
+        struct tool_process_result pr = {};
+        struct capture cap;
+        const char *command, *workdir = NULL, *guidance, *err = NULL, *meaning;
+        json_t *cv, *wv;
+        int64_t timeout = 0, def_timeout, max_timeout;
+        usec_t start, timeout_deadline, deadline;
+        char note[96];
+        size_t output_len;
+        struct stat st;
+        int r;
+
+        def_timeout = ctx->config && ctx->config->terminal_timeout > 0 ?
+                              ctx->config->terminal_timeout :
+                              DEFAULT_TIMEOUT_SEC;
+        max_timeout = ctx->config && ctx->config->terminal_max_timeout > 0 ?
+                              ctx->config->terminal_max_timeout :
+                              DEFAULT_MAX_TIMEOUT_SEC;
+
+        cv = json_is_object(args) ? json_object_get(args, "command") : NULL;
+        if (!cv || !json_is_string(cv))
+                return status_result(ret_result, "error", "Invalid command: expected string, got %s",
+                                     json_type_name(cv && !json_is_null(cv) ? cv : NULL));
+        command = json_string_value(cv);
+
+        if (tool_arg_int(args, "timeout", 0, &timeout, &err) < 0)
+                return status_result(ret_result, "error", "Invalid timeout: %s, got %s", err,
+                                     json_type_name(json_object_get(args, "timeout")));
+        if (timeout > max_timeout) {
+                *ret_result = tool_error_new("Foreground timeout %" PRId64
+                                             "s exceeds the maximum of %" PRId64
+                                             "s. Use a timeout up to the maximum, or split the "
+                                             "work into shorter commands.",
+                                             timeout, max_timeout);
+                return *ret_result ? 0 : -ENOMEM;
+        }
+        /* Like the seed's `timeout or default`: 0 (and nonsense below it) means the default. */
+        if (timeout <= 0)
+                timeout = def_timeout;
+
+        r = guard_check(command, &guidance);
+        if (r < 0)
+                return r;
+        if (guidance)
+                return status_result(ret_result, "error", "%s", guidance);
+
+        wv = json_is_object(args) ? json_object_get(args, "workdir") : NULL;
+        if (wv && !json_is_null(wv)) {
+                if (!json_is_string(wv))
+                        return status_result(ret_result, "error",
+                                             "Invalid workdir: expected string, got %s",
+                                             json_type_name(wv));
+                workdir = json_string_value(wv);
+        }
+        if (workdir && *workdir) {
+                for (const char *p = workdir; *p; p++)
+                        if (!workdir_char_ok((unsigned char) *p)) {
+                                char rep[16];
+
+                                return status_result(ret_result, "blocked",
+                                                     "Blocked: workdir contains disallowed "
+                                                     "character %s. Use a simple filesystem path "
+                                                     "without shell metacharacters.",
+                                                     char_repr(p, rep, sizeof(rep)));
+                        }
+                workdir_abs = tool_resolve_path(ctx, workdir);
+        } else
+                workdir_abs = strdup(ctx->cwd && ctx->cwd[0] == '/' ? ctx->cwd : "/");
+        if (!workdir_abs)
+                return -ENOMEM;
+        if (stat(workdir_abs, &st) < 0)
+                return status_result(ret_result, "error", "workdir does not exist: %s",
+                                     workdir_abs);
+        if (!S_ISDIR(st.st_mode))
+                return status_result(ret_result, "error", "workdir is not a directory: %s",
+                                     workdir_abs);
+
+        r = capture_init(&cap, OUTPUT_HEAD_MAX, OUTPUT_TAIL_MAX, 0, NULL, 0);
+        if (r < 0)
+                return r;
+
+        start = now_usec();
+        timeout_deadline = start + (usec_t) timeout * USEC_PER_SEC;
+        deadline = MIN(timeout_deadline, ctx->deadline);
+        {
+                char *argv[] = { (char *) SHELL_PATH, (char *) "-c", (char *) command, NULL };
+                struct tool_process p = {
+                        .path = SHELL_PATH,
+                        .fallback_path = SHELL_FALLBACK,
+                        .argv = argv,
+                        .envp = ctx->env,
+                        .cwd = workdir_abs,
+                        .stdin_fd = -1,
+                        .merge_stderr = true,
+                        .deadline = deadline,
+                        .cancel_fd = ctx->cancel_fd,
+                        .output = &cap,
+                };
+
+                r = tool_process_run(&p, &pr);
+        }
+        if (r < 0) {
+                capture_release(&cap);
+                if (r == -ENOENT && stat(workdir_abs, &st) < 0)
+                        return status_result(ret_result, "error", "workdir does not exist: %s",
+                                             workdir_abs);
+                return status_result(ret_result, "error", "Failed to run command: %s",
+                                     strerror(-r));
+        }
+
+        if (pr.cancelled) {
+                pr.exit_code = 130;
+                (void) snprintf(note, sizeof(note), "\n[Command interrupted]");
+        } else if (pr.timed_out) {
+                int64_t secs = timeout;
+
+                /* Cut short by the execution's own deadline: say how long it really ran. */
+                if (deadline < timeout_deadline)
+                        secs = (int64_t) ((now_usec() - start + USEC_PER_SEC / 2) / USEC_PER_SEC);
+                pr.exit_code = 124;
+                (void) snprintf(note, sizeof(note), "\n[Command timed out after %" PRId64 "s]",
+                                secs);
+        } else
+                note[0] = 0;
+
+        r = finish_output(ctx, &cap, note[0] ? note : NULL, &output, &output_len);
+        capture_release(&cap);
+        if (r < 0)
+                return r;
+
+        res = json_object();
+        if (!res || tool_json_set(res, "output", tool_json_string(output, output_len)) < 0 ||
+            tool_json_set(res, "exit_code", json_integer(pr.exit_code)) < 0 ||
+            tool_json_set(res, "error", json_null()) < 0)
+                return -ENOMEM;
+        meaning = exit_code_meaning(command, pr.exit_code);
+        if (meaning && tool_json_set(res, "exit_code_meaning", json_string(meaning)) < 0)
+                return -ENOMEM;
+        *ret_result = TAKE_PTR(res);
+        return 0;
+}
+
+const struct tool_def tool_def_terminal = {
+        .name = "terminal",
+        .description = "Run a shell command (foreground only). Returns dict with \"output\" and "
+                       "\"exit_code\".",
+        .parameters_json = "{\"type\": \"object\", \"properties\": {"
+                           "\"command\": {\"type\": \"string\", \"description\": "
+                           "\"The shell command to run (bash -c)\"}, "
+                           "\"timeout\": {\"type\": \"integer\", \"description\": "
+                           "\"Seconds before the command is killed (default: the configured "
+                           "terminal timeout)\", \"default\": null}, "
+                           "\"workdir\": {\"type\": \"string\", \"description\": "
+                           "\"Working directory (default: the execution's working directory)\"}}, "
+                           "\"required\": [\"command\"]}",
+        .returns = "Foreground only (no background/pty). Returns {\"output\": \"...\", "
+                   "\"exit_code\": N}",
+        .run = terminal_run,
+};

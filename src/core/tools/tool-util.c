@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the builtin tools: error results, argument accessors
+ * with the seed's lenient type coercion (model_tools coerces "42" to 42
+ * before dispatch), path resolution against the execution's cwd and $HOME.
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "basic/macro.h"
+#include "basic/parse-util.h"
+#include "basic/utf8.h"
+#include "core/tools/file-safety.h"
+#include "core/tools/tool.h"
+
+/* getpwnam_r()/getpwuid_r() buffer; entries longer than this are treated as absent. */
+#define PW_BUF_SIZE 4096
+
+/* Longest user name accepted after "~" (the seed validates [a-zA-Z0-9._-]+). */
+#define USER_NAME_MAX 256
+
+json_t *tool_json_string(const char *s, size_t n)
+{
+        _cleanup_free_ char *clean = NULL;
+        size_t len;
+
+        if (!s)
+                return json_string("");
+        if (utf8_is_valid(s, n))
+                return json_stringn(s, n);
+        /* Paths and process output may be any bytes; jansson takes only UTF-8. */
+        clean = utf8_sanitize(s, n, &len, NULL);
+        if (!clean)
+                return NULL;
+        return json_stringn(clean, len);
+}
+
+int tool_json_set(json_t *o, const char *key, json_t *v)
+{
+        if (!v)
+                return -ENOMEM;
+        if (json_object_set_new(o, key, v) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+json_t *tool_error_new(const char *fmt, ...)
+{
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+        json_t *o;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return NULL;
+
+        o = json_object();
+        if (!o)
+                return NULL;
+        if (tool_json_set(o, "error", tool_json_string(msg, (size_t) r)) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+int tool_arg_string(json_t *args, const char *key, const char **ret, const char **ret_err)
+{
+        json_t *v = json_is_object(args) ? json_object_get(args, key) : NULL;
+
+        if (!v || json_is_null(v)) {
+                *ret = NULL;
+                return 0;
+        }
+        if (!json_is_string(v)) {
+                if (ret_err)
+                        *ret_err = "expected a string";
+                return -EINVAL;
+        }
+        *ret = json_string_value(v);
+        return 0;
+}
+
+/* Decimal string, surrounding whitespace allowed (Python's int(" 42 ")). */
+static int parse_int_string(const char *s, int64_t *ret)
+{
+        char buf[64];
+        size_t n;
+
+        while (isspace((unsigned char) *s))
+                s++;
+        n = strlen(s);
+        while (n > 0 && isspace((unsigned char) s[n - 1]))
+                n--;
+        if (n == 0 || n >= sizeof(buf))
+                return -EINVAL;
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        if (buf[0] == '+')
+                return safe_atoi64(buf + 1, ret);
+        return safe_atoi64(buf, ret);
+}
+
+int tool_arg_int(json_t *args, const char *key, int64_t def, int64_t *ret, const char **ret_err)
+{
+        json_t *v = json_is_object(args) ? json_object_get(args, key) : NULL;
+
+        if (!v || json_is_null(v)) {
+                *ret = def;
+                return 0;
+        }
+        if (json_is_integer(v)) {
+                *ret = json_integer_value(v);
+                return 0;
+        }
+        if (json_is_real(v)) {
+                double d = json_real_value(v);
+
+                /* Only integral values that fit: 3.0 is 3, 3.5 is a type error. */
+                if (isfinite(d) && d == floor(d) && d >= -9.2e18 && d <= 9.2e18) {
+                        *ret = (int64_t) d;
+                        return 0;
+                }
+        } else if (json_is_string(v)) {
+                int64_t i;
+
+                if (parse_int_string(json_string_value(v), &i) >= 0) {
+                        *ret = i;
+                        return 0;
+                }
+        }
+        if (ret_err)
+                *ret_err = "expected an integer";
+        return -EINVAL;
+}
+
+int tool_arg_bool(json_t *args, const char *key, bool def, bool *ret, const char **ret_err)
+{
+        json_t *v = json_is_object(args) ? json_object_get(args, key) : NULL;
+
+        if (!v || json_is_null(v)) {
+                *ret = def;
+                return 0;
+        }
+        if (json_is_boolean(v)) {
+                *ret = json_is_true(v);
+                return 0;
+        }
+        if (json_is_string(v)) {
+                const char *s = json_string_value(v);
+
+                if (strcasecmp(s, "true") == 0) {
+                        *ret = true;
+                        return 0;
+                }
+                if (strcasecmp(s, "false") == 0) {
+                        *ret = false;
+                        return 0;
+                }
+        }
+        if (ret_err)
+                *ret_err = "expected a boolean";
+        return -EINVAL;
+}
+
+const char *tool_env_get(const struct tool_ctx *ctx, const char *name)
+{
+        size_t n;
+
+        if (!ctx || !ctx->env || !name)
+                return NULL;
+        n = strlen(name);
+        for (char *const *e = ctx->env; *e; e++)
+                if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+                        return *e + n + 1;
+        return NULL;
+}
+
+/* Home directory of the user running ptc, from the password database. */
+static char *passwd_home_uid(void)
+{
+        char buf[PW_BUF_SIZE];
+        struct passwd pw, *res = NULL;
+
+        if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) != 0 || !res || !res->pw_dir ||
+            !*res->pw_dir)
+                return NULL;
+        return strdup(res->pw_dir);
+}
+
+static char *passwd_home_name(const char *name)
+{
+        char buf[PW_BUF_SIZE];
+        struct passwd pw, *res = NULL;
+
+        if (getpwnam_r(name, &pw, buf, sizeof(buf), &res) != 0 || !res || !res->pw_dir ||
+            !*res->pw_dir)
+                return NULL;
+        return strdup(res->pw_dir);
+}
+
+char *tool_home_dir(const struct tool_ctx *ctx)
+{
+        const char *h = tool_env_get(ctx, "HOME");
+
+        if (h && *h)
+                return strdup(h);
+        return passwd_home_uid();
+}
+
+char *tool_real_home_dir(void)
+{
+        return passwd_home_uid();
+}
+
+static bool user_name_ok(const char *s, size_t n)
+{
+        if (n == 0 || n >= USER_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!isalnum((unsigned char) s[i]) && !strchr("._-", s[i]))
+                        return false;
+        return true;
+}
+
+char *tool_expand_tilde(const struct tool_ctx *ctx, const char *path)
+{
+        _cleanup_free_ char *home = NULL;
+        const char *rest;
+        char *r;
+
+        if (path[0] != '~')
+                return strdup(path);
+
+        if (path[1] == 0 || path[1] == '/') {
+                home = tool_home_dir(ctx);
+                rest = path + 1;
+        } else {
+                const char *slash = strchr(path + 1, '/');
+                size_t n = slash ? (size_t) (slash - path - 1) : strlen(path + 1);
+                char name[USER_NAME_MAX];
+
+                /* "~user": only plain user names, as the seed; anything else is literal. */
+                if (!user_name_ok(path + 1, n))
+                        return strdup(path);
+                memcpy(name, path + 1, n);
+                name[n] = 0;
+                home = passwd_home_name(name);
+                rest = path + 1 + n;
+        }
+        if (!home)
+                return strdup(path);
+        if (asprintf(&r, "%s%s", home, rest) < 0)
+                return NULL;
+        return r;
+}
+
+char *tool_resolve_path(const struct tool_ctx *ctx, const char *path)
+{
+        _cleanup_free_ char *p = NULL;
+        const char *cwd = ctx && ctx->cwd && ctx->cwd[0] == '/' ? ctx->cwd : "/";
+        size_t lc;
+        char *r;
+
+        p = tool_expand_tilde(ctx, path ?: "");
+        if (!p)
+                return NULL;
+        if (p[0] == '/')
+                return TAKE_PTR(p);
+        if (p[0] == 0)
+                return strdup(cwd);
+
+        lc = strlen(cwd);
+        while (lc > 1 && cwd[lc - 1] == '/')
+                lc--;
+        if (asprintf(&r, "%.*s%s%s", (int) lc, cwd, cwd[lc - 1] == '/' ? "" : "/", p) < 0)
+                return NULL;
+        return r;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The interface every tool implements (builtin tools now; MCP upstream tools
+ * and host callbacks later). A tool never includes the RPC layer: the RPC
+ * layer reaches tools only through the registry (registry.h).
+ *
+ * Threading: run() is called on a worker thread, possibly many at once for
+ * the same tool, so a tool keeps no mutable global state without locking.
+ */
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "basic/time-util.h"
+#include "core/config/config.h"
+
+struct redactor;
+struct tool;
+
+/* What a tool call may use of the execution it belongs to. All borrowed. */
+struct tool_ctx {
+        const struct ptc_config *config;
+        const char *cwd;              /* absolute; base for relative paths */
+        char *const *env;             /* scrubbed environment for subprocesses */
+        usec_t deadline;              /* CLOCK_MONOTONIC; USEC_INFINITY when none */
+        int cancel_fd;                /* readable (POLLIN) once the execution is cancelled;
+                                       * -1 when there is none */
+        const struct redactor *redactor; /* may be NULL */
+        const char *python;           /* resolved interpreter (absolute), for linters */
+};
+
+/*
+ * Run the tool with @args (a JSON object, borrowed; members may be JSON null,
+ * meaning "use the default", since the stubs send every parameter).
+ *
+ * On return 0, *ret_result is a new reference to the result object. Errors a
+ * caller should see are results too: {"error": "..."} plus the tool's fields,
+ * as the seed. A negative errno means the tool itself failed; the dispatcher
+ * then answers {"error": "Tool execution failed: <strerror>"}.
+ */
+typedef int (*tool_run_fn)(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
+                           json_t **ret_result);
+
+/* Static description of a builtin tool. */
+struct tool_def {
+        const char *name;
+        /* First line: what it does; used as the stub's docstring. */
+        const char *description;
+        /* JSON Schema of the arguments ("type": "object", "properties" in
+         * signature order, "required", "default" per property). */
+        const char *parameters_json;
+        /* One line describing the result, for the execute_code description,
+         * e.g. "Returns {\"content\": \"...\", \"total_lines\": N}". */
+        const char *returns;
+        tool_run_fn run;
+};
+
+/* A tool as the registry holds it. */
+struct tool {
+        char *name;
+        char *description;
+        json_t *parameters; /* owned reference */
+        char *returns;
+        tool_run_fn run;
+        void *userdata; /* for tools that are not builtin (MCP upstream) */
+};
+
+/* The builtin tools, defined in tools/<name>.c. */
+extern const struct tool_def tool_def_read_file;
+extern const struct tool_def tool_def_write_file;
+extern const struct tool_def tool_def_terminal;
+
+/* Helpers for tool implementations (tool-util.c). */
+
+/* {"error": msg} as a new object; NULL on ENOMEM. */
+json_t *tool_error_new(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Argument accessors. A missing member or JSON null gives the default.
+ * Integers also accept JSON reals with an integral value and decimal strings
+ * ("42"), as the seed coerces string arguments to the schema's types.
+ * Return 0, or -EINVAL when the value has another type (the message for the
+ * caller is then in *ret_err, a static string).
+ */
+int tool_arg_string(json_t *args, const char *key, const char **ret, const char **ret_err);
+int tool_arg_int(json_t *args, const char *key, int64_t def, int64_t *ret, const char **ret_err);
+int tool_arg_bool(json_t *args, const char *key, bool def, bool *ret, const char **ret_err);
+
+/*
+ * Resolve @path against ctx->cwd, expanding a leading "~" or "~/" with $HOME
+ * from ctx->env (not ptc's environment). Returns a new absolute path (not
+ * normalised, symlinks not resolved) or NULL on ENOMEM.
+ */
+char *tool_resolve_path(const struct tool_ctx *ctx, const char *path);
+
+/* Value of @name in ctx->env, or NULL. Borrowed. */
+const char *tool_env_get(const struct tool_ctx *ctx, const char *name);

@@ -1,0 +1,283 @@
+# SPDX-License-Identifier: MIT
+"""Shared fixtures for the ptc integration tests.
+
+The tests drive the real ptc binary with real Python scripts. The binary is
+$PTC_BIN, else <repo>/build/ptc. Every test gets a private scratch directory
+(short, under /tmp, so AF_UNIX socket paths below it stay far from the 108-byte
+limit) with its own HOME, XDG dirs and TMPDIR, and a minimal environment.
+Every subprocess has a hard timeout: a hanging ptc fails the test, it never
+hangs the suite.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_BIN = REPO_ROOT / "build" / "ptc"
+
+# Hard limit for one ptc invocation unless a test asks for another.
+DEFAULT_TIMEOUT = 30.0
+
+
+def ptc_binary():
+    p = os.environ.get("PTC_BIN")
+    return Path(p).resolve() if p else DEFAULT_BIN
+
+
+class Result(tuple):
+    """(exit code, parsed JSON or None, stderr text); also .stdout (bytes),
+    .elapsed (seconds) and .args, so a failing assertion can show all."""
+
+    def __new__(cls, rc, data, stderr, stdout, elapsed, args):
+        self = super().__new__(cls, (rc, data, stderr))
+        self.rc, self.data, self.stderr = rc, data, stderr
+        self.stdout, self.elapsed, self.args = stdout, elapsed, args
+        return self
+
+    def __repr__(self):
+        out = self.stdout[:3000].decode("utf-8", "replace")
+        return (f"<ptc {self.args!r}: rc={self.rc} elapsed={self.elapsed:.2f}s\n"
+                f"stdout={out!r}\nstderr={self.stderr[:3000]!r}>")
+
+    @property
+    def output(self):
+        return self.data["output"]
+
+    def output_json(self):
+        """The script printed one JSON document: decode it."""
+        try:
+            return json.loads(self.data["output"])
+        except (TypeError, KeyError, ValueError) as e:
+            raise AssertionError(f"script output is not JSON ({e}): {self!r}")
+
+
+def parse_stdout(stdout):
+    try:
+        v = json.loads(stdout.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return v if isinstance(v, dict) else None
+
+
+def run_ptc(args, input=None, env=None, timeout=DEFAULT_TIMEOUT, cwd=None, binary=None):
+    """Run ptc with @args. @env is the complete environment (default: ours
+    without PTC_CONFIG). Returns a Result. A ptc that outlives @timeout is
+    killed and the test fails."""
+    binary = str(binary or ptc_binary())
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k != "PTC_CONFIG"}
+    if isinstance(input, str):
+        input = input.encode("utf-8")
+    argv = [binary] + [str(a) for a in args]
+    t0 = time.monotonic()
+    stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
+    proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=cwd,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid)
+        out, err = proc.communicate()
+        raise AssertionError(f"ptc did not return within {timeout}s: {argv!r}\n"
+                             f"stdout={out[:2000]!r}\nstderr={err[:2000]!r}")
+    elapsed = time.monotonic() - t0
+    return Result(proc.returncode, parse_stdout(out), err.decode("utf-8", "replace"), out,
+                  elapsed, args)
+
+
+def kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def pid_alive(pid):
+    """True when @pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    state = stat.rsplit(")", 1)[1].split()[0]
+    return state not in ("Z", "X")
+
+
+def wait_gone(pid, seconds=1.5):
+    """Wait up to @seconds for @pid to disappear (a killed process can take a
+    moment to be reaped). Returns True when it is gone."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.02)
+    return not pid_alive(pid)
+
+
+def wait_for_file(path, seconds=10.0):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            if os.path.getsize(path) > 0:
+                return True
+        except OSError:
+            pass
+        time.sleep(0.01)
+    return False
+
+
+def kill_pids(pids):
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+class Ptc:
+    """One test's view of ptc: binary, scratch dirs, base environment."""
+
+    def __init__(self, binary, tmp):
+        self.bin = binary
+        self.tmp = tmp
+        self.home = tmp / "home"
+        self.workdir = tmp / "work"
+        self.xdg_config = tmp / "xdg-config"
+        self.xdg_cache = tmp / "xdg-cache"
+        self.tmpdir = tmp / "t"
+        for d in (self.home, self.workdir, self.xdg_config, self.xdg_cache, self.tmpdir):
+            d.mkdir()
+        self.env = {
+            "PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(self.home),
+            "LANG": "C.UTF-8",
+            "XDG_CONFIG_HOME": str(self.xdg_config),
+            "XDG_CACHE_HOME": str(self.xdg_cache),
+            "TMPDIR": str(self.tmpdir),
+        }
+        self._n = 0
+
+    def make_env(self, env=None):
+        """Base environment plus @env; a value of None removes the name."""
+        e = dict(self.env)
+        for k, v in (env or {}).items():
+            if v is None:
+                e.pop(k, None)
+            else:
+                e[k] = v
+        return e
+
+    def run_ptc(self, args, input=None, env=None, timeout=DEFAULT_TIMEOUT, cwd=None):
+        return run_ptc(args, input=input, env=self.make_env(env), timeout=timeout,
+                       cwd=str(cwd or self.workdir), binary=self.bin)
+
+    def run(self, code, *opts, **kw):
+        """`ptc run OPTS -c CODE` (CODE dedented)."""
+        return self.run_ptc(["run", *opts, "-c", textwrap.dedent(code)], **kw)
+
+    def run_file(self, code, *opts, **kw):
+        """Write CODE to a file in the workdir and `ptc run OPTS FILE`."""
+        self._n += 1
+        p = self.tmp / f"script{self._n}.py"
+        p.write_text(textwrap.dedent(code), encoding="utf-8")
+        return self.run_ptc(["run", *opts, str(p)], **kw)
+
+    def spawn(self, args, env=None, cwd=None):
+        """Start ptc without waiting (for signal tests). Caller reaps."""
+        return subprocess.Popen([str(self.bin)] + [str(a) for a in args],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=self.make_env(env),
+                                cwd=str(cwd or self.workdir), start_new_session=True)
+
+    def write_config(self, text, name="config.yaml"):
+        p = self.tmp / name
+        p.write_text(textwrap.dedent(text), encoding="utf-8")
+        return p
+
+    def path(self, *parts):
+        return self.tmp.joinpath(*parts)
+
+
+@pytest.fixture
+def ptc():
+    binary = ptc_binary()
+    if not (binary.is_file() and os.access(binary, os.X_OK)):
+        pytest.fail(f"ptc binary not found at {binary} (build it or set PTC_BIN)")
+    tmp = Path(tempfile.mkdtemp(prefix="ptci-", dir="/tmp"))
+    try:
+        yield Ptc(binary, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def expect(r, rc, status=None):
+    """Assert exit code @rc (and result status) with the whole result in the message."""
+    assert r.rc == rc, f"expected exit {rc}: {r!r}"
+    if status is not None:
+        assert r.data is not None, f"no result JSON on stdout: {r!r}"
+        assert r.data.get("status") == status, f"expected status {status}: {r!r}"
+
+
+def expect_usage_error(r, *words):
+    """Exit 2, no result JSON on stdout, a one-line message on stderr that
+    contains each of @words (case-insensitive)."""
+    assert r.rc == 2, f"expected exit 2: {r!r}"
+    assert r.data is None, f"usage error must not print a result JSON: {r!r}"
+    msg = r.stderr.strip()
+    assert msg, f"usage error without a message: {r!r}"
+    for w in words:
+        assert w.lower() in msg.lower(), f"message does not name {w!r}: {r!r}"
+
+
+# A raw RPC client for scripts that talk to ptc themselves (docs/protocol.md).
+RPC_CLIENT = r'''
+import json as _json, os as _os, socket as _socket
+
+def rpc_connect(timeout=20):
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(_os.environ["PTC_RPC_SOCKET"])
+    return s
+
+class Lines:
+    def __init__(self, s):
+        self.s, self.buf = s, b""
+    def line(self):
+        while b"\n" not in self.buf:
+            d = self.s.recv(65536)
+            if not d:
+                if self.buf:
+                    raise RuntimeError("EOF inside a line: %r" % self.buf[:200])
+                return None
+            self.buf += d
+        l, self.buf = self.buf.split(b"\n", 1)
+        return l
+    def msg(self):
+        l = self.line()
+        return None if l is None else _json.loads(l)
+
+TOKEN = _os.environ.get("PTC_RPC_TOKEN", "")
+
+def req(id, tool, args, token=TOKEN):
+    d = {"id": id, "tool": tool, "args": args}
+    if token is not None:
+        d["token"] = token
+    return (_json.dumps(d) + "\n").encode()
+
+def call(tool, args, id=1):
+    s = rpc_connect()
+    s.sendall(req(id, tool, args))
+    m = Lines(s).msg()
+    s.close()
+    return m
+'''

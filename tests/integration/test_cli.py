@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: MIT
+"""The command line (DESIGN.md section 3): subcommands, options, exit status,
+stdout carrying only the result JSON."""
+
+import json
+import re
+
+import pytest
+
+from conftest import expect, expect_usage_error
+
+
+def test_version_exits_0(ptc):
+    r = ptc.run_ptc(["--version"])
+    assert r.rc == 0, r
+    assert re.search(r"\d+\.\d+", r.stdout.decode()), r
+
+
+def test_help_exits_0_and_lists_subcommands(ptc):
+    r = ptc.run_ptc(["--help"])
+    assert r.rc == 0, r
+    text = r.stdout.decode() + r.stderr
+    for sub in ("run", "schema", "stubs", "tool"):
+        assert re.search(rf"\b{sub}\b", text), (sub, r)
+
+
+@pytest.mark.parametrize("sub", ["run", "schema", "stubs", "tool"])
+def test_subcommand_help_exits_0(ptc, sub):
+    r = ptc.run_ptc([sub, "--help"])
+    assert r.rc == 0, r
+    assert (r.stdout.decode() + r.stderr).strip(), r
+
+
+def test_run_help_lists_options(ptc):
+    r = ptc.run_ptc(["run", "--help"])
+    assert r.rc == 0, r
+    text = r.stdout.decode() + r.stderr
+    for opt in ("--tools", "--timeout", "--max-tool-calls", "--mode", "--cwd", "--config",
+                "--isolation", "--log", "--pretty"):
+        assert opt in text, (opt, r)
+
+
+def test_unknown_subcommand_exits_2(ptc):
+    expect_usage_error(ptc.run_ptc(["frobnicate"]), "frobnicate")
+
+
+def test_unknown_option_exits_2(ptc):
+    expect_usage_error(ptc.run_ptc(["run", "--no-such-option", "-c", "print(1)"]),
+                       "no-such-option")
+
+
+def test_unknown_global_option_exits_2(ptc):
+    expect_usage_error(ptc.run_ptc(["--no-such-option"]))
+
+
+def test_missing_script_file_exits_2(ptc):
+    missing = ptc.path("does-not-exist.py")
+    r = ptc.run_ptc(["run", str(missing)])
+    expect_usage_error(r, "does-not-exist.py")
+
+
+def test_script_from_file(ptc):
+    r = ptc.run_file("print('from file')\n")
+    expect(r, 0, "success")
+    assert r.output == "from file\n"
+
+
+def test_script_from_stdin_dash(ptc):
+    r = ptc.run_ptc(["run", "-"], input="print('from stdin')\n")
+    expect(r, 0, "success")
+    assert r.output == "from stdin\n"
+
+
+def test_script_inline_c(ptc):
+    r = ptc.run("print('inline')")
+    expect(r, 0, "success")
+    assert r.output == "inline\n"
+
+
+def test_script_file_relative_to_ptc_cwd(ptc):
+    (ptc.workdir / "rel.py").write_text("print('relative')\n")
+    r = ptc.run_ptc(["run", "rel.py"])
+    expect(r, 0, "success")
+    assert r.output == "relative\n"
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "0", "1e999x", ""])
+def test_bad_timeout_exits_2(ptc, value):
+    expect_usage_error(ptc.run_ptc(["run", "--timeout", value, "-c", "print(1)"]), "timeout")
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "2.5"])
+def test_bad_max_tool_calls_exits_2(ptc, value):
+    r = ptc.run_ptc(["run", "--max-tool-calls", value, "-c", "print(1)"])
+    expect_usage_error(r)
+    assert re.search(r"max[-_]tool[-_]calls", r.stderr), r
+
+
+def test_bad_mode_exits_2(ptc):
+    expect_usage_error(ptc.run_ptc(["run", "--mode", "fast", "-c", "print(1)"]), "fast")
+
+
+def test_bad_isolation_exits_2(ptc):
+    expect_usage_error(ptc.run_ptc(["run", "--isolation", "maximum", "-c", "print(1)"]),
+                       "maximum")
+
+
+def test_isolation_strict_not_available_exits_2_naming_a_layer(ptc):
+    r = ptc.run_ptc(["run", "--isolation", "strict", "-c", "print(1)"])
+    assert r.rc == 2, r
+    assert r.data is None, r
+    msg = r.stderr.lower()
+    layers = ("namespace", "seccomp", "landlock", "cgroup", "mount", "network", "rlimit",
+              "userns", "pid")
+    assert any(w in msg for w in layers), f"message names no isolation layer: {r!r}"
+
+
+@pytest.mark.parametrize("level", ["none", "auto"])
+def test_isolation_none_and_auto_run(ptc, level):
+    r = ptc.run("print('iso')", "--isolation", level)
+    expect(r, 0, "success")
+    assert r.output == "iso\n"
+
+
+def test_cwd_missing_dir_exits_2(ptc):
+    r = ptc.run_ptc(["run", "--cwd", str(ptc.path("nope")), "-c", "print(1)"])
+    expect_usage_error(r, "nope")
+
+
+def test_unknown_tool_name_exits_2(ptc):
+    expect_usage_error(ptc.run_ptc(["run", "--tools", "read_file,foo", "-c", "print(1)"]),
+                       "foo")
+
+
+def test_tool_not_in_this_build_warns_and_is_left_out(ptc):
+    r = ptc.run("""
+        import hermes_tools
+        print(sorted(n for n in ("read_file", "search_files", "terminal", "write_file")
+                     if hasattr(hermes_tools, n)))
+        """, "--tools", "read_file,search_files")
+    expect(r, 0, "success")
+    assert "search_files" in r.stderr, f"no warning naming search_files: {r!r}"
+    assert r.output == "['read_file']\n"
+
+
+def test_stdout_is_exactly_one_json_document(ptc):
+    r = ptc.run("""
+        import sys
+        print('to stdout')
+        sys.stderr.write('STDERR-LEAK-CHECK\\n')
+        """)
+    expect(r, 0, "success")
+    # Nothing but the result on stdout: the whole of it decodes as one object.
+    json.loads(r.stdout.decode("utf-8"))
+    assert "STDERR-LEAK-CHECK" not in r.stderr, r
+    assert "to stdout" not in r.stderr, r
+
+
+def test_compact_json_by_default(ptc):
+    r = ptc.run("print(1)")
+    expect(r, 0, "success")
+    assert r.stdout.rstrip(b"\n").count(b"\n") == 0, r
+
+
+def test_pretty_indents_result(ptc):
+    r = ptc.run("print(1)", "--pretty")
+    expect(r, 0, "success")
+    text = r.stdout.decode()
+    assert text.count("\n") >= 4, r
+    assert re.search(r'\n +"status"', text), r
+    assert r.data["output"] == "1\n"
+
+
+def test_log_adds_tool_calls(ptc):
+    (ptc.workdir / "f.txt").write_text("x\n")
+    r = ptc.run("""
+        from hermes_tools import read_file, terminal
+        read_file('f.txt')
+        terminal('echo hi')
+        """, "--log")
+    expect(r, 0, "success")
+    calls = r.data.get("tool_calls")
+    assert isinstance(calls, list) and len(calls) == 2, r
+    assert [c["tool"] for c in calls] == ["read_file", "terminal"], r
+    for c in calls:
+        assert set(c) >= {"tool", "args_preview", "duration_seconds", "ok"}, c
+        assert c["ok"] is True, c
+        assert isinstance(c["args_preview"], str), c
+        assert isinstance(c["duration_seconds"], (int, float)), c
+    assert "f.txt" in calls[0]["args_preview"], calls
+    assert "echo hi" in calls[1]["args_preview"], calls
+
+
+def test_log_absent_without_flag(ptc):
+    r = ptc.run("from hermes_tools import terminal\nterminal('true')")
+    expect(r, 0, "success")
+    assert "tool_calls" not in r.data, r
+
+
+def test_log_marks_failed_call_not_ok(ptc):
+    r = ptc.run("""
+        from hermes_tools import read_file
+        print(read_file('/nonexistent/zzz').get('error') is not None)
+        """, "--log")
+    expect(r, 0, "success")
+    calls = r.data["tool_calls"]
+    assert len(calls) == 1 and calls[0]["ok"] is False, r
+
+
+def test_tool_subcommand_with_json_argument(ptc):
+    r = ptc.run_ptc(["tool", "terminal", '{"command": "echo direct"}'])
+    assert r.rc == 0, r
+    assert r.data["output"] == "direct", r
+    assert r.data["exit_code"] == 0, r
+
+
+def test_tool_subcommand_reads_json_from_stdin(ptc):
+    (ptc.workdir / "in.txt").write_text("stdin args\n")
+    r = ptc.run_ptc(["tool", "read_file"], input='{"path": "in.txt"}')
+    assert r.rc == 0, r
+    assert "stdin args" in r.data["content"], r
+
+
+@pytest.mark.parametrize("arg", ['{"command": ', "[1, 2]", "not json"])
+def test_tool_subcommand_bad_json_exits_2(ptc, arg):
+    expect_usage_error(ptc.run_ptc(["tool", "terminal", arg]))
+
+
+def test_tool_subcommand_unknown_tool_exits_2(ptc):
+    expect_usage_error(ptc.run_ptc(["tool", "foo", "{}"]), "foo")
+
+
+def test_schema_and_stubs_print_to_stdout(ptc):
+    r = ptc.run_ptc(["schema"])
+    assert r.rc == 0 and r.data and r.data.get("name") == "execute_code", r
+    r = ptc.run_ptc(["stubs"])
+    assert r.rc == 0, r
+    compile(r.stdout.decode("utf-8"), "hermes_tools.py", "exec")

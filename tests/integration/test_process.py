@@ -1,0 +1,303 @@
+# SPDX-License-Identifier: MIT
+"""Supervision of the process tree: deadlines, kill escalation, daemons,
+leftover descendants, interrupts, parent death (DESIGN.md 6, section 9 item 8)."""
+
+import os
+import signal
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+from conftest import expect, kill_pids, parse_stdout, wait_for_file, wait_gone
+
+DAEMON = """
+import os, signal, sys, time
+PIDFILE = {pidfile!r}
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    if os.fork() == 0:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        {daemon_extra}
+        with open(PIDFILE + '.tmp', 'w') as f:
+            f.write(str(os.getpid()))
+        os.rename(PIDFILE + '.tmp', PIDFILE)
+        time.sleep(60)
+        os._exit(0)
+    os._exit(0)
+os.waitpid(pid, 0)
+while not os.path.exists(PIDFILE):
+    time.sleep(0.01)
+print('daemon started', flush=True)
+"""
+
+CLOSE_STDIO = ("fd = os.open('/dev/null', os.O_RDWR)\n"
+               "        for i in (0, 1, 2): os.dup2(fd, i)")
+
+
+def daemon_script(pidfile, tail="", extra="pass"):
+    return DAEMON.format(pidfile=str(pidfile), daemon_extra=extra) + textwrap.dedent(tail)
+
+
+def read_pids(path):
+    return [int(x) for x in path.read_text().split()]
+
+
+def assert_all_gone(pids, what):
+    try:
+        alive = [p for p in pids if not wait_gone(p, 2.0)]
+        assert not alive, f"{what}: still running after ptc returned: {alive}"
+    finally:
+        kill_pids(pids)
+
+
+def test_two_second_timeout_returns_in_time(ptc):
+    r = ptc.run("while True:\n    pass\n", "--timeout", "2")
+    expect(r, 124, "timeout")
+    assert r.elapsed < 3.0, r
+    assert 1.9 <= r.data["duration_seconds"] <= 3.0, r
+
+
+def test_timeout_kills_double_forked_setsid_daemon(ptc):
+    pidfile = ptc.path("daemon.pid")
+    r = ptc.run(daemon_script(pidfile, "time.sleep(60)\n"), "--timeout", "2")
+    expect(r, 124, "timeout")
+    assert r.output.startswith("daemon started\n"), r
+    assert r.elapsed < 3.5, r
+    assert_all_gone(read_pids(pidfile), "double-forked daemon")
+
+
+def test_timeout_kills_sigterm_ignoring_daemon(ptc):
+    pidfile = ptc.path("daemon.pid")
+    code = daemon_script(pidfile, "time.sleep(60)\n",
+                         extra="signal.signal(signal.SIGTERM, signal.SIG_IGN)")
+    r = ptc.run(code, "--timeout", "1")
+    expect(r, 124, "timeout")
+    assert r.elapsed < 4.5, r
+    assert_all_gone(read_pids(pidfile), "SIGTERM-ignoring daemon")
+
+
+def test_sigterm_ignoring_script_is_killed_after_grace(ptc):
+    r = ptc.run("""
+        import signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print('ignoring', flush=True)
+        while True:
+            time.sleep(0.05)
+        """, "--timeout", "1")
+    expect(r, 124, "timeout")
+    assert r.output.startswith("ignoring\n"), r
+    # timeout 1 s + grace 2 s (the seed took timeout + 5 s)
+    assert r.elapsed < 4.5, r
+
+
+def test_normal_exit_kills_leftover_daemon_holding_stdio(ptc):
+    pidfile = ptc.path("daemon.pid")
+    r = ptc.run(daemon_script(pidfile, "print('script done')\n"), "--timeout", "30")
+    expect(r, 0, "success")
+    assert r.output == "daemon started\nscript done\n", r
+    # The daemon still holds the stdout pipe: ptc must not wait for EOF.
+    assert r.elapsed < 5, r
+    assert_all_gone(read_pids(pidfile), "leftover daemon (inherited stdio)")
+
+
+def test_normal_exit_kills_leftover_daemon_with_closed_stdio(ptc):
+    pidfile = ptc.path("daemon.pid")
+    r = ptc.run(daemon_script(pidfile, "print('script done')\n", extra=CLOSE_STDIO),
+                "--timeout", "30")
+    expect(r, 0, "success")
+    assert r.elapsed < 5, r
+    assert_all_gone(read_pids(pidfile), "leftover daemon (closed stdio)")
+
+
+def test_normal_exit_kills_plain_children(ptc):
+    pidfile = ptc.path("kids.pid")
+    r = ptc.run(f"""
+        import subprocess
+        kids = [subprocess.Popen(['sleep', '60'], start_new_session=(i % 2 == 0))
+                for i in range(8)]
+        open({str(pidfile)!r}, 'w').write(' '.join(str(k.pid) for k in kids))
+        print('spawned')
+        """, "--timeout", "30")
+    expect(r, 0, "success")
+    assert r.elapsed < 5, r
+    assert_all_gone(read_pids(pidfile), "children of an exited script")
+
+
+def test_error_exit_also_kills_leftovers(ptc):
+    pidfile = ptc.path("daemon.pid")
+    r = ptc.run(daemon_script(pidfile, "raise SystemExit(5)\n"), "--timeout", "30")
+    expect(r, 1, "error")
+    assert r.data["exit_code"] == 5, r
+    assert_all_gone(read_pids(pidfile), "daemon of a failed script")
+
+
+def test_timeout_cancels_in_flight_tool_call(ptc):
+    pidfile = ptc.path("tool.pid")
+    r = ptc.run(f"""
+        from hermes_tools import terminal
+        print('calling', flush=True)
+        terminal("echo $$ > {pidfile}; exec sleep 30")
+        print('never')
+        """, "--timeout", "2")
+    expect(r, 124, "timeout")
+    assert r.elapsed < 3.5, r
+    assert "never" not in r.output
+    if pidfile.exists():
+        assert_all_gone(read_pids(pidfile), "terminal command of a timed-out script")
+
+
+def test_script_closing_stdout_early_still_waited_for(ptc):
+    r = ptc.run("""
+        import os, sys, time
+        print('before close', flush=True)
+        os.close(1)
+        time.sleep(1.0)
+        sys.stderr.write('late stderr\\n')
+        os._exit(7)
+        """)
+    expect(r, 1, "error")
+    assert r.data["exit_code"] == 7, r
+    assert r.output == "before close\n\n--- stderr ---\nlate stderr\n", r
+
+
+def test_closed_stdio_script_times_out(ptc):
+    r = ptc.run("import os, time\nos.close(1)\nos.close(2)\ntime.sleep(30)", "--timeout", "2")
+    expect(r, 124, "timeout")
+    assert r.elapsed < 3.5, r
+
+
+def test_many_processes_killed_on_timeout(ptc):
+    pidfile = ptc.path("many.pid")
+    r = ptc.run(f"""
+        import os, time
+        pids = []
+        for i in range(30):
+            p = os.fork()
+            if p == 0:
+                if i % 3 == 0:
+                    os.setsid()
+                time.sleep(60)
+                os._exit(0)
+            pids.append(p)
+        open({str(pidfile)!r}, 'w').write(' '.join(map(str, pids)))
+        time.sleep(60)
+        """, "--timeout", "2")
+    expect(r, 124, "timeout")
+    assert_all_gone(read_pids(pidfile), "forked children")
+
+
+def _start_and_wait_ready(ptc, code, *opts):
+    ready = ptc.path("ready")
+    code = textwrap.dedent(code).replace("READY", repr(str(ready)))
+    proc = ptc.spawn(["run", *opts, "-c", code])
+    if not wait_for_file(ready, 15):
+        proc.kill()
+        out, err = proc.communicate(timeout=10)
+        pytest.fail(f"script never became ready: {out!r} {err!r}")
+    return proc, ready
+
+
+def _finish(proc, timeout=10):
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"ptc did not return {timeout}s after the signal: {out!r} {err!r}")
+    return proc.returncode, parse_stdout(out), err.decode("utf-8", "replace")
+
+
+SLEEPER = """
+import os, time
+print('started', flush=True)
+open(READY, 'w').write(str(os.getpid()))
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_ptc_interrupts(ptc, sig):
+    proc, ready = _start_and_wait_ready(ptc, SLEEPER)
+    child = int(ready.read_text())
+    t0 = time.monotonic()
+    proc.send_signal(sig)
+    rc, d, err = _finish(proc)
+    elapsed = time.monotonic() - t0
+    try:
+        assert rc == 130, (rc, d, err)
+        assert d is not None and d["status"] == "interrupted", (d, err)
+        assert d["output"] == "started\n\n[execution interrupted]", d
+        assert elapsed < 3.0, elapsed
+    finally:
+        assert_all_gone([child], "interrupted script")
+
+
+def test_interrupt_with_empty_stdout(ptc):
+    proc, ready = _start_and_wait_ready(ptc, """
+        import os, time
+        open(READY, 'w').write(str(os.getpid()))
+        time.sleep(60)
+        """)
+    proc.send_signal(signal.SIGINT)
+    rc, d, err = _finish(proc)
+    assert rc == 130, (rc, d, err)
+    assert d["output"] == "\n[execution interrupted]", d
+
+
+def test_interrupt_kills_sigterm_ignoring_script(ptc):
+    proc, ready = _start_and_wait_ready(ptc, """
+        import os, signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        open(READY, 'w').write(str(os.getpid()))
+        while True:
+            time.sleep(0.05)
+        """)
+    child = int(ready.read_text())
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    rc, d, err = _finish(proc)
+    try:
+        assert rc == 130 and d["status"] == "interrupted", (rc, d, err)
+        assert time.monotonic() - t0 < 4.5
+    finally:
+        assert_all_gone([child], "SIGTERM-ignoring interrupted script")
+
+
+def test_interrupt_during_tool_call(ptc):
+    pidfile = ptc.path("tool.pid")
+    proc, ready = _start_and_wait_ready(ptc, f"""
+        import os
+        from hermes_tools import terminal
+        open(READY, 'w').write(str(os.getpid()))
+        terminal("echo $$ > {pidfile}; exec sleep 30")
+        """)
+    wait_for_file(pidfile, 5)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    rc, d, err = _finish(proc)
+    assert rc == 130 and d["status"] == "interrupted", (rc, d, err)
+    assert time.monotonic() - t0 < 3.5
+    if pidfile.exists() and pidfile.read_text().strip():
+        assert_all_gone(read_pids(pidfile), "terminal command of an interrupted script")
+
+
+def test_interrupt_kills_daemon(ptc):
+    pidfile = ptc.path("daemon.pid")
+    code = daemon_script(pidfile, "open(READY, 'w').write('1')\ntime.sleep(60)\n")
+    proc, ready = _start_and_wait_ready(ptc, code)
+    proc.send_signal(signal.SIGTERM)
+    rc, d, err = _finish(proc)
+    assert rc == 130, (rc, d, err)
+    assert_all_gone(read_pids(pidfile), "daemon of an interrupted script")
+
+
+def test_child_dies_with_ptc(ptc):
+    proc, ready = _start_and_wait_ready(ptc, SLEEPER)
+    child = int(ready.read_text())
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=10)
+    assert_all_gone([child], "script after ptc was SIGKILLed")

@@ -1,0 +1,405 @@
+# SPDX-License-Identifier: MIT
+"""The wire protocol between the script and ptc (DESIGN.md 7, seed-behavior
+1.5): scripts talk to the socket themselves and print what they saw."""
+
+import textwrap
+
+from conftest import RPC_CLIENT, expect
+
+
+def rpc_run(ptc, body, *opts, **kw):
+    r = ptc.run(RPC_CLIENT + textwrap.dedent(body), *opts, **kw)
+    return r
+
+
+def test_valid_request_roundtrip(ptc):
+    r = rpc_run(ptc, """
+        s = rpc_connect()
+        s.sendall(req(7, 'terminal', {'command': 'echo raw'}))
+        print(_json.dumps(Lines(s).msg()))
+        """)
+    expect(r, 0, "success")
+    d = r.output_json()
+    assert d["id"] == 7, d
+    assert d["result"]["output"] == "raw" and d["result"]["exit_code"] == 0, d
+    assert r.data["tool_calls_made"] == 1
+
+
+def test_missing_wrong_and_empty_token_unauthorized_connection_stays_open(ptc):
+    r = rpc_run(ptc, """
+        s = rpc_connect(); L = Lines(s)
+        out = []
+        s.sendall(req(1, 'terminal', {'command': 'echo a'}, token=None)); out.append(L.msg())
+        s.sendall(req(2, 'terminal', {'command': 'echo b'}, token='wrong')); out.append(L.msg())
+        s.sendall(req(3, 'terminal', {'command': 'echo c'}, token='')); out.append(L.msg())
+        s.sendall(req(4, 'terminal', {'command': 'echo d'}, token=TOKEN[:-1])); out.append(L.msg())
+        s.sendall(req(5, 'terminal', {'command': 'echo e'}, token=12345)); out.append(L.msg())
+        s.sendall(req(6, 'terminal', {'command': 'echo ok'})); out.append(L.msg())
+        print(_json.dumps(out))
+        """)
+    expect(r, 0, "success")
+    out = r.output_json()
+    for i, m in enumerate(out[:5]):
+        assert m == {"id": i + 1, "error": "Unauthorized RPC request"}, out
+    assert out[5]["id"] == 6 and out[5]["result"]["output"] == "ok", out
+    assert r.data["tool_calls_made"] == 1, r
+
+
+def test_invalid_json_error_and_connection_goes_on(ptc):
+    r = rpc_run(ptc, """
+        s = rpc_connect(); L = Lines(s)
+        out = []
+        s.sendall(b'{this is not json\\n'); out.append(L.msg())
+        s.sendall(b'[1, 2, 3]\\n'); out.append(L.msg())
+        s.sendall(b'"just a string"\\n'); out.append(L.msg())
+        s.sendall(req(9, 'terminal', {'command': 'echo after'})); out.append(L.msg())
+        print(_json.dumps(out))
+        """)
+    expect(r, 0, "success")
+    out = r.output_json()
+    for m in out[:3]:
+        assert m["error"].startswith("Invalid RPC request"), out
+        assert "result" not in m
+    assert out[3] == {"id": 9, "result": out[3]["result"]} and \
+        out[3]["result"]["output"] == "after", out
+    assert r.data["tool_calls_made"] == 1
+
+
+def test_invalid_utf8_request(ptc):
+    r = rpc_run(ptc, r"""
+        s = rpc_connect(); L = Lines(s)
+        s.sendall(b'{"id": 3, "token": "' + TOKEN.encode() + b'", "tool": "ter\xffminal", '
+                  b'"args": {"command": "echo \xfe"}}\n')
+        a = L.msg()
+        s.sendall(req(4, 'terminal', {'command': 'echo fine'}))
+        b = L.msg()
+        print(_json.dumps([a, b]))
+        """)
+    expect(r, 0, "success")
+    a, b = r.output_json()
+    assert a["error"].startswith("Invalid RPC request: "), a
+    assert b["result"]["output"] == "fine", b
+
+
+def test_blank_lines_ignored(ptc):
+    r = rpc_run(ptc, """
+        s = rpc_connect(); L = Lines(s)
+        s.sendall(b'\\n\\n   \\n' + req(11, 'terminal', {'command': 'echo x'}))
+        print(_json.dumps(L.msg()))
+        """)
+    expect(r, 0, "success")
+    assert r.output_json()["id"] == 11, r
+
+
+def test_unknown_tool(ptc):
+    r = rpc_run(ptc, """
+        print(_json.dumps(call('foo', {})))
+        """, "--tools", "terminal,read_file")
+    expect(r, 0, "success")
+    assert r.output_json() == {
+        "id": 1,
+        "error": "Tool 'foo' is not available in execute_code. Available: read_file, terminal"}
+    assert r.data["tool_calls_made"] == 0
+
+
+def test_disabled_tool_refused_by_server(ptc):
+    r = rpc_run(ptc, """
+        print(_json.dumps(call('write_file', {'path': 'x.txt', 'content': 'no'})))
+        """, "--tools", "read_file")
+    expect(r, 0, "success")
+    assert r.output_json()["error"] == (
+        "Tool 'write_file' is not available in execute_code. Available: read_file"), r
+    assert not (ptc.workdir / "x.txt").exists()
+    assert r.data["tool_calls_made"] == 0
+
+
+def test_tool_not_in_build_refused(ptc):
+    r = rpc_run(ptc, """
+        print(_json.dumps(call('search_files', {'pattern': 'x'})))
+        """)
+    expect(r, 0, "success")
+    assert r.output_json()["error"] == ("Tool 'search_files' is not available in "
+                                        "execute_code. Available: read_file, terminal, "
+                                        "write_file"), r
+
+
+def test_no_tools_enabled_server_refuses(ptc):
+    r = rpc_run(ptc, """
+        print(_json.dumps(call('terminal', {'command': 'echo x'})))
+        """, "--tools", "")
+    expect(r, 0, "success")
+    m = r.output_json()
+    assert m["error"].startswith("Tool 'terminal' is not available in execute_code."), m
+    assert r.data["tool_calls_made"] == 0
+
+
+def test_call_budget(ptc):
+    r = ptc.run("""
+        from hermes_tools import terminal
+        res = [terminal(f'echo {i}') for i in range(3)]
+        print([x.get('output', x.get('error')) for x in res])
+        print('script continues')
+        """, "--max-tool-calls", "2")
+    expect(r, 0, "success")
+    lines = r.output.splitlines()
+    assert lines[0] == ("['0', '1', 'Tool call limit reached (2). No more tool calls allowed "
+                        "in this execution.']"), r
+    assert lines[1] == "script continues"
+    assert r.data["tool_calls_made"] == 2
+
+
+def test_call_budget_zero(ptc):
+    r = rpc_run(ptc, "print(_json.dumps(call('terminal', {'command': 'echo x'})))",
+                "--max-tool-calls", "0")
+    expect(r, 0, "success")
+    assert r.output_json() == {"id": 1, "error": "Tool call limit reached (0). No more tool "
+                                                 "calls allowed in this execution."}, r
+    assert r.data["tool_calls_made"] == 0
+
+
+def test_tool_calls_made_counts_dispatched_only(ptc):
+    r = rpc_run(ptc, """
+        s = rpc_connect(); L = Lines(s)
+        s.sendall(req(1, 'terminal', {'command': 'echo 1'})); L.msg()
+        s.sendall(req(2, 'terminal', {'command': 'echo 2'}, token='bad')); L.msg()
+        s.sendall(req(3, 'nope', {})); L.msg()
+        s.sendall(b'garbage\\n'); L.msg()
+        s.sendall(req(4, 'read_file', {'path': '/nonexistent'})); L.msg()
+        print('done')
+        """)
+    expect(r, 0, "success")
+    assert r.data["tool_calls_made"] == 2, r
+
+
+def test_denied_requests_do_not_consume_budget(ptc):
+    r = rpc_run(ptc, """
+        s = rpc_connect(); L = Lines(s)
+        for i in range(5):
+            s.sendall(req(i, 'terminal', {'command': 'echo no'}, token='bad')); L.msg()
+        s.sendall(req(10, 'terminal', {'command': 'echo yes'}))
+        print(_json.dumps(L.msg()))
+        """, "--max-tool-calls", "1")
+    expect(r, 0, "success")
+    assert r.output_json()["result"]["output"] == "yes", r
+
+
+def test_out_of_order_answers_on_one_connection(ptc):
+    r = rpc_run(ptc, """
+        import time
+        s = rpc_connect(); L = Lines(s)
+        t0 = time.monotonic()
+        s.sendall(req(1, 'terminal', {'command': 'sleep 1.5; echo slow'}) +
+                  req(2, 'terminal', {'command': 'echo fast'}))
+        a = L.msg(); b = L.msg()
+        print(_json.dumps([a, b, time.monotonic() - t0]))
+        """)
+    expect(r, 0, "success")
+    a, b, elapsed = r.output_json()
+    assert a["id"] == 2 and a["result"]["output"] == "fast", (a, b)
+    assert b["id"] == 1 and b["result"]["output"] == "slow", (a, b)
+    assert elapsed < 3.0
+
+
+def test_many_in_flight_matched_by_id(ptc):
+    r = rpc_run(ptc, """
+        import time
+        s = rpc_connect(); L = Lines(s)
+        t0 = time.monotonic()
+        s.sendall(b''.join(req(100 + i, 'terminal', {'command': f'sleep 1; echo n{i}'})
+                           for i in range(6)))
+        got = {}
+        for _ in range(6):
+            m = L.msg()
+            got[m['id']] = m['result']['output']
+        print(_json.dumps([got, time.monotonic() - t0]))
+        """)
+    expect(r, 0, "success")
+    got, elapsed = r.output_json()
+    assert got == {str(100 + i): f"n{i}" for i in range(6)}, got
+    assert elapsed < 4.5, elapsed  # serial would be >= 6 s
+
+
+def test_id_echoed_verbatim(ptc):
+    r = rpc_run(ptc, """
+        s = rpc_connect(); L = Lines(s)
+        out = []
+        for i in (0, 2**40, 123456):
+            s.sendall(req(i, 'terminal', {'command': 'true'}))
+            out.append(L.msg()['id'])
+        print(_json.dumps(out))
+        """)
+    expect(r, 0, "success")
+    assert r.output_json() == [0, 2**40, 123456], r
+
+
+def test_responses_are_single_lines(ptc):
+    (ptc.workdir / "multi.txt").write_text("line one\nline two\n\n\"quoted\"\n")
+    r = rpc_run(ptc, """
+        s = rpc_connect(); L = Lines(s)
+        s.sendall(req(1, 'read_file', {'path': 'multi.txt'}))
+        line = L.line()
+        s.settimeout(0.3)
+        try:
+            extra = s.recv(100)
+        except Exception:
+            extra = b''
+        m = _json.loads(line)
+        print(_json.dumps({"ok": 'line two' in m['result']['content'],
+                           "extra": extra.decode('utf-8', 'replace')}))
+        """)
+    expect(r, 0, "success")
+    assert r.output_json() == {"ok": True, "extra": ""}, r
+
+
+def test_many_connections(ptc):
+    r = rpc_run(ptc, """
+        conns = [rpc_connect() for _ in range(40)]
+        for i, c in enumerate(conns):
+            c.sendall(req(i, 'terminal', {'command': f'echo c{i}'}))
+        got = [Lines(c).msg() for c in conns]
+        print(all(m['id'] == i and m['result']['output'] == f'c{i}'
+                  for i, m in enumerate(got)))
+        """, "--max-tool-calls", "100")
+    expect(r, 0, "success")
+    assert r.output == "True\n", r
+    assert r.data["tool_calls_made"] == 40
+
+
+def test_idle_connections_do_not_block_exit(ptc):
+    r = rpc_run(ptc, """
+        keep = [rpc_connect() for _ in range(10)]
+        print('bye')
+        """)
+    expect(r, 0, "success")
+    assert r.elapsed < 3, r
+
+
+def test_late_first_connection_is_served(ptc):
+    # The seed accepted a connection only within 5 s of the start.
+    r = ptc.run("""
+        import time
+        time.sleep(5.5)
+        from hermes_tools import terminal
+        print(terminal('echo late')['output'])
+        """)
+    expect(r, 0, "success")
+    assert r.output == "late\n", r
+
+
+def test_terminal_blocked_params_dropped(ptc):
+    r = rpc_run(ptc, """
+        m = call('terminal', {'command': 'echo fg', 'background': True, 'pty': True,
+                              'notify_on_complete': True, 'watch_patterns': ['x']})
+        print(_json.dumps(m))
+        """)
+    expect(r, 0, "success")
+    m = r.output_json()
+    assert m["result"]["output"] == "fg" and m["result"]["exit_code"] == 0, m
+
+
+def test_frame_over_cap_closes_that_connection_only(ptc):
+    r = rpc_run(ptc, """
+        import threading
+        s = rpc_connect(); L = Lines(s)
+        big = b'{"id": 1, "token": "' + TOKEN.encode() + b'", "tool": "terminal", ' \\
+              b'"args": {"command": "' + b'x' * (17 * 1024 * 1024) + b'"}}\\n'
+        def send():
+            try:
+                s.sendall(big)
+            except OSError:
+                pass
+        t = threading.Thread(target=send); t.start()
+        first = L.msg()
+        try:
+            after = L.line()
+        except OSError as e:
+            after = None
+        t.join(10)
+        again = call('terminal', {'command': 'echo still-serving'}, id=2)
+        print(_json.dumps({"first": first, "eof": after is None, "again": again}))
+        """, timeout=40)
+    expect(r, 0, "success")
+    d = r.output_json()
+    assert "error" in d["first"] and "result" not in d["first"], d["first"]
+    assert d["eof"] is True, d
+    assert d["again"]["result"]["output"] == "still-serving", d
+    assert r.data["tool_calls_made"] == 1
+
+
+def test_one_mebibyte_frame_accepted(ptc):
+    r = ptc.run("""
+        from hermes_tools import write_file, read_file
+        data = ('0123456789abcde\\n' * 65536)
+        w = write_file('big.txt', data)
+        print(w.get('bytes_written'))
+        """)
+    expect(r, 0, "success")
+    assert r.output == f"{16 * 65536}\n", r
+    assert (ptc.workdir / "big.txt").stat().st_size == 16 * 65536
+
+
+def test_non_object_args_is_an_error(ptc):
+    r = rpc_run(ptc, """
+        s = rpc_connect(); L = Lines(s)
+        out = []
+        for args in ([1], 'str', 5):
+            s.sendall(req(1, 'terminal', args)); out.append(L.msg())
+        s.sendall(_json.dumps({"id": 2, "token": TOKEN, "args": {}}).encode() + b'\\n')
+        out.append(L.msg())
+        print(_json.dumps(out))
+        """)
+    expect(r, 0, "success")
+    for m in r.output_json():
+        assert "error" in m and "result" not in m, m
+
+
+def test_client_disconnect_mid_call(ptc):
+    r = rpc_run(ptc, """
+        import time
+        s = rpc_connect()
+        s.sendall(req(1, 'terminal', {'command': 'sleep 0.5; echo gone'}))
+        s.close()
+        time.sleep(1.0)
+        print(call('terminal', {'command': 'echo alive'})['result']['output'])
+        """)
+    expect(r, 0, "success")
+    assert r.output == "alive\n", r
+
+
+def test_garbage_bytes_then_valid(ptc):
+    r = rpc_run(ptc, """
+        import os
+        s = rpc_connect(); L = Lines(s)
+        junk = bytes(range(256)).replace(b'\\n', b'') * 8
+        s.sendall(junk + b'\\n')
+        first = L.msg()
+        s.sendall(b'\\x00\\x00\\x00\\n')
+        second = L.msg()
+        s.sendall(req(5, 'terminal', {'command': 'echo clean'}))
+        print(_json.dumps([first, second, L.msg()]))
+        """)
+    expect(r, 0, "success")
+    a, b, c = r.output_json()
+    assert a["error"].startswith("Invalid RPC request"), a
+    assert b["error"].startswith("Invalid RPC request"), b
+    assert c["result"]["output"] == "clean", c
+
+
+def test_half_request_at_exit_does_not_hang(ptc):
+    r = rpc_run(ptc, """
+        s = rpc_connect()
+        s.sendall(b'{"id": 1, "tool": "term')
+        print('left a partial frame')
+        """)
+    expect(r, 0, "success")
+    assert r.elapsed < 3, r
+
+
+def test_script_exit_while_call_in_flight(ptc):
+    r = rpc_run(ptc, """
+        s = rpc_connect()
+        s.sendall(req(1, 'terminal', {'command': 'sleep 20'}))
+        print('leaving')
+        """)
+    expect(r, 0, "success")
+    assert r.elapsed < 5, r

@@ -1,0 +1,324 @@
+# SPDX-License-Identifier: MIT
+"""`ptc schema` (the execute_code function schema, seed-behavior.md 1.1) and
+`ptc stubs` (the generated module, 1.6), including the module's wire behaviour
+against a fake server, and the helpers json_parse / shell_quote / retry."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import expect, expect_usage_error
+
+
+def schema(ptc, *args):
+    r = ptc.run_ptc(["schema", *args])
+    assert r.rc == 0 and r.data is not None, r
+    return r.data
+
+
+def stubs(ptc, *args):
+    r = ptc.run_ptc(["stubs", *args])
+    assert r.rc == 0, r
+    return r.stdout.decode("utf-8")
+
+
+# --- schema -------------------------------------------------------------------
+
+def test_schema_shape(ptc):
+    s = schema(ptc)
+    assert s["name"] == "execute_code"
+    p = s["parameters"]
+    assert p["type"] == "object"
+    assert list(p["properties"]) == ["code"]
+    assert p["properties"]["code"]["type"] == "string"
+    assert p["required"] == ["code"]
+    assert isinstance(s["description"], str) and len(s["description"]) > 200
+
+
+def test_schema_default_mentions_enabled_tools_only(ptc):
+    desc = schema(ptc)["description"]
+    for name in ("read_file(", "write_file(", "terminal("):
+        assert name in desc, name
+    for name in ("search_files(", "patch(", "web_search(", "web_extract("):
+        assert name not in desc, name
+
+
+def test_schema_subset(ptc):
+    desc = schema(ptc, "--tools", "terminal,read_file")["description"]
+    assert "terminal(" in desc and "read_file(" in desc
+    assert "write_file" not in desc and "web_search" not in desc and "web_extract" not in desc
+
+
+def test_schema_single_tool(ptc):
+    desc = schema(ptc, "--tools", "read_file")["description"]
+    assert "read_file(" in desc
+    assert "terminal(" not in desc and "write_file(" not in desc
+
+
+def code_desc(s):
+    return s["parameters"]["properties"]["code"]["description"]
+
+
+def test_schema_import_example(ptc):
+    assert "from hermes_tools import terminal, ..." in code_desc(schema(ptc))
+    assert "from hermes_tools import read_file, write_file, ..." in code_desc(
+        schema(ptc, "--tools", "write_file,read_file"))
+    assert "from hermes_tools import terminal, ..." in code_desc(
+        schema(ptc, "--tools", "read_file,terminal"))
+
+
+def test_schema_empty_tool_set_has_no_broken_import(ptc):
+    s = schema(ptc, "--tools", "")
+    text = json.dumps(s)
+    assert "import , " not in text and "import ," not in text
+    assert "from hermes_tools import ..." in code_desc(s)
+    for name in ("read_file(", "write_file(", "terminal("):
+        assert name not in s["description"], name
+
+
+def test_schema_limits_and_helpers(ptc):
+    desc = schema(ptc)["description"]
+    for phrase in ("5-minute timeout", "50KB", "50 tool calls", "json_parse", "shell_quote",
+                   "retry"):
+        assert phrase in desc, phrase
+
+
+@pytest.mark.parametrize("mode", ["project", "strict"])
+def test_schema_forbidden_words(ptc, mode):
+    desc = schema(ptc, "--mode", mode)["description"].lower()
+    for word in ("sandbox", "isolated", "cloud"):
+        assert word not in desc, word
+
+
+def test_schema_mode_sentences(ptc):
+    strict = schema(ptc, "--mode", "strict")["description"]
+    project = schema(ptc, "--mode", "project")["description"]
+    assert "temp dir" in strict
+    assert "session" in project and "venv" in project
+    assert strict != project
+    assert abs(len(strict) - len(project)) < 200
+
+
+def test_schema_default_mode_is_configured_mode(ptc):
+    assert schema(ptc) == schema(ptc, "--mode", "project")
+    cfg = ptc.write_config("code_execution:\n  mode: strict\n")
+    r = ptc.run_ptc(["schema"], env={"PTC_CONFIG": str(cfg)})
+    assert r.rc == 0 and r.data == schema(ptc, "--mode", "strict"), r
+
+
+def test_schema_bad_mode_and_unknown_tool_exit_2(ptc):
+    expect_usage_error(ptc.run_ptc(["schema", "--mode", "fast"]), "fast")
+    expect_usage_error(ptc.run_ptc(["schema", "--tools", "foo"]), "foo")
+
+
+def test_schema_tool_not_in_build_warns(ptc):
+    r = ptc.run_ptc(["schema", "--tools", "terminal,web_search"])
+    assert r.rc == 0, r
+    assert "web_search" in r.stderr, r
+    assert "web_search(" not in r.data["description"], r
+
+
+# --- stubs --------------------------------------------------------------------
+
+def test_stubs_compile_and_define_default_tools(ptc):
+    src = stubs(ptc)
+    compile(src, "hermes_tools.py", "exec")
+    for name in ("read_file", "write_file", "terminal", "json_parse", "shell_quote", "retry"):
+        assert f"def {name}(" in src, name
+    for name in ("search_files", "patch", "web_search", "web_extract", "execute_code"):
+        assert f"def {name}(" not in src, name
+    assert "PTC_RPC_SOCKET" in src and "PTC_RPC_TOKEN" in src
+    assert "AF_UNIX" in src
+
+
+def test_stubs_subset_and_empty(ptc):
+    src = stubs(ptc, "--tools", "read_file")
+    assert "def read_file(" in src and "def terminal(" not in src
+    src = stubs(ptc, "--tools", "")
+    compile(src, "hermes_tools.py", "exec")
+    for name in ("read_file", "write_file", "terminal"):
+        assert f"def {name}(" not in src, name
+    assert "def json_parse(" in src
+
+
+def test_stubs_unknown_tool_exits_2(ptc):
+    expect_usage_error(ptc.run_ptc(["stubs", "--tools", "foo"]), "foo")
+
+
+# The module, driven by a fake ptc: a socket server that records requests and
+# answers them out of order after a delay.
+DRIVER = r'''
+import inspect, json, os, socket, sys, threading, time
+moddir = sys.argv[1]
+sys.path.insert(0, moddir)
+path = os.path.join(moddir, "s.sock")
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(16)
+seen = []
+lock = threading.Lock()
+
+def answer(c, m):
+    args = m.get("args") or {}
+    cmd = args.get("command") or ""
+    if cmd.startswith("sleep"):
+        time.sleep(float(cmd.split()[1]))
+    if cmd == "ERR":
+        resp = {"id": m["id"], "error": "boom"}
+    else:
+        resp = {"id": m["id"], "result": {"tool": m["tool"], "echo": cmd}}
+    with lock:
+        c.sendall((json.dumps(resp) + "\n").encode())
+
+def handle(c):
+    buf = b""
+    while True:
+        d = c.recv(65536)
+        if not d:
+            return
+        buf += d
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            m = json.loads(line)
+            seen.append(m)
+            threading.Thread(target=answer, args=(c, m), daemon=True).start()
+
+def serve():
+    while True:
+        c, _ = srv.accept()
+        threading.Thread(target=handle, args=(c,), daemon=True).start()
+
+threading.Thread(target=serve, daemon=True).start()
+os.environ["PTC_RPC_SOCKET"] = path
+os.environ["PTC_RPC_TOKEN"] = "tok-123"
+import hermes_tools as h
+
+def sig(f):
+    return [[p.name] + ([] if p.default is inspect.Parameter.empty else [p.default])
+            for p in inspect.signature(f).parameters.values()]
+out = {"sigs": {n: sig(getattr(h, n)) for n in ("read_file", "write_file", "terminal")}}
+out["res"] = [h.read_file("a.txt"), h.write_file("b.txt", "c"), h.terminal("ls"),
+              h.terminal("ERR")]
+t0 = time.monotonic()
+results = {}
+def work(i):
+    results[i] = h.terminal("sleep %s" % (0.2 + 0.1 * (9 - i)))["echo"]
+ts = [threading.Thread(target=work, args=(i,)) for i in range(10)]
+for t in ts: t.start()
+for t in ts: t.join()
+out["parallel"] = [results[i] for i in range(10)]
+out["parallel_elapsed"] = time.monotonic() - t0
+out["seen"] = seen[:4]
+out["ids"] = [m["id"] for m in seen]
+print(json.dumps(out))
+'''
+
+
+def test_stubs_wire_format_against_fake_server(ptc):
+    moddir = ptc.path("mod")
+    moddir.mkdir()
+    (moddir / "hermes_tools.py").write_text(stubs(ptc), encoding="utf-8")
+    p = subprocess.run([sys.executable, "-c", DRIVER, str(moddir)], capture_output=True,
+                       timeout=30, env=ptc.make_env())
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    d = json.loads(p.stdout)
+    assert d["sigs"] == {
+        "read_file": [["path"], ["offset", 1], ["limit", 500]],
+        "write_file": [["path"], ["content"]],
+        "terminal": [["command"], ["timeout", None], ["workdir", None]],
+    }, d["sigs"]
+    seen = d["seen"]
+    assert [m["tool"] for m in seen] == ["read_file", "write_file", "terminal", "terminal"]
+    assert all(m["token"] == "tok-123" for m in seen), seen
+    assert seen[0]["args"] == {"path": "a.txt", "offset": 1, "limit": 500}, seen[0]
+    assert seen[1]["args"] == {"path": "b.txt", "content": "c"}, seen[1]
+    assert seen[2]["args"] == {"command": "ls", "timeout": None, "workdir": None}, seen[2]
+    assert len(set(map(json.dumps, d["ids"]))) == len(d["ids"]), "request ids repeat"
+    assert d["res"][0] == {"tool": "read_file", "echo": ""}
+    assert d["res"][2] == {"tool": "terminal", "echo": "ls"}
+    # An error response comes back as a dict, not an exception.
+    assert d["res"][3] == {"error": "boom"}, d["res"][3]
+    assert d["parallel"] == ["sleep %s" % (0.2 + 0.1 * (9 - i)) for i in range(10)]
+    # ten callers with 0.2-1.1 s answers: not serialized (that would be 6.5 s)
+    assert d["parallel_elapsed"] < 3.0, d["parallel_elapsed"]
+
+
+# --- helpers ------------------------------------------------------------------
+
+def test_json_parse_accepts_control_characters(ptc):
+    r = ptc.run(r"""
+        from hermes_tools import json_parse
+        v = json_parse('{"a": "tab\there", "b": "new\nline"}')
+        print(repr(v['a']), repr(v['b']))
+        """)
+    expect(r, 0, "success")
+    assert r.output == "'tab\\there' 'new\\nline'\n", r
+
+
+def test_shell_quote(ptc):
+    r = ptc.run("""
+        from hermes_tools import shell_quote
+        for s in ['', 'safe-word_1.txt', 'a b', "it's", '$(rm -rf /)']:
+            print(shell_quote(s))
+        """)
+    expect(r, 0, "success")
+    assert r.output.split("\n")[:5] == ["''", "safe-word_1.txt", "'a b'", "'it'\"'\"'s'",
+                                       "'$(rm -rf /)'"], r
+
+
+def test_shell_quote_roundtrip_through_terminal(ptc):
+    r = ptc.run("""
+        from hermes_tools import shell_quote, terminal
+        s = "weird 'quote' \\"dq\\" $HOME `x` ; & |"
+        print(terminal('printf %s ' + shell_quote(s))['output'] == s)
+        """)
+    expect(r, 0, "success")
+    assert r.output == "True\n", r
+
+
+def test_retry_semantics(ptc):
+    r = ptc.run("""
+        import time
+        from hermes_tools import retry
+        calls = []
+        def flaky():
+            calls.append(1)
+            if len(calls) < 3:
+                raise ValueError('fail %d' % len(calls))
+            return 'ok'
+        t0 = time.monotonic()
+        print(retry(flaky, max_attempts=3, delay=0.05), len(calls))
+        print(retry(lambda: 'first', delay=10))
+        n = []
+        def bad():
+            n.append(1)
+            raise KeyError('last-%d' % len(n))
+        try:
+            retry(bad, max_attempts=2, delay=0.05)
+        except KeyError as e:
+            print('raised', e, len(n))
+        print(time.monotonic() - t0 < 1.0)
+        """)
+    expect(r, 0, "success")
+    assert r.output == "ok 3\nfirst\nraised 'last-2' 2\nTrue\n", r
+
+
+def test_retry_backoff_delays(ptc):
+    r = ptc.run("""
+        import time
+        from hermes_tools import retry
+        stamps = []
+        def f():
+            stamps.append(time.monotonic())
+            raise RuntimeError('x')
+        try:
+            retry(f, max_attempts=3, delay=0.2)
+        except RuntimeError:
+            pass
+        print(round(stamps[1] - stamps[0], 1), round(stamps[2] - stamps[1], 1))
+        """)
+    expect(r, 0, "success")
+    assert r.output == "0.2 0.4\n", r

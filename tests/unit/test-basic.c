@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../lib/ptc-test.h"
+
+#include "basic/buf.h"
+#include "basic/fd-util.h"
+#include "basic/parse-util.h"
+#include "basic/path-util.h"
+#include "basic/strv.h"
+#include "basic/utf8.h"
+
+static void test_buf_append_respects_cap(void **state)
+{
+        _cleanup_buf_ struct buf b = BUF_INIT(8);
+
+        assert_int_equal(buf_append_str(&b, "hello"), 0);
+        assert_int_equal(buf_append_str(&b, "abc"), 0);
+        assert_int_equal(b.len, 8);
+        assert_int_equal(buf_append_char(&b, 'x'), -E2BIG);
+        assert_string_equal(buf_str(&b), "helloabc");
+        buf_consume(&b, 5);
+        assert_string_equal(buf_str(&b), "abc");
+        assert_int_equal(buf_printf(&b, "%d", 12345), 0);
+        assert_string_equal(buf_str(&b), "abc12345");
+        assert_int_equal(buf_printf(&b, "%d", 1), -E2BIG);
+}
+
+static void test_buf_steal_empty(void **state)
+{
+        struct buf b = BUF_INIT(10);
+        size_t n = 99;
+        char *s = buf_steal(&b, &n);
+
+        assert_non_null(s);
+        assert_string_equal(s, "");
+        assert_int_equal(n, 0);
+        free(s);
+}
+
+static void test_utf8_sanitize_like_python(void **state)
+{
+        /* bytes.decode("utf-8", "replace") results */
+        static const struct {
+                const char *in;
+                size_t n;
+                const char *out;
+        } cases[] = {
+                { "abc", 3, "abc" },
+                { "\xc3\xa9", 2, "\xc3\xa9" },
+                { "\xc3", 1, "\xef\xbf\xbd" },
+                { "\xc3" "a", 2, "\xef\xbf\xbd" "a" },
+                { "\xf0\x9f\x98", 3, "\xef\xbf\xbd" },
+                { "\x80\x80", 2, "\xef\xbf\xbd\xef\xbf\xbd" },
+                { "\xe0\x80\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+                { "\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+                { "\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd" },
+                { "\xf4\x90\x80\x80", 4, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+                { "a\0b", 3, "a\0b" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                size_t len, chars;
+                _cleanup_free_ char *o = utf8_sanitize(cases[i].in, cases[i].n, &len, &chars);
+                size_t want = i == ELEMENTSOF(cases) - 1 ? 3 : strlen(cases[i].out);
+
+                assert_non_null(o);
+                assert_int_equal(len, want);
+                assert_memory_equal(o, cases[i].out, want);
+                assert_true(utf8_is_valid(o, len));
+        }
+        assert_false(utf8_is_valid("\xff", 1));
+        assert_true(utf8_is_valid("\xe2\x82\xac", 3));
+        assert_int_equal(utf8_count_chars("\xe2\x82\xac" "ab", 5), 3);
+}
+
+static void test_strv_split_and_contains(void **state)
+{
+        _cleanup_strv_free_ char **l = NULL;
+
+        assert_int_equal(strv_split(" a,b,,c ", ", ", &l), 0);
+        assert_int_equal(strv_length(l), 3);
+        assert_true(strv_contains(l, "b"));
+        assert_false(strv_contains(l, "d"));
+        l = strv_free(l);
+        assert_int_equal(strv_split("", ",", &l), 0);
+        assert_non_null(l);
+        assert_int_equal(strv_length(l), 0);
+}
+
+static void test_parse_numbers_strict(void **state)
+{
+        int64_t v;
+        double d;
+
+        assert_int_equal(safe_atoi64("42", &v), 0);
+        assert_int_equal(v, 42);
+        assert_true(safe_atoi64("42x", &v) < 0);
+        assert_true(safe_atoi64(" 42", &v) < 0);
+        assert_true(safe_atoi64("", &v) < 0);
+        assert_true(safe_atoi64("99999999999999999999", &v) < 0);
+        assert_int_equal(safe_atod("2.5", &d), 0);
+        assert_true(d == 2.5);
+        assert_true(safe_atod("nan", &d) < 0);
+        assert_true(safe_atod("1e999", &d) < 0);
+}
+
+static void test_write_file_atomic_keeps_mode(void **state)
+{
+        char dir[] = "/tmp/ptc-test-basic-XXXXXX";
+        _cleanup_free_ char *p = NULL, *data = NULL;
+        struct stat st;
+        size_t n;
+
+        assert_non_null(mkdtemp(dir));
+        p = path_join(dir, "f.txt");
+        assert_int_equal(write_file_atomic(p, "one", 3, 0640), 0);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0640);
+        assert_int_equal(write_file_atomic(p, "two!", 4, -1), 0);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0640);
+        assert_int_equal(read_file_at(AT_FDCWD, p, 100, &data, &n), 0);
+        assert_int_equal(n, 4);
+        assert_string_equal(data, "two!");
+        free(data);
+        data = NULL;
+        assert_int_equal(read_file_at(AT_FDCWD, p, 2, &data, &n), -E2BIG);
+        assert_int_equal(read_file_at(AT_FDCWD, dir, 100, &data, &n), -EISDIR);
+        assert_int_equal(rm_rf(dir), 0);
+        assert_int_equal(access(dir, F_OK), -1);
+}
+
+static void test_path_join(void **state)
+{
+        _cleanup_free_ char *a = path_join("/a/", "/b"), *b = path_join("/", "x"),
+                            *c = path_join("rel", "y");
+
+        assert_string_equal(a, "/a/b");
+        assert_string_equal(b, "/x");
+        assert_string_equal(c, "rel/y");
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_buf_append_respects_cap),
+                cmocka_unit_test(test_buf_steal_empty),
+                cmocka_unit_test(test_utf8_sanitize_like_python),
+                cmocka_unit_test(test_strv_split_and_contains),
+                cmocka_unit_test(test_parse_numbers_strict),
+                cmocka_unit_test(test_write_file_atomic_keeps_mode),
+                cmocka_unit_test(test_path_join),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
