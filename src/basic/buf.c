@@ -79,16 +79,30 @@ int buf_append_char(struct buf *b, char c)
 int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 {
         va_list aq;
+        size_t room;
         int n, r;
 
+        /* One pass in the common case: format into the room we already have. */
+        room = b->alloc > b->len ? b->alloc - b->len : 0;
         va_copy(aq, ap);
-        n = vsnprintf(NULL, 0, fmt, aq);
+        n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, aq);
         va_end(aq);
         if (n < 0)
                 return -EINVAL;
+        if ((size_t) n < room) {
+                if ((size_t) n > b->cap - b->len) {
+                        b->data[b->len] = 0;
+                        return -E2BIG;
+                }
+                b->len += (size_t) n;
+                return 0;
+        }
         r = buf_reserve(b, (size_t) n);
-        if (r < 0)
+        if (r < 0) {
+                if (b->data)
+                        b->data[b->len] = 0;
                 return r;
+        }
         (void) vsnprintf(b->data + b->len, (size_t) n + 1, fmt, ap);
         b->len += (size_t) n;
         return 0;

@@ -25,13 +25,10 @@
 #include "core/exec/exec.h"
 #include "core/output/redact.h"
 #include "core/registry/registry.h"
-#include "core/rpc/worker-pool.h"
 #include "core/spawn/interpreter.h"
 
 /* Largest script accepted (a model's script is a few KB). */
 #define SCRIPT_MAX (16u * 1024 * 1024)
-/* Tool calls served at once (ten threads calling terminal("sleep 1") take ~1 s). */
-#define WORKER_THREADS 16
 
 static void help(void)
 {
@@ -201,7 +198,6 @@ int cmd_run(int argc, char **argv)
         const char *arg_isolation = NULL;
         bool arg_log = false, arg_pretty = false;
         struct ptc_config config = {};
-        struct worker_pool *pool = NULL;
         json_t *result = NULL;
         enum exec_status status;
         struct diag d = {};
@@ -338,11 +334,6 @@ int cmd_run(int argc, char **argv)
                 log_error("%s", d.message);
                 goto out;
         }
-        r = worker_pool_new(WORKER_THREADS, &pool);
-        if (r < 0) {
-                ret = internal_error("cannot create the worker pool", arg_pretty);
-                goto out;
-        }
 
         {
                 struct exec_opts eo = {
@@ -354,7 +345,6 @@ int cmd_run(int argc, char **argv)
                         .redactor = redactor,
                         .python = python,
                         .cwd = cwd,
-                        .pool = pool,
                         .log_calls = arg_log,
                         .handle_signals = true,
                         .cancel_fd = -1,
@@ -368,7 +358,6 @@ int cmd_run(int argc, char **argv)
         ret = cli_print_json(result, arg_pretty) < 0 ? EXIT_INTERNAL : exit_for(status);
 out:
         json_decref(result);
-        pool = worker_pool_free(pool);
         config_release(&config);
         return ret;
 }

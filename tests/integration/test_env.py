@@ -396,9 +396,14 @@ def test_staging_dir_fresh_per_run(ptc):
 
 
 def real_python3(ptc):
+    """python3 on PATH, resolved the way ptc must: through launcher shims
+    (pyenv, asdf) to the interpreter's own sys.executable."""
     p = shutil.which("python3", path=ptc.env["PATH"])
     assert p, "python3 not on PATH"
-    return os.path.realpath(p)
+    res = subprocess.run([p, "-c", "import os, sys; print(os.path.realpath(sys.executable))"],
+                         capture_output=True, text=True, timeout=30, env=ptc.make_env())
+    assert res.returncode == 0, res.stderr
+    return res.stdout.strip()
 
 
 def test_strict_mode_uses_python3_from_path(ptc):

@@ -161,3 +161,19 @@ def test_terminal_in_script_counts_and_timeout_param(ptc):
     expect(r, 0, "success")
     assert r.output == "124 42\n", r
     assert r.data["tool_calls_made"] == 2
+
+
+@pytest.mark.parametrize("command", ["sleep 1 &", "sleep 1 & echo x", "nohup sleep 1",
+                                     "setsid sleep 1", "python3 -m http.server 8000"])
+def test_terminal_long_lived_process_guard(ptc, command):
+    t0 = time.monotonic()
+    d = term(ptc, command)
+    assert d["output"] == "" and d["exit_code"] == -1, d
+    assert d["status"] == "error" and isinstance(d["error"], str) and d["error"], d
+    assert time.monotonic() - t0 < 2, "the guarded command was run"
+
+
+def test_terminal_guard_skipped_for_help(ptc):
+    d = term(ptc, "nohup --help")
+    assert d["exit_code"] == 0, d
+    assert d.get("status") != "error", d

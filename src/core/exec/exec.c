@@ -442,13 +442,12 @@ static int setup(struct execution *e, struct diag *reterr)
                 .socket_path = e->staging.socket_path,
                 .token = token,
                 .registry = o->registry,
-                .pool = o->pool,
                 .tool_ctx = &e->tool_ctx,
                 .redactor = o->redactor,
                 .max_tool_calls = c->max_tool_calls,
                 .log_calls = o->log_calls,
         };
-        r = rpc_server_new(e->loop, &ro, &e->rpc);
+        r = rpc_server_new(&ro, &e->rpc);
         if (r < 0)
                 return diag_set(reterr, r, "cannot start the RPC server on '%s': %s",
                                 e->staging.socket_path, strerror(-r));

@@ -18,7 +18,6 @@
 
 struct redactor;
 struct registry;
-struct worker_pool;
 
 struct exec_opts {
         const char *code; /* the script; may contain NUL bytes */
@@ -29,7 +28,6 @@ struct exec_opts {
         const struct redactor *redactor; /* may be NULL */
         const char *python;              /* resolved interpreter */
         const char *cwd;                 /* project mode working directory (absolute) */
-        struct worker_pool *pool;        /* for tool calls */
         bool log_calls;                  /* add tool_calls to the result */
         bool handle_signals; /* SIGINT/SIGTERM interrupt the run; the caller has them
                               * blocked in every thread */

@@ -35,16 +35,21 @@
 #include "basic/log.h"
 #include "basic/utf8.h"
 
-/* Caps on what redactor_add_secret() accepts. */
-#define REDACT_MAX_SECRETS 1024
-#define REDACT_MAX_SECRET_LEN (64 * 1024)
+/*
+ * Caps on what redactor_add_secret() accepts: far more than ptc registers (the
+ * scrubbed variables and provider keys), and every value costs ~15 forms.
+ */
+#define REDACT_SECRETS_MAX 1024
+#define REDACT_SECRET_LEN_MAX (64 * 1024)
 
 /* Resource limits for one pcre2_match() call (hostile input must not hang us). */
 #define RX_MATCH_LIMIT 10000000u
 #define RX_DEPTH_LIMIT 10000u
 #define RX_HEAP_LIMIT_KIB (64u * 1024u)
 /* After this many failed (resource-limited) match calls a pass gives up on the text. */
-#define RX_MAX_ERRORS 64
+#define REDACT_RX_ERRORS_MAX 64
+/* Nesting depth redact_json() descends to; deeper levels are left alone. */
+#define REDACT_JSON_DEPTH_MAX 64
 #define RX_OVEC_PAIRS 8
 
 /* Value-based lookup table: a bloom filter and hash buckets over the first 4 bytes of each form. */
@@ -60,41 +65,41 @@
 #define PY_NS "[^" PY_WS "]"
 
 /* Pass 1: vendor-prefixed keys, in upstream order (the alternation order matters). */
-#define PREFIX_ALTS                                                                                \
-        "sk-[A-Za-z0-9_-]{10,}"                                                                    \
-        "|ghp_[A-Za-z0-9]{10,}"                                                                    \
-        "|github_pat_[A-Za-z0-9_]{10,}"                                                            \
-        "|gho_[A-Za-z0-9]{10,}"                                                                    \
-        "|ghu_[A-Za-z0-9]{10,}"                                                                    \
-        "|ghs_[A-Za-z0-9]{10,}"                                                                    \
-        "|ghr_[A-Za-z0-9]{10,}"                                                                    \
-        "|xox[baprs]-[A-Za-z0-9-]{10,}"                                                            \
-        "|AIza[A-Za-z0-9_-]{30,}"                                                                  \
-        "|pplx-[A-Za-z0-9]{10,}"                                                                   \
-        "|fal_[A-Za-z0-9_-]{10,}"                                                                  \
-        "|fc-[A-Za-z0-9]{10,}"                                                                     \
-        "|bb_live_[A-Za-z0-9_-]{10,}"                                                              \
-        "|gAAAA[A-Za-z0-9_=-]{20,}"                                                                \
-        "|AKIA[A-Z0-9]{16}"                                                                        \
-        "|sk_live_[A-Za-z0-9]{10,}"                                                                \
-        "|sk_test_[A-Za-z0-9]{10,}"                                                                \
-        "|rk_live_[A-Za-z0-9]{10,}"                                                                \
-        "|SG\\.[A-Za-z0-9_-]{10,}"                                                                 \
-        "|hf_[A-Za-z0-9]{10,}"                                                                     \
-        "|r8_[A-Za-z0-9]{10,}"                                                                     \
-        "|npm_[A-Za-z0-9]{10,}"                                                                    \
-        "|pypi-[A-Za-z0-9_-]{10,}"                                                                 \
-        "|dop_v1_[A-Za-z0-9]{10,}"                                                                 \
-        "|doo_v1_[A-Za-z0-9]{10,}"                                                                 \
-        "|am_[A-Za-z0-9_-]{10,}"                                                                   \
-        "|sk_[A-Za-z0-9_]{10,}"                                                                    \
-        "|tvly-[A-Za-z0-9]{10,}"                                                                   \
-        "|exa_[A-Za-z0-9]{10,}"                                                                    \
-        "|gsk_[A-Za-z0-9]{10,}"                                                                    \
-        "|syt_[A-Za-z0-9]{10,}"                                                                    \
-        "|retaindb_[A-Za-z0-9]{10,}"                                                               \
-        "|hsk-[A-Za-z0-9]{10,}"                                                                    \
-        "|mem0_[A-Za-z0-9]{10,}"                                                                   \
+#define PREFIX_ALTS                     \
+        "sk-[A-Za-z0-9_-]{10,}"         \
+        "|ghp_[A-Za-z0-9]{10,}"         \
+        "|github_pat_[A-Za-z0-9_]{10,}" \
+        "|gho_[A-Za-z0-9]{10,}"         \
+        "|ghu_[A-Za-z0-9]{10,}"         \
+        "|ghs_[A-Za-z0-9]{10,}"         \
+        "|ghr_[A-Za-z0-9]{10,}"         \
+        "|xox[baprs]-[A-Za-z0-9-]{10,}" \
+        "|AIza[A-Za-z0-9_-]{30,}"       \
+        "|pplx-[A-Za-z0-9]{10,}"        \
+        "|fal_[A-Za-z0-9_-]{10,}"       \
+        "|fc-[A-Za-z0-9]{10,}"          \
+        "|bb_live_[A-Za-z0-9_-]{10,}"   \
+        "|gAAAA[A-Za-z0-9_=-]{20,}"     \
+        "|AKIA[A-Z0-9]{16}"             \
+        "|sk_live_[A-Za-z0-9]{10,}"     \
+        "|sk_test_[A-Za-z0-9]{10,}"     \
+        "|rk_live_[A-Za-z0-9]{10,}"     \
+        "|SG\\.[A-Za-z0-9_-]{10,}"      \
+        "|hf_[A-Za-z0-9]{10,}"          \
+        "|r8_[A-Za-z0-9]{10,}"          \
+        "|npm_[A-Za-z0-9]{10,}"         \
+        "|pypi-[A-Za-z0-9_-]{10,}"      \
+        "|dop_v1_[A-Za-z0-9]{10,}"      \
+        "|doo_v1_[A-Za-z0-9]{10,}"      \
+        "|am_[A-Za-z0-9_-]{10,}"        \
+        "|sk_[A-Za-z0-9_]{10,}"         \
+        "|tvly-[A-Za-z0-9]{10,}"        \
+        "|exa_[A-Za-z0-9]{10,}"         \
+        "|gsk_[A-Za-z0-9]{10,}"         \
+        "|syt_[A-Za-z0-9]{10,}"         \
+        "|retaindb_[A-Za-z0-9]{10,}"    \
+        "|hsk-[A-Za-z0-9]{10,}"         \
+        "|mem0_[A-Za-z0-9]{10,}"        \
         "|brv_[A-Za-z0-9]{10,}"
 
 #define ENV_KW "(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)"
@@ -120,7 +125,7 @@ static const struct {
         const char *pattern;
         uint32_t flags;
 } rx_defs[_RX_MAX] = {
-        [RX_PREFIX] = { "(?<![A-Za-z0-9_-])(" PREFIX_ALTS ")(?![A-Za-z0-9_-])", 0 },
+        [RX_PREFIX] = {"(?<![A-Za-z0-9_-])(" PREFIX_ALTS ")(?![A-Za-z0-9_-])", 0},
         /*
          * Upstream: ([A-Z0-9_]{0,50}KW[A-Z0-9_]{0,50})\s*=\s*(['"]?)(\S+)\2, tried at
          * every offset of an upper-case run (hundreds of steps each). The leftmost
@@ -131,33 +136,33 @@ static const struct {
          * 50 + 10 + 50 characters) and only cuts doomed attempts short, e.g. inside
          * "TOKENTOKEN...".
          */
-        [RX_ENV] = { "(?:(?<![A-Z0-9_])|(?=[A-Z0-9_]{50}" ENV_KW "))"
-                     "(?=[A-Z0-9_]{0,110}+" PY_S "*=)"
-                     "([A-Z0-9_]{0,50}" ENV_KW "[A-Z0-9_]{0,50}+)" PY_S "*=" PY_S
-                     "*(['\"]?)(" PY_NS "+)\\2",
-                     0 },
-        [RX_JSON] = { "(\"(?:api_?[Kk]ey|token|secret|password|access_token|refresh_token|"
-                      "auth_token|bearer|secret_value|raw_secret|secret_input|key_material)\")" PY_S
-                      "*:" PY_S "*\"([^\"]+)\"",
-                      PCRE2_CASELESS },
-        [RX_AUTH] = { "(Authorization:" PY_S "*Bearer" PY_S "+)(" PY_NS "+)", PCRE2_CASELESS },
+        [RX_ENV] = {"(?:(?<![A-Z0-9_])|(?=[A-Z0-9_]{50}" ENV_KW "))"
+                    "(?=[A-Z0-9_]{0,110}+" PY_S "*=)"
+                    "([A-Z0-9_]{0,50}" ENV_KW "[A-Z0-9_]{0,50}+)" PY_S "*=" PY_S "*(['\"]?)(" PY_NS
+                    "+)\\2",
+                    0},
+        [RX_JSON] = {"(\"(?:api_?[Kk]ey|token|secret|password|access_token|refresh_token|"
+                     "auth_token|bearer|secret_value|raw_secret|secret_input|key_material)\")" PY_S
+                     "*:" PY_S "*\"([^\"]+)\"",
+                     PCRE2_CASELESS},
+        [RX_AUTH] = {"(Authorization:" PY_S "*Bearer" PY_S "+)(" PY_NS "+)", PCRE2_CASELESS},
         /*
          * Upstream: (bot)?(\d{8,}):([-A-Za-z0-9_]{30,}). A match starting inside a
          * digit run implies one at the run start, which is found first, so starts
          * inside a run are skipped (otherwise a long digit run is quadratic).
          */
-        [RX_TELEGRAM] = { "(bot)?(?<!\\d)(\\d{8,}+):([-A-Za-z0-9_]{30,})", 0 },
-        [RX_PKEY_BEGIN] = { "-----BEGIN[A-Z ]*PRIVATE KEY-----", 0 },
-        [RX_PKEY_END] = { "-----END[A-Z ]*PRIVATE KEY-----", 0 },
+        [RX_TELEGRAM] = {"(bot)?(?<!\\d)(\\d{8,}+):([-A-Za-z0-9_]{30,})", 0},
+        [RX_PKEY_BEGIN] = {"-----BEGIN[A-Z ]*PRIVATE KEY-----", 0},
+        [RX_PKEY_END] = {"-----END[A-Z ]*PRIVATE KEY-----", 0},
         /*
          * Upstream: ((?:scheme)://[^:]+:)([^@]+)(@). The password part is optional
          * here so that a failed attempt still reports how far it got (see pass_db()).
          */
-        [RX_DB] = { "((?:postgres(?:ql)?|mysql|mongodb(?:\\+srv)?|redis|amqp)://[^:]++)"
-                    "(?::([^@]++)@)?",
-                    PCRE2_CASELESS },
-        [RX_JWT] = { "eyJ[A-Za-z0-9_-]{10,}(?:\\.[A-Za-z0-9_=-]{4,}){0,2}", 0 },
-        [RX_USERINFO] = { "(https?|wss?|ftp)://([^/" PY_WS ":@]+):([^/" PY_WS "@]+)@", 0 },
+        [RX_DB] = {"((?:postgres(?:ql)?|mysql|mongodb(?:\\+srv)?|redis|amqp)://[^:]++)"
+                   "(?::([^@]++)@)?",
+                   PCRE2_CASELESS},
+        [RX_JWT] = {"eyJ[A-Za-z0-9_-]{10,}(?:\\.[A-Za-z0-9_=-]{4,}){0,2}", 0},
+        [RX_USERINFO] = {"(https?|wss?|ftp)://([^/" PY_WS ":@]+):([^/" PY_WS "@]+)@", 0},
         /*
          * Upstream: (scheme)://([^\s/?#]+)([^\s?#]*)\?([^\s#]+)(#\S*)?. The query
          * part is optional here: a URL without one still matches, and every start
@@ -166,11 +171,11 @@ static const struct {
          * Possessive authority/path: the split between them does not change the
          * output, only the backtracking.
          */
-        [RX_URLQ] = { "(?:https?|wss?|ftp)://[^" PY_WS "/?#]++[^" PY_WS "?#]*+"
-                      "(?:\\?([^" PY_WS "#]+)(?:#" PY_NS "*)?)?",
-                      0 },
-        [RX_DISCORD] = { "<@!?(\\d{17,20})>", 0 },
-        [RX_PHONE] = { "(\\+[1-9]\\d{6,14})(?![A-Za-z0-9])", 0 },
+        [RX_URLQ] = {"(?:https?|wss?|ftp)://[^" PY_WS "/?#]++[^" PY_WS "?#]*+"
+                     "(?:\\?([^" PY_WS "#]+)(?:#" PY_NS "*)?)?",
+                     0},
+        [RX_DISCORD] = {"<@!?(\\d{17,20})>", 0},
+        [RX_PHONE] = {"(\\+[1-9]\\d{6,14})(?![A-Za-z0-9])", 0},
 };
 
 static pcre2_code *rx_code[_RX_MAX];
@@ -225,7 +230,8 @@ static int rx_exec(int id, const char *s, size_t n, size_t pos, pcre2_match_data
         int rc;
 
         rc = pcre2_match(rx_code[id], (PCRE2_SPTR) s, n, pos, 0, md, rx_mctx);
-        /* The JIT's machine stack is small; the interpreter uses the heap (bounded by the limit). */
+        /* The JIT's machine stack is small; the interpreter uses the heap (bounded by the limit).
+         */
         if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
                 rc = pcre2_match(rx_code[id], (PCRE2_SPTR) s, n, pos, PCRE2_NO_JIT, md, rx_mctx);
         return rc;
@@ -382,13 +388,15 @@ static bool py_isspace(uint32_t c)
 /* Query strings and form bodies                                                              */
 
 static const char *const query_keys[] = {
-        "access_token", "refresh_token", "id_token", "token",  "api_key",   "apikey",
-        "client_secret", "password",     "auth",     "jwt",    "session",   "secret",
-        "key",           "code",         "signature", "x-amz-signature", NULL,
+        "access_token", "refresh_token", "id_token",      "token",
+        "api_key",      "apikey",        "client_secret", "password",
+        "auth",         "jwt",           "session",       "secret",
+        "key",          "code",          "signature",     "x-amz-signature",
+        NULL,
 };
 
 /* Form bodies: the query list plus these (seed-behavior.md 1.12 item 11). */
-static const char *const form_extra_keys[] = { "private_key", "authorization", NULL };
+static const char *const form_extra_keys[] = {"private_key", "authorization", NULL};
 
 static bool in_list(const char *k, const char *const *list)
 {
@@ -499,7 +507,7 @@ static bool is_form_body(const char *s, size_t n)
 #define GLEN(ov, g) ((size_t) ((ov)[2 * (g) + 1] - (ov)[2 * (g)]))
 
 /* Write the replacement for one match; return 1 if replaced, 0 to keep the match as it is. */
-typedef int (*emit_fn)(struct buf *b, const char *s, const PCRE2_SIZE *ov);
+typedef int (*redact_emit_fn)(struct buf *b, const char *s, const PCRE2_SIZE *ov);
 
 static int emit_mask_g1(struct buf *b, const char *s, const PCRE2_SIZE *ov)
 {
@@ -631,7 +639,7 @@ struct pass_io {
  * starting where the previous match ended (lookbehinds still see the text
  * before it, as in Python).
  */
-static int pass_regex(struct pass_io *io, int id, emit_fn emit)
+static int pass_regex(struct pass_io *io, int id, redact_emit_fn emit)
 {
         const char *s = io->s;
         size_t n = io->n, pos = 0, last = 0;
@@ -648,7 +656,7 @@ static int pass_regex(struct pass_io *io, int id, emit_fn emit)
                         break;
                 if (rc < 0) {
                         log_debug("redact: pattern %d failed at offset %zu (%d)", id, pos, rc);
-                        if (++errors >= RX_MAX_ERRORS)
+                        if (++errors >= REDACT_RX_ERRORS_MAX)
                                 break;
                         pos = next_char(s, n, pos);
                         continue;
@@ -828,31 +836,32 @@ enum pass_kind {
 struct pass {
         enum pass_kind kind;
         int rx;
-        emit_fn emit;
+        redact_emit_fn emit;
         bool full_only; /* skipped in REDACT_CODE */
         /* Cheap literal pre-checks: the pass cannot match without all of them. */
         const char *need1, *need2;
 };
 
 static const struct pass passes[] = {
-        { PASS_REGEX, RX_PREFIX, emit_mask_g1, false, NULL, NULL },
-        { PASS_REGEX, RX_ENV, emit_env, true, "=", NULL },
-        { PASS_REGEX, RX_JSON, emit_json, true, "\"", ":" },
-        { PASS_REGEX, RX_AUTH, emit_auth, false, ":", NULL },
-        { PASS_REGEX, RX_TELEGRAM, emit_telegram, false, ":", NULL },
-        { PASS_PRIVATE_KEY, 0, NULL, false, "-----BEGIN", "-----END" },
-        { PASS_DB, 0, NULL, false, "://", "@" },
-        { PASS_REGEX, RX_JWT, emit_mask_g0, false, "eyJ", NULL },
-        { PASS_REGEX, RX_USERINFO, emit_userinfo, false, "://", "@" },
-        { PASS_REGEX, RX_URLQ, emit_urlq, false, "://", "?" },
-        { PASS_FORM, 0, NULL, false, "&", "=" },
-        { PASS_REGEX, RX_DISCORD, emit_discord, false, "<@", NULL },
-        { PASS_REGEX, RX_PHONE, emit_phone, false, "+", NULL },
+        {PASS_REGEX, RX_PREFIX, emit_mask_g1, false, NULL, NULL},
+        {PASS_REGEX, RX_ENV, emit_env, true, "=", NULL},
+        {PASS_REGEX, RX_JSON, emit_json, true, "\"", ":"},
+        {PASS_REGEX, RX_AUTH, emit_auth, false, ":", NULL},
+        {PASS_REGEX, RX_TELEGRAM, emit_telegram, false, ":", NULL},
+        {PASS_PRIVATE_KEY, 0, NULL, false, "-----BEGIN", "-----END"},
+        {PASS_DB, 0, NULL, false, "://", "@"},
+        {PASS_REGEX, RX_JWT, emit_mask_g0, false, "eyJ", NULL},
+        {PASS_REGEX, RX_USERINFO, emit_userinfo, false, "://", "@"},
+        {PASS_REGEX, RX_URLQ, emit_urlq, false, "://", "?"},
+        {PASS_FORM, 0, NULL, false, "&", "="},
+        {PASS_REGEX, RX_DISCORD, emit_discord, false, "<@", NULL},
+        {PASS_REGEX, RX_PHONE, emit_phone, false, "+", NULL},
 };
 
 static int run_pass(const struct pass *p, struct pass_io *io)
 {
-        if ((p->need1 && !has(io->s, io->n, p->need1)) || (p->need2 && !has(io->s, io->n, p->need2)))
+        if ((p->need1 && !has(io->s, io->n, p->need1)) ||
+            (p->need2 && !has(io->s, io->n, p->need2)))
                 return 0;
         switch (p->kind) {
         case PASS_REGEX:
@@ -1124,7 +1133,7 @@ static char *json_escape(const char *v, size_t n, bool ascii, size_t *ret_len)
 static int build_forms(struct form_set *fs, const char *v, size_t n)
 {
         const unsigned char *u = (const unsigned char *) v;
-        static const char *const alphas[] = { b64_std, b64_url };
+        static const char *const alphas[] = {b64_std, b64_url};
         size_t len;
         char *p;
         int r;
@@ -1156,7 +1165,7 @@ static int build_forms(struct form_set *fs, const char *v, size_t n)
 
 int redactor_add_secret(struct redactor *r, const char *value)
 {
-        struct form_set fs = { .n = 0 };
+        struct form_set fs = {.n = 0};
         struct vsecret *ns;
         struct vform *nf;
         size_t n;
@@ -1165,10 +1174,10 @@ int redactor_add_secret(struct redactor *r, const char *value)
 
         if (!r || !value)
                 return -EINVAL;
-        n = strnlen(value, REDACT_MAX_SECRET_LEN + 1);
+        n = strnlen(value, REDACT_SECRET_LEN_MAX + 1);
         if (n < REDACT_MIN_SECRET_LEN)
                 return 0;
-        if (n > REDACT_MAX_SECRET_LEN || r->n_secrets >= REDACT_MAX_SECRETS)
+        if (n > REDACT_SECRET_LEN_MAX || r->n_secrets >= REDACT_SECRETS_MAX)
                 return -E2BIG;
         for (size_t i = 0; i < r->n_secrets; i++)
                 if (r->secrets[i].len == n && memcmp(r->secrets[i].data, value, n) == 0)
@@ -1198,7 +1207,7 @@ int redactor_add_secret(struct redactor *r, const char *value)
         r->forms = nf;
 
         /* Commit: nothing below can fail. */
-        ns[r->n_secrets] = (struct vsecret){ .data = copy, .len = n };
+        ns[r->n_secrets] = (struct vsecret){.data = copy, .len = n};
         ns[r->n_secrets].next = r->first_head[(unsigned char) copy[0]];
         r->first_head[(unsigned char) copy[0]] = (uint32_t) ++r->n_secrets;
         r->first_bits[(unsigned char) copy[0] >> 3] |= 1u << ((unsigned char) copy[0] & 7);
@@ -1349,6 +1358,14 @@ static void match_data_freep(pcre2_match_data **md)
         pcre2_match_data_free(*md);
 }
 
+/* Intermediate texts still hold whatever the later passes removed. */
+static void buf_wipe_releasep(struct buf *b)
+{
+        if (b->data)
+                explicit_wipe(b->data, b->alloc);
+        buf_release(b);
+}
+
 /* Room for one pass's output: replacements grow text by less than 2x. */
 static size_t pass_cap(size_t n)
 {
@@ -1358,9 +1375,9 @@ static size_t pass_cap(size_t n)
 int redact_text(const struct redactor *r, enum redact_mode mode, const char *in, size_t n,
                 char **ret, size_t *ret_len)
 {
-        _cleanup_buf_ struct buf b0 = BUF_INIT(0), b1 = BUF_INIT(0);
+        _cleanup_(buf_wipe_releasep) struct buf b0 = BUF_INIT(0), b1 = BUF_INIT(0);
         _cleanup_(match_data_freep) pcre2_match_data *md = NULL;
-        struct buf *bufs[2] = { &b0, &b1 };
+        struct buf *bufs[2] = {&b0, &b1};
         const char *cur = in;
         size_t cur_n = n;
         int cur_idx = -1, e;
@@ -1414,8 +1431,6 @@ int redact_text(const struct redactor *r, enum redact_mode mode, const char *in,
         return 1;
 }
 
-#define REDACT_JSON_MAX_DEPTH 64
-
 /* The redacted copy of string @s, or NULL if unchanged; *err < 0 on failure. */
 static json_t *redact_json_string(const struct redactor *r, enum redact_mode mode, json_t *s,
                                   int *err)
@@ -1445,7 +1460,7 @@ static int redact_json_walk(const struct redactor *r, enum redact_mode mode, jso
 {
         int count = 0, e;
 
-        if (depth > REDACT_JSON_MAX_DEPTH)
+        if (depth > REDACT_JSON_DEPTH_MAX)
                 return 0;
         if (json_is_object(v)) {
                 for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {

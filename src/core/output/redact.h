@@ -46,8 +46,9 @@ static inline void redactor_freep(struct redactor **r)
 
 /*
  * Register a secret value (copied; wiped on free). Values shorter than
- * REDACT_MIN_SECRET_LEN are ignored (returns 0). Not thread-safe: call before
- * sharing the redactor. Returns 0 or -ENOMEM.
+ * REDACT_MIN_SECRET_LEN, and values already registered, are ignored (returns 0).
+ * Not thread-safe: call before sharing the redactor. Returns 0, -E2BIG (value
+ * over 64 KiB, or 1024 values already), -EINVAL (NULL) or -ENOMEM.
  */
 _must_check_ int redactor_add_secret(struct redactor *r, const char *value);
 
@@ -59,7 +60,8 @@ size_t redactor_secret_count(const struct redactor *r);
  * (each occurrence of a value or one of its encodings becomes "***"); the
  * pattern passes run per @mode. Returns 1 and a new NUL-terminated string
  * in *ret (caller frees, length in *ret_len) when something changed, 0 when
- * nothing changed (*ret untouched), or -ENOMEM. @r may be NULL (patterns only).
+ * nothing changed (*ret untouched), or -ENOMEM (-EINVAL: @in NULL with @n > 0,
+ * or @ret NULL). @r may be NULL (patterns only).
  */
 _must_check_ int redact_text(const struct redactor *r, enum redact_mode mode, const char *in,
                              size_t n, char **ret, size_t *ret_len);

@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +22,8 @@
 #include "basic/log.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
-#include "core/loop/loop.h"
 #include "core/output/redact.h"
 #include "core/registry/registry.h"
-#include "core/rpc/worker-pool.h"
 #include "core/tools/tool.h"
 
 #define READ_CHUNK (64 * 1024)
@@ -37,44 +37,45 @@ static const char *const terminal_dropped[] = {
 struct rpc_conn {
         struct rpc_server *server;
         int fd;
-        struct loop_source *src;
+        atomic_int refs;
+
+        /* Reading side: one thread at a time (EPOLLONESHOT), rlock for the ready queue. */
+        pthread_mutex_t rlock;
         struct buf in;
         size_t scanned; /* bytes of in already searched for '\n' */
+        bool eof;       /* no more bytes will come */
+        bool queued;    /* on the server's ready list (complete lines buffered) */
+        bool armed;     /* registered in the epoll set */
+        struct rpc_conn *next_ready;
+
+        /* Writing side. */
         pthread_mutex_t wlock;
-        atomic_int refs;
-        bool closed;  /* loop side done with it */
-        bool broken;  /* a write failed; further answers are dropped */
-        struct rpc_conn *prev, *next;
+        bool broken; /* a write failed; further answers are dropped */
+
+        struct rpc_conn *prev, *next; /* all connections, under server->lock */
 };
 
 struct rpc_server {
-        struct loop *loop;
         struct rpc_server_opts o;
         char *token;
         size_t token_len;
         int listen_fd;
-        struct loop_source *listen_src;
-        int wake_fd; /* eventfd: a worker freed a slot while we were throttled */
-        struct loop_source *wake_src;
-        struct rpc_conn *conns;
+        int epfd;
+        int wake_fd; /* eventfd in epfd: "look at the ready list" / "stop" */
 
         atomic_long calls_made;
-        atomic_int inflight;
-        atomic_bool throttled;
-        bool shut_down;
+        atomic_bool stopping;
 
-        pthread_mutex_t lock; /* inflight_cond and log */
-        pthread_cond_t inflight_cond;
+        pthread_mutex_t lock; /* everything below */
+        pthread_cond_t idle_cond;
+        struct rpc_conn *conns;
+        size_t n_conns;
+        struct rpc_conn *ready_head, *ready_tail;
+        size_t n_threads, n_waiting, n_running;
+        pthread_t threads[RPC_THREADS_MAX];
+        bool shut_down;
         json_t *log;
         size_t log_n;
-};
-
-struct rpc_job {
-        struct rpc_conn *conn;
-        json_t *id;             /* echoed back */
-        const struct tool *tool; /* NULL: answer with preset */
-        json_t *args;
-        char *preset_error; /* error answer text (no tool run) */
 };
 
 static void conn_unref(struct rpc_conn *c)
@@ -83,13 +84,14 @@ static void conn_unref(struct rpc_conn *c)
                 return;
         safe_close(c->fd);
         buf_release(&c->in);
+        pthread_mutex_destroy(&c->rlock);
         pthread_mutex_destroy(&c->wlock);
         free(c);
 }
 
 /*
- * Write one answer line. Workers may block here (the script is slow to read)
- * but never past the execution: shutdown(2) at the end wakes us with EPIPE.
+ * Write one answer line. A thread may block here (the script is slow to read)
+ * but never past the execution: shutdown(2) at the end wakes it with EPIPE.
  */
 static void conn_write(struct rpc_conn *c, const char *p, size_t n)
 {
@@ -115,28 +117,27 @@ static void conn_write(struct rpc_conn *c, const char *p, size_t n)
         pthread_mutex_unlock(&c->wlock);
 }
 
+static int dump_to_buf(const char *p, size_t n, void *userdata)
+{
+        return buf_append(userdata, p, n) < 0 ? -1 : 0;
+}
+
 static char *format_answer(json_t *id, const char *key, json_t *value)
 {
+        _cleanup_buf_ struct buf b = BUF_INIT(SIZE_MAX / 2);
         json_auto_t *msg = json_object();
-        char *text;
-        size_t n;
 
         if (!msg)
                 return NULL;
         if (json_object_set(msg, "id", id ? id : json_null()) < 0 ||
             json_object_set(msg, key, value) < 0)
                 return NULL;
-        /* One line on the wire: compact, and non-ASCII stays UTF-8. */
-        n = json_dumpb(msg, NULL, 0, JSON_COMPACT);
-        if (n == 0)
+        /* One line on the wire: compact, and non-ASCII stays UTF-8. One pass. */
+        if (buf_reserve(&b, 4096) < 0 ||
+            json_dump_callback(msg, dump_to_buf, &b, JSON_COMPACT) < 0 ||
+            buf_append_char(&b, '\n') < 0)
                 return NULL;
-        text = malloc(n + 2);
-        if (!text)
-                return NULL;
-        (void) json_dumpb(msg, text, n, JSON_COMPACT);
-        text[n] = '\n';
-        text[n + 1] = 0;
-        return text;
+        return buf_steal(&b, NULL);
 }
 
 static void log_call(struct rpc_server *s, const struct tool *t, json_t *args, double secs,
@@ -173,101 +174,6 @@ static void log_call(struct rpc_server *s, const struct tool *t, json_t *args, d
         pthread_mutex_unlock(&s->lock);
 }
 
-static void job_finish(struct rpc_job *j)
-{
-        struct rpc_server *s = j->conn->server;
-        int left;
-
-        conn_unref(j->conn);
-        json_decref(j->id);
-        json_decref(j->args);
-        free(j->preset_error);
-        free(j);
-
-        pthread_mutex_lock(&s->lock);
-        left = atomic_fetch_sub(&s->inflight, 1) - 1;
-        if (left == 0)
-                pthread_cond_broadcast(&s->inflight_cond);
-        pthread_mutex_unlock(&s->lock);
-        if (atomic_load(&s->throttled) && left < RPC_INFLIGHT_MAX / 2) {
-                uint64_t one = 1;
-                (void) !write(s->wake_fd, &one, sizeof(one));
-        }
-}
-
-static void job_run(void *userdata)
-{
-        struct rpc_job *j = userdata;
-        struct rpc_server *s = j->conn->server;
-        _cleanup_free_ char *text = NULL;
-
-        if (j->preset_error) {
-                json_auto_t *e = json_string(j->preset_error);
-                text = format_answer(j->id, "error", e);
-        } else {
-                json_t *result = NULL;
-                usec_t t0 = now_usec();
-                bool ok;
-                int r;
-
-                r = j->tool->run(j->tool, s->o.tool_ctx, j->args, &result);
-                if (r < 0 || !result) {
-                        json_decref(result);
-                        result = tool_error_new("Tool execution failed: %s",
-                                                strerror(r < 0 ? -r : EIO));
-                }
-                /* Whatever a tool returns, known secret values never reach the script. */
-                if (result)
-                        (void) redact_json(s->o.redactor, REDACT_NONE, result);
-                ok = result && !json_is_string(json_object_get(result, "error"));
-                log_call(s, j->tool, j->args, (double) (now_usec() - t0) / USEC_PER_SEC, ok);
-                if (result)
-                        text = format_answer(j->id, "result", result);
-                json_decref(result);
-        }
-        if (!text) {
-                /* Out of memory building the answer: say so briefly. */
-                static const char oom[] = "{\"id\":null,\"error\":\"out of memory\"}\n";
-                conn_write(j->conn, oom, sizeof(oom) - 1);
-        } else
-                conn_write(j->conn, text, strlen(text));
-        job_finish(j);
-}
-
-static void submit(struct rpc_conn *c, json_t *id, const struct tool *t, json_t *args,
-                   const char *error_fmt, ...) _printf_(5, 6);
-
-static void submit(struct rpc_conn *c, json_t *id, const struct tool *t, json_t *args,
-                   const char *error_fmt, ...)
-{
-        struct rpc_server *s = c->server;
-        struct rpc_job *j = calloc(1, sizeof(*j));
-
-        if (!j)
-                return;
-        if (error_fmt) {
-                va_list ap;
-                va_start(ap, error_fmt);
-                if (vasprintf(&j->preset_error, error_fmt, ap) < 0)
-                        j->preset_error = NULL;
-                va_end(ap);
-                if (!j->preset_error) {
-                        free(j);
-                        return;
-                }
-        }
-        j->conn = c;
-        atomic_fetch_add(&c->refs, 1);
-        j->id = json_incref(id);
-        j->tool = t;
-        j->args = json_incref(args);
-        atomic_fetch_add(&s->inflight, 1);
-        if (worker_pool_submit(s->o.pool, job_run, j) < 0) {
-                /* No thread to run it: answer here rather than drop it. */
-                job_run(j);
-        }
-}
-
 static bool token_ok(const struct rpc_server *s, json_t *tok)
 {
         const char *t = json_string_value(tok);
@@ -280,6 +186,70 @@ static bool token_ok(const struct rpc_server *s, json_t *tok)
         for (size_t i = 0; i < n; i++)
                 diff |= (unsigned char) (t[i] ^ s->token[i]);
         return diff == 0;
+}
+
+static void answer_error(struct rpc_conn *c, json_t *id, const char *fmt, ...) _printf_(3, 4);
+
+static void answer_error(struct rpc_conn *c, json_t *id, const char *fmt, ...)
+{
+        _cleanup_free_ char *msg = NULL, *text = NULL;
+        json_auto_t *e = NULL;
+        va_list ap;
+        int k;
+
+        va_start(ap, fmt);
+        k = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+                msg = NULL;
+                return;
+        }
+        e = json_string(msg);
+        text = e ? format_answer(id, "error", e) : NULL;
+        if (text)
+                conn_write(c, text, strlen(text));
+}
+
+static void run_tool(struct rpc_conn *c, json_t *id, const struct tool *t, json_t *args)
+{
+        struct rpc_server *s = c->server;
+        _cleanup_free_ char *text = NULL;
+        json_t *result = NULL;
+        usec_t t0 = now_usec();
+        bool ok;
+        int r;
+
+        r = t->run(t, s->o.tool_ctx, args, &result);
+        if (r < 0 || !result) {
+                json_decref(result);
+                result = tool_error_new("Tool execution failed: %s", strerror(r < 0 ? -r : EIO));
+        }
+        /* Whatever a tool returns, known secret values never reach the script. */
+        if (result)
+                (void) redact_json(s->o.redactor, REDACT_NONE, result);
+        ok = result && !json_is_string(json_object_get(result, "error"));
+        log_call(s, t, args, (double) (now_usec() - t0) / USEC_PER_SEC, ok);
+        if (result)
+                text = format_answer(id, "result", result);
+        json_decref(result);
+        if (text)
+                conn_write(c, text, strlen(text));
+        else {
+                static const char oom[] = "{\"id\":null,\"error\":\"out of memory\"}\n";
+                conn_write(c, oom, sizeof(oom) - 1);
+        }
+}
+
+/* Count a dispatched call unless the budget is spent (atomically: threads race here). */
+static bool take_budget(struct rpc_server *s)
+{
+        long cur = atomic_load(&s->calls_made);
+
+        do
+                if (cur >= s->o.max_tool_calls)
+                        return false;
+        while (!atomic_compare_exchange_weak(&s->calls_made, &cur, cur + 1));
+        return true;
 }
 
 static void handle_line(struct rpc_conn *c, const char *line, size_t n)
@@ -296,46 +266,45 @@ static void handle_line(struct rpc_conn *c, const char *line, size_t n)
         if (n == 0)
                 return;
         if (!utf8_is_valid(line, n)) {
-                submit(c, NULL, NULL, NULL, "Invalid RPC request: invalid UTF-8");
+                answer_error(c, NULL, "Invalid RPC request: invalid UTF-8");
                 return;
         }
         req = json_loadb(line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
         if (!req) {
-                submit(c, NULL, NULL, NULL, "Invalid RPC request: %s (column %d)", err.text,
-                       err.column);
+                answer_error(c, NULL, "Invalid RPC request: %s (column %d)", err.text, err.column);
                 return;
         }
         if (!json_is_object(req)) {
-                submit(c, NULL, NULL, NULL, "Invalid RPC request: expected a JSON object");
+                answer_error(c, NULL, "Invalid RPC request: expected a JSON object");
                 return;
         }
         id = json_object_get(req, "id");
         if (!token_ok(s, json_object_get(req, "token"))) {
-                submit(c, id, NULL, NULL, "Unauthorized RPC request");
+                answer_error(c, id, "Unauthorized RPC request");
                 return;
         }
         toolname = json_object_get(req, "tool");
         if (!json_is_string(toolname)) {
-                submit(c, id, NULL, NULL, "Invalid RPC request: 'tool' must be a string");
+                answer_error(c, id, "Invalid RPC request: 'tool' must be a string");
                 return;
         }
         args = json_object_get(req, "args");
         if (args && !json_is_null(args) && !json_is_object(args)) {
-                submit(c, id, NULL, NULL, "Invalid RPC request: 'args' must be an object");
+                answer_error(c, id, "Invalid RPC request: 'args' must be an object");
                 return;
         }
         t = registry_find(s->o.registry, json_string_value(toolname));
         if (!t) {
                 _cleanup_free_ char *names = registry_names(s->o.registry);
-                submit(c, id, NULL, NULL, "Tool '%s' is not available in execute_code. Available: %s",
-                       json_string_value(toolname), names ? names : "");
+                answer_error(c, id, "Tool '%s' is not available in execute_code. Available: %s",
+                             json_string_value(toolname), names ? names : "");
                 return;
         }
-        if (atomic_load(&s->calls_made) >= s->o.max_tool_calls) {
-                submit(c, id, NULL, NULL,
-                       "Tool call limit reached (%lld). No more tool calls allowed in this "
-                       "execution.",
-                       (long long) s->o.max_tool_calls);
+        if (!take_budget(s)) {
+                answer_error(c, id,
+                             "Tool call limit reached (%lld). No more tool calls allowed in this "
+                             "execution.",
+                             (long long) s->o.max_tool_calls);
                 return;
         }
         if (!args || json_is_null(args)) {
@@ -347,162 +316,205 @@ static void handle_line(struct rpc_conn *c, const char *line, size_t n)
         if (strcmp(t->name, "terminal") == 0)
                 for (size_t i = 0; i < ELEMENTSOF(terminal_dropped); i++)
                         (void) json_object_del(args, terminal_dropped[i]);
-        atomic_fetch_add(&s->calls_made, 1);
-        submit(c, id, t, args, NULL);
+        run_tool(c, id, t, args);
 }
 
-static void conn_close(struct rpc_conn *c)
+/* ---- connection reading (one thread per connection at a time) ---- */
+
+static void wake_one(struct rpc_server *s)
+{
+        uint64_t one = 1;
+
+        (void) !write(s->wake_fd, &one, sizeof(one));
+}
+
+static void arm(struct rpc_conn *c)
+{
+        struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.ptr = c };
+
+        if (epoll_ctl(c->server->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0)
+                log_debug_errno(-errno, "cannot re-arm an RPC connection: %m");
+}
+
+/* Detach a connection that will never be read again (EOF, error, over-long line). */
+static void conn_drop(struct rpc_conn *c)
 {
         struct rpc_server *s = c->server;
 
-        if (c->closed)
-                return;
-        c->closed = true;
-        loop_remove(c->src);
-        c->src = NULL;
-        /* Wake a worker blocked writing to it; the fd closes with the last ref. */
-        (void) shutdown(c->fd, SHUT_RDWR);
+        (void) epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+        pthread_mutex_lock(&s->lock);
         if (c->prev)
                 c->prev->next = c->next;
-        else
+        else if (s->conns == c)
                 s->conns = c->next;
         if (c->next)
                 c->next->prev = c->prev;
-        conn_unref(c);
-}
-
-/* Handle every complete line in c->in; stop early when throttled. */
-static void conn_process(struct rpc_conn *c)
-{
-        struct rpc_server *s = c->server;
-        size_t start = 0;
-
-        while (!c->closed && !atomic_load(&s->throttled)) {
-                char *nl = memchr(c->in.data + c->scanned, '\n', c->in.len - c->scanned);
-                if (!nl) {
-                        c->scanned = c->in.len;
-                        break;
-                }
-                handle_line(c, c->in.data + start, (size_t) (nl - (c->in.data + start)));
-                start = (size_t) (nl - c->in.data) + 1;
-                c->scanned = start;
-                if (atomic_load(&s->inflight) >= RPC_INFLIGHT_MAX)
-                        atomic_store(&s->throttled, true);
-        }
-        if (start > 0) {
-                buf_consume(&c->in, start);
-                c->scanned -= start;
-        }
+        c->prev = c->next = NULL;
+        s->n_conns--;
+        pthread_mutex_unlock(&s->lock);
+        conn_unref(c); /* the list's reference */
 }
 
 /*
- * Answer an over-long line from the loop thread, best effort: the connection
- * is closed right after, so there is no worker to hand it to. Never blocks.
+ * Take the next complete line out of c->in (caller frees *ret). Returns 1 and
+ * a line, 0 when none is complete. rlock held.
  */
-static void write_error_now(struct rpc_conn *c, size_t cap)
+static int take_line(struct rpc_conn *c, char **ret, size_t *ret_len)
 {
-        _cleanup_free_ char *text = NULL;
-        json_auto_t *e = NULL;
-        char msg[128];
+        char *nl = c->in.len > c->scanned ? memchr(c->in.data + c->scanned, '\n',
+                                                    c->in.len - c->scanned)
+                                          : NULL;
+        size_t n;
+        char *line;
 
-        snprintf(msg, sizeof(msg), "Invalid RPC request: line exceeds %zu bytes; connection closed",
-                 cap);
-        e = json_string(msg);
-        text = format_answer(NULL, "error", e);
-        if (!text || pthread_mutex_trylock(&c->wlock) != 0)
-                return;
-        (void) !send(c->fd, text, strlen(text), MSG_NOSIGNAL | MSG_DONTWAIT);
-        pthread_mutex_unlock(&c->wlock);
+        if (!nl) {
+                c->scanned = c->in.len;
+                return 0;
+        }
+        n = (size_t) (nl - c->in.data);
+        line = malloc(n + 1);
+        if (!line)
+                return -ENOMEM;
+        memcpy(line, c->in.data, n);
+        line[n] = 0;
+        buf_consume(&c->in, n + 1);
+        c->scanned = 0;
+        *ret = line;
+        *ret_len = n;
+        return 1;
 }
 
-static void set_reading(struct rpc_server *s, bool on)
+static bool has_line(struct rpc_conn *c)
 {
-        for (struct rpc_conn *c = s->conns; c; c = c->next)
-                if (loop_modify(c->src, on ? EPOLLIN | EPOLLRDHUP : EPOLLRDHUP) < 0)
-                        log_debug("cannot change the events of an RPC connection");
+        return c->in.len > c->scanned &&
+               memchr(c->in.data + c->scanned, '\n', c->in.len - c->scanned) != NULL;
 }
 
-static void on_conn(struct loop_source *src, int fd, uint32_t events, void *userdata)
+/* Put @c on the ready list (rlock held): another thread takes its next line. */
+static void queue_ready(struct rpc_conn *c)
 {
-        struct rpc_conn *c = userdata;
         struct rpc_server *s = c->server;
-        size_t cap = s->o.frame_max;
 
-        if (events & EPOLLIN) {
+        if (c->queued)
+                return;
+        c->queued = true;
+        atomic_fetch_add(&c->refs, 1);
+        pthread_mutex_lock(&s->lock);
+        c->next_ready = NULL;
+        if (s->ready_tail)
+                s->ready_tail->next_ready = c;
+        else
+                s->ready_head = c;
+        s->ready_tail = c;
+        pthread_mutex_unlock(&s->lock);
+        wake_one(s);
+}
+
+/*
+ * Read what the socket has (the connection is ours: EPOLLONESHOT fired).
+ * Returns false when the connection is finished on the reading side.
+ */
+static bool conn_read(struct rpc_conn *c)
+{
+        size_t cap = c->server->o.frame_max;
+
+        for (int i = 0; i < 16; i++) {
                 size_t room = c->in.cap - c->in.len;
                 ssize_t k;
 
                 if (room == 0 || buf_reserve(&c->in, MIN(room, (size_t) READ_CHUNK)) < 0) {
-                        /* The line is over the cap: answer, then drop this connection only. */
-                        write_error_now(c, cap);
-                        conn_close(c);
-                        return;
+                        if (has_line(c))
+                                return true; /* serve what we have first */
+                        answer_error(c, NULL,
+                                     "Invalid RPC request: line exceeds %zu bytes; connection "
+                                     "closed",
+                                     cap);
+                        return false;
                 }
-                k = recv(fd, c->in.data + c->in.len, MIN(room, (size_t) READ_CHUNK), MSG_DONTWAIT);
+                k = recv(c->fd, c->in.data + c->in.len, MIN(room, (size_t) READ_CHUNK),
+                         MSG_DONTWAIT);
                 if (k < 0) {
-                        if (errno == EAGAIN || errno == EINTR)
-                                return;
-                        conn_close(c);
-                        return;
+                        if (errno == EINTR)
+                                continue;
+                        return errno == EAGAIN;
                 }
                 if (k == 0) {
-                        conn_close(c);
-                        return;
+                        c->eof = true;
+                        return false;
                 }
                 c->in.len += (size_t) k;
                 c->in.data[c->in.len] = 0;
-                conn_process(c);
-                if (atomic_load(&s->throttled))
-                        set_reading(s, false);
+                if ((size_t) k < MIN(room, (size_t) READ_CHUNK))
+                        return true; /* drained for now */
+        }
+        return true;
+}
+
+/*
+ * After reading or taking a line: decide who handles the rest of @c.
+ * rlock held. Complete lines left -> ready list; else re-arm or drop.
+ */
+static void conn_settle(struct rpc_conn *c, bool readable)
+{
+        if (has_line(c)) {
+                queue_ready(c);
                 return;
         }
-        if (events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
-                /* Peer gone; requests already read are still answered by workers. */
-                conn_close(c);
+        if (readable && !c->eof) {
+                arm(c);
+                return;
+        }
+        if (c->armed) {
+                c->armed = false;
+                conn_drop(c);
         }
 }
 
-static void on_wake(struct loop_source *src, int fd, uint32_t events, void *userdata)
-{
-        struct rpc_server *s = userdata;
-        uint64_t v;
+/* ---- threads ---- */
 
-        (void) !read(fd, &v, sizeof(v));
-        if (!atomic_load(&s->throttled) || atomic_load(&s->inflight) >= RPC_INFLIGHT_MAX / 2)
+static void *worker_main(void *arg);
+
+/* s->lock held. */
+static void maybe_start_thread(struct rpc_server *s)
+{
+        pthread_attr_t attr;
+
+        if (s->n_waiting > 0 || s->n_threads >= s->o.max_threads || atomic_load(&s->stopping))
                 return;
-        atomic_store(&s->throttled, false);
-        /* Lines that arrived while throttled are still buffered. */
-        for (struct rpc_conn *c = s->conns, *n; c; c = n) {
-                n = c->next;
-                conn_process(c);
-        }
-        set_reading(s, !atomic_load(&s->throttled));
+        pthread_attr_init(&attr);
+        /* 1 MiB: enough for jansson recursion on (bounded) deep JSON; untouched pages cost no RSS. */
+        pthread_attr_setstacksize(&attr, 1024 * 1024);
+        if (pthread_create(&s->threads[s->n_threads], &attr, worker_main, s) == 0)
+                s->n_threads++;
+        pthread_attr_destroy(&attr);
 }
 
-static void on_accept(struct loop_source *src, int fd, uint32_t events, void *userdata)
+static void accept_all(struct rpc_server *s)
 {
-        struct rpc_server *s = userdata;
-
         for (;;) {
+                struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT };
                 struct rpc_conn *c;
-                int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                int cfd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
                 if (cfd < 0)
-                        return; /* EAGAIN, or transient (EMFILE): the next event retries */
+                        break; /* EAGAIN, or transient (EMFILE): the next event retries */
                 c = calloc(1, sizeof(*c));
                 if (!c) {
                         safe_close(cfd);
-                        return;
+                        continue;
                 }
                 c->server = s;
                 c->fd = cfd;
                 /* A line of frame_max bytes plus its newline fits. */
                 buf_init(&c->in, s->o.frame_max + 1);
+                pthread_mutex_init(&c->rlock, NULL);
                 pthread_mutex_init(&c->wlock, NULL);
-                atomic_init(&c->refs, 1);
-                if (loop_add(s->loop, cfd,
-                             atomic_load(&s->throttled) ? EPOLLRDHUP : EPOLLIN | EPOLLRDHUP,
-                             on_conn, c, &c->src) < 0) {
+                atomic_init(&c->refs, 1); /* the list's */
+                c->armed = true;
+
+                pthread_mutex_lock(&s->lock);
+                if (s->n_conns >= RPC_CONNECTIONS_MAX || s->shut_down) {
+                        pthread_mutex_unlock(&s->lock);
                         conn_unref(c);
                         continue;
                 }
@@ -510,12 +522,124 @@ static void on_accept(struct loop_source *src, int fd, uint32_t events, void *us
                 if (s->conns)
                         s->conns->prev = c;
                 s->conns = c;
+                s->n_conns++;
+                pthread_mutex_unlock(&s->lock);
+
+                ev.data.ptr = c;
+                if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, cfd, &ev) < 0) {
+                        c->armed = false;
+                        conn_drop(c);
+                }
+        }
+        {
+                struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = s };
+                if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->listen_fd, &ev) < 0)
+                        log_debug_errno(-errno, "cannot re-arm the RPC socket: %m");
         }
 }
 
-int rpc_server_new(struct loop *loop, const struct rpc_server_opts *o, struct rpc_server **ret)
+/* Wait for work; returns a connection with one line for us (caller unrefs), or NULL to exit. */
+static struct rpc_conn *next_work(struct rpc_server *s, char **ret_line, size_t *ret_len)
+{
+        for (;;) {
+                struct epoll_event ev;
+                struct rpc_conn *c = NULL;
+                bool from_ready = false;
+                int n, r;
+
+                if (atomic_load(&s->stopping))
+                        return NULL;
+                pthread_mutex_lock(&s->lock);
+                if (s->ready_head) {
+                        c = s->ready_head;
+                        s->ready_head = c->next_ready;
+                        if (!s->ready_head)
+                                s->ready_tail = NULL;
+                        from_ready = true;
+                } else
+                        s->n_waiting++;
+                pthread_mutex_unlock(&s->lock);
+
+                if (!from_ready) {
+                        n = epoll_wait(s->epfd, &ev, 1, -1);
+                        pthread_mutex_lock(&s->lock);
+                        s->n_waiting--;
+                        pthread_mutex_unlock(&s->lock);
+                        if (n <= 0)
+                                continue;
+                        if (ev.data.ptr == s) {
+                                accept_all(s);
+                                continue;
+                        }
+                        if (ev.data.ptr == &s->wake_fd) {
+                                uint64_t v;
+                                /* At stop the counter must stay up so it wakes every thread. */
+                                if (!atomic_load(&s->stopping))
+                                        (void) !read(s->wake_fd, &v, sizeof(v));
+                                continue;
+                        }
+                        c = ev.data.ptr;
+                        atomic_fetch_add(&c->refs, 1);
+                }
+
+                pthread_mutex_lock(&c->rlock);
+                if (from_ready)
+                        c->queued = false;
+                else {
+                        bool readable = conn_read(c);
+                        if (!readable && !has_line(c)) {
+                                c->armed = false;
+                                pthread_mutex_unlock(&c->rlock);
+                                conn_drop(c);
+                                conn_unref(c);
+                                continue;
+                        }
+                        if (!readable)
+                                c->eof = true;
+                }
+                r = take_line(c, ret_line, ret_len);
+                conn_settle(c, !c->eof);
+                pthread_mutex_unlock(&c->rlock);
+                if (r > 0)
+                        return c;
+                conn_unref(c);
+        }
+}
+
+static void *worker_main(void *arg)
+{
+        struct rpc_server *s = arg;
+
+        for (;;) {
+                _cleanup_free_ char *line = NULL;
+                struct rpc_conn *c;
+                size_t n = 0;
+
+                c = next_work(s, &line, &n);
+                if (!c)
+                        break;
+                /* Leave someone waiting for the next request while this one runs. */
+                pthread_mutex_lock(&s->lock);
+                s->n_running++;
+                maybe_start_thread(s);
+                pthread_mutex_unlock(&s->lock);
+
+                handle_line(c, line, n);
+
+                pthread_mutex_lock(&s->lock);
+                s->n_running--;
+                if (s->n_running == 0)
+                        pthread_cond_broadcast(&s->idle_cond);
+                pthread_mutex_unlock(&s->lock);
+                conn_unref(c);
+        }
+        return NULL;
+}
+
+int rpc_server_new(const struct rpc_server_opts *o, struct rpc_server **ret)
 {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct epoll_event ev = {};
         struct rpc_server *s;
         int r;
 
@@ -524,13 +648,14 @@ int rpc_server_new(struct loop *loop, const struct rpc_server_opts *o, struct rp
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        s->loop = loop;
         s->o = *o;
         if (!s->o.frame_max)
                 s->o.frame_max = RPC_FRAME_MAX;
-        s->listen_fd = s->wake_fd = -EBADF;
+        if (!s->o.max_threads || s->o.max_threads > RPC_THREADS_MAX)
+                s->o.max_threads = RPC_THREADS_MAX;
+        s->listen_fd = s->wake_fd = s->epfd = -EBADF;
         pthread_mutex_init(&s->lock, NULL);
-        pthread_cond_init(&s->inflight_cond, NULL);
+        pthread_cond_init(&s->idle_cond, NULL);
         s->token = strdup(o->token);
         s->log = json_array();
         if (!s->token || !s->log) {
@@ -540,7 +665,9 @@ int rpc_server_new(struct loop *loop, const struct rpc_server_opts *o, struct rp
         s->token_len = strlen(s->token);
 
         s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (s->listen_fd < 0) {
+        s->epfd = epoll_create1(EPOLL_CLOEXEC);
+        s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (s->listen_fd < 0 || s->epfd < 0 || s->wake_fd < 0) {
                 r = -errno;
                 goto fail;
         }
@@ -554,15 +681,21 @@ int rpc_server_new(struct loop *loop, const struct rpc_server_opts *o, struct rp
                 r = -errno;
                 goto fail;
         }
-        s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (s->wake_fd < 0) {
+        ev = (struct epoll_event){ .events = EPOLLIN | EPOLLONESHOT, .data.ptr = s };
+        if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0) {
                 r = -errno;
                 goto fail;
         }
-        r = loop_add(loop, s->listen_fd, EPOLLIN, on_accept, s, &s->listen_src);
-        if (r < 0)
+        /* Level-triggered, not one-shot: once written at stop, it wakes every thread. */
+        ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = &s->wake_fd };
+        if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake_fd, &ev) < 0) {
+                r = -errno;
                 goto fail;
-        r = loop_add(loop, s->wake_fd, EPOLLIN, on_wake, s, &s->wake_src);
+        }
+        pthread_mutex_lock(&s->lock);
+        maybe_start_thread(s);
+        r = s->n_threads > 0 ? 0 : -EAGAIN;
+        pthread_mutex_unlock(&s->lock);
         if (r < 0)
                 goto fail;
         *ret = s;
@@ -575,15 +708,23 @@ fail:
 void rpc_server_shutdown(struct rpc_server *s, int timeout_ms)
 {
         struct timespec until;
+        uint64_t big = 1u << 20;
 
-        if (!s || s->shut_down)
+        if (!s)
                 return;
+        pthread_mutex_lock(&s->lock);
+        if (s->shut_down) {
+                pthread_mutex_unlock(&s->lock);
+                return;
+        }
         s->shut_down = true;
-        loop_remove(s->listen_src);
-        s->listen_src = NULL;
-        s->listen_fd = safe_close(s->listen_fd);
-        while (s->conns)
-                conn_close(s->conns);
+        atomic_store(&s->stopping, true);
+        /* Wake writers blocked on slow readers and make every read fail. */
+        for (struct rpc_conn *c = s->conns; c; c = c->next)
+                (void) shutdown(c->fd, SHUT_RDWR);
+        pthread_mutex_unlock(&s->lock);
+        if (s->wake_fd >= 0)
+                (void) !write(s->wake_fd, &big, sizeof(big));
 
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += timeout_ms / 1000;
@@ -592,11 +733,13 @@ void rpc_server_shutdown(struct rpc_server *s, int timeout_ms)
                 until.tv_sec++;
                 until.tv_nsec -= 1000000000L;
         }
-        pthread_mutex_lock(&s->lock);
-        while (atomic_load(&s->inflight) > 0)
-                if (pthread_cond_timedwait(&s->inflight_cond, &s->lock, &until) == ETIMEDOUT)
-                        break;
-        pthread_mutex_unlock(&s->lock);
+        for (size_t i = 0; i < s->n_threads; i++)
+                if (pthread_timedjoin_np(s->threads[i], NULL, &until) != 0) {
+                        /* A tool is stuck (an uninterruptible read, say). */
+                        log_debug("an RPC thread did not stop in time");
+                        return;
+                }
+        s->n_threads = 0;
 }
 
 struct rpc_server *rpc_server_free(struct rpc_server *s)
@@ -604,22 +747,26 @@ struct rpc_server *rpc_server_free(struct rpc_server *s)
         if (!s)
                 return NULL;
         rpc_server_shutdown(s, 10000);
-        if (atomic_load(&s->inflight) > 0) {
-                /*
-                 * A tool is stuck (e.g. in an uninterruptible read) and still
-                 * references us. Leaking beats a use-after-free.
-                 */
-                log_debug("%d tool call(s) still running; not freeing the RPC server",
-                          atomic_load(&s->inflight));
+        if (s->n_threads > 0)
+                /* Threads still reference us: leaking beats a use-after-free. */
                 return NULL;
+        while (s->ready_head) {
+                struct rpc_conn *c = s->ready_head;
+                s->ready_head = c->next_ready;
+                conn_unref(c);
         }
-        loop_remove(s->wake_src);
+        while (s->conns) {
+                struct rpc_conn *c = s->conns;
+                s->conns = c->next;
+                conn_unref(c);
+        }
         safe_close(s->wake_fd);
+        safe_close(s->epfd);
         safe_close(s->listen_fd);
         json_decref(s->log);
         free(s->token);
         pthread_mutex_destroy(&s->lock);
-        pthread_cond_destroy(&s->inflight_cond);
+        pthread_cond_destroy(&s->idle_cond);
         free(s);
         return NULL;
 }

@@ -5,12 +5,20 @@
  * The RPC server between a script and ptc (DESIGN.md section 7,
  * docs/protocol.md): newline-delimited JSON over a Unix stream socket, any
  * number of connections, requests with ids answered in any order, every
- * request checked (token, tool allow-list, call budget) on the loop thread
- * and dispatched to the worker pool; workers run the tool, redact the result
- * by value and write the one-line answer themselves.
+ * request checked (token, tool allow-list, call budget).
  *
- * The server lives on one loop (loop thread functions) and its jobs on the
- * worker pool.
+ * Threads: the server has its own bounded set of worker threads and its own
+ * epoll set (leader/follower). The thread that wakes up for a readable
+ * connection reads the request and runs the tool itself, so a call costs one
+ * wake-up, not a hand-off from a reader thread to a worker. Connections are
+ * registered EPOLLONESHOT: one thread reads a connection at a time and re-arms
+ * it before running its tool, so the next request on the same connection can
+ * be taken by another thread meanwhile. A thread about to run a tool starts
+ * another one when none is left waiting (up to max_threads), so a script that
+ * calls tools one at a time uses one thread and ten concurrent callers get
+ * ten.
+ *
+ * The functions below are called from the thread that owns the execution.
  */
 
 #include <stdbool.h>
@@ -21,16 +29,16 @@
 
 #include "basic/macro.h"
 
-struct loop;
 struct redactor;
 struct registry;
 struct tool_ctx;
-struct worker_pool;
 
 /* Longest request line accepted (a write_file of a large file travels in one). */
 #define RPC_FRAME_MAX (16u * 1024 * 1024)
-/* Requests being served at once; beyond this the server stops reading. */
-#define RPC_INFLIGHT_MAX 256
+/* Tool calls served at once (worker threads, started on demand). */
+#define RPC_THREADS_MAX 16
+/* Connections open at once; more are accepted and closed at once. */
+#define RPC_CONNECTIONS_MAX 1024
 /* Entries kept for --log. */
 #define RPC_LOG_MAX 10000
 
@@ -38,7 +46,7 @@ struct rpc_server_opts {
         const char *socket_path;         /* bound here, mode 0600 */
         const char *token;               /* per-run secret; borrowed */
         const struct registry *registry; /* borrowed */
-        struct worker_pool *pool;        /* borrowed */
+        size_t max_threads;              /* 0 = RPC_THREADS_MAX */
         const struct tool_ctx *tool_ctx; /* borrowed; outlives the server */
         const struct redactor *redactor; /* may be NULL */
         int64_t max_tool_calls;
@@ -48,13 +56,14 @@ struct rpc_server_opts {
 
 struct rpc_server;
 
-_must_check_ int rpc_server_new(struct loop *loop, const struct rpc_server_opts *o,
-                                struct rpc_server **ret);
+/* Bind, listen and start the first worker thread. */
+_must_check_ int rpc_server_new(const struct rpc_server_opts *o, struct rpc_server **ret);
 
 /*
  * Stop accepting and reading, wake every writer (shutdown(2) on each
  * connection) and wait up to @timeout_ms for in-flight tool calls to end
- * (tools see ctx->cancel_fd). Loop thread. Idempotent.
+ * (tools see ctx->cancel_fd, which the caller should signal first).
+ * Idempotent.
  */
 void rpc_server_shutdown(struct rpc_server *s, int timeout_ms);
 

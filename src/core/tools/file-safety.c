@@ -9,6 +9,8 @@
  * refused too.
  */
 
+#include "core/tools/file-safety.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,7 +20,6 @@
 #include <unistd.h>
 
 #include "basic/macro.h"
-#include "core/tools/file-safety.h"
 #include "core/tools/tool.h"
 
 /* Symlink hops file_safety_realpath() follows by hand before giving up (the kernel's limit). */
@@ -31,11 +32,11 @@
 #define SAFE_ROOTS_MAX 64
 
 static const char *const blocked_devices[] = {
-        "/dev/zero",  "/dev/random",  "/dev/urandom", "/dev/full",  "/dev/stdin",
-        "/dev/tty",   "/dev/console", "/dev/stdout",  "/dev/stderr", "/dev/fd/0",
-        "/dev/fd/1",  "/dev/fd/2",
+        "/dev/zero",    "/dev/random", "/dev/urandom", "/dev/full", "/dev/stdin", "/dev/tty",
+        "/dev/console", "/dev/stdout", "/dev/stderr",  "/dev/fd/0", "/dev/fd/1",  "/dev/fd/2",
 };
 
+/* clang-format off */
 static const char *const binary_extensions[] = {
         /* images */
         "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "tif",
@@ -62,6 +63,7 @@ static const char *const binary_extensions[] = {
         /* lock files and data dumps */
         "lockb", "dat", "data",
 };
+/* clang-format on */
 
 static const char *const sensitive_prefixes[] = {
         "/etc/", "/boot/", "/usr/lib/systemd/", "/private/etc/", "/private/var/",
@@ -74,9 +76,18 @@ static const char *const sensitive_exact[] = {
 
 /* Relative to a home directory: files never written... */
 static const char *const home_denied_files[] = {
-        ".ssh/authorized_keys", ".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/config",
-        ".bashrc",              ".zshrc",      ".profile",        ".bash_profile",
-        ".zprofile",            ".netrc",      ".pgpass",         ".npmrc",
+        ".ssh/authorized_keys",
+        ".ssh/id_rsa",
+        ".ssh/id_ed25519",
+        ".ssh/config",
+        ".bashrc",
+        ".zshrc",
+        ".profile",
+        ".bash_profile",
+        ".zprofile",
+        ".netrc",
+        ".pgpass",
+        ".npmrc",
         ".pypirc",
 };
 
@@ -187,7 +198,7 @@ const char *file_safety_suffix(const char *path, char *buf, size_t size)
 
 bool file_safety_is_sensitive_path(const char *resolved, const char *normalized)
 {
-        const char *paths[2] = { resolved, normalized };
+        const char *paths[2] = {resolved, normalized};
 
         for (size_t k = 0; k < ELEMENTSOF(paths); k++) {
                 if (!paths[k])
@@ -202,26 +213,27 @@ bool file_safety_is_sensitive_path(const char *resolved, const char *normalized)
         return false;
 }
 
-char *file_safety_normpath(const char *path)
+int file_safety_normpath(const char *path, char **ret)
 {
-        _cleanup_free_ char *copy = NULL;
-        size_t n, initial = 0, o = 0;
-        const char **comps;
-        size_t ncomps = 0;
-        char *out, *s, *save = NULL;
+        _cleanup_free_ char *copy = NULL, *out = NULL;
+        _cleanup_free_ const char **comps = NULL;
+        size_t n, initial = 0, o = 0, ncomps = 0;
+        char *s, *save = NULL;
 
-        if (!path || !*path)
-                return strdup(".");
+        if (!path || !*path) {
+                *ret = strdup(".");
+                return *ret ? 0 : -ENOMEM;
+        }
         n = strlen(path);
+        /* POSIX keeps exactly two leading slashes ("//a"); three or more become one. */
         if (path[0] == '/')
                 initial = (path[1] == '/' && path[2] != '/') ? 2 : 1;
 
         copy = strdup(path);
         comps = calloc(n / 2 + 2, sizeof(*comps));
-        if (!copy || !comps) {
-                free(comps);
-                return NULL;
-        }
+        out = malloc(n + 3);
+        if (!copy || !comps || !out)
+                return -ENOMEM;
         for (s = strtok_r(copy, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
                 if (strcmp(s, ".") == 0)
                         continue;
@@ -232,11 +244,6 @@ char *file_safety_normpath(const char *path)
                         ncomps--;
         }
 
-        out = malloc(n + 3);
-        if (!out) {
-                free(comps);
-                return NULL;
-        }
         for (size_t i = 0; i < initial; i++)
                 out[o++] = '/';
         for (size_t i = 0; i < ncomps; i++) {
@@ -250,8 +257,8 @@ char *file_safety_normpath(const char *path)
         if (o == 0)
                 out[o++] = '.';
         out[o] = 0;
-        free(comps);
-        return out;
+        *ret = TAKE_PTR(out);
+        return 0;
 }
 
 static int join2(const char *dir, const char *name, char **ret)
@@ -303,9 +310,9 @@ static int realpath_rec(const char *path, unsigned *hops, char **ret)
                         if (target[0] == '/')
                                 next = strdup(target);
                         else {
-                                _cleanup_free_ char *norm = file_safety_normpath(path);
+                                _cleanup_free_ char *norm = NULL;
 
-                                if (!norm)
+                                if (file_safety_normpath(path, &norm) < 0)
                                         return -ENOMEM;
                                 d = parent_of(norm);
                                 if (!d || join2(d, target, &next) < 0)
@@ -443,8 +450,15 @@ int file_safety_write_denied(const struct tool_ctx *ctx, const char *abs_path)
                 return 1; /* a path we cannot even resolve is not written */
 
         {
-                _cleanup_free_ char *h1 = tool_home_dir(ctx), *h2 = tool_real_home_dir();
+                _cleanup_free_ char *h1 = NULL, *h2 = NULL;
 
+                /* Only -ENOENT (no home known) besides -ENOMEM: that home is then skipped. */
+                r = tool_home_dir(ctx, &h1);
+                if (r == -ENOMEM)
+                        return r;
+                r = tool_real_home_dir(&h2);
+                if (r == -ENOMEM)
+                        return r;
                 if (h1 && h1[0] == '/' && file_safety_realpath(h1, &home_env) < 0)
                         home_env = NULL;
                 if (h2 && h2[0] == '/' && file_safety_realpath(h2, &home_pw) < 0)

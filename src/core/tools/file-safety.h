@@ -6,6 +6,8 @@
  * seed's agent/file_safety.py and tools/binary_extensions.py), plus a few
  * helpers private to the builtin tools in this directory. Nothing outside
  * src/core/tools includes this header.
+ *
+ * Everything here may be called from any thread (the builtin tools run on worker threads).
  */
 
 #include <stdbool.h>
@@ -68,22 +70,25 @@ _must_check_ int file_safety_write_denied(const struct tool_ctx *ctx, const char
  */
 _must_check_ int file_safety_realpath(const char *path, char **ret);
 
-/* Python's os.path.normpath (lexical). New string or NULL on ENOMEM. */
-char *file_safety_normpath(const char *path);
+/* Python's os.path.normpath (lexical) of @path into *ret (caller frees). 0 or -ENOMEM. */
+_must_check_ int file_safety_normpath(const char *path, char **ret);
 
 /* --- helpers shared by the builtin tools (tool-util.c) --- */
 
-/* $HOME of ctx->env, else the password database's home. New string or NULL. */
-char *tool_home_dir(const struct tool_ctx *ctx);
-/* The home directory of the user running ptc from the password database, or NULL. */
-char *tool_real_home_dir(void);
+/*
+ * $HOME of ctx->env, else the password database's home of the user running ptc, into
+ * *ret (caller frees). 0, -ENOENT (neither is known) or -ENOMEM.
+ */
+_must_check_ int tool_home_dir(const struct tool_ctx *ctx, char **ret);
+/* The password database's home of the user running ptc. 0, -ENOENT or -ENOMEM. */
+_must_check_ int tool_real_home_dir(char **ret);
 
 /*
- * Expand a leading "~", "~/..." (ctx->env's $HOME) or "~user/..." (password
- * database) and nothing else; relative paths stay relative, as the seed's
- * messages show them. New string or NULL on ENOMEM.
+ * Expand a leading "~", "~/..." (ctx->env's $HOME) or "~user/..." (password database)
+ * and nothing else into *ret (caller frees); relative paths stay relative, as the seed
+ * shows them in messages, and a "~" whose home is unknown stays literal. 0 or -ENOMEM.
  */
-char *tool_expand_tilde(const struct tool_ctx *ctx, const char *path);
+_must_check_ int tool_expand_tilde(const struct tool_ctx *ctx, const char *path, char **ret);
 
 /* A JSON string of @n bytes, invalid UTF-8 replaced by U+FFFD. NULL on ENOMEM. */
 json_t *tool_json_string(const char *s, size_t n);
@@ -91,6 +96,9 @@ static inline json_t *tool_json_str(const char *s)
 {
         return tool_json_string(s, s ? strlen(s) : 0);
 }
+
+/* Python's type name for a JSON value ("str", "int", "dict", ...; NULL is "NoneType"). */
+const char *tool_json_type_name(const json_t *v);
 
 /* Set @key of @o to a new reference, returning -ENOMEM when @v is NULL or the set failed. */
 _must_check_ int tool_json_set(json_t *o, const char *key, json_t *v);
@@ -107,7 +115,7 @@ struct tool_process {
         bool merge_stderr;         /* stderr into the output pipe; else /dev/null */
         usec_t deadline;           /* CLOCK_MONOTONIC; USEC_INFINITY = none */
         int cancel_fd;             /* POLLIN = cancel; -1 = none */
-        struct capture *output;    /* where the output goes */
+        struct capture *output;    /* where the output goes; NULL = discarded */
 };
 
 struct tool_process_result {

@@ -14,6 +14,8 @@
  * newlines in 64 KiB blocks.
  */
 
+#include "core/tools/tool.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,15 +34,16 @@
 #include "core/output/capture.h"
 #include "core/output/redact.h"
 #include "core/tools/file-safety.h"
-#include "core/tools/tool.h"
 
 #define DEFAULT_OFFSET 1
 #define DEFAULT_LIMIT 500
 #define MAX_LIMIT 2000
 /* Characters per line before "... [truncated]" (tool_output.max_line_length). */
 #define MAX_LINE_CHARS 2000
-/* Bytes of one line kept: more than 4 * MAX_LINE_CHARS, so the first
- * MAX_LINE_CHARS characters always decode from what we kept. */
+/*
+ * Bytes of one line kept: more than 4 * MAX_LINE_CHARS, so the first
+ * MAX_LINE_CHARS characters always decode from what we kept.
+ */
 #define LINE_KEEP_BYTES (4 * MAX_LINE_CHARS + 200)
 /* The seed's file_read_max_chars. */
 #define MAX_READ_CHARS 100000
@@ -63,7 +66,7 @@
 #define TRUNCATED_SUFFIX "... [truncated]"
 #define TRUNCATED_SUFFIX_CHARS 15
 
-#define BINARY_MESSAGE                                                                             \
+#define BINARY_MESSAGE \
         "Binary file - cannot display as text. Use appropriate tools to handle this file type."
 
 struct reader {
@@ -103,30 +106,9 @@ static int64_t coerce_int(json_t *args, const char *key, int64_t def)
         return i;
 }
 
-static const char *json_type_name(json_t *v)
-{
-        switch (json_typeof(v)) {
-        case JSON_OBJECT:
-                return "dict";
-        case JSON_ARRAY:
-                return "list";
-        case JSON_STRING:
-                return "str";
-        case JSON_INTEGER:
-                return "int";
-        case JSON_REAL:
-                return "float";
-        case JSON_TRUE:
-        case JSON_FALSE:
-                return "bool";
-        default:
-                return "NoneType";
-        }
-}
-
 /* Result in the shape of the seed's ReadResult.to_dict() for file-level failures. */
-static int read_result_error(const char *error, int64_t file_size, bool is_binary,
-                             json_t *similar, json_t **ret)
+static int read_result_error(const char *error, int64_t file_size, bool is_binary, json_t *similar,
+                             json_t **ret)
 {
         json_auto_t *o = json_object();
 
@@ -260,14 +242,28 @@ static int similar_score(const char *query_lower, const char *f)
         return 0;
 }
 
-/* The first SIMILAR_LIST_MAX visible names of @dir in byte order, as `ls -1 | head -50`. */
-static int list_first_names(const char *dir, char **names, size_t *ret_n)
-{
-        DIR *d;
-        struct dirent *de;
-        size_t n = 0, scanned = 0;
+struct name_list {
+        char *v[SIMILAR_LIST_MAX];
+        size_t n;
+};
 
-        *ret_n = 0;
+static void name_list_release(struct name_list *l)
+{
+        for (size_t i = 0; i < l->n; i++)
+                free(l->v[i]);
+        l->n = 0;
+}
+
+/*
+ * The first SIMILAR_LIST_MAX visible names of @dir in byte order, as `ls -1 | head -50`
+ * in the C locale. An unreadable directory gives none.
+ */
+static int list_first_names(const char *dir, struct name_list *l)
+{
+        struct dirent *de;
+        size_t scanned = 0;
+        DIR *d;
+
         d = opendir(dir);
         if (!d)
                 return 0;
@@ -278,26 +274,23 @@ static int list_first_names(const char *dir, char **names, size_t *ret_n)
                 if (de->d_name[0] == '.')
                         continue;
                 /* Insertion into the sorted window of the smallest names. */
-                pos = n;
-                while (pos > 0 && strcmp(names[pos - 1], de->d_name) > 0)
+                pos = l->n;
+                while (pos > 0 && strcmp(l->v[pos - 1], de->d_name) > 0)
                         pos--;
                 if (pos >= SIMILAR_LIST_MAX)
                         continue;
                 copy = strdup(de->d_name);
                 if (!copy) {
                         closedir(d);
-                        for (size_t i = 0; i < n; i++)
-                                free(names[i]);
                         return -ENOMEM;
                 }
-                if (n == SIMILAR_LIST_MAX)
-                        free(names[--n]);
-                memmove(names + pos + 1, names + pos, (n - pos) * sizeof(*names));
-                names[pos] = copy;
-                n++;
+                if (l->n == SIMILAR_LIST_MAX)
+                        free(l->v[--l->n]);
+                memmove(l->v + pos + 1, l->v + pos, (l->n - pos) * sizeof(*l->v));
+                l->v[pos] = copy;
+                l->n++;
         }
         closedir(d);
-        *ret_n = n;
         return 0;
 }
 
@@ -305,11 +298,11 @@ static int list_first_names(const char *dir, char **names, size_t *ret_n)
 static int not_found(const struct tool_ctx *ctx, const char *shown, json_t **ret)
 {
         _cleanup_free_ char *dir_shown = NULL, *dir_abs = NULL, *query = NULL, *msg = NULL;
-        char *names[SIMILAR_LIST_MAX];
-        int scores[SIMILAR_LIST_MAX];
+        _cleanup_(name_list_release) struct name_list names = {};
         json_auto_t *similar = json_array();
         const char *slash = strrchr(shown, '/');
-        size_t n = 0, taken = 0;
+        int scores[SIMILAR_LIST_MAX];
+        size_t taken = 0, dl;
         int r;
 
         if (!similar)
@@ -334,52 +327,43 @@ static int not_found(const struct tool_ctx *ctx, const char *shown, json_t **ret
         if (!dir_shown || !query)
                 return -ENOMEM;
         ascii_lower(query);
+        dl = strlen(dir_shown);
 
         dir_abs = tool_resolve_path(ctx, dir_shown);
         if (!dir_abs)
                 return -ENOMEM;
-        r = list_first_names(dir_abs, names, &n);
+        r = list_first_names(dir_abs, &names);
         if (r < 0)
                 return r;
 
-        for (size_t i = 0; i < n; i++) {
-                scores[i] = similar_score(query, names[i]);
-                if (scores[i] < 0) {
-                        r = scores[i];
-                        goto finish;
-                }
+        for (size_t i = 0; i < names.n; i++) {
+                scores[i] = similar_score(query, names.v[i]);
+                if (scores[i] < 0)
+                        return scores[i];
         }
         /* Best first; equal scores keep listing order (Python's sort is stable). */
         for (int s = 100; s > 0 && taken < SIMILAR_RESULT_MAX; s--)
-                for (size_t i = 0; i < n && taken < SIMILAR_RESULT_MAX; i++) {
+                for (size_t i = 0; i < names.n && taken < SIMILAR_RESULT_MAX; i++) {
                         _cleanup_free_ char *j = NULL;
-                        size_t dl = strlen(dir_shown);
 
                         if (scores[i] != s)
                                 continue;
                         if (asprintf(&j, "%s%s%s", dir_shown,
-                                     dl > 0 && dir_shown[dl - 1] == '/' ? "" : "/", names[i]) < 0) {
+                                     dl > 0 && dir_shown[dl - 1] == '/' ? "" : "/",
+                                     names.v[i]) < 0) {
                                 j = NULL;
-                                r = -ENOMEM;
-                                goto finish;
+                                return -ENOMEM;
                         }
-                        if (json_array_append_new(similar, tool_json_str(j)) < 0) {
-                                r = -ENOMEM;
-                                goto finish;
-                        }
+                        if (json_array_append_new(similar, tool_json_str(j)) < 0)
+                                return -ENOMEM;
                         taken++;
                 }
 
         if (asprintf(&msg, "File not found: %s", shown) < 0) {
                 msg = NULL;
-                r = -ENOMEM;
-                goto finish;
+                return -ENOMEM;
         }
-        r = read_result_error(msg, 0, false, similar, ret);
-finish:
-        for (size_t i = 0; i < n; i++)
-                free(names[i]);
-        return r;
+        return read_result_error(msg, 0, false, similar, ret);
 }
 
 static unsigned digits_of(int64_t v)
@@ -467,8 +451,7 @@ static int reader_feed(struct reader *rd, const char *p, size_t n)
 
                 if (rd->line_no > rd->end) {
                         /* Past the range: only count. */
-                        for (const char *q = p; (q = memchr(q, '\n', (size_t) (p + n - q)));
-                             q++)
+                        for (const char *q = p; (q = memchr(q, '\n', (size_t) (p + n - q))); q++)
                                 rd->newlines++;
                         return 0;
                 }
@@ -519,7 +502,7 @@ static bool interrupted(const struct tool_ctx *ctx)
         if (ctx->deadline != USEC_INFINITY && now_usec() >= ctx->deadline)
                 return true;
         if (ctx->cancel_fd >= 0) {
-                struct pollfd p = { .fd = ctx->cancel_fd, .events = POLLIN };
+                struct pollfd p = {.fd = ctx->cancel_fd, .events = POLLIN};
 
                 if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
                         return true;
@@ -565,6 +548,15 @@ static ssize_t pread_full(int fd, char *p, size_t n, off_t off)
         return (ssize_t) got;
 }
 
+/* Devices, FIFOs and sockets: reading them would block or never end. */
+static int device_error(const char *path, json_t **ret)
+{
+        *ret = tool_error_new("Cannot read '%s': this is a device file that would block or "
+                              "produce infinite output.",
+                              path);
+        return *ret ? 0 : -ENOMEM;
+}
+
 static int add_success_fields(json_t *o, const char *content, size_t content_len,
                               uint64_t total_lines, int64_t file_size, int64_t offset, int64_t end,
                               int64_t limit)
@@ -579,9 +571,8 @@ static int add_success_fields(json_t *o, const char *content, size_t content_len
                 return -ENOMEM;
         if (truncated) {
                 (void) snprintf(hint, sizeof(hint),
-                                "Use offset=%" PRId64
-                                " to continue reading (showing %" PRId64 "-%" PRId64
-                                " of %" PRIu64 " lines)",
+                                "Use offset=%" PRId64 " to continue reading (showing %" PRId64
+                                "-%" PRId64 " of %" PRIu64 " lines)",
                                 end + 1, offset, end, total_lines);
                 if (tool_json_set(o, "hint", json_string(hint)) < 0)
                         return -ENOMEM;
@@ -623,7 +614,7 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
         pv = json_is_object(args) ? json_object_get(args, "path") : NULL;
         if (pv && !json_is_null(pv) && !json_is_string(pv)) {
                 *ret_result = tool_error_new("read_file: 'path' must be a string, got %s.",
-                                             json_type_name(pv));
+                                             tool_json_type_name(pv));
                 return *ret_result ? 0 : -ENOMEM;
         }
         path = pv && json_is_string(pv) ? json_string_value(pv) : NULL;
@@ -638,15 +629,11 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
         if (offset > INT64_MAX - MAX_LIMIT)
                 offset = INT64_MAX - MAX_LIMIT;
 
-        shown = tool_expand_tilde(ctx, path);
-        if (!shown)
-                return -ENOMEM;
-        if (file_safety_is_blocked_device(shown)) {
-                *ret_result = tool_error_new("Cannot read '%s': this is a device file that would "
-                                             "block or produce infinite output.",
-                                             path);
-                return *ret_result ? 0 : -ENOMEM;
-        }
+        r = tool_expand_tilde(ctx, path, &shown);
+        if (r < 0)
+                return r;
+        if (file_safety_is_blocked_device(shown))
+                return device_error(path, ret_result);
 
         abs = tool_resolve_path(ctx, path);
         if (!abs)
@@ -673,7 +660,7 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
                 if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == ENAMETOOLONG)
                         return not_found(ctx, shown, ret_result);
                 if (e == ENXIO || e == EWOULDBLOCK)
-                        goto device;
+                        return device_error(path, ret_result);
                 if (asprintf(&msg, "Cannot read '%s': %s", shown, strerror(e)) < 0)
                         return -ENOMEM;
                 return read_result_error(msg, 0, false, NULL, ret_result);
@@ -691,7 +678,7 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
                 return read_result_error(msg, 0, false, NULL, ret_result);
         }
         if (!S_ISREG(st.st_mode))
-                goto device;
+                return device_error(path, ret_result);
 
         ns = pread_full(fd, sniff, sizeof(sniff), 0);
         if (ns < 0) {
@@ -768,11 +755,10 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
                                      "(%s chars). Use offset and limit to read a smaller range. "
                                      "The file has %" PRIu64 " lines total.",
                                      format_thousands(rd.content_chars, n1, sizeof(n1)),
-                                     format_thousands(MAX_READ_CHARS, n2, sizeof(n2)),
-                                     rd.newlines);
+                                     format_thousands(MAX_READ_CHARS, n2, sizeof(n2)), rd.newlines);
                 if (!res || tool_json_set(res, "path", tool_json_str(path)) < 0 ||
                     tool_json_set(res, "total_lines", json_integer((json_int_t) rd.newlines)) < 0 ||
-                    tool_json_set(res, "file_size", json_integer((json_int_t) st.st_size)) < 0)
+                    tool_json_set(res, "file_size", json_integer((json_int_t) pos)) < 0)
                         return -ENOMEM;
                 *ret_result = TAKE_PTR(res);
                 return 0;
@@ -793,20 +779,15 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
                                 len = rlen;
                         }
                 }
-                r = add_success_fields(res, content, len, rd.newlines, (int64_t) st.st_size,
-                                       offset, rd.end, limit);
+                /* The bytes actually read, as `wc -c`: st_size is 0 for /proc files. */
+                r = add_success_fields(res, content, len, rd.newlines, (int64_t) pos, offset,
+                                       rd.end, limit);
                 buf_release(&rd.content);
                 if (r < 0)
                         return r;
         }
         *ret_result = TAKE_PTR(res);
         return 0;
-
-device:
-        *ret_result = tool_error_new("Cannot read '%s': this is a device file that would block or "
-                                     "produce infinite output.",
-                                     path);
-        return *ret_result ? 0 : -ENOMEM;
 }
 
 const struct tool_def tool_def_read_file = {

@@ -13,6 +13,8 @@
  * children are reaped by pid, never with waitpid(-1).
  */
 
+#include "core/tools/tool.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -40,10 +42,9 @@
 #include "core/output/capture.h"
 #include "core/output/redact.h"
 #include "core/tools/file-safety.h"
-#include "core/tools/tool.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#        define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
 #define DEFAULT_TIMEOUT_SEC 180
@@ -53,8 +54,10 @@
 #define OUTPUT_TAIL_MAX 30000
 /* Between SIGTERM and SIGKILL on timeout. */
 #define TERM_GRACE_USEC (1 * USEC_PER_SEC)
-/* After the shell exited and its group was killed, how long we wait for the pipe's EOF
- * (a process that left the group may still hold it). */
+/*
+ * After the shell exited and its group was killed, how long we wait for the pipe's EOF
+ * (a process that left the group may still hold it).
+ */
 #define DRAIN_GRACE_USEC (1 * USEC_PER_SEC)
 /* Without a pidfd: how often we look for the child's exit (up to this interval). */
 #define FALLBACK_POLL_MAX_USEC (100 * USEC_PER_MSEC)
@@ -99,7 +102,7 @@ struct child_args {
 /* Between fork and exec: async-signal-safe calls only (everything was prepared before fork). */
 static _noreturn_ void child_exec(const struct child_args *a)
 {
-        struct sigaction dfl = { .sa_handler = SIG_DFL };
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
         int in_fd, out_fd, err_fd, e;
 
         /* Own session and process group: the whole group can be killed at once. */
@@ -128,8 +131,8 @@ static _noreturn_ void child_exec(const struct child_args *a)
         if (chdir(a->cwd) < 0)
                 goto fail;
 
-        /* Anything another thread opened without O_CLOEXEC must not leak into the child. */
 #ifdef SYS_close_range
+        /* Anything another thread opened without O_CLOEXEC must not leak into the child. */
         (void) syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 #endif
 
@@ -175,14 +178,15 @@ static int drain_some(int fd, char *chunk, struct capture *cap, bool *eof)
                         *eof = true;
                         return 0;
                 }
-                (void) capture_feed(cap, chunk, (size_t) k);
+                if (cap)
+                        (void) capture_feed(cap, chunk, (size_t) k);
         }
         return 0;
 }
 
 int tool_process_run(const struct tool_process *o, struct tool_process_result *ret)
 {
-        static char *const empty_env[] = { NULL };
+        static char *const empty_env[] = {NULL};
         _cleanup_close_ int out_r = -EBADF, out_w = -EBADF, err_r = -EBADF, err_w = -EBADF;
         _cleanup_close_ int null_fd = -EBADF, pidfd = -EBADF;
         _cleanup_free_ char *chunk = NULL;
@@ -240,14 +244,21 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                 return e > 0 ? -e : -EIO;
         }
 
-        if (fd_set_nonblock(out_r, true) < 0) {
+        e = fd_set_nonblock(out_r, true);
+        if (e < 0) {
                 (void) kill(-pid, SIGKILL);
                 reap(pid, &status);
-                return -errno;
+                return e;
         }
         pidfd = pidfd_open_sys(pid);
-        if (pidfd < 0)
+        if (pidfd < 0) {
+                /*
+                 * FIXME: drop once kernel 5.3 (pidfd_open) is the minimum. Without a pidfd
+                 * and without owning SIGCHLD (the loop thread does), a worker can only look
+                 * with waitid(WNOWAIT), backing off to FALLBACK_POLL_MAX_USEC.
+                 */
                 log_debug_errno(pidfd, "pidfd_open failed, falling back to waitid polling: %m");
+        }
         fallback_step = 5 * USEC_PER_MSEC;
 
         for (;;) {
@@ -259,8 +270,8 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                 if (pidfd < 0 && !zombie && !reaped && child_exited(pid))
                         zombie = true;
 
-                if (!zombie && !reaped && !timed_out && !cancelled && o->deadline != USEC_INFINITY &&
-                    now >= o->deadline) {
+                if (!zombie && !reaped && !timed_out && !cancelled &&
+                    o->deadline != USEC_INFINITY && now >= o->deadline) {
                         timed_out = true;
                         (void) kill(-pid, SIGTERM);
                         kill_at = now + TERM_GRACE_USEC;
@@ -269,8 +280,10 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                         (void) kill(-pid, SIGKILL);
                         kill_at = USEC_INFINITY;
                 }
-                /* The shell is gone (also when it ended within the SIGTERM grace): kill what
-                 * is left of its group before reaping, while the zombie holds the group id. */
+                /*
+                 * The shell is gone (also when it ended within the SIGTERM grace): kill what
+                 * is left of its group before reaping, while the zombie holds the group id.
+                 */
                 if (zombie && !reaped) {
                         (void) kill(-pid, SIGKILL);
                         kill_at = USEC_INFINITY;
@@ -293,15 +306,15 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                 }
 
                 if (out_open) {
-                        fds[nfds] = (struct pollfd){ .fd = out_r, .events = POLLIN };
+                        fds[nfds] = (struct pollfd){.fd = out_r, .events = POLLIN};
                         i_out = nfds++;
                 }
                 if (pidfd >= 0 && !zombie && !reaped) {
-                        fds[nfds] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+                        fds[nfds] = (struct pollfd){.fd = pidfd, .events = POLLIN};
                         i_pid = nfds++;
                 }
                 if (o->cancel_fd >= 0 && !cancelled && !reaped) {
-                        fds[nfds] = (struct pollfd){ .fd = o->cancel_fd, .events = POLLIN };
+                        fds[nfds] = (struct pollfd){.fd = o->cancel_fd, .events = POLLIN};
                         i_cancel = nfds++;
                 }
 
@@ -432,7 +445,8 @@ static int looks_like_help(const char *cmd, bool *ret)
                 while (r >= 0 && *p && !is_space(*p)) {
                         char c = *p++;
 
-                        r = buf_append_char(&b, (c >= 'A' && c <= 'Z') ? (char) (c - 'A' + 'a') : c);
+                        r = buf_append_char(&b,
+                                            (c >= 'A' && c <= 'Z') ? (char) (c - 'A' + 'a') : c);
                 }
                 if (r < 0)
                         return r;
@@ -440,7 +454,8 @@ static int looks_like_help(const char *cmd, bool *ret)
         s = buf_str(&b);
         n = b.len;
         *ret = strstr(s, " --help") || strstr(s, " --version") ||
-               (n >= 3 && strcmp(s + n - 3, " -h") == 0) || (n >= 3 && strcmp(s + n - 3, " -v") == 0);
+               (n >= 3 && strcmp(s + n - 3, " -h") == 0) ||
+               (n >= 3 && strcmp(s + n - 3, " -v") == 0);
         return 0;
 }
 
@@ -493,22 +508,23 @@ struct exit_meaning {
 };
 
 static const struct exit_meaning exit_meanings[] = {
-        { "grep", 1, "No lines matched (grep exits 1 for that; not an error)" },
-        { "egrep", 1, "No lines matched (egrep exits 1 for that; not an error)" },
-        { "fgrep", 1, "No lines matched (fgrep exits 1 for that; not an error)" },
-        { "rg", 1, "No lines matched (rg exits 1 for that; not an error)" },
-        { "ag", 1, "No lines matched (ag exits 1 for that; not an error)" },
-        { "ack", 1, "No lines matched (ack exits 1 for that; not an error)" },
-        { "diff", 1, "The inputs differ (diff exits 1 for that; not an error)" },
-        { "colordiff", 1, "The inputs differ (colordiff exits 1 for that; not an error)" },
-        { "find", 1, "Some paths could not be read; the results shown may still be usable" },
-        { "test", 1, "The condition is false (not an error)" },
-        { "[", 1, "The condition is false (not an error)" },
-        { "curl", 6, "curl could not resolve the host name" },
-        { "curl", 7, "curl could not connect to the host" },
-        { "curl", 22, "The server answered with an HTTP error status (4xx or 5xx)" },
-        { "curl", 28, "curl gave up: the operation timed out" },
-        { "git", 1, "git exits 1 in ordinary cases too (e.g. 'git diff' when there are differences)" },
+        {"grep", 1, "No lines matched (grep exits 1 for that; not an error)"},
+        {"egrep", 1, "No lines matched (egrep exits 1 for that; not an error)"},
+        {"fgrep", 1, "No lines matched (fgrep exits 1 for that; not an error)"},
+        {"rg", 1, "No lines matched (rg exits 1 for that; not an error)"},
+        {"ag", 1, "No lines matched (ag exits 1 for that; not an error)"},
+        {"ack", 1, "No lines matched (ack exits 1 for that; not an error)"},
+        {"diff", 1, "The inputs differ (diff exits 1 for that; not an error)"},
+        {"colordiff", 1, "The inputs differ (colordiff exits 1 for that; not an error)"},
+        {"find", 1, "Some paths could not be read; the results shown may still be usable"},
+        {"test", 1, "The condition is false (not an error)"},
+        {"[", 1, "The condition is false (not an error)"},
+        {"curl", 6, "curl could not resolve the host name"},
+        {"curl", 7, "curl could not connect to the host"},
+        {"curl", 22, "The server answered with an HTTP error status (4xx or 5xx)"},
+        {"curl", 28, "curl gave up: the operation timed out"},
+        {"git", 1,
+         "git exits 1 in ordinary cases too (e.g. 'git diff' when there are differences)"},
 };
 
 /*
@@ -595,29 +611,6 @@ static const char *char_repr(const char *p, char *buf, size_t size)
                         (void) snprintf(buf, size, "'%.*s'", (int) n, p);
         }
         return buf;
-}
-
-static const char *json_type_name(json_t *v)
-{
-        if (!v)
-                return "NoneType";
-        switch (json_typeof(v)) {
-        case JSON_OBJECT:
-                return "dict";
-        case JSON_ARRAY:
-                return "list";
-        case JSON_STRING:
-                return "str";
-        case JSON_INTEGER:
-                return "int";
-        case JSON_REAL:
-                return "float";
-        case JSON_TRUE:
-        case JSON_FALSE:
-                return "bool";
-        default:
-                return "NoneType";
-        }
 }
 
 /* {"output": "", "exit_code": -1, "error": msg, "status": status} */
@@ -719,22 +712,23 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         struct stat st;
         int r;
 
-        def_timeout = ctx->config && ctx->config->terminal_timeout > 0 ?
-                              ctx->config->terminal_timeout :
-                              DEFAULT_TIMEOUT_SEC;
-        max_timeout = ctx->config && ctx->config->terminal_max_timeout > 0 ?
-                              ctx->config->terminal_max_timeout :
-                              DEFAULT_MAX_TIMEOUT_SEC;
+        def_timeout = ctx->config && ctx->config->terminal_timeout > 0
+                              ? ctx->config->terminal_timeout
+                              : DEFAULT_TIMEOUT_SEC;
+        max_timeout = ctx->config && ctx->config->terminal_max_timeout > 0
+                              ? ctx->config->terminal_max_timeout
+                              : DEFAULT_MAX_TIMEOUT_SEC;
 
         cv = json_is_object(args) ? json_object_get(args, "command") : NULL;
         if (!cv || !json_is_string(cv))
-                return status_result(ret_result, "error", "Invalid command: expected string, got %s",
-                                     json_type_name(cv && !json_is_null(cv) ? cv : NULL));
+                return status_result(ret_result, "error",
+                                     "Invalid command: expected string, got %s",
+                                     tool_json_type_name(cv && !json_is_null(cv) ? cv : NULL));
         command = json_string_value(cv);
 
         if (tool_arg_int(args, "timeout", 0, &timeout, &err) < 0)
                 return status_result(ret_result, "error", "Invalid timeout: %s, got %s", err,
-                                     json_type_name(json_object_get(args, "timeout")));
+                                     tool_json_type_name(json_object_get(args, "timeout")));
         if (timeout > max_timeout) {
                 *ret_result = tool_error_new("Foreground timeout %" PRId64
                                              "s exceeds the maximum of %" PRId64
@@ -758,7 +752,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                 if (!json_is_string(wv))
                         return status_result(ret_result, "error",
                                              "Invalid workdir: expected string, got %s",
-                                             json_type_name(wv));
+                                             tool_json_type_name(wv));
                 workdir = json_string_value(wv);
         }
         if (workdir && *workdir) {
@@ -792,7 +786,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         timeout_deadline = start + (usec_t) timeout * USEC_PER_SEC;
         deadline = MIN(timeout_deadline, ctx->deadline);
         {
-                char *argv[] = { (char *) SHELL_PATH, (char *) "-c", (char *) command, NULL };
+                char *argv[] = {(char *) SHELL_PATH, (char *) "-c", (char *) command, NULL};
                 struct tool_process p = {
                         .path = SHELL_PATH,
                         .fallback_path = SHELL_FALLBACK,

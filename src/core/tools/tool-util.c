@@ -5,6 +5,8 @@
  * before dispatch), path resolution against the execution's cwd and $HOME.
  */
 
+#include "core/tools/tool.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -20,7 +22,6 @@
 #include "basic/parse-util.h"
 #include "basic/utf8.h"
 #include "core/tools/file-safety.h"
-#include "core/tools/tool.h"
 
 /* getpwnam_r()/getpwuid_r() buffer; entries longer than this are treated as absent. */
 #define PW_BUF_SIZE 4096
@@ -42,6 +43,29 @@ json_t *tool_json_string(const char *s, size_t n)
         if (!clean)
                 return NULL;
         return json_stringn(clean, len);
+}
+
+const char *tool_json_type_name(const json_t *v)
+{
+        if (!v)
+                return "NoneType";
+        switch (json_typeof(v)) {
+        case JSON_OBJECT:
+                return "dict";
+        case JSON_ARRAY:
+                return "list";
+        case JSON_STRING:
+                return "str";
+        case JSON_INTEGER:
+                return "int";
+        case JSON_REAL:
+                return "float";
+        case JSON_TRUE:
+        case JSON_FALSE:
+                return "bool";
+        default:
+                return "NoneType";
+        }
 }
 
 int tool_json_set(json_t *o, const char *key, json_t *v)
@@ -188,41 +212,38 @@ const char *tool_env_get(const struct tool_ctx *ctx, const char *name)
         return NULL;
 }
 
-/* Home directory of the user running ptc, from the password database. */
-static char *passwd_home_uid(void)
+/*
+ * A home directory from the password database: of the user running ptc (@name NULL) or of
+ * @name. 0, -ENOENT (no such user, no home) or -ENOMEM.
+ */
+static int passwd_home(const char *name, char **ret)
 {
         char buf[PW_BUF_SIZE];
         struct passwd pw, *res = NULL;
+        int r;
 
-        if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) != 0 || !res || !res->pw_dir ||
-            !*res->pw_dir)
-                return NULL;
-        return strdup(res->pw_dir);
+        r = name ? getpwnam_r(name, &pw, buf, sizeof(buf), &res)
+                 : getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res);
+        if (r != 0 || !res || !res->pw_dir || !*res->pw_dir)
+                return -ENOENT;
+        *ret = strdup(res->pw_dir);
+        return *ret ? 0 : -ENOMEM;
 }
 
-static char *passwd_home_name(const char *name)
-{
-        char buf[PW_BUF_SIZE];
-        struct passwd pw, *res = NULL;
-
-        if (getpwnam_r(name, &pw, buf, sizeof(buf), &res) != 0 || !res || !res->pw_dir ||
-            !*res->pw_dir)
-                return NULL;
-        return strdup(res->pw_dir);
-}
-
-char *tool_home_dir(const struct tool_ctx *ctx)
+int tool_home_dir(const struct tool_ctx *ctx, char **ret)
 {
         const char *h = tool_env_get(ctx, "HOME");
 
-        if (h && *h)
-                return strdup(h);
-        return passwd_home_uid();
+        if (h && *h) {
+                *ret = strdup(h);
+                return *ret ? 0 : -ENOMEM;
+        }
+        return passwd_home(NULL, ret);
 }
 
-char *tool_real_home_dir(void)
+int tool_real_home_dir(char **ret)
 {
-        return passwd_home_uid();
+        return passwd_home(NULL, ret);
 }
 
 static bool user_name_ok(const char *s, size_t n)
@@ -235,17 +256,23 @@ static bool user_name_ok(const char *s, size_t n)
         return true;
 }
 
-char *tool_expand_tilde(const struct tool_ctx *ctx, const char *path)
+static int copy_string(const char *s, char **ret)
+{
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int tool_expand_tilde(const struct tool_ctx *ctx, const char *path, char **ret)
 {
         _cleanup_free_ char *home = NULL;
         const char *rest;
-        char *r;
+        int r;
 
         if (path[0] != '~')
-                return strdup(path);
+                return copy_string(path, ret);
 
         if (path[1] == 0 || path[1] == '/') {
-                home = tool_home_dir(ctx);
+                r = tool_home_dir(ctx, &home);
                 rest = path + 1;
         } else {
                 const char *slash = strchr(path + 1, '/');
@@ -254,17 +281,21 @@ char *tool_expand_tilde(const struct tool_ctx *ctx, const char *path)
 
                 /* "~user": only plain user names, as the seed; anything else is literal. */
                 if (!user_name_ok(path + 1, n))
-                        return strdup(path);
+                        return copy_string(path, ret);
                 memcpy(name, path + 1, n);
                 name[n] = 0;
-                home = passwd_home_name(name);
+                r = passwd_home(name, &home);
                 rest = path + 1 + n;
         }
-        if (!home)
-                return strdup(path);
-        if (asprintf(&r, "%s%s", home, rest) < 0)
-                return NULL;
-        return r;
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return copy_string(path, ret); /* no such home: "~" stays literal, as Python */
+        if (asprintf(ret, "%s%s", home, rest) < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 char *tool_resolve_path(const struct tool_ctx *ctx, const char *path)
@@ -274,8 +305,7 @@ char *tool_resolve_path(const struct tool_ctx *ctx, const char *path)
         size_t lc;
         char *r;
 
-        p = tool_expand_tilde(ctx, path ?: "");
-        if (!p)
+        if (tool_expand_tilde(ctx, path ?: "", &p) < 0)
                 return NULL;
         if (p[0] == '/')
                 return TAKE_PTR(p);

@@ -14,6 +14,8 @@
  * old content did not already have are reported as new.
  */
 
+#include "core/tools/tool.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -33,7 +35,6 @@
 #include "basic/time-util.h"
 #include "core/output/capture.h"
 #include "core/tools/file-safety.h"
-#include "core/tools/tool.h"
 
 /* Old content larger than this is not read for the lint baseline. */
 #define LINT_PRE_MAX (16 * 1024 * 1024)
@@ -47,8 +48,8 @@
 #define YAML_SNIPPET_INDENT 4
 
 #define DELTA_HEADER "New lint errors introduced by this edit (pre-existing errors filtered out):\n"
-#define DELTA_SAME_MESSAGE                                                                         \
-        "These lint errors were already in the file before this write; it introduced no new "    \
+#define DELTA_SAME_MESSAGE                                                                    \
+        "These lint errors were already in the file before this write; it introduced no new " \
         "ones, but the file still does not parse."
 
 enum lint_status {
@@ -87,27 +88,6 @@ static int lint_set(struct lint *l, enum lint_status s, const char *fmt, ...)
                 return -ENOMEM;
         }
         return 0;
-}
-
-static const char *json_type_name(json_t *v)
-{
-        switch (json_typeof(v)) {
-        case JSON_OBJECT:
-                return "dict";
-        case JSON_ARRAY:
-                return "list";
-        case JSON_STRING:
-                return "str";
-        case JSON_INTEGER:
-                return "int";
-        case JSON_REAL:
-                return "float";
-        case JSON_TRUE:
-        case JSON_FALSE:
-                return "bool";
-        default:
-                return "NoneType";
-        }
 }
 
 /* --- linters --- */
@@ -225,8 +205,8 @@ static int lint_yaml(const char *s, size_t n, struct lint *ret)
                 if (parser.context && r >= 0) {
                         r = buf_append_str(&b, parser.context);
                         sep = true;
-                        if (r >= 0 && (!parser.problem || cm->line != pm->line ||
-                                       cm->column != pm->column)) {
+                        if (r >= 0 &&
+                            (!parser.problem || cm->line != pm->line || cm->column != pm->column)) {
                                 r = buf_append_char(&b, '\n');
                                 if (r >= 0)
                                         r = yaml_mark_text(&b, s, n, cm);
@@ -294,13 +274,13 @@ static int lint_python(const struct tool_ctx *ctx, const char *s, size_t n, stru
         struct capture cap;
         struct capture_text txt = {};
         struct tool_process_result res = {};
-        char *argv[] = { (char *) ctx->python, (char *) "-I", (char *) "-S", (char *) "-c",
-                         (char *) py_lint_script, NULL };
+        char *argv[] = {(char *) ctx->python, (char *) "-I",           (char *) "-S",
+                        (char *) "-c",        (char *) py_lint_script, NULL};
         struct tool_process p = {
                 .path = ctx->python,
                 .argv = argv,
                 .envp = ctx->env,
-                .cwd = ctx->cwd,
+                .cwd = "/", /* the check needs no directory, and "/" always exists */
                 .merge_stderr = false,
                 .cancel_fd = ctx->cancel_fd,
         };
@@ -524,9 +504,9 @@ static void extension_of(const char *path, char *buf, size_t size)
                 if (*q != '.') {
                         n = MIN(strlen(dot), size - 1);
                         for (size_t i = 0; i < n; i++)
-                                buf[i] = (dot[i] >= 'A' && dot[i] <= 'Z') ?
-                                                 (char) (dot[i] - 'A' + 'a') :
-                                                 dot[i];
+                                buf[i] = (dot[i] >= 'A' && dot[i] <= 'Z')
+                                                 ? (char) (dot[i] - 'A' + 'a')
+                                                 : dot[i];
                         buf[n] = 0;
                         return;
                 }
@@ -547,10 +527,15 @@ static int new_file_mode(void)
         return (int) (0666 & ~m & 0777);
 }
 
-/* Write in place (truncate + write), for a file whose directory we may not create files in. */
-static int write_in_place(const char *path, const char *s, size_t n)
+/*
+ * Write in place (truncate + write): for a file in a directory we may not create files in, or
+ * whose name leaves no room for the temp file's suffix.
+ */
+static int write_in_place(const char *path, const char *s, size_t n, bool create, int mode)
 {
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+        _cleanup_close_ int fd =
+                open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | (create ? O_CREAT : 0),
+                     (mode_t) mode);
         int r;
 
         if (fd < 0)
@@ -592,7 +577,7 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
         char ext[64];
         struct stat st;
         bool exists, dirs_created = false;
-        int r;
+        int r, mode;
 
         pv = json_is_object(args) ? json_object_get(args, "path") : NULL;
         if (!pv || !json_is_string(pv) || json_string_length(pv) == 0)
@@ -607,17 +592,19 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
                                     "file content.");
         if (!json_is_string(cv))
                 return error_result(ret_result, "write_file: 'content' must be a string, got %s.",
-                                    json_type_name(cv));
+                                    tool_json_type_name(cv));
         path = json_string_value(pv);
         content = json_string_value(cv);
         content_len = json_string_length(cv);
 
-        shown = tool_expand_tilde(ctx, path);
+        r = tool_expand_tilde(ctx, path, &shown);
+        if (r < 0)
+                return r;
+        r = file_safety_normpath(shown, &normalized);
+        if (r < 0)
+                return r;
         abs = tool_resolve_path(ctx, path);
-        if (!shown || !abs)
-                return -ENOMEM;
-        normalized = file_safety_normpath(shown);
-        if (!normalized)
+        if (!abs)
                 return -ENOMEM;
         r = file_safety_realpath(abs, &resolved);
         if (r == -ENOMEM)
@@ -678,9 +665,12 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
                 }
         }
 
-        r = write_file_atomic(target, content, content_len, exists ? -1 : new_file_mode());
+        mode = exists ? -1 : new_file_mode();
+        r = write_file_atomic(target, content, content_len, mode);
         if ((r == -EACCES || r == -EPERM) && exists && access(target, W_OK) == 0)
-                r = write_in_place(target, content, content_len);
+                r = write_in_place(target, content, content_len, false, 0);
+        else if (r == -ENAMETOOLONG)
+                r = write_in_place(target, content, content_len, !exists, exists ? 0 : mode);
         if (r < 0)
                 return error_result(ret_result, "Failed to write file: %s: %s", shown,
                                     strerror(-r));
@@ -696,7 +686,8 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
         if (!lj)
                 return -ENOMEM;
         res = json_object();
-        if (!res || tool_json_set(res, "bytes_written", json_integer((json_int_t) content_len)) < 0 ||
+        if (!res ||
+            tool_json_set(res, "bytes_written", json_integer((json_int_t) content_len)) < 0 ||
             tool_json_set(res, "dirs_created", json_boolean(dirs_created)) < 0) {
                 json_decref(lj);
                 return -ENOMEM;
