@@ -11,11 +11,13 @@ struct loop_source {
         loop_io_fn cb;
         void *userdata;
         bool removed;
+        struct loop_source *prev, *next; /* live sources */
         struct loop_source *next_dead;
 };
 
 struct loop {
         int epfd;
+        struct loop_source *live;
         struct loop_source *dead; /* removed during dispatch, freed after it */
         bool dispatching;
 };
@@ -49,6 +51,8 @@ struct loop *loop_free(struct loop *l)
 {
         if (!l)
                 return NULL;
+        while (l->live)
+                loop_remove(l->live);
         free_dead(l);
         safe_close(l->epfd);
         free(l);
@@ -71,6 +75,10 @@ int loop_add(struct loop *l, int fd, uint32_t events, loop_io_fn cb, void *userd
                 free(s);
                 return r;
         }
+        s->next = l->live;
+        if (l->live)
+                l->live->prev = s;
+        l->live = s;
         if (ret_source)
                 *ret_source = s;
         return 0;
@@ -91,6 +99,12 @@ void loop_remove(struct loop_source *s)
                 return;
         (void) epoll_ctl(s->loop->epfd, EPOLL_CTL_DEL, s->fd, NULL);
         s->removed = true;
+        if (s->prev)
+                s->prev->next = s->next;
+        else
+                s->loop->live = s->next;
+        if (s->next)
+                s->next->prev = s->prev;
         /* Always defer the free: a pending event in this batch may name it. */
         s->next_dead = s->loop->dead;
         s->loop->dead = s;
