@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,4 +109,21 @@ int cli_print_json(json_t *v, bool pretty)
         if (fputs(s, stdout) < 0 || fputc('\n', stdout) < 0 || fflush(stdout) != 0)
                 return log_error_errno(-errno, "cannot write the result: %m");
         return 0;
+}
+
+int cli_bad_option(char **argv, const char *cmd)
+{
+        /* After a failure getopt has stepped past the offending word. */
+        const char *word = optind > 0 ? argv[optind - 1] : "?";
+
+        if (optopt == 0)
+                log_error("unrecognized option '%s' (try 'ptc %s --help')", word, cmd);
+        else if (optopt >= 0x100)
+                /* A long option without its value, or with one it does not take. */
+                log_error("bad use of option '%s' (try 'ptc %s --help')", word, cmd);
+        else if (optopt == 'c')
+                log_error("option '-c' needs a value (try 'ptc %s --help')", cmd);
+        else
+                log_error("unrecognized option '-%c' (try 'ptc %s --help')", optopt, cmd);
+        return EXIT_USAGE;
 }

@@ -56,5 +56,11 @@ int cli_build_registry(const struct ptc_config *c, char *const *tools, struct re
 int cli_prepare_secrets(const struct ptc_config *c, struct redactor **ret_redactor,
                         char ***ret_base_env);
 
+/*
+ * Report a getopt_long() failure (opterr = 0) as one line naming the option,
+ * e.g. "unrecognized option '--x' (try 'ptc run --help')". Returns EXIT_USAGE.
+ */
+int cli_bad_option(char **argv, const char *cmd);
+
 /* Print @v as JSON on stdout (pretty or one line) with a newline. */
 int cli_print_json(json_t *v, bool pretty);

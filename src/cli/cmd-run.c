@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -113,7 +114,7 @@ static int read_script(const char *file, const char *code, char **ret, size_t *r
                 return read_all_fd(STDIN_FILENO, "the script on stdin", ret, ret_len);
         fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
-                log_error("cannot open script '%s': %m", file);
+                log_error_errno(-errno, "cannot open script '%s': %m", file);
                 return -EINVAL;
         }
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -157,8 +158,11 @@ static int internal_error(const char *msg, bool pretty)
  * SIGPIPE is ignored: a closed pipe is an EPIPE to handle, not a death.
  * Subreaper: daemons the script double-forks come back to us.
  */
+static struct rlimit original_nofile;
+
 static int setup_process(void)
 {
+        struct rlimit rl;
         sigset_t mask;
 
         sigemptyset(&mask);
@@ -171,6 +175,19 @@ static int setup_process(void)
         (void) signal(SIGPIPE, SIG_IGN);
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 return log_error_errno(-errno, "cannot become a child subreaper: %m");
+        /*
+         * Each RPC connection is an fd; the default soft limit (1024) would cap
+         * a script at fewer connections than RPC_CONNECTIONS_MAX. The script
+         * itself gets the original limit back (select() users expect it).
+         */
+        if (getrlimit(RLIMIT_NOFILE, &original_nofile) == 0) {
+                rl = original_nofile;
+                if (rl.rlim_cur < 16384)
+                        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? 16384
+                                                                   : MIN(rl.rlim_max, 16384);
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        log_debug("cannot raise the open-files limit");
+        }
         return 0;
 }
 
@@ -204,6 +221,7 @@ int cmd_run(int argc, char **argv)
         size_t code_len = 0;
         int c, r, ret;
 
+        opterr = 0;
         while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
@@ -240,8 +258,7 @@ int cmd_run(int argc, char **argv)
                         arg_pretty = true;
                         break;
                 default:
-                        log_error("try 'ptc run --help'");
-                        return EXIT_USAGE;
+                        return cli_bad_option(argv, "run");
                 }
         }
         if (optind < argc)
@@ -307,7 +324,7 @@ int cmd_run(int argc, char **argv)
 
         cwd = realpath(arg_cwd ? arg_cwd : ".", NULL);
         if (!cwd) {
-                log_error("--cwd: cannot use '%s': %m", arg_cwd ? arg_cwd : ".");
+                log_error_errno(-errno, "--cwd: cannot use '%s': %m", arg_cwd ? arg_cwd : ".");
                 goto out;
         }
         {
@@ -348,6 +365,7 @@ int cmd_run(int argc, char **argv)
                         .log_calls = arg_log,
                         .handle_signals = true,
                         .cancel_fd = -1,
+                        .child_nofile = original_nofile.rlim_cur ? &original_nofile : NULL,
                 };
                 r = exec_run(&eo, &result, &status, &d);
         }

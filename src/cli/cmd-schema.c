@@ -37,6 +37,7 @@ static int schema_or_stubs(int argc, char **argv, bool is_schema)
         struct ptc_config config = {};
         int c, ret = EXIT_USAGE, r;
 
+        opterr = 0;
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
@@ -65,8 +66,7 @@ static int schema_or_stubs(int argc, char **argv, bool is_schema)
                         compact = true;
                         break;
                 default:
-                        log_error("try 'ptc %s --help'", is_schema ? "schema" : "stubs");
-                        return EXIT_USAGE;
+                        return cli_bad_option(argv, is_schema ? "schema" : "stubs");
                 }
         }
         if (optind < argc) {

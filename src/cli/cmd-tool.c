@@ -59,6 +59,7 @@ int cmd_tool(int argc, char **argv)
         struct diag d = {};
         int c, r, ret = EXIT_USAGE;
 
+        opterr = 0;
         while ((c = getopt_long(argc, argv, "+h", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
@@ -74,8 +75,7 @@ int cmd_tool(int argc, char **argv)
                         arg_cwd = optarg;
                         break;
                 default:
-                        log_error("try 'ptc tool --help'");
-                        return EXIT_USAGE;
+                        return cli_bad_option(argv, "tool");
                 }
         }
         if (optind >= argc || argc - optind > 2) {
@@ -123,7 +123,7 @@ int cmd_tool(int argc, char **argv)
         }
         cwd = realpath(arg_cwd ? arg_cwd : ".", NULL);
         if (!cwd) {
-                log_error("--cwd: cannot use '%s': %m", arg_cwd ? arg_cwd : ".");
+                log_error_errno(-errno, "--cwd: cannot use '%s': %m", arg_cwd ? arg_cwd : ".");
                 goto out;
         }
         /* Only linters need it; a missing interpreter just skips .py linting. */

@@ -235,6 +235,9 @@ def expect_usage_error(r, *words):
     assert r.data is None, f"usage error must not print a result JSON: {r!r}"
     msg = r.stderr.strip()
     assert msg, f"usage error without a message: {r!r}"
+    assert len(msg.splitlines()) == 1, f"usage error message is not one line: {r!r}"
+    # strerror(0) where an errno was meant
+    assert ": Success" not in msg, f"message reports errno 0: {r!r}"
     for w in words:
         assert w.lower() in msg.lower(), f"message does not name {w!r}: {r!r}"
 

@@ -56,7 +56,7 @@ def test_unknown_global_option_exits_2(ptc):
 def test_missing_script_file_exits_2(ptc):
     missing = ptc.path("does-not-exist.py")
     r = ptc.run_ptc(["run", str(missing)])
-    expect_usage_error(r, "does-not-exist.py")
+    expect_usage_error(r, "does-not-exist.py", "No such file or directory")
 
 
 def test_script_from_file(ptc):
@@ -124,7 +124,23 @@ def test_isolation_none_and_auto_run(ptc, level):
 
 def test_cwd_missing_dir_exits_2(ptc):
     r = ptc.run_ptc(["run", "--cwd", str(ptc.path("nope")), "-c", "print(1)"])
-    expect_usage_error(r, "nope")
+    expect_usage_error(r, "nope", "No such file or directory")
+
+
+def test_cwd_not_a_directory_exits_2(ptc):
+    f = ptc.path("plainfile")
+    f.write_text("x")
+    r = ptc.run_ptc(["run", "--cwd", str(f), "-c", "print(1)"])
+    expect_usage_error(r, "plainfile", "Not a directory")
+
+
+def test_script_path_is_a_directory_exits_2(ptc):
+    expect_usage_error(ptc.run_ptc(["run", str(ptc.workdir)]), str(ptc.workdir))
+
+
+def test_two_script_sources_exit_2(ptc):
+    (ptc.workdir / "a.py").write_text("print(1)\n")
+    expect_usage_error(ptc.run_ptc(["run", "-c", "print(1)", "a.py"]))
 
 
 def test_unknown_tool_name_exits_2(ptc):

@@ -257,3 +257,23 @@ def test_yaml_comments_and_quoting(ptc):
         """)
     r = ptc.run("import time; time.sleep(30)", "--config", cfg)
     expect(r, 124, "timeout")
+
+
+@pytest.mark.parametrize("value", ["STRICT", "' Strict '", "strict"])
+def test_mode_is_trimmed_and_case_insensitive(ptc, value):
+    cfg = ptc.write_config(f"code_execution:\n  mode: {value}\n")
+    r = ptc.run("import os; print(os.path.basename(os.getcwd())[:4])", "--config", cfg)
+    expect(r, 0, "success")
+    assert r.output == "ptc-\n", r
+
+
+def test_mode_flag_case_insensitive(ptc):
+    r = ptc.run("import os; print(os.path.basename(os.getcwd())[:4])", "--mode", "Strict")
+    expect(r, 0, "success")
+    assert r.output == "ptc-\n", r
+
+
+@pytest.mark.parametrize("value", ["", "~", "null"])
+def test_empty_mode_is_an_error_not_a_fallback(ptc, value):
+    cfg = ptc.write_config(f"code_execution:\n  mode: {value}\n")
+    expect_usage_error(ptc.run("print(1)", "--config", cfg), "mode")

@@ -489,11 +489,23 @@ def test_hermes_tools_importable_by_script_subprocess(ptc):
     r = ptc.run("""
         import subprocess, sys
         from hermes_tools import terminal
-        p = subprocess.run([sys.executable, '-c',
-                            'from hermes_tools import terminal; print(terminal("echo sub")["output"])'],
-                           capture_output=True, text=True, timeout=20)
+        sub = 'from hermes_tools import terminal; print(terminal("echo sub")["output"])'
+        p = subprocess.run([sys.executable, '-c', sub], capture_output=True, text=True,
+                           timeout=20)
         print(p.returncode, p.stdout.strip(), p.stderr[-300:])
         """, "--cwd", "/")
     expect(r, 0, "success")
     assert r.output.startswith("0 sub"), r
     assert r.data["tool_calls_made"] == 1, r
+
+
+def test_long_tmpdir_beyond_sun_path_limit(ptc):
+    # A staging dir deeper than the 108-byte AF_UNIX path limit must still work.
+    deep = ptc.tmp / ("d" * 100) / ("e" * 60)
+    deep.mkdir(parents=True)
+    r = ptc.run("""
+        from hermes_tools import terminal
+        print(terminal('echo long-path-ok')['output'])
+        """, env={"TMPDIR": str(deep)})
+    expect(r, 0, "success")
+    assert r.output == "long-path-ok\n", r

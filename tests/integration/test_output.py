@@ -287,3 +287,18 @@ def test_redaction_applies_to_truncated_output_tail(ptc):
     expect(r, 0, "success")
     assert r.data["stdout_truncated"] is True
     assert key not in r.output, r.output[-200:]
+
+
+def test_spill_file_is_redacted(ptc):
+    r = ptc.run("""
+        import sys
+        sys.stdout.write('a' * 60000 + '\\n')
+        print('spilled ' + 'spill-secret-' + 'value-42')
+        print('sk-' + 'abcdefghijklmnop1234')
+        sys.stdout.write('b' * 60000 + '\\n')
+        """, env={"MY_API_TOKEN": "spill-secret-value-42"})
+    expect(r, 0, "success")
+    data = open(r.data["stdout_spill_path"], "rb").read()
+    assert b"spilled " in data, "spill file does not hold the middle of stdout"
+    assert b"spill-secret-value-42" not in data
+    assert b"sk-abcdefghijklmnop1234" not in data

@@ -301,3 +301,49 @@ def test_child_dies_with_ptc(ptc):
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=10)
     assert_all_gone([child], "script after ptc was SIGKILLed")
+
+
+STAGING = """
+import os, hermes_tools
+print(os.path.dirname(os.path.abspath(hermes_tools.__file__)), os.environ['PTC_RPC_SOCKET'],
+      flush=True)
+"""
+
+
+def test_staging_dir_and_socket_removed_after_timeout(ptc):
+    r = ptc.run(STAGING + "import time\ntime.sleep(30)\n", "--timeout", "1")
+    expect(r, 124, "timeout")
+    staging, sock = r.output.split("\n")[0].split(" ")
+    assert os.path.basename(staging).startswith("ptc-"), r
+    assert not os.path.exists(staging), staging
+    assert not os.path.exists(sock), sock
+
+
+def test_staging_dir_removed_after_interrupt(ptc):
+    proc, ready = _start_and_wait_ready(ptc, STAGING + """
+import time
+open(READY, 'w').write('1')
+time.sleep(60)
+""")
+    proc.send_signal(signal.SIGINT)
+    rc, d, err = _finish(proc)
+    assert rc == 130, (rc, d, err)
+    staging = d["output"].split(" ")[0]
+    assert os.path.basename(staging).startswith("ptc-"), d
+    assert not os.path.exists(staging), staging
+
+
+def test_endless_output_until_deadline(ptc):
+    r = ptc.run("""
+        import sys
+        line = 'flood ' * 100 + '\\n'
+        while True:
+            sys.stdout.write(line)
+        """, "--timeout", "2", timeout=30)
+    expect(r, 124, "timeout")
+    d = r.data
+    assert r.elapsed < 3.5, r
+    assert d["stdout_truncated"] is True and d["stdout_bytes_total"] > 1_000_000, d.keys()
+    assert d["output"].endswith("\n\n\u23f0 Script timed out after 2s and was killed."), \
+        d["output"][-200:]
+    assert "[OUTPUT TRUNCATED - " in d["output"]

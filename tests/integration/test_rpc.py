@@ -403,3 +403,110 @@ def test_script_exit_while_call_in_flight(ptc):
         """)
     expect(r, 0, "success")
     assert r.elapsed < 5, r
+
+
+def test_budget_is_exact_under_concurrency(ptc):
+    r = ptc.run("""
+        import threading, json
+        from hermes_tools import terminal
+        res = []
+        lock = threading.Lock()
+        def work(i):
+            x = terminal('echo %d' % i)
+            with lock:
+                res.append(x)
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(20)]
+        for t in ts: t.start()
+        for t in ts: t.join()
+        ok = sum(1 for x in res if x.get('exit_code') == 0)
+        limited = sum(1 for x in res if (x.get('error') or '').startswith(
+            'Tool call limit reached (7).'))
+        print(ok, limited)
+        """, "--max-tool-calls", "7")
+    expect(r, 0, "success")
+    assert r.output == "7 13\n", r
+    assert r.data["tool_calls_made"] == 7, r
+
+
+def test_many_pipelined_requests_on_one_connection(ptc):
+    (ptc.workdir / "p.txt").write_text("pipelined\n")
+    r = rpc_run(ptc, """
+        s = rpc_connect(); L = Lines(s)
+        s.sendall(b''.join(req(i, 'read_file', {'path': 'p.txt'}) for i in range(300)))
+        ids = set()
+        for _ in range(300):
+            m = L.msg()
+            assert 'pipelined' in m['result']['content'], m
+            ids.add(m['id'])
+        print(ids == set(range(300)))
+        """, "--max-tool-calls", "1000")
+    expect(r, 0, "success")
+    assert r.output == "True\n", r
+    assert r.data["tool_calls_made"] == 300, r
+
+
+def test_large_tool_result_over_socket(ptc):
+    (ptc.workdir / "wide.txt").write_text(("w" * 1900 + "\n") * 50)
+    r = ptc.run("""
+        from hermes_tools import read_file, terminal
+        f = read_file('wide.txt')
+        t = terminal('head -c 45000 /dev/zero | tr "\\\\0" q')
+        print(len(f['content']), len(t['output']))
+        """)
+    expect(r, 0, "success")
+    assert r.output == f"{50 * (7 + 1900) + 50 + 7} 45000\n", r
+
+
+def test_deeply_nested_json_request(ptc):
+    r = rpc_run(ptc, """
+        s = rpc_connect(); L = Lines(s)
+        s.sendall(b'{"id": 1, "token": "' + TOKEN.encode() + b'", "tool": "read_file", '
+                  b'"args": ' + b'[' * 100000 + b']' * 100000 + b'}\\n')
+        a = L.msg()
+        s.sendall(req(2, 'terminal', {'command': 'echo survived'}))
+        print(_json.dumps([a, L.msg()]))
+        """)
+    expect(r, 0, "success")
+    a, b = r.output_json()
+    assert a["error"].startswith("Invalid RPC request"), a
+    assert b["result"]["output"] == "survived", b
+
+
+def test_over_a_thousand_connections(ptc):
+    # At least 1000 connections open at once are served; past ptc's cap
+    # (RPC_CONNECTIONS_MAX) a connection may be closed at once, but nothing
+    # hangs and the execution goes on.
+    r = rpc_run(ptc, """
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = 4096 if hard == resource.RLIM_INFINITY else min(4096, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        n = min(1200, want - 64)
+        conns = [rpc_connect() for _ in range(n)]
+        served = closed = 0
+        for i, c in enumerate(conns):
+            try:
+                c.sendall(req(i, 'read_file', {'path': '/nonexistent-%d' % i}))
+                m = Lines(c).msg()
+            except OSError:
+                m = None
+            if m is None:
+                closed += 1
+            elif m['id'] == i and 'result' in m:
+                served += 1
+        for c in conns:
+            c.close()
+        import time
+        for _ in range(40):  # closed slots are freed asynchronously
+            try:
+                after = call('terminal', {'command': 'echo after'})
+            except OSError:
+                after = None
+            if after:
+                break
+            time.sleep(0.05)
+        print(served >= min(n, 1000), served + closed == n, n >= 1100,
+              after['result']['output'])
+        """, "--max-tool-calls", "5000")
+    expect(r, 0, "success")
+    assert r.output == "True True True after\n", r

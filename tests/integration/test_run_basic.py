@@ -2,9 +2,7 @@
 """One execution end to end: result shape, statuses, texts (DESIGN.md 4,
 seed-behavior.md 1.13 and the Execution checklist of section 3)."""
 
-import json
 import re
-import time
 
 import pytest
 
@@ -247,11 +245,12 @@ def test_default_tools_are_read_write_terminal(ptc):
     assert r.output == "['read_file', 'terminal', 'write_file']\n", r
 
 
-def test_module_exposes_no_execute_code_or_delegate(ptc):
+@pytest.mark.parametrize("mode", ["project", "strict"])
+def test_module_exposes_no_execute_code_or_delegate(ptc, mode):
     r = ptc.run("""
         import hermes_tools
         print(hasattr(hermes_tools, 'execute_code'), hasattr(hermes_tools, 'delegate_task'))
-        """)
+        """, "--mode", mode)
     expect(r, 0, "success")
     assert r.output == "False False\n", r
 
@@ -324,3 +323,78 @@ def test_duration_reflects_script_time(ptc):
     r = ptc.run("import time; time.sleep(0.6)")
     expect(r, 0, "success")
     assert 0.6 <= r.data["duration_seconds"] < 0.6 + 1.5, r
+
+
+def test_script_killed_by_signal(ptc):
+    r = ptc.run("""
+        import os, signal
+        print('x', flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+        """)
+    expect(r, 1, "error")
+    assert r.data["exit_code"] == -9, r
+    assert r.data["error"] == "Script exited with code -9", r
+    assert r.output == "x\n", r
+
+
+def test_fractional_timeout_text(ptc):
+    r = ptc.run("import time; time.sleep(30)", "--timeout", "0.5")
+    expect(r, 124, "timeout")
+    assert r.data["error"] == "Script timed out after 0.5s and was killed.", r
+    assert r.elapsed < 2.0, r
+
+
+def test_nul_byte_in_source_is_not_truncated(ptc):
+    # A C string would cut the script at the NUL and run only print(1).
+    r = ptc.run_ptc(["run", "-"], input=b"print(1)\x00print(2)\n")
+    expect(r, 1, "error")
+    assert "null bytes" in r.data["error"], r
+
+
+def test_crlf_and_carriage_returns_preserved(ptc):
+    r = ptc.run("import sys; sys.stdout.write('a\\r\\nb\\rc\\n')")
+    expect(r, 0, "success")
+    assert r.output == "a\r\nb\rc\n", r
+
+
+def test_simultaneous_large_stdout_and_stderr(ptc):
+    # Both pipes full at once: ptc must drain both or the child blocks forever.
+    r = ptc.run("""
+        import sys, threading
+        def err():
+            for _ in range(256):
+                sys.stderr.write('e' * 4096)
+            sys.stderr.flush()
+        t = threading.Thread(target=err); t.start()
+        for _ in range(256):
+            sys.stdout.write('o' * 4096)
+        sys.stdout.flush()
+        t.join()
+        print('done')
+        """, timeout=30)
+    expect(r, 0, "success")
+    assert r.output.endswith("done\n") and r.data["stdout_truncated"] is True, r
+    assert r.elapsed < 10, r
+
+
+def test_log_args_preview_is_short_and_redacted(ptc):
+    r = ptc.run("""
+        from hermes_tools import write_file, terminal
+        write_file('long.txt', 'A' * 1000)
+        terminal('echo log-secret-value-123')
+        """, "--log", env={"MY_SERVICE_TOKEN": "log-secret-value-123"})
+    expect(r, 0, "success")
+    calls = r.data["tool_calls"]
+    assert len(calls[0]["args_preview"]) <= 80, calls[0]
+    assert calls[0]["args_preview"].startswith("{") and "long.txt" in calls[0]["args_preview"]
+    assert "log-secret-value-123" not in calls[1]["args_preview"], calls[1]
+    assert "log-secret-value-123" not in r.stdout.decode(), r
+
+
+@pytest.mark.parametrize("code", [124, 130, 2])
+def test_script_exit_codes_are_not_reinterpreted(ptc, code):
+    # The seed's remote path misread a script's own exit 124/130 as timeout/interrupt.
+    r = ptc.run(f"import sys; sys.exit({code})")
+    expect(r, 1, "error")
+    assert r.data["error"] == f"Script exited with code {code}", r
+    assert r.data["exit_code"] == code, r

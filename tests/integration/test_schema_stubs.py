@@ -6,7 +6,6 @@ against a fake server, and the helpers json_parse / shell_quote / retry."""
 import json
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -325,7 +324,22 @@ def test_retry_backoff_delays(ptc):
             retry(f, max_attempts=3, delay=0.2)
         except RuntimeError:
             pass
-        print(round(stamps[1] - stamps[0], 1), round(stamps[2] - stamps[1], 1))
+        print(stamps[1] - stamps[0], stamps[2] - stamps[1], len(stamps))
         """)
     expect(r, 0, "success")
-    assert r.output == "0.2 0.4\n", r
+    d1, d2, n = r.output.split()
+    assert n == "3", r
+    assert 0.19 <= float(d1) < 0.35 and 0.39 <= float(d2) < 0.6, r
+
+
+def test_schema_default_equals_explicit_default_set(ptc):
+    default = schema(ptc)
+    assert default == schema(ptc, "--tools", "read_file,terminal,write_file")
+    # Naming all seven gives the same schema: the four not in this build are left out.
+    r = ptc.run_ptc(["schema", "--tools", "web_search,web_extract,read_file,write_file,"
+                                          "search_files,patch,terminal"])
+    assert r.rc == 0 and r.data == default, r
+
+
+def test_stubs_default_equals_explicit_default_set(ptc):
+    assert stubs(ptc) == stubs(ptc, "--tools", "terminal,write_file,read_file")

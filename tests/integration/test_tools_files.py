@@ -297,3 +297,25 @@ def test_write_then_read_in_script(ptc):
     expect(r, 0, "success")
     assert r.output == "8 2      2|two\n", r
     assert r.data["tool_calls_made"] == 2
+
+
+def test_read_file_directory_is_an_error(ptc):
+    (ptc.workdir / "adir").mkdir()
+    d = tool(ptc, "read_file", {"path": "adir"})
+    assert isinstance(d.get("error"), str) and d["error"], d
+
+
+def test_write_file_parent_is_a_file(ptc):
+    (ptc.workdir / "afile").write_text("x")
+    d = tool(ptc, "write_file", {"path": "afile/child.txt", "content": "c"})
+    assert d.get("error", "").startswith("Failed to write file"), d
+
+
+def test_write_file_ten_megabytes_via_script(ptc):
+    r = ptc.run("""
+        from hermes_tools import write_file
+        print(write_file('ten.bin.txt', 'z' * 10_000_000)['bytes_written'])
+        """, timeout=60)
+    expect(r, 0, "success")
+    assert r.output == "10000000\n", r
+    assert (ptc.workdir / "ten.bin.txt").stat().st_size == 10_000_000

@@ -177,3 +177,13 @@ def test_terminal_guard_skipped_for_help(ptc):
     d = term(ptc, "nohup --help")
     assert d["exit_code"] == 0, d
     assert d.get("status") != "error", d
+
+
+def test_ptc_tool_terminal_cannot_read_secrets_from_ptc(ptc):
+    d = term(ptc, "cat /proc/$PPID/comm; tr '\\0' '\\n' < /proc/$PPID/environ "
+                  "| grep -c tool-proc-secret || true",
+             env={"MY_API_KEY": "tool-proc-secret-abcdef", "OPENAI_API_KEY":
+                  "tool-proc-secret-123456"})
+    comm, count = d["output"].split("\n")
+    assert comm.startswith("ptc"), d
+    assert count == "0", d

@@ -86,7 +86,9 @@ static void test_redact_text_mask_examples(void **state)
         CHECK("OPENAI_API_KEY=abcdefghijklmnopqrstuvwxyz", "OPENAI_API_KEY=abcdef...wxyz");
         /* The mask counts code points, not bytes. */
         CHECK("DB_PASSWORD=ééééééééééééééééééé", "DB_PASSWORD=éééééé...éééé");
-        CHECK("DB_PASSWORD=éééééééééééééééé", "DB_PASSWORD=***"); /* 16 code points */
+        CHECK("DB_PASSWORD=éééééééééééééééé", "DB_PASSWORD=***");     /* 16 code points */
+        CHECK("X_TOKEN=abcdefghijklmnopq", "X_TOKEN=***");            /* 17 */
+        CHECK("X_TOKEN=abcdefghijklmnopqr", "X_TOKEN=abcdef...opqr"); /* 18 */
 }
 
 static void test_redact_text_prefix(void **state)

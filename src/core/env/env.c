@@ -90,7 +90,12 @@ int env_take_secrets(char *const *passthrough, struct redactor *redactor, char *
                 if (nl >= sizeof(name) || env_name_is_secret(name)) {
                         if (redactor) {
                                 r = redactor_add_secret(redactor, eq + 1);
-                                if (r < 0)
+                                /*
+                                 * A huge value (over the redactor's cap) is still
+                                 * removed from the environment; it just is not
+                                 * searched for in output.
+                                 */
+                                if (r == -ENOMEM)
                                         return r;
                         }
                         if (ret_kept) {

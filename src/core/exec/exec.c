@@ -495,6 +495,7 @@ static int setup(struct execution *e, struct diag *reterr)
                 .stderr_fd = errp[1],
                 .new_session = true,
                 .die_with_parent = true,
+                .nofile = o->child_nofile,
         };
         r = spawn_process(&so, &e->pid, &e->pidfd, reterr);
         safe_close(outp[1]);

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/resource.h>
 
 #include <jansson.h>
 
@@ -32,6 +33,7 @@ struct exec_opts {
         bool handle_signals; /* SIGINT/SIGTERM interrupt the run; the caller has them
                               * blocked in every thread */
         int cancel_fd;       /* readable = cancel (status interrupted); -1 for none */
+        const struct rlimit *child_nofile; /* RLIMIT_NOFILE for the script; NULL = ptc's */
 };
 
 enum exec_status {

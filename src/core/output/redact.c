@@ -230,8 +230,7 @@ static int rx_exec(int id, const char *s, size_t n, size_t pos, pcre2_match_data
         int rc;
 
         rc = pcre2_match(rx_code[id], (PCRE2_SPTR) s, n, pos, 0, md, rx_mctx);
-        /* The JIT's machine stack is small; the interpreter uses the heap (bounded by the limit).
-         */
+        /* The JIT's machine stack is small; the interpreter's heap use is bounded by the limit. */
         if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
                 rc = pcre2_match(rx_code[id], (PCRE2_SPTR) s, n, pos, PCRE2_NO_JIT, md, rx_mctx);
         return rc;
@@ -275,7 +274,7 @@ static int put_str(struct buf *b, const char *p)
         return buf_append(b, p, strlen(p));
 }
 
-static void buf_truncate(struct buf *b, size_t len)
+static void out_truncate(struct buf *b, size_t len)
 {
         if (!b->data || len >= b->len)
                 return;
@@ -673,7 +672,7 @@ static int pass_regex(struct pass_io *io, int id, redact_emit_fn emit)
                         io->changed = true;
                         last = ov[1];
                 } else
-                        buf_truncate(io->out, saved);
+                        out_truncate(io->out, saved);
                 pos = ov[1] > ov[0] ? ov[1] : next_char(s, n, ov[1]);
         }
         if (io->changed)
@@ -1185,24 +1184,24 @@ int redactor_add_secret(struct redactor *r, const char *value)
 
         e = build_forms(&fs, value, n);
         if (e < 0)
-                goto fail;
+                goto out_forms;
         copy = strndup(value, n);
         if (!copy) {
                 e = -ENOMEM;
-                goto fail;
+                goto out_forms;
         }
         ns = realloc(r->secrets, (r->n_secrets + 1) * sizeof(*ns));
         if (!ns) {
                 wipe_free(copy, n);
                 e = -ENOMEM;
-                goto fail;
+                goto out_forms;
         }
         r->secrets = ns;
         nf = realloc(r->forms, (r->n_forms + fs.n) * sizeof(*nf));
         if (!nf) {
                 wipe_free(copy, n);
                 e = -ENOMEM;
-                goto fail;
+                goto out_forms;
         }
         r->forms = nf;
 
@@ -1225,7 +1224,7 @@ int redactor_add_secret(struct redactor *r, const char *value)
         fs.n = 0;
         return 0;
 
-fail:
+out_forms:
         form_set_done(&fs);
         return e;
 }
@@ -1359,7 +1358,7 @@ static void match_data_freep(pcre2_match_data **md)
 }
 
 /* Intermediate texts still hold whatever the later passes removed. */
-static void buf_wipe_releasep(struct buf *b)
+static void wipe_bufp(struct buf *b)
 {
         if (b->data)
                 explicit_wipe(b->data, b->alloc);
@@ -1375,7 +1374,7 @@ static size_t pass_cap(size_t n)
 int redact_text(const struct redactor *r, enum redact_mode mode, const char *in, size_t n,
                 char **ret, size_t *ret_len)
 {
-        _cleanup_(buf_wipe_releasep) struct buf b0 = BUF_INIT(0), b1 = BUF_INIT(0);
+        _cleanup_(wipe_bufp) struct buf b0 = BUF_INIT(0), b1 = BUF_INIT(0);
         _cleanup_(match_data_freep) pcre2_match_data *md = NULL;
         struct buf *bufs[2] = {&b0, &b1};
         const char *cur = in;

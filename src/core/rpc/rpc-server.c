@@ -379,6 +379,9 @@ static int take_line(struct rpc_conn *c, char **ret, size_t *ret_len)
         line[n] = 0;
         buf_consume(&c->in, n + 1);
         c->scanned = 0;
+        /* Idle connections hold no buffer: thousands of them stay cheap. */
+        if (c->in.len == 0)
+                buf_release(&c->in);
         *ret = line;
         *ret_len = n;
         return 1;

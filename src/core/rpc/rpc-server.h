@@ -38,7 +38,7 @@ struct tool_ctx;
 /* Tool calls served at once (worker threads, started on demand). */
 #define RPC_THREADS_MAX 16
 /* Connections open at once; more are accepted and closed at once. */
-#define RPC_CONNECTIONS_MAX 1024
+#define RPC_CONNECTIONS_MAX 4096
 /* Entries kept for --log. */
 #define RPC_LOG_MAX 10000
 

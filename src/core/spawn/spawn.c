@@ -21,6 +21,7 @@ enum stage {
         STAGE_SESSION,
         STAGE_PDEATHSIG,
         STAGE_STDIO,
+        STAGE_RLIMIT,
         STAGE_CHDIR,
         STAGE_EXEC,
 };
@@ -98,6 +99,8 @@ _noreturn_ static void child_main(const struct spawn_opts *o, pid_t parent, int 
         /* Nothing of ptc's but 0-2 may cross exec, even fds a library leaked. */
         (void) syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 
+        if (o->nofile && setrlimit(RLIMIT_NOFILE, o->nofile) < 0)
+                child_fail(errpipe, STAGE_RLIMIT);
         if (o->cwd && chdir(o->cwd) < 0)
                 child_fail(errpipe, STAGE_CHDIR);
         execve(o->path, o->argv, o->envp);
@@ -141,6 +144,7 @@ int spawn_process(const struct spawn_opts *o, pid_t *ret_pid, int *ret_pidfd, st
                         [STAGE_SESSION] = "setsid",
                         [STAGE_PDEATHSIG] = "setting the parent-death signal",
                         [STAGE_STDIO] = "setting up stdio",
+                        [STAGE_RLIMIT] = "restoring the open-files limit",
                         [STAGE_CHDIR] = "changing to the working directory",
                         [STAGE_EXEC] = "exec",
                 };

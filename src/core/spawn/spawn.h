@@ -10,6 +10,7 @@
  */
 
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "basic/diag.h"
@@ -25,6 +26,7 @@ struct spawn_opts {
         int stderr_fd;       /* -1: /dev/null; may equal stdout_fd */
         bool new_session;    /* setsid() */
         bool die_with_parent; /* PR_SET_PDEATHSIG(SIGKILL) */
+        const struct rlimit *nofile; /* RLIMIT_NOFILE for the child; NULL = inherit */
 };
 
 /*
