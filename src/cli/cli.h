@@ -11,18 +11,19 @@
 #include <jansson.h>
 
 #include "basic/macro.h"
+#include "ptc/ptc.h"
 #include "core/config/config.h"
 
 struct redactor;
 struct registry;
 
 enum {
-        EXIT_OK = 0,
-        EXIT_SCRIPT_FAILED = 1,
-        EXIT_USAGE = 2,
-        EXIT_INTERNAL = 3,
-        EXIT_TIMEOUT = 124,
-        EXIT_INTERRUPTED = 130,
+        EXIT_OK = PTC_EXIT_OK,
+        EXIT_SCRIPT_FAILED = PTC_EXIT_SCRIPT_FAILED,
+        EXIT_USAGE = PTC_EXIT_USAGE,
+        EXIT_INTERNAL = PTC_EXIT_INTERNAL,
+        EXIT_TIMEOUT = PTC_EXIT_TIMEOUT,
+        EXIT_INTERRUPTED = PTC_EXIT_INTERRUPTED,
 };
 
 int cmd_run(int argc, char **argv);

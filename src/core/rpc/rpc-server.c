@@ -269,7 +269,9 @@ static void handle_line(struct rpc_conn *c, const char *line, size_t n)
                 answer_error(c, NULL, "Invalid RPC request: invalid UTF-8");
                 return;
         }
-        req = json_loadb(line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
+        /* DECODE_ANY: a bare scalar is valid JSON, answered "expected a JSON object". */
+        req = json_loadb(line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY,
+                         &err);
         if (!req) {
                 answer_error(c, NULL, "Invalid RPC request: %s (column %d)", err.text, err.column);
                 return;

@@ -218,6 +218,7 @@ void proc_reap_orphans(pid_t keep)
 int proc_kill_execution(pid_t root, usec_t timeout)
 {
         usec_t end = now_usec() + timeout;
+        bool was_empty = false;
 
         for (;;) {
                 struct pidset s = {}, orphans = {};
@@ -246,8 +247,19 @@ int proc_kill_execution(pid_t root, usec_t timeout)
                 }
                 free(s.p);
                 free(orphans.p);
-                if (alive == 0)
-                        return 0;
+                /*
+                 * A process that turned zombie during this walk handed its
+                 * children to us after we had listed ours, so this round may
+                 * have missed them: only two empty rounds in a row prove that
+                 * nothing is left.
+                 */
+                if (alive == 0) {
+                        if (was_empty)
+                                return 0;
+                        was_empty = true;
+                        continue;
+                }
+                was_empty = false;
                 if (now_usec() >= end)
                         return -ETIMEDOUT;
         }
