@@ -61,12 +61,26 @@ size_t utf8_valid_seq_len(const unsigned char *p, size_t n)
         return valid ? k : 0;
 }
 
+/* True when none of the 8 bytes at @p has the high bit set. */
+static inline bool ascii8(const unsigned char *p)
+{
+        uint64_t w;
+
+        memcpy(&w, p, sizeof(w));
+        return (w & 0x8080808080808080ULL) == 0;
+}
+
 bool utf8_is_valid(const char *s, size_t n)
 {
         const unsigned char *p = (const unsigned char *) s;
         size_t i = 0;
 
         while (i < n) {
+                /* Most text is ASCII: skip it a word at a time. */
+                while (i + 8 <= n && ascii8(p + i))
+                        i += 8;
+                if (i >= n)
+                        break;
                 bool valid;
                 size_t k;
 

@@ -223,15 +223,14 @@ static void remove_both_cb(struct loop_source *s, int fd, uint32_t events, void 
          * receive the event the removed one had pending in this batch.
          */
         if (p->added_fd >= 0)
-                assert_int_equal(loop_add(p->loop, p->added_fd, EPOLLIN, record_cb, &p->added,
-                                          NULL),
-                                 0);
+                assert_int_equal(
+                        loop_add(p->loop, p->added_fd, EPOLLIN, record_cb, &p->added, NULL), 0);
 }
 
 static void test_loop_remove_self_and_other_during_dispatch(void **state)
 {
         struct loop *l = NULL;
-        struct pair p = { .added_fd = -1 };
+        struct pair p = {.added_fd = -1};
 
         p.fd_a = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         p.fd_b = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -65,7 +65,7 @@ static size_t read_all(int fd, char *buf, size_t cap)
         size_t len = 0;
 
         while (len + 1 < cap && now_usec() < end) {
-                struct pollfd p = { .fd = fd, .events = POLLIN };
+                struct pollfd p = {.fd = fd, .events = POLLIN};
                 ssize_t k;
 
                 if (poll(&p, 1, 200) <= 0)
@@ -122,7 +122,7 @@ static int run_capture(char *const *argv, const char *cwd, char *out, size_t cap
         safe_close(p[0]);
         /* The pidfd becomes readable when the child exits. */
         {
-                struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+                struct pollfd pf = {.fd = pidfd, .events = POLLIN};
                 assert_int_equal(poll(&pf, 1, 5000), 1);
         }
         safe_close(pidfd);
@@ -133,7 +133,7 @@ static int run_capture(char *const *argv, const char *cwd, char *out, size_t cap
 /* Start a `sleep 30` and return its pid (after exec: spawn_process waits for that). */
 static pid_t spawn_sleep(bool new_session, int stdout_fd)
 {
-        char *argv[] = { (char *) "/bin/sleep", (char *) "30", NULL };
+        char *argv[] = {(char *) "/bin/sleep", (char *) "30", NULL};
         struct spawn_opts o = {
                 .path = "/bin/sleep",
                 .argv = argv,
@@ -198,7 +198,7 @@ static void proc_status_field(pid_t pid, const char *key, char *out, size_t n)
 
 static void test_spawn_process_echo_stdout(void **state)
 {
-        char *argv[] = { (char *) "/bin/echo", (char *) "hello", (char *) "world", NULL };
+        char *argv[] = {(char *) "/bin/echo", (char *) "hello", (char *) "world", NULL};
         char out[256];
         struct diag d = {};
         int st = -1;
@@ -212,8 +212,8 @@ static void test_spawn_process_echo_stdout(void **state)
 
 static void test_spawn_process_exit_status(void **state)
 {
-        char *exit7[] = { (char *) "/bin/sh", (char *) "-c", (char *) "echo x; exit 7", NULL };
-        char *killed[] = { (char *) "/bin/sh", (char *) "-c", (char *) "kill -9 $$", NULL };
+        char *exit7[] = {(char *) "/bin/sh", (char *) "-c", (char *) "echo x; exit 7", NULL};
+        char *killed[] = {(char *) "/bin/sh", (char *) "-c", (char *) "kill -9 $$", NULL};
         char out[64];
         struct diag d = {};
         int st = -1;
@@ -231,7 +231,7 @@ static void test_spawn_process_exit_status(void **state)
 static void test_spawn_process_cwd(void **state)
 {
         struct fixture *f = *state;
-        char *argv[] = { (char *) "/bin/pwd", (char *) "-P", NULL };
+        char *argv[] = {(char *) "/bin/pwd", (char *) "-P", NULL};
         char out[256], want[300], *real;
         struct diag d = {};
         int st = -1;
@@ -247,7 +247,7 @@ static void test_spawn_process_cwd(void **state)
         /* A relative executable path is relative to the new cwd, as with chdir + exec. */
         {
                 char script[128];
-                char *rel[] = { (char *) "./hello.sh", NULL };
+                char *rel[] = {(char *) "./hello.sh", NULL};
                 _cleanup_close_ int fd = -EBADF;
 
                 snprintf(script, sizeof(script), "%s/hello.sh", f->dir);
@@ -263,7 +263,7 @@ static void test_spawn_process_cwd(void **state)
 static void test_spawn_process_bad_cwd(void **state)
 {
         struct fixture *f = *state;
-        char *argv[] = { (char *) "/bin/true", NULL };
+        char *argv[] = {(char *) "/bin/true", NULL};
         char missing[128], file[128], out[64];
         struct diag d = {};
         int st = -1, r;
@@ -290,7 +290,7 @@ static void test_spawn_process_bad_cwd(void **state)
 static void test_spawn_process_missing_executable(void **state)
 {
         struct fixture *f = *state;
-        char *argv[] = { (char *) "/nonexistent-ptc-dir/python3", NULL };
+        char *argv[] = {(char *) "/nonexistent-ptc-dir/python3", NULL};
         char noexec[128], out[64];
         struct diag d = {};
         int st = -1, r;
@@ -318,7 +318,7 @@ static void test_spawn_process_missing_executable(void **state)
 static void test_spawn_process_clean_signal_state(void **state)
 {
         sigset_t block, old;
-        struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+        struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
         char v[64];
         pid_t pid;
 
@@ -404,8 +404,8 @@ static void test_spawn_process_only_stdio_fds(void **state)
 
         /* The same from inside: a shell listing its own fds sees 0-2 (+ ls's dir fd). */
         {
-                char *argv[] = { (char *) "/bin/sh", (char *) "-c",
-                                 (char *) "ls /proc/self/fd | tr '\\n' ' '", NULL };
+                char *argv[] = {(char *) "/bin/sh", (char *) "-c",
+                                (char *) "ls /proc/self/fd | tr '\\n' ' '", NULL};
                 char out[128];
                 struct diag dg = {};
                 int st;
@@ -420,8 +420,8 @@ static void test_spawn_process_only_stdio_fds(void **state)
 
 static void test_spawn_process_stdio_pipes(void **state)
 {
-        char *argv[] = { (char *) "/bin/sh", (char *) "-c",
-                         (char *) "read x; echo \"got $x\"; echo err >&2", NULL };
+        char *argv[] = {(char *) "/bin/sh", (char *) "-c",
+                        (char *) "read x; echo \"got $x\"; echo err >&2", NULL};
         struct spawn_opts o = {
                 .path = "/bin/sh",
                 .argv = argv,
@@ -450,8 +450,7 @@ static void test_spawn_process_stdio_pipes(void **state)
 
         /* stdin -1 is /dev/null: immediate EOF. */
         {
-                char *cat[] = { (char *) "/bin/sh", (char *) "-c", (char *) "cat; echo done",
-                                NULL };
+                char *cat[] = {(char *) "/bin/sh", (char *) "-c", (char *) "cat; echo done", NULL};
                 assert_int_equal(run_capture(cat, NULL, buf, sizeof(buf), &st, &d), 0);
                 assert_string_equal(buf, "done\n");
         }
@@ -463,8 +462,7 @@ static void test_spawn_process_stdio_pipes(void **state)
  */
 static int swapped_stdio_child(void)
 {
-        char *argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) "echo out; echo err >&2",
-                         NULL };
+        char *argv[] = {(char *) "/bin/sh", (char *) "-c", (char *) "echo out; echo err >&2", NULL};
         struct spawn_opts o = {
                 .path = "/bin/sh",
                 .argv = argv,
@@ -531,7 +529,7 @@ static int start_orphan_sleep(bool die_with_parent, pid_t *ret_mid, pid_t *ret_s
         mid = fork();
         assert_true(mid >= 0);
         if (mid == 0) {
-                char *argv[] = { (char *) "/bin/sleep", (char *) "30", NULL };
+                char *argv[] = {(char *) "/bin/sleep", (char *) "30", NULL};
                 struct spawn_opts o = {
                         .path = "/bin/sleep",
                         .argv = argv,
@@ -575,13 +573,13 @@ static void test_spawn_process_die_with_parent(void **state)
         int pidfd;
 
         pidfd = start_orphan_sleep(true, &mid, &sleeper);
-        p = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+        p = (struct pollfd){.fd = pidfd, .events = POLLIN};
         assert_int_equal(poll(&p, 1, 3000), 1);
         safe_close(pidfd);
 
         /* Control: without die_with_parent the orphan lives on. */
         pidfd = start_orphan_sleep(false, &mid, &sleeper);
-        p = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+        p = (struct pollfd){.fd = pidfd, .events = POLLIN};
         assert_int_equal(poll(&p, 1, 300), 0);
         assert_int_equal(kill(sleeper, SIGKILL), 0);
         assert_int_equal(poll(&p, 1, 3000), 1);
@@ -609,8 +607,8 @@ static bool pid_in(const pid_t *v, int n, pid_t p)
 
 static void test_proc_children_two(void **state)
 {
-        char *argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) "sleep 30 & sleep 30 & wait",
-                         NULL };
+        char *argv[] = {(char *) "/bin/sh", (char *) "-c", (char *) "sleep 30 & sleep 30 & wait",
+                        NULL};
         struct spawn_opts o = {
                 .path = "/bin/sh",
                 .argv = argv,
@@ -667,6 +665,53 @@ static void test_proc_children_two(void **state)
         assert_true(proc_children(0x3ffffff0, true, &kids) < 0);
 }
 
+/* Wait until @pid is a zombie (exited, not reaped). */
+static void wait_zombie(pid_t pid)
+{
+        siginfo_t si;
+        usec_t end = now_usec() + 3 * USEC_PER_SEC;
+
+        for (;;) {
+                si = (siginfo_t){};
+                assert_int_equal(waitid(P_PID, (id_t) pid, &si, WEXITED | WNOWAIT | WNOHANG), 0);
+                if (si.si_pid == pid)
+                        return;
+                assert_true(now_usec() < end);
+                usleep(5 * 1000);
+        }
+}
+
+static void test_proc_reap_orphans_keep(void **state)
+{
+        char *argv[] = {(char *) "/bin/true", NULL};
+        struct spawn_opts o = {
+                .path = "/bin/true",
+                .argv = argv,
+                .envp = environ,
+                .stdin_fd = -1,
+                .stdout_fd = -1,
+                .stderr_fd = -1,
+        };
+        pid_t a, b, live;
+        int st;
+
+        assert_int_equal(spawn_process(&o, &a, NULL, NULL), 0);
+        assert_int_equal(spawn_process(&o, &b, NULL, NULL), 0);
+        live = spawn_sleep(false, -1);
+        wait_zombie(a);
+        wait_zombie(b);
+        /* Every exited child but @keep is reaped; a live one is left alone. */
+        proc_reap_orphans(b);
+        assert_int_equal(waitpid(a, NULL, WNOHANG), -1);
+        assert_int_equal(errno, ECHILD);
+        st = wait_status(b);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+        assert_int_equal(waitpid(live, NULL, WNOHANG), 0);
+        kill_and_reap(live);
+        assert_no_children();
+}
+
 static bool pid_alive(pid_t p)
 {
         return kill(p, 0) == 0;
@@ -695,7 +740,7 @@ static pid_t read_pid_file(const char *path)
 static int build_tree(const char *dir, pid_t *root, pid_t *child, pid_t *orphan)
 {
         char script[1024], c1[128], gc[128];
-        char *argv[] = { (char *) "/bin/sh", (char *) "-c", script, NULL };
+        char *argv[] = {(char *) "/bin/sh", (char *) "-c", script, NULL};
         struct spawn_opts o = {
                 .path = "/bin/sh",
                 .argv = argv,
@@ -900,7 +945,7 @@ static void make_dir(const char *dir, const char *sub, char *out, size_t n)
 /* interpreter_resolve reads only c->python (this test does not link the config module). */
 static void init_config(struct ptc_config *c, const char *python)
 {
-        *c = (struct ptc_config){ .python = strdup(python) };
+        *c = (struct ptc_config){.python = strdup(python)};
         assert_non_null(c->python);
 }
 
@@ -1060,6 +1105,20 @@ static void test_interpreter_resolve_project_venv(void **state)
         assert_int_equal(interpreter_resolve(&c, PTC_MODE_PROJECT, &p, &d), 0);
         assert_string_equal(p, PYTHON);
         free(p);
+
+        /* No venv: a conda prefix with only bin/python3. */
+        (void) unsetenv("VIRTUAL_ENV");
+        {
+                char conda[128], cbin[160], cpy[200];
+                make_dir(f->dir, "conda", conda, sizeof(conda));
+                make_dir(conda, "bin", cbin, sizeof(cbin));
+                snprintf(cpy, sizeof(cpy), "%s/python3", cbin);
+                write_script(cpy, "#!/bin/sh\n# conda\nexec /usr/bin/python3 \"$@\"\n");
+                assert_int_equal(setenv("CONDA_PREFIX", conda, 1), 0);
+                assert_int_equal(interpreter_resolve(&c, PTC_MODE_PROJECT, &p, &d), 0);
+                assert_string_equal(p, cpy);
+                free(p);
+        }
         release_config(&c);
 }
 
@@ -1100,18 +1159,19 @@ int main(void)
                 cmocka_unit_test(test_spawn_process_die_with_parent),
                 cmocka_unit_test(test_pidfd_open_compat),
                 cmocka_unit_test(test_proc_children_two),
+                cmocka_unit_test(test_proc_reap_orphans_keep),
                 cmocka_unit_test_setup_teardown(test_proc_kill_execution_subreaper, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_proc_signal_execution_spares_root, setup,
                                                 teardown),
-                cmocka_unit_test_setup_teardown(test_interpreter_resolve_strict_path,
-                                                setup_interp, teardown_interp),
-                cmocka_unit_test_setup_teardown(test_interpreter_resolve_shim_cached,
-                                                setup_interp, teardown_interp),
-                cmocka_unit_test_setup_teardown(test_interpreter_resolve_shim_broken,
-                                                setup_interp, teardown_interp),
-                cmocka_unit_test_setup_teardown(test_interpreter_resolve_project_venv,
-                                                setup_interp, teardown_interp),
+                cmocka_unit_test_setup_teardown(test_interpreter_resolve_strict_path, setup_interp,
+                                                teardown_interp),
+                cmocka_unit_test_setup_teardown(test_interpreter_resolve_shim_cached, setup_interp,
+                                                teardown_interp),
+                cmocka_unit_test_setup_teardown(test_interpreter_resolve_shim_broken, setup_interp,
+                                                teardown_interp),
+                cmocka_unit_test_setup_teardown(test_interpreter_resolve_project_venv, setup_interp,
+                                                teardown_interp),
                 cmocka_unit_test_setup_teardown(test_interpreter_version, setup_interp,
                                                 teardown_interp),
         };

@@ -22,6 +22,7 @@
 #include "basic/log.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
+#include "core/json/json-write.h"
 #include "core/output/redact.h"
 #include "core/registry/registry.h"
 #include "core/tools/tool.h"
@@ -62,6 +63,8 @@ struct rpc_server {
         int listen_fd;
         int epfd;
         int wake_fd; /* eventfd in epfd: "look at the ready list" / "stop" */
+        int stop_fd; /* eventfd written once at shutdown; wakes writers of every connection,
+                      * including ones already dropped from the list (EOF seen) */
 
         atomic_long calls_made;
         atomic_bool stopping;
@@ -102,9 +105,13 @@ static void conn_write(struct rpc_conn *c, const char *p, size_t n)
                         if (errno == EINTR)
                                 continue;
                         if (errno == EAGAIN) {
-                                struct pollfd pf = { .fd = c->fd, .events = POLLOUT };
-                                (void) poll(&pf, 1, -1);
-                                if (pf.revents & (POLLERR | POLLHUP | POLLNVAL))
+                                struct pollfd pf[2] = {
+                                        { .fd = c->fd, .events = POLLOUT },
+                                        { .fd = c->server->stop_fd, .events = POLLIN },
+                                };
+                                (void) poll(pf, 2, -1);
+                                if ((pf[0].revents & (POLLERR | POLLHUP | POLLNVAL)) ||
+                                    pf[1].revents)
                                         c->broken = true;
                                 continue;
                         }
@@ -117,25 +124,15 @@ static void conn_write(struct rpc_conn *c, const char *p, size_t n)
         pthread_mutex_unlock(&c->wlock);
 }
 
-static int dump_to_buf(const char *p, size_t n, void *userdata)
-{
-        return buf_append(userdata, p, n) < 0 ? -1 : 0;
-}
-
+/* {"id":ID,"KEY":VALUE}\n as one compact line; caller frees. */
 static char *format_answer(json_t *id, const char *key, json_t *value)
 {
         _cleanup_buf_ struct buf b = BUF_INIT(SIZE_MAX / 2);
-        json_auto_t *msg = json_object();
 
-        if (!msg)
-                return NULL;
-        if (json_object_set(msg, "id", id ? id : json_null()) < 0 ||
-            json_object_set(msg, key, value) < 0)
-                return NULL;
-        /* One line on the wire: compact, and non-ASCII stays UTF-8. One pass. */
-        if (buf_reserve(&b, 4096) < 0 ||
-            json_dump_callback(msg, dump_to_buf, &b, JSON_COMPACT) < 0 ||
-            buf_append_char(&b, '\n') < 0)
+        if (buf_reserve(&b, 4096) < 0 || buf_append_str(&b, "{\"id\":") < 0 ||
+            json_write_compact(&b, id ? id : json_null()) < 0 || buf_append_str(&b, ",\"") < 0 ||
+            buf_append_str(&b, key) < 0 || buf_append_str(&b, "\":") < 0 ||
+            json_write_compact(&b, value) < 0 || buf_append_str(&b, "}\n") < 0)
                 return NULL;
         return buf_steal(&b, NULL);
 }
@@ -658,7 +655,7 @@ int rpc_server_new(const struct rpc_server_opts *o, struct rpc_server **ret)
                 s->o.frame_max = RPC_FRAME_MAX;
         if (!s->o.max_threads || s->o.max_threads > RPC_THREADS_MAX)
                 s->o.max_threads = RPC_THREADS_MAX;
-        s->listen_fd = s->wake_fd = s->epfd = -EBADF;
+        s->listen_fd = s->wake_fd = s->stop_fd = s->epfd = -EBADF;
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->idle_cond, NULL);
         s->token = strdup(o->token);
@@ -672,7 +669,8 @@ int rpc_server_new(const struct rpc_server_opts *o, struct rpc_server **ret)
         s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         s->epfd = epoll_create1(EPOLL_CLOEXEC);
         s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (s->listen_fd < 0 || s->epfd < 0 || s->wake_fd < 0) {
+        s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (s->listen_fd < 0 || s->epfd < 0 || s->wake_fd < 0 || s->stop_fd < 0) {
                 r = -errno;
                 goto fail;
         }
@@ -730,6 +728,8 @@ void rpc_server_shutdown(struct rpc_server *s, int timeout_ms)
         pthread_mutex_unlock(&s->lock);
         if (s->wake_fd >= 0)
                 (void) !write(s->wake_fd, &big, sizeof(big));
+        if (s->stop_fd >= 0)
+                (void) !write(s->stop_fd, &big, sizeof(big));
 
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += timeout_ms / 1000;
@@ -766,6 +766,7 @@ struct rpc_server *rpc_server_free(struct rpc_server *s)
                 conn_unref(c);
         }
         safe_close(s->wake_fd);
+        safe_close(s->stop_fd);
         safe_close(s->epfd);
         safe_close(s->listen_fd);
         json_decref(s->log);

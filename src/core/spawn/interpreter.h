@@ -22,9 +22,8 @@
 #include "core/config/config.h"
 
 /*
- * Resolve the interpreter for @mode. *ret is a new absolute (or as
- * configured) path, caller frees. @ret_note (optional) receives a static
- * string saying why a candidate was skipped, or NULL.
+ * Resolve the interpreter for @mode. *ret is a new path (absolute, or as
+ * configured when that names a file); caller frees.
  * Errors: -ENOENT when no interpreter is found, with a message in @reterr.
  */
 _must_check_ int interpreter_resolve(const struct ptc_config *c, enum ptc_mode mode, char **ret,

@@ -379,6 +379,23 @@ static unsigned digits_of(int64_t v)
         return d;
 }
 
+/* "%6d|" without printf: this runs once per line of every read. */
+static int append_number(struct buf *b, int64_t number)
+{
+        char tmp[32];
+        size_t k = sizeof(tmp);
+        uint64_t v = number < 0 ? 0 : (uint64_t) number;
+
+        tmp[--k] = '|';
+        do {
+                tmp[--k] = (char) ('0' + v % 10);
+                v /= 10;
+        } while (v);
+        while (sizeof(tmp) - k < 7)
+                tmp[--k] = ' ';
+        return buf_append(b, tmp + k, sizeof(tmp) - k);
+}
+
 /* Append one numbered element ("%6d|text") to the content. */
 static int emit_line(struct reader *rd, int64_t number, const char *bytes, size_t n, bool over)
 {
@@ -387,18 +404,25 @@ static int emit_line(struct reader *rd, int64_t number, const char *bytes, size_
         bool truncated, sep;
         int r;
 
-        text = utf8_sanitize(bytes, n, &len, &chars);
-        if (!text)
-                return -ENOMEM;
-
-        truncated = over || chars > MAX_LINE_CHARS;
-        cut = len;
+        if (!over && n <= MAX_LINE_CHARS && utf8_is_valid(bytes, n)) {
+                /* The common case: valid and short, so no copy and no cut. */
+                len = cut = n;
+                chars = utf8_count_chars(bytes, n);
+                truncated = false;
+        } else {
+                text = utf8_sanitize(bytes, n, &len, &chars);
+                if (!text)
+                        return -ENOMEM;
+                bytes = text;
+                truncated = over || chars > MAX_LINE_CHARS;
+                cut = len;
+        }
         if (truncated) {
                 size_t c = 0, i = 0;
 
                 while (i < len && c < MAX_LINE_CHARS) {
                         i++;
-                        while (i < len && ((unsigned char) text[i] & 0xC0) == 0x80)
+                        while (i < len && ((unsigned char) bytes[i] & 0xC0) == 0x80)
                                 i++;
                         c++;
                 }
@@ -418,10 +442,10 @@ static int emit_line(struct reader *rd, int64_t number, const char *bytes, size_
                 if (r < 0)
                         return r;
         }
-        r = buf_printf(&rd->content, "%6" PRId64 "|", number);
+        r = append_number(&rd->content, number);
         if (r < 0)
                 return r;
-        r = buf_append(&rd->content, text, cut);
+        r = buf_append(&rd->content, bytes, cut);
         if (r < 0)
                 return r;
         if (truncated)

@@ -36,13 +36,14 @@ json_t *tool_json_string(const char *s, size_t n)
 
         if (!s)
                 return json_string("");
+        /* Validated here, so jansson need not do it a second time. */
         if (utf8_is_valid(s, n))
-                return json_stringn(s, n);
+                return json_stringn_nocheck(s, n);
         /* Paths and process output may be any bytes; jansson takes only UTF-8. */
         clean = utf8_sanitize(s, n, &len, NULL);
         if (!clean)
                 return NULL;
-        return json_stringn(clean, len);
+        return json_stringn_nocheck(clean, len);
 }
 
 const char *tool_json_type_name(const json_t *v)
