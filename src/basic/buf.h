@@ -26,7 +26,7 @@ struct buf {
         size_t cap; /* maximum len; appends beyond it fail with -E2BIG */
 };
 
-#define BUF_INIT(c) ((struct buf){ .cap = (c) })
+#define BUF_INIT(c) ((struct buf){.cap = (c)})
 
 /* Initialise an empty buffer that may hold at most @cap bytes. */
 void buf_init(struct buf *b, size_t cap);

@@ -27,10 +27,10 @@ enum log_level log_get_max_level(void);
 /* Program name prefixed to each line ("ptc"). Borrowed; must outlive logging. */
 void log_set_program_name(const char *name);
 
-int log_internal(enum log_level level, int error, const char *file, int line, const char *fmt,
-                 ...) _printf_(5, 6);
+int log_internal(enum log_level level, int error, const char *file, int line, const char *fmt, ...)
+        _printf_(5, 6);
 
-#define log_full_errno(level, error, ...)                                                          \
+#define log_full_errno(level, error, ...) \
         log_internal((level), (error), __FILE__, __LINE__, __VA_ARGS__)
 
 #define log_error(...) log_full_errno(LOG_LEVEL_ERROR, 0, __VA_ARGS__)

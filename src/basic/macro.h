@@ -25,19 +25,19 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* Take ownership of a pointer: returns it and leaves NULL behind. */
-#define TAKE_PTR(p)                                                                                \
-        ({                                                                                         \
-                typeof(p) _p_ = (p);                                                               \
-                (p) = NULL;                                                                        \
-                _p_;                                                                               \
+#define TAKE_PTR(p)                  \
+        ({                           \
+                typeof(p) _p_ = (p); \
+                (p) = NULL;          \
+                _p_;                 \
         })
 
 /* Take ownership of a file descriptor: returns it and leaves -EBADF behind. */
-#define TAKE_FD(fd)                                                                                \
-        ({                                                                                         \
-                int _fd_ = (fd);                                                                   \
-                (fd) = -EBADF;                                                                     \
-                _fd_;                                                                              \
+#define TAKE_FD(fd)              \
+        ({                       \
+                int _fd_ = (fd); \
+                (fd) = -EBADF;   \
+                _fd_;            \
         })
 
 static inline void freep(void *p)

@@ -11,8 +11,8 @@
 #include <jansson.h>
 
 #include "basic/macro.h"
-#include "ptc/ptc.h"
 #include "core/config/config.h"
+#include "ptc/ptc.h"
 
 struct redactor;
 struct registry;

@@ -142,9 +142,9 @@ static int exit_for(enum exec_status s)
 /* An internal failure still answers with a result JSON, so hosts can always parse stdout. */
 static int internal_error(const char *msg, bool pretty)
 {
-        json_auto_t *r = json_pack("{s:s, s:s, s:i, s:f, s:n, s:s}", "status", "error", "output",
-                                   "", "tool_calls_made", 0, "duration_seconds", 0.0, "exit_code",
-                                   "error", msg);
+        json_auto_t *r =
+                json_pack("{s:s, s:s, s:i, s:f, s:n, s:s}", "status", "error", "output", "",
+                          "tool_calls_made", 0, "duration_seconds", 0.0, "exit_code", "error", msg);
 
         log_error("%s", msg);
         if (r)
@@ -183,8 +183,8 @@ static int setup_process(void)
         if (getrlimit(RLIMIT_NOFILE, &original_nofile) == 0) {
                 rl = original_nofile;
                 if (rl.rlim_cur < 16384)
-                        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? 16384
-                                                                   : MIN(rl.rlim_max, 16384);
+                        rl.rlim_cur =
+                                rl.rlim_max == RLIM_INFINITY ? 16384 : MIN(rl.rlim_max, 16384);
                 if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
                         log_debug("cannot raise the open-files limit");
         }
@@ -194,16 +194,16 @@ static int setup_process(void)
 int cmd_run(int argc, char **argv)
 {
         static const struct option opts[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "tools", required_argument, NULL, ARG_TOOLS },
-                { "timeout", required_argument, NULL, ARG_TIMEOUT },
-                { "max-tool-calls", required_argument, NULL, ARG_MAX_CALLS },
-                { "mode", required_argument, NULL, ARG_MODE },
-                { "cwd", required_argument, NULL, ARG_CWD },
-                { "config", required_argument, NULL, ARG_CONFIG },
-                { "isolation", required_argument, NULL, ARG_ISOLATION },
-                { "log", no_argument, NULL, ARG_LOG },
-                { "pretty", no_argument, NULL, ARG_PRETTY },
+                {"help", no_argument, NULL, 'h'},
+                {"tools", required_argument, NULL, ARG_TOOLS},
+                {"timeout", required_argument, NULL, ARG_TIMEOUT},
+                {"max-tool-calls", required_argument, NULL, ARG_MAX_CALLS},
+                {"mode", required_argument, NULL, ARG_MODE},
+                {"cwd", required_argument, NULL, ARG_CWD},
+                {"config", required_argument, NULL, ARG_CONFIG},
+                {"isolation", required_argument, NULL, ARG_ISOLATION},
+                {"log", no_argument, NULL, ARG_LOG},
+                {"pretty", no_argument, NULL, ARG_PRETTY},
                 {},
         };
         _cleanup_free_ char *code = NULL, *python = NULL, *cwd = NULL;

@@ -23,11 +23,11 @@ enum {
 static int schema_or_stubs(int argc, char **argv, bool is_schema)
 {
         static const struct option opts[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "tools", required_argument, NULL, ARG_TOOLS },
-                { "mode", required_argument, NULL, ARG_MODE },
-                { "config", required_argument, NULL, ARG_CONFIG },
-                { "compact", no_argument, NULL, ARG_COMPACT },
+                {"help", no_argument, NULL, 'h'},
+                {"tools", required_argument, NULL, ARG_TOOLS},
+                {"mode", required_argument, NULL, ARG_MODE},
+                {"config", required_argument, NULL, ARG_CONFIG},
+                {"compact", no_argument, NULL, ARG_COMPACT},
                 {},
         };
         _cleanup_strv_free_ char **tools = NULL;

@@ -39,10 +39,10 @@ static void help(void)
 int cmd_tool(int argc, char **argv)
 {
         static const struct option opts[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "config", required_argument, NULL, ARG_CONFIG },
-                { "pretty", no_argument, NULL, ARG_PRETTY },
-                { "cwd", required_argument, NULL, ARG_CWD },
+                {"help", no_argument, NULL, 'h'},
+                {"config", required_argument, NULL, ARG_CONFIG},
+                {"pretty", no_argument, NULL, ARG_PRETTY},
+                {"cwd", required_argument, NULL, ARG_CWD},
                 {},
         };
         _cleanup_free_ char *python = NULL, *cwd = NULL, *input = NULL;

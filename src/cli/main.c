@@ -14,8 +14,10 @@ static void help(void)
                "  ptc run [OPTIONS] [FILE | -c CODE | -]   run a script, print the result JSON\n"
                "  ptc schema [--tools LIST] [--mode M]    print the execute_code function schema\n"
                "  ptc stubs [--tools LIST]                print the generated Python module\n"
-               "  ptc tool NAME [JSON]                    call one tool directly (JSON args, or stdin)\n"
-               "  ptc mcp [--config FILE]                 serve MCP on stdio (not in this build yet)\n"
+               "  ptc tool NAME [JSON]                    call one tool directly (JSON args, or "
+               "stdin)\n"
+               "  ptc mcp [--config FILE]                 serve MCP on stdio (not in this build "
+               "yet)\n"
                "  ptc doctor                              interpreter, isolation layers, tools\n"
                "  ptc --version | --help\n"
                "\n"
@@ -31,8 +33,8 @@ int main(int argc, char **argv)
                 const char *name;
                 int (*fn)(int, char **);
         } cmds[] = {
-                { "run", cmd_run },     { "schema", cmd_schema }, { "stubs", cmd_stubs },
-                { "tool", cmd_tool },   { "doctor", cmd_doctor }, { "mcp", cmd_mcp },
+                {"run", cmd_run},   {"schema", cmd_schema}, {"stubs", cmd_stubs},
+                {"tool", cmd_tool}, {"doctor", cmd_doctor}, {"mcp", cmd_mcp},
         };
 
         log_set_program_name("ptc");

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+#include "../lib/ptc-test.h"
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +37,10 @@ static void test_ansi_strip_fast_path(void **state)
         check("plain text\twith tabs\nand newlines\r\n", "plain text\twith tabs\nand newlines\r\n");
         check("é中文🙂 ünïcödé", "é中文🙂 ünïcödé");
         /* U+00A0 (C2 A0) and U+00BF are not C1 controls. */
-        check("a\xC2\xA0" "b\xC2\xBF", "a\xC2\xA0" "b\xC2\xBF");
+        check("a\xC2\xA0"
+              "b\xC2\xBF",
+              "a\xC2\xA0"
+              "b\xC2\xBF");
         /* NUL bytes are kept. */
         check_n("a\0b", 3, "a\0b", 3);
 }
@@ -49,9 +52,9 @@ static void test_ansi_strip_csi(void **state)
         check("\x1b[?25l\x1b[?1049hY", "Y");
         check("\x1b[38:2:255:0:0mZ", "Z");
         check("\x1b[2J\x1b[H\x1b[K", "");
-        check("a\x1b[1 qb", "ab");                   /* intermediate before final */
-        check("a\x1b[@b", "ab");                     /* final 0x40 */
-        check("a\x1b[~b", "ab");                     /* final 0x7E */
+        check("a\x1b[1 qb", "ab");                           /* intermediate before final */
+        check("a\x1b[@b", "ab");                             /* final 0x40 */
+        check("a\x1b[~b", "ab");                             /* final 0x7E */
         check("é\x1b[1m中文\x1b[0m🙂", "é中文🙂"); /* mixed with UTF-8 */
 }
 
@@ -71,10 +74,16 @@ static void test_ansi_strip_osc(void **state)
         check("\x1b]0;title\x1b\\text", "text");
         check("\x1b]8;;http://x.y/\x1b\\link\x1b]8;;\x1b\\", "link");
         /* Shortest: the first terminator ends it. */
-        check("\x1b]a\x07" "b\x07" "c", "b\x07" "c");
+        check("\x1b]a\x07"
+              "b\x07"
+              "c",
+              "b\x07"
+              "c");
         check("\x1b]a\x1b\\b\x1b\\c", "bc"); /* the second ST is a lone Fe escape */
         /* ESC inside the body that is not ESC \ does not end it. */
-        check("\x1b]a\x1bxb\x07" "c", "c");
+        check("\x1b]a\x1bxb\x07"
+              "c",
+              "c");
         /* The body may hold newlines and UTF-8. */
         check("\x1b]0;é\n中\x07ok", "ok");
 }
@@ -114,10 +123,15 @@ static void test_ansi_strip_nf(void **state)
 
 static void test_ansi_strip_fp_fe_fs(void **state)
 {
-        check("a\x1b" "7b\x1b" "8c", "abc"); /* Fp: DECSC/DECRC */
-        check("a\x1bMb", "ab");              /* Fe: RI */
-        check("a\x1b" "cb", "ab");           /* Fs: RIS */
-        check("a\x1b\\b", "ab");             /* lone ST */
+        check("a\x1b"
+              "7b\x1b"
+              "8c",
+              "abc");           /* Fp: DECSC/DECRC */
+        check("a\x1bMb", "ab"); /* Fe: RI */
+        check("a\x1b"
+              "cb",
+              "ab");             /* Fs: RIS */
+        check("a\x1b\\b", "ab"); /* lone ST */
         check("a\x1b~b", "ab");
 }
 
@@ -125,7 +139,8 @@ static void test_ansi_strip_esc_kept(void **state)
 {
         check("a\x1b", "a\x1b");
         check("a\x1b\nb", "a\x1b\nb");
-        check("a\x1b\x1b[1mb", "a\x1b" "b");
+        check("a\x1b\x1b[1mb", "a\x1b"
+                               "b");
         check("a\x1b\x7f", "a\x1b\x7f");
         check("a\x1bé", "a\x1bé");
 }
@@ -133,22 +148,46 @@ static void test_ansi_strip_esc_kept(void **state)
 static void test_ansi_strip_c1(void **state)
 {
         /* 8-bit CSI U+009B. */
-        check("a\xC2\x9B" "31mb", "ab");
-        check("a\xC2\x9B" "31", "a31"); /* no final: only the C1 goes */
+        check("a\xC2\x9B"
+              "31mb",
+              "ab");
+        check("a\xC2\x9B"
+              "31",
+              "a31"); /* no final: only the C1 goes */
         /* 8-bit OSC U+009D ... BEL or U+009C. */
-        check("a\xC2\x9D" "0;t\x07" "b", "ab");
-        check("a\xC2\x9D" "0;t\xC2\x9C" "b", "ab");
-        check("a\xC2\x9D" "0;t", "a0;t"); /* unterminated */
-        check("a\xC2\x9D" "x\x1b\\y", "axy"); /* ESC \ does not end an 8-bit OSC */
+        check("a\xC2\x9D"
+              "0;t\x07"
+              "b",
+              "ab");
+        check("a\xC2\x9D"
+              "0;t\xC2\x9C"
+              "b",
+              "ab");
+        check("a\xC2\x9D"
+              "0;t",
+              "a0;t"); /* unterminated */
+        check("a\xC2\x9D"
+              "x\x1b\\y",
+              "axy"); /* ESC \ does not end an 8-bit OSC */
         /* Other C1 controls, including the boundaries. */
-        check("a\xC2\x80" "b\xC2\x85" "c\xC2\x9F" "d", "abcd");
-        check("a\xC2\x9C" "b", "ab");
-        check("é\xC2\x84中文\xC2\x9B" "1m🙂", "é中文🙂");
+        check("a\xC2\x80"
+              "b\xC2\x85"
+              "c\xC2\x9F"
+              "d",
+              "abcd");
+        check("a\xC2\x9C"
+              "b",
+              "ab");
+        check("é\xC2\x84中文\xC2\x9B"
+              "1m🙂",
+              "é中文🙂");
 }
 
 static void test_ansi_strip_mixed(void **state)
 {
-        check("\x1b[1m\x1b]0;t\x07\x1b(Bé\x1bPq\x1b\\中\xC2\x9B" "0m文\x1b" "7🙂\n",
+        check("\x1b[1m\x1b]0;t\x07\x1b(Bé\x1bPq\x1b\\中\xC2\x9B"
+              "0m文\x1b"
+              "7🙂\n",
               "é中文🙂\n");
         check("line1\r\n\x1b[32mline2\x1b[0m\r\n", "line1\r\nline2\r\n");
 }

@@ -52,17 +52,21 @@ static void test_utf8_sanitize_like_python(void **state)
                 size_t n;
                 const char *out;
         } cases[] = {
-                { "abc", 3, "abc" },
-                { "\xc3\xa9", 2, "\xc3\xa9" },
-                { "\xc3", 1, "\xef\xbf\xbd" },
-                { "\xc3" "a", 2, "\xef\xbf\xbd" "a" },
-                { "\xf0\x9f\x98", 3, "\xef\xbf\xbd" },
-                { "\x80\x80", 2, "\xef\xbf\xbd\xef\xbf\xbd" },
-                { "\xe0\x80\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
-                { "\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
-                { "\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd" },
-                { "\xf4\x90\x80\x80", 4, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
-                { "a\0b", 3, "a\0b" },
+                {"abc", 3, "abc"},
+                {"\xc3\xa9", 2, "\xc3\xa9"},
+                {"\xc3", 1, "\xef\xbf\xbd"},
+                {"\xc3"
+                 "a",
+                 2,
+                 "\xef\xbf\xbd"
+                 "a"},
+                {"\xf0\x9f\x98", 3, "\xef\xbf\xbd"},
+                {"\x80\x80", 2, "\xef\xbf\xbd\xef\xbf\xbd"},
+                {"\xe0\x80\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+                {"\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+                {"\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd"},
+                {"\xf4\x90\x80\x80", 4, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+                {"a\0b", 3, "a\0b"},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -77,7 +81,10 @@ static void test_utf8_sanitize_like_python(void **state)
         }
         assert_false(utf8_is_valid("\xff", 1));
         assert_true(utf8_is_valid("\xe2\x82\xac", 3));
-        assert_int_equal(utf8_count_chars("\xe2\x82\xac" "ab", 5), 3);
+        assert_int_equal(utf8_count_chars("\xe2\x82\xac"
+                                          "ab",
+                                          5),
+                         3);
 }
 
 static void test_strv_split_and_contains(void **state)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+#include "../lib/ptc-test.h"
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -146,7 +146,7 @@ static void test_capture_text_empty(void **state)
 
 static void test_capture_text_exactly_at_cap(void **state)
 {
-        const size_t pieces[] = { 4096, 1, 333 };
+        const size_t pieces[] = {4096, 1, 333};
         struct capture c;
         struct capture_text t;
         char *want = pattern(0, HEAD + TAIL);
@@ -166,7 +166,7 @@ static void test_capture_text_exactly_at_cap(void **state)
 
 static void test_capture_text_one_over_cap(void **state)
 {
-        const size_t pieces[] = { 4096 };
+        const size_t pieces[] = {4096};
         const char *notice =
                 "\n\n... [OUTPUT TRUNCATED - 1 chars omitted out of 50,001 total] ...\n\n";
         struct capture c;
@@ -193,7 +193,7 @@ static void test_capture_text_one_over_cap(void **state)
 static void check_ten_million(unsigned flags, const char *notice)
 {
         /* Odd sizes, some larger than the tail, so the ring wraps at every offset. */
-        const size_t pieces[] = { 1, 7, 4093, 65537, 12345, 30001, 29999, 3 };
+        const size_t pieces[] = {1, 7, 4093, 65537, 12345, 30001, 29999, 3};
         const uint64_t total = 10000000;
         struct capture c;
         struct capture_text t;
@@ -256,7 +256,7 @@ static void test_capture_feed_byte_by_byte(void **state)
 
 static void test_capture_text_head_only_drops(void **state)
 {
-        const size_t pieces[] = { 3001 };
+        const size_t pieces[] = {3001};
         struct capture c;
         struct capture_text t;
         char *head = pattern(0, 10000);
@@ -280,10 +280,14 @@ static void test_capture_text_utf8_split(void **state)
         struct capture c;
         struct capture_text t;
         /* "é" = C3 A9 straddles the head boundary (byte 5), "中" = E4 B8 AD the tail start. */
-        const char *in = "abcd\xC3\xA9" "XXXXXXXXXX" "\xE4\xB8\xAD" "wxyz";
+        const char *in = "abcd\xC3\xA9"
+                         "XXXXXXXXXX"
+                         "\xE4\xB8\xAD"
+                         "wxyz";
         const char *want_head = "abcd\xEF\xBF\xBD";
         /* Tail keeps "\xB8\xAD" "wxyz": two lone continuation bytes, two U+FFFD. */
-        const char *want_tail = "\xEF\xBF\xBD\xEF\xBF\xBD" "wxyz";
+        const char *want_tail = "\xEF\xBF\xBD\xEF\xBF\xBD"
+                                "wxyz";
 
         assert_int_equal(capture_init(&c, 5, 6, CAPTURE_THOUSANDS, NULL, 0), 0);
         assert_int_equal(capture_feed(&c, in, strlen(in)), 0);
@@ -306,7 +310,11 @@ static void test_capture_text_utf8_untruncated_joined(void **state)
 
         assert_int_equal(capture_init(&c, 5, 6, 0, NULL, 0), 0);
         assert_int_equal(capture_feed(&c, "abcd\xC3", 5), 0);
-        assert_int_equal(capture_feed(&c, "\xA9" "xyz\xFF", 5), 0);
+        assert_int_equal(capture_feed(&c,
+                                      "\xA9"
+                                      "xyz\xFF",
+                                      5),
+                         0);
         assert_int_equal(capture_text(&c, &t), 0);
         assert_false(t.truncated);
         assert_string_equal(t.text, "abcdéxyz\xEF\xBF\xBD");
@@ -357,7 +365,7 @@ static void test_capture_spill_none_within_cap(void **state)
 
 static void check_spill(uint64_t total, uint64_t spill_max)
 {
-        const size_t pieces[] = { 777, 1, 4096, 65536 };
+        const size_t pieces[] = {777, 1, 4096, 65536};
         char *dir = make_tmpdir(), *sub = path_join(dir, "a/b");
         const char *name;
         struct capture c;
@@ -587,7 +595,8 @@ static void test_capture_filter_spill_null_keeps(void **state)
 static void test_capture_filter_spill_sanitizes(void **state)
 {
         char *dir = make_tmpdir();
-        const char in[] = "0123456789abcdef0123456789abcdef" "bad \xFF\xC3 end\n";
+        const char in[] = "0123456789abcdef0123456789abcdef"
+                          "bad \xFF\xC3 end\n";
         struct filter_log l = {};
         struct capture *c = spill_with(dir, in, sizeof(in) - 1);
         size_t len;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+#include "../lib/ptc-test.h"
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -162,7 +162,7 @@ static void test_config_parse_isolation_words(void **state)
         assert_string_equal(config_isolation_to_string(PTC_ISOLATION_NONE), "none");
         assert_string_equal(config_isolation_to_string(PTC_ISOLATION_AUTO), "auto");
         assert_string_equal(config_isolation_to_string(PTC_ISOLATION_STRICT), "strict");
-        assert_null(config_isolation_to_string((enum ptc_isolation) -1));
+        assert_null(config_isolation_to_string((enum ptc_isolation) - 1));
 }
 
 static void test_config_is_python_identifier_cases(void **state)
@@ -368,142 +368,142 @@ static void test_config_load_file_invalid_values(void **state)
                 const char *text;
                 const char *msg;
         } cases[] = {
-                { "code_execution:\n  timeout: 0\n",
-                  "2: code_execution.timeout: invalid value '0' (allowed: a number of seconds "
-                  "greater than 0 and at most 86400)" },
-                { "code_execution:\n  timeout: -1\n",
-                  "2: code_execution.timeout: invalid value '-1' (allowed: a number of seconds "
-                  "greater than 0 and at most 86400)" },
-                { "code_execution:\n  timeout: 86400.5\n",
-                  "2: code_execution.timeout: invalid value '86400.5' (allowed: a number of "
-                  "seconds greater than 0 and at most 86400)" },
-                { "code_execution:\n  timeout: 12abc\n",
-                  "2: code_execution.timeout: invalid value '12abc' (allowed: a number of "
-                  "seconds greater than 0 and at most 86400)" },
-                { "code_execution:\n  timeout: .nan\n",
-                  "2: code_execution.timeout: invalid value '.nan' (allowed: a number of "
-                  "seconds greater than 0 and at most 86400)" },
-                { "code_execution:\n  timeout: 0x10\n",
-                  "2: code_execution.timeout: invalid value '0x10' (allowed: a number of "
-                  "seconds greater than 0 and at most 86400)" },
-                { "code_execution:\n  timeout:\n",
-                  "2: code_execution.timeout: missing value (allowed: a number of seconds "
-                  "greater than 0 and at most 86400)" },
-                { "code_execution:\n  timeout: [1]\n",
-                  "2: code_execution.timeout: expected a number of seconds greater than 0 and "
-                  "at most 86400, got a sequence" },
-                { "code_execution:\n  max_tool_calls: 5.0\n",
-                  "2: code_execution.max_tool_calls: invalid value '5.0' (allowed: an integer "
-                  "from 0 to 1000000000)" },
-                { "code_execution:\n  max_tool_calls: -1\n",
-                  "2: code_execution.max_tool_calls: invalid value '-1' (allowed: an integer "
-                  "from 0 to 1000000000)" },
-                { "code_execution:\n  max_tool_calls: 1000000001\n",
-                  "2: code_execution.max_tool_calls: invalid value '1000000001' (allowed: an "
-                  "integer from 0 to 1000000000)" },
-                { "code_execution:\n  max_tool_calls: 12abc\n",
-                  "2: code_execution.max_tool_calls: invalid value '12abc' (allowed: an "
-                  "integer from 0 to 1000000000)" },
-                { "code_execution:\n  max_tool_calls: 010\n",
-                  "2: code_execution.max_tool_calls: invalid value '010' (allowed: an integer "
-                  "from 0 to 1000000000)" },
-                { "code_execution:\n  max_tool_calls: 99999999999999999999999\n",
-                  "2: code_execution.max_tool_calls: invalid value '99999999999999999999999' "
-                  "(allowed: an integer from 0 to 1000000000)" },
-                { "\n\ncode_execution:\n  mode: fast\n",
-                  "4: code_execution.mode: invalid value 'fast' (allowed: project, strict)" },
-                { "code_execution:\n  mode: {a: 1}\n",
-                  "2: code_execution.mode: expected project, strict, got a mapping" },
-                { "code_execution:\n  module_name: class\n",
-                  "2: code_execution.module_name: invalid value 'class' (allowed: a Python "
-                  "identifier of at most 64 characters, not a keyword, not json, os or sys)" },
-                { "code_execution:\n  module_name: os\n",
-                  "2: code_execution.module_name: invalid value 'os' (allowed: a Python "
-                  "identifier of at most 64 characters, not a keyword, not json, os or sys)" },
-                { "code_execution:\n  module_name: 9lives\n",
-                  "2: code_execution.module_name: invalid value '9lives' (allowed: a Python "
-                  "identifier of at most 64 characters, not a keyword, not json, os or sys)" },
-                { "code_execution:\n  module_name: "
-                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
-                  "2: code_execution.module_name: invalid value "
-                  "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' (allowed: a "
-                  "Python identifier of at most 64 characters, not a keyword, not json, os or "
-                  "sys)" },
-                { "code_execution:\n  max_stdout_bytes: 99\n",
-                  "2: code_execution.max_stdout_bytes: invalid value '99' (allowed: an integer "
-                  "from 100 to 100000000)" },
-                { "code_execution:\n  max_stderr_bytes: 100000001\n",
-                  "2: code_execution.max_stderr_bytes: invalid value '100000001' (allowed: an "
-                  "integer from 0 to 100000000)" },
-                { "code_execution:\n  python: ''\n",
-                  "2: code_execution.python: invalid value '' (allowed: a non-empty string of "
-                  "at most 4096 bytes)" },
-                { "code_execution:\n  python: \"py\\0thon\"\n",
-                  "2: code_execution.python: invalid value 'py\\x00thon' (allowed: a non-empty "
-                  "string of at most 4096 bytes)" },
-                { "code_execution:\n  tools: [read_file, Terminal]\n",
-                  "2: code_execution.tools[1]: invalid value 'Terminal' (allowed: tool names "
-                  "matching [a-z0-9_]+, at most 64 characters)" },
-                { "code_execution:\n  tools: read_file, web-search\n",
-                  "2: code_execution.tools: invalid value 'web-search' (allowed: tool names "
-                  "matching [a-z0-9_]+, at most 64 characters)" },
-                { "code_execution:\n  tools:\n    - [a]\n",
-                  "3: code_execution.tools[0]: expected tool names matching [a-z0-9_]+, at "
-                  "most 64 characters, got a sequence" },
-                { "code_execution:\n  tools: {a: b}\n",
-                  "2: code_execution.tools: expected a sequence of tool names matching "
-                  "[a-z0-9_]+, at most 64 characters, got a mapping" },
-                { "terminal:\n  env_passthrough: [OK, \"BAD-NAME\"]\n",
-                  "2: terminal.env_passthrough[1]: invalid value 'BAD-NAME' (allowed: names "
-                  "matching [A-Za-z_][A-Za-z0-9_]*)" },
-                { "terminal:\n  env_passthrough: FOO\n",
-                  "2: terminal.env_passthrough: invalid value 'FOO' (allowed: a sequence of "
-                  "environment variable names matching [A-Za-z_][A-Za-z0-9_]*)" },
-                { "terminal:\n  timeout: 0\n",
-                  "2: terminal.timeout: invalid value '0' (allowed: an integer from 1 to "
-                  "86400)" },
-                { "terminal:\n  max_timeout: 86401\n",
-                  "2: terminal.max_timeout: invalid value '86401' (allowed: an integer from 1 "
-                  "to 86400)" },
-                { "terminal:\n  backend: docker\n",
-                  "2: terminal.backend: invalid value 'docker' (allowed: local)" },
-                { "terminal:\n  timeout: 100\n  max_timeout: 50\n",
-                  "3: terminal.max_timeout: invalid value '50' (allowed: an integer from "
-                  "terminal.timeout (100) to 86400)" },
-                { "terminal:\n  timeout: 900\n",
-                  "2: terminal.timeout: invalid value '900' (allowed: an integer from 1 to "
-                  "terminal.max_timeout (600))" },
-                { "sandbox:\n  isolation: full\n",
-                  "2: sandbox.isolation: invalid value 'full' (allowed: none, auto, strict)" },
-                { "sandbox:\n  memory_mb: 15\n",
-                  "2: sandbox.memory_mb: invalid value '15' (allowed: an integer from 16 to "
-                  "1048576)" },
-                { "sandbox:\n  pids: 0\n",
-                  "2: sandbox.pids: invalid value '0' (allowed: an integer from 1 to 1000000)" },
-                { "sandbox:\n  network: maybe\n",
-                  "2: sandbox.network: invalid value 'maybe' (allowed: true, false, yes, no, "
-                  "on, off)" },
-                { "sandbox:\n  network: 1\n",
-                  "2: sandbox.network: invalid value '1' (allowed: true, false, yes, no, on, "
-                  "off)" },
-                { "web:\n  search_provider: google\n",
-                  "2: web.search_provider: invalid value 'google' (allowed: searxng, brave, "
-                  "tavily, firecrawl, exa)" },
-                { "web:\n  searxng_url: ftp://x\n",
-                  "2: web.searxng_url: invalid value 'ftp://x' (allowed: a URL starting with "
-                  "http:// or https://)" },
-                { "web:\n  searxng_url: http://\n",
-                  "2: web.searxng_url: invalid value 'http://' (allowed: a URL starting with "
-                  "http:// or https://)" },
-                { "web:\n  searxng_url: \"http://a b\"\n",
-                  "2: web.searxng_url: invalid value 'http://a b' (allowed: a URL starting "
-                  "with http:// or https://)" },
-                { "web:\n  allow_private_urls: \"tru\\ne\"\n",
-                  "2: web.allow_private_urls: invalid value 'tru\\ne' (allowed: true, false, "
-                  "yes, no, on, off)" },
-                { "web:\n  allow_private_urls: \"\\e[31m\\x85\"\n",
-                  "2: web.allow_private_urls: invalid value '\\x1b[31m\\xc2\\x85' (allowed: "
-                  "true, false, yes, no, on, off)" },
+                {"code_execution:\n  timeout: 0\n",
+                 "2: code_execution.timeout: invalid value '0' (allowed: a number of seconds "
+                 "greater than 0 and at most 86400)"},
+                {"code_execution:\n  timeout: -1\n",
+                 "2: code_execution.timeout: invalid value '-1' (allowed: a number of seconds "
+                 "greater than 0 and at most 86400)"},
+                {"code_execution:\n  timeout: 86400.5\n",
+                 "2: code_execution.timeout: invalid value '86400.5' (allowed: a number of "
+                 "seconds greater than 0 and at most 86400)"},
+                {"code_execution:\n  timeout: 12abc\n",
+                 "2: code_execution.timeout: invalid value '12abc' (allowed: a number of "
+                 "seconds greater than 0 and at most 86400)"},
+                {"code_execution:\n  timeout: .nan\n",
+                 "2: code_execution.timeout: invalid value '.nan' (allowed: a number of "
+                 "seconds greater than 0 and at most 86400)"},
+                {"code_execution:\n  timeout: 0x10\n",
+                 "2: code_execution.timeout: invalid value '0x10' (allowed: a number of "
+                 "seconds greater than 0 and at most 86400)"},
+                {"code_execution:\n  timeout:\n",
+                 "2: code_execution.timeout: missing value (allowed: a number of seconds "
+                 "greater than 0 and at most 86400)"},
+                {"code_execution:\n  timeout: [1]\n",
+                 "2: code_execution.timeout: expected a number of seconds greater than 0 and "
+                 "at most 86400, got a sequence"},
+                {"code_execution:\n  max_tool_calls: 5.0\n",
+                 "2: code_execution.max_tool_calls: invalid value '5.0' (allowed: an integer "
+                 "from 0 to 1000000000)"},
+                {"code_execution:\n  max_tool_calls: -1\n",
+                 "2: code_execution.max_tool_calls: invalid value '-1' (allowed: an integer "
+                 "from 0 to 1000000000)"},
+                {"code_execution:\n  max_tool_calls: 1000000001\n",
+                 "2: code_execution.max_tool_calls: invalid value '1000000001' (allowed: an "
+                 "integer from 0 to 1000000000)"},
+                {"code_execution:\n  max_tool_calls: 12abc\n",
+                 "2: code_execution.max_tool_calls: invalid value '12abc' (allowed: an "
+                 "integer from 0 to 1000000000)"},
+                {"code_execution:\n  max_tool_calls: 010\n",
+                 "2: code_execution.max_tool_calls: invalid value '010' (allowed: an integer "
+                 "from 0 to 1000000000)"},
+                {"code_execution:\n  max_tool_calls: 99999999999999999999999\n",
+                 "2: code_execution.max_tool_calls: invalid value '99999999999999999999999' "
+                 "(allowed: an integer from 0 to 1000000000)"},
+                {"\n\ncode_execution:\n  mode: fast\n",
+                 "4: code_execution.mode: invalid value 'fast' (allowed: project, strict)"},
+                {"code_execution:\n  mode: {a: 1}\n",
+                 "2: code_execution.mode: expected project, strict, got a mapping"},
+                {"code_execution:\n  module_name: class\n",
+                 "2: code_execution.module_name: invalid value 'class' (allowed: a Python "
+                 "identifier of at most 64 characters, not a keyword, not json, os or sys)"},
+                {"code_execution:\n  module_name: os\n",
+                 "2: code_execution.module_name: invalid value 'os' (allowed: a Python "
+                 "identifier of at most 64 characters, not a keyword, not json, os or sys)"},
+                {"code_execution:\n  module_name: 9lives\n",
+                 "2: code_execution.module_name: invalid value '9lives' (allowed: a Python "
+                 "identifier of at most 64 characters, not a keyword, not json, os or sys)"},
+                {"code_execution:\n  module_name: "
+                 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+                 "2: code_execution.module_name: invalid value "
+                 "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' (allowed: a "
+                 "Python identifier of at most 64 characters, not a keyword, not json, os or "
+                 "sys)"},
+                {"code_execution:\n  max_stdout_bytes: 99\n",
+                 "2: code_execution.max_stdout_bytes: invalid value '99' (allowed: an integer "
+                 "from 100 to 100000000)"},
+                {"code_execution:\n  max_stderr_bytes: 100000001\n",
+                 "2: code_execution.max_stderr_bytes: invalid value '100000001' (allowed: an "
+                 "integer from 0 to 100000000)"},
+                {"code_execution:\n  python: ''\n",
+                 "2: code_execution.python: invalid value '' (allowed: a non-empty string of "
+                 "at most 4096 bytes)"},
+                {"code_execution:\n  python: \"py\\0thon\"\n",
+                 "2: code_execution.python: invalid value 'py\\x00thon' (allowed: a non-empty "
+                 "string of at most 4096 bytes)"},
+                {"code_execution:\n  tools: [read_file, Terminal]\n",
+                 "2: code_execution.tools[1]: invalid value 'Terminal' (allowed: tool names "
+                 "matching [a-z0-9_]+, at most 64 characters)"},
+                {"code_execution:\n  tools: read_file, web-search\n",
+                 "2: code_execution.tools: invalid value 'web-search' (allowed: tool names "
+                 "matching [a-z0-9_]+, at most 64 characters)"},
+                {"code_execution:\n  tools:\n    - [a]\n",
+                 "3: code_execution.tools[0]: expected tool names matching [a-z0-9_]+, at "
+                 "most 64 characters, got a sequence"},
+                {"code_execution:\n  tools: {a: b}\n",
+                 "2: code_execution.tools: expected a sequence of tool names matching "
+                 "[a-z0-9_]+, at most 64 characters, got a mapping"},
+                {"terminal:\n  env_passthrough: [OK, \"BAD-NAME\"]\n",
+                 "2: terminal.env_passthrough[1]: invalid value 'BAD-NAME' (allowed: names "
+                 "matching [A-Za-z_][A-Za-z0-9_]*)"},
+                {"terminal:\n  env_passthrough: FOO\n",
+                 "2: terminal.env_passthrough: invalid value 'FOO' (allowed: a sequence of "
+                 "environment variable names matching [A-Za-z_][A-Za-z0-9_]*)"},
+                {"terminal:\n  timeout: 0\n",
+                 "2: terminal.timeout: invalid value '0' (allowed: an integer from 1 to "
+                 "86400)"},
+                {"terminal:\n  max_timeout: 86401\n",
+                 "2: terminal.max_timeout: invalid value '86401' (allowed: an integer from 1 "
+                 "to 86400)"},
+                {"terminal:\n  backend: docker\n",
+                 "2: terminal.backend: invalid value 'docker' (allowed: local)"},
+                {"terminal:\n  timeout: 100\n  max_timeout: 50\n",
+                 "3: terminal.max_timeout: invalid value '50' (allowed: an integer from "
+                 "terminal.timeout (100) to 86400)"},
+                {"terminal:\n  timeout: 900\n",
+                 "2: terminal.timeout: invalid value '900' (allowed: an integer from 1 to "
+                 "terminal.max_timeout (600))"},
+                {"sandbox:\n  isolation: full\n",
+                 "2: sandbox.isolation: invalid value 'full' (allowed: none, auto, strict)"},
+                {"sandbox:\n  memory_mb: 15\n",
+                 "2: sandbox.memory_mb: invalid value '15' (allowed: an integer from 16 to "
+                 "1048576)"},
+                {"sandbox:\n  pids: 0\n",
+                 "2: sandbox.pids: invalid value '0' (allowed: an integer from 1 to 1000000)"},
+                {"sandbox:\n  network: maybe\n",
+                 "2: sandbox.network: invalid value 'maybe' (allowed: true, false, yes, no, "
+                 "on, off)"},
+                {"sandbox:\n  network: 1\n",
+                 "2: sandbox.network: invalid value '1' (allowed: true, false, yes, no, on, "
+                 "off)"},
+                {"web:\n  search_provider: google\n",
+                 "2: web.search_provider: invalid value 'google' (allowed: searxng, brave, "
+                 "tavily, firecrawl, exa)"},
+                {"web:\n  searxng_url: ftp://x\n",
+                 "2: web.searxng_url: invalid value 'ftp://x' (allowed: a URL starting with "
+                 "http:// or https://)"},
+                {"web:\n  searxng_url: http://\n",
+                 "2: web.searxng_url: invalid value 'http://' (allowed: a URL starting with "
+                 "http:// or https://)"},
+                {"web:\n  searxng_url: \"http://a b\"\n",
+                 "2: web.searxng_url: invalid value 'http://a b' (allowed: a URL starting "
+                 "with http:// or https://)"},
+                {"web:\n  allow_private_urls: \"tru\\ne\"\n",
+                 "2: web.allow_private_urls: invalid value 'tru\\ne' (allowed: true, false, "
+                 "yes, no, on, off)"},
+                {"web:\n  allow_private_urls: \"\\e[31m\\x85\"\n",
+                 "2: web.allow_private_urls: invalid value '\\x1b[31m\\xc2\\x85' (allowed: "
+                 "true, false, yes, no, on, off)"},
         };
 
         (void) state;
@@ -552,8 +552,7 @@ static void test_config_load_file_malformed(void **state)
         (void) state;
         expect_error("code_execution:\n  timeout: 1: 2\n",
                      "2: malformed YAML: mapping values are not allowed in this context");
-        expect_error("a: [1, 2\nb: 3\n",
-                     "2: malformed YAML: did not find expected ',' or ']'");
+        expect_error("a: [1, 2\nb: 3\n", "2: malformed YAML: did not find expected ',' or ']'");
         expect_error("a: \"\xff\"\n", "1: malformed YAML: invalid leading UTF-8 octet");
         expect_error("a: 1\nb: \"x\x01\"\n",
                      "2: malformed YAML: control characters are not allowed");
@@ -577,8 +576,10 @@ static void test_config_load_file_nul_byte(void **state)
         assert_int_equal(config_init(&c), 0);
         assert_int_equal(config_load_file(&c, write_bytes(data, sizeof(data) - 1), true, &d),
                          -EINVAL);
-        (void) snprintf(want, sizeof(want), "%s:2: malformed YAML: control characters are not "
-                                            "allowed", cfg_path);
+        (void) snprintf(want, sizeof(want),
+                        "%s:2: malformed YAML: control characters are not "
+                        "allowed",
+                        cfg_path);
         assert_string_equal(d.message, want);
         config_release(&c);
 }
@@ -660,8 +661,8 @@ static void test_config_load_file_billion_laughs(void **state)
                 o += (size_t) snprintf(text + o, sizeof(text) - o,
                                        "a%d: &a%d [*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,"
                                        "*a%d]\n",
-                                       i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1,
-                                       i - 1, i - 1, i - 1);
+                                       i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1,
+                                       i - 1, i - 1);
         o += (size_t) snprintf(text + o, sizeof(text) - o, "sandbox:\n  pids: 9\n");
         assert_true(o < sizeof(text));
         expect_ok(text, &c);
@@ -853,8 +854,9 @@ static void test_config_load_file_merge_over_previous(void **state)
         (void) state;
         expect_ok("code_execution:\n  tools: [a]\nmcp_servers:\n  x:\n    command: y\n", &c);
         /* A second file replaces lists and keeps what it does not mention. */
-        assert_int_equal(config_load_file(&c, write_config("mcp_servers:\n  z:\n    command: w\n"
-                                                           "sandbox: {pids: 4}\n"),
+        assert_int_equal(config_load_file(&c,
+                                          write_config("mcp_servers:\n  z:\n    command: w\n"
+                                                       "sandbox: {pids: 4}\n"),
                                           true, &d),
                          0);
         assert_int_equal(c.n_mcp_servers, 1);
@@ -863,8 +865,9 @@ static void test_config_load_file_merge_over_previous(void **state)
         assert_int_equal(c.pids, 4);
 
         /* An error mid-way leaves a releasable config. */
-        assert_int_equal(config_load_file(&c, write_config("mcp_servers:\n  q:\n    command: w\n"
-                                                           "    env: {A: [x]}\n"),
+        assert_int_equal(config_load_file(&c,
+                                          write_config("mcp_servers:\n  q:\n    command: w\n"
+                                                       "    env: {A: [x]}\n"),
                                           true, &d),
                          -EINVAL);
         assert_int_equal(c.n_mcp_servers, 1);

@@ -13,11 +13,11 @@ extern char **environ;
 static void test_env_name_is_secret(void **state)
 {
         static const char *const secret[] = {
-                "OPENAI_API_KEY", "GITHUB_TOKEN",  "DB_PASSWORD",   "MY_PASSWD", "AUTH_CREDENTIAL",
-                "MY_SECRET",      "SENTRY_DSN",    "SLACK_WEBHOOK", "AWS_CREDS", "X_BEARER",
-                "myapikey",       "KEYBOARD",      "oauth_thing",
+                "OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD",   "MY_PASSWD", "AUTH_CREDENTIAL",
+                "MY_SECRET",      "SENTRY_DSN",   "SLACK_WEBHOOK", "AWS_CREDS", "X_BEARER",
+                "myapikey",       "KEYBOARD",     "oauth_thing",
         };
-        static const char *const plain[] = { "PATH", "HOME", "LANG", "DISPLAY", "TERM_PROGRAM" };
+        static const char *const plain[] = {"PATH", "HOME", "LANG", "DISPLAY", "TERM_PROGRAM"};
 
         for (size_t i = 0; i < ELEMENTSOF(secret); i++)
                 assert_true(env_name_is_secret(secret[i]));
@@ -28,14 +28,24 @@ static void test_env_name_is_secret(void **state)
 static void test_env_build_child_scrubs_like_the_seed(void **state)
 {
         char *src[] = {
-                "PATH=/usr/bin",        "HOME=/home/u",        "PATHOLOGY=1",
-                "HOMEBREW_PREFIX=/opt", "LANGUAGE=en",         "TERM_PROGRAM=x",
-                "HERMES_FOO=1",         "DISPLAY=:0",          "SSH_AUTH_SOCK=/s",
-                "KEYBOARD=us",          "HERMES_API_KEY=zzz",  "TENOR_API_KEY=keep",
-                "TZ=UTC",               "PTC_TIMEZONE= Asia/Kolkata ", "RANDOM_VAR=1",
+                "PATH=/usr/bin",
+                "HOME=/home/u",
+                "PATHOLOGY=1",
+                "HOMEBREW_PREFIX=/opt",
+                "LANGUAGE=en",
+                "TERM_PROGRAM=x",
+                "HERMES_FOO=1",
+                "DISPLAY=:0",
+                "SSH_AUTH_SOCK=/s",
+                "KEYBOARD=us",
+                "HERMES_API_KEY=zzz",
+                "TENOR_API_KEY=keep",
+                "TZ=UTC",
+                "PTC_TIMEZONE= Asia/Kolkata ",
+                "RANDOM_VAR=1",
                 NULL,
         };
-        char *pass[] = { "TENOR_API_KEY", NULL };
+        char *pass[] = {"TENOR_API_KEY", NULL};
         _cleanup_strv_free_ char **out = NULL;
 
         assert_int_equal(env_build_child(src, pass, &out), 0);
@@ -65,8 +75,8 @@ static void test_env_take_secrets_wipes_and_removes(void **state)
         char *e2 = strdup("PTC_TEST_PLAIN=1");
         char *e3 = strdup("PASS_ME_KEY=visible-value");
         char **saved = environ;
-        char *fake[] = { e1, e2, e3, NULL };
-        char *pass[] = { "PASS_ME_KEY", NULL };
+        char *fake[] = {e1, e2, e3, NULL};
+        char *pass[] = {"PASS_ME_KEY", NULL};
 
         assert_int_equal(redactor_new(&r), 0);
         environ = fake;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+#include "../lib/ptc-test.h"
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,12 +44,12 @@ static int group_teardown(void **state)
 
 /* ---- fake tools: the seed's seven schemas, and some hostile ones ---- */
 
-#define DEF(n, params, ret)                                                                        \
-        static const struct tool_def def_##n = {                                                   \
-                .name = #n,                                                                        \
-                .description = "The " #n " tool.",                                                 \
-                .parameters_json = params,                                                         \
-                .returns = ret,                                                                    \
+#define DEF(n, params, ret)                        \
+        static const struct tool_def def_##n = {   \
+                .name = #n,                        \
+                .description = "The " #n " tool.", \
+                .parameters_json = params,         \
+                .returns = ret,                    \
         }
 
 DEF(web_search,
@@ -89,8 +89,8 @@ DEF(terminal,
     "Foreground only. Returns {\"output\": \"...\", \"exit_code\": N}");
 
 static const struct tool_def *const seven[] = {
-        &def_web_search, &def_web_extract, &def_read_file, &def_write_file,
-        &def_search_files, &def_patch, &def_terminal,
+        &def_web_search,   &def_web_extract, &def_read_file, &def_write_file,
+        &def_search_files, &def_patch,       &def_terminal,
 };
 
 /* Optional before required in the schema; every type; defaults of every kind. */
@@ -122,11 +122,11 @@ static const struct tool_def def_mangle = {
                            "\"from\":{},\"my-param\":{},\"2fast\":{},\"_call\":{},"
                            "\"\xc3\xbcn\xc3\xaf\":{},\"class_\":{},\"None\":{},\"__debug__\":{}}}",
 };
-static const struct tool_def def_json = { .name = "json", .parameters_json = "{}" };
-static const struct tool_def def_call = { .name = "_call", .parameters_json = "{}" };
-static const struct tool_def def_dunder = { .name = "__builtins__", .parameters_json = "{}" };
-static const struct tool_def def_ab1 = { .name = "a-b", .parameters_json = "{}" };
-static const struct tool_def def_ab2 = { .name = "a_b", .parameters_json = "{}" };
+static const struct tool_def def_json = {.name = "json", .parameters_json = "{}"};
+static const struct tool_def def_call = {.name = "_call", .parameters_json = "{}"};
+static const struct tool_def def_dunder = {.name = "__builtins__", .parameters_json = "{}"};
+static const struct tool_def def_ab1 = {.name = "a-b", .parameters_json = "{}"};
+static const struct tool_def def_ab2 = {.name = "a_b", .parameters_json = "{}"};
 static const struct tool_def def_bad_utf8 = {
         .name = "bad\xff\x01name",
         .description = "Bytes \xff\xfe, control \x01\x7f, CR \r, bidi \xe2\x80\xae, end \\",
@@ -162,11 +162,11 @@ static const struct tool_def def_echo = {
                            "\"opts\":{\"type\":\"object\",\"default\":{\"a\":[1]}}},"
                            "\"required\":[\"text\"]}",
 };
-static const struct tool_def def_slow = { .name = "slow", .parameters_json = "{}" };
-static const struct tool_def def_fail = { .name = "fail", .parameters_json = "{}" };
-static const struct tool_def def_strres = { .name = "strres", .parameters_json = "{}" };
-static const struct tool_def def_drop = { .name = "drop", .parameters_json = "{}" };
-static const struct tool_def def_nullid = { .name = "nullid", .parameters_json = "{}" };
+static const struct tool_def def_slow = {.name = "slow", .parameters_json = "{}"};
+static const struct tool_def def_fail = {.name = "fail", .parameters_json = "{}"};
+static const struct tool_def def_strres = {.name = "strres", .parameters_json = "{}"};
+static const struct tool_def def_drop = {.name = "drop", .parameters_json = "{}"};
+static const struct tool_def def_nullid = {.name = "nullid", .parameters_json = "{}"};
 
 /* ---- helpers ---- */
 
@@ -176,8 +176,7 @@ static struct registry *reg_from(const struct tool_def *const *defs, size_t n,
         struct registry *r = NULL;
         struct diag d = {};
 
-        assert_int_equal(registry_new_from_defs(defs, n, (char *const *) enabled, &r, NULL, &d),
-                         0);
+        assert_int_equal(registry_new_from_defs(defs, n, (char *const *) enabled, &r, NULL, &d), 0);
         assert_non_null(r);
         return r;
 }
@@ -201,7 +200,7 @@ static bool have_python(void)
 static int run_python(const char *const *args)
 {
         posix_spawn_file_actions_t fa;
-        const char *argv[16] = { PYTHON, "-B" };
+        const char *argv[16] = {PYTHON, "-B"};
         size_t n = 2;
         pid_t pid;
         int status;
@@ -237,7 +236,7 @@ static void assert_python_parses(const char *text)
                                  "-c",
                                  "import ast, sys; "
                                  "ast.parse(open(sys.argv[1], encoding='utf-8').read())",
-                                 p, NULL }),
+                                 p, NULL}),
                          0);
 }
 
@@ -295,7 +294,7 @@ static void test_registry_new_explicit(void **state)
         _cleanup_registry_ struct registry *r = NULL;
         _cleanup_strv_free_ char **w = NULL;
         _cleanup_free_ char *names = NULL;
-        const char *enabled[] = { "terminal", "read_file", NULL };
+        const char *enabled[] = {"terminal", "read_file", NULL};
         struct diag d = {};
 
         (void) state;
@@ -311,7 +310,7 @@ static void test_registry_new_empty(void **state)
 {
         _cleanup_registry_ struct registry *r = NULL;
         _cleanup_free_ char *names = NULL;
-        const char *enabled[] = { NULL };
+        const char *enabled[] = {NULL};
 
         (void) state;
         /* Fail-closed: an explicit empty list is no tools, not all of them. */
@@ -325,7 +324,7 @@ static void test_registry_new_empty(void **state)
 static void test_registry_new_unknown(void **state)
 {
         struct registry *r = NULL;
-        const char *enabled[] = { "read_file", "foo", NULL };
+        const char *enabled[] = {"read_file", "foo", NULL};
         struct diag d = {};
 
         (void) state;
@@ -341,8 +340,8 @@ static void test_registry_new_unavailable(void **state)
         _cleanup_registry_ struct registry *r = NULL;
         _cleanup_strv_free_ char **w = NULL;
         _cleanup_free_ char *names = NULL;
-        const char *enabled[] = { "read_file", "patch",       "search_files", "patch",
-                                  "terminal",  "web_extract", "write_file",   NULL };
+        const char *enabled[] = {"read_file", "patch",       "search_files", "patch",
+                                 "terminal",  "web_extract", "write_file",   NULL};
         struct diag d = {};
 
         (void) state;
@@ -359,7 +358,7 @@ static void test_registry_new_duplicate(void **state)
 {
         _cleanup_registry_ struct registry *r = NULL;
         _cleanup_free_ char *names = NULL;
-        const char *enabled[] = { "terminal", "terminal", "terminal", NULL };
+        const char *enabled[] = {"terminal", "terminal", "terminal", NULL};
 
         (void) state;
         assert_int_equal(registry_new(NULL, (char *const *) enabled, &r, NULL, NULL), 0);
@@ -369,9 +368,9 @@ static void test_registry_new_duplicate(void **state)
 
 static void test_registry_new_from_defs_bad(void **state)
 {
-        static const struct tool_def bad_json = { .name = "bad", .parameters_json = "{\"a\":" };
-        static const struct tool_def not_obj = { .name = "arr", .parameters_json = "[]" };
-        static const struct tool_def no_name = { .name = "", .parameters_json = "{}" };
+        static const struct tool_def bad_json = {.name = "bad", .parameters_json = "{\"a\":"};
+        static const struct tool_def not_obj = {.name = "arr", .parameters_json = "[]"};
+        static const struct tool_def no_name = {.name = "", .parameters_json = "{}"};
         const struct tool_def *defs[2];
         struct registry *r = NULL;
         struct diag d = {};
@@ -414,9 +413,9 @@ static void test_stubs_generate_signatures(void **state)
 {
         _cleanup_registry_ struct registry *r = reg_from(seven, ELEMENTSOF(seven), NULL);
         _cleanup_free_ char *m = generate(r, "hermes_tools");
-        const char *order[] = { "\ndef patch(", "\ndef read_file(", "\ndef search_files(",
-                                "\ndef terminal(", "\ndef web_extract(", "\ndef web_search(",
-                                "\ndef write_file(" };
+        const char *order[] = {"\ndef patch(",     "\ndef read_file(",   "\ndef search_files(",
+                               "\ndef terminal(",  "\ndef web_extract(", "\ndef web_search(",
+                               "\ndef write_file("};
 
         (void) state;
         assert_contains(m, "\ndef read_file(path: str, offset: int = 1, limit: int = 500):\n");
@@ -471,7 +470,7 @@ static void test_stubs_generate_signatures(void **state)
 
 static void test_stubs_generate_types_and_defaults(void **state)
 {
-        const struct tool_def *defs[] = { &def_types };
+        const struct tool_def *defs[] = {&def_types};
         _cleanup_registry_ struct registry *r = reg_from(defs, 1, NULL);
         _cleanup_free_ char *m = generate(r, "t");
 
@@ -493,8 +492,8 @@ static void test_stubs_generate_types_and_defaults(void **state)
 
 static void test_stubs_generate_mangle(void **state)
 {
-        const struct tool_def *defs[] = { &def_mangle, &def_json,  &def_call,
-                                          &def_dunder, &def_ab1,   &def_ab2 };
+        const struct tool_def *defs[] = {&def_mangle, &def_json, &def_call,
+                                         &def_dunder, &def_ab1,  &def_ab2};
         _cleanup_registry_ struct registry *r = reg_from(defs, ELEMENTSOF(defs), NULL);
         _cleanup_free_ char *m = generate(r, "t");
         _cleanup_strv_free_ char **names = NULL;
@@ -527,12 +526,12 @@ static void test_stubs_generate_mangle(void **state)
 
 static void test_stubs_generate_hostile(void **state)
 {
-        const struct tool_def *defs[] = { &def_bad_utf8, &def_doc, &def_quote };
+        const struct tool_def *defs[] = {&def_bad_utf8, &def_doc, &def_quote};
         _cleanup_registry_ struct registry *r = reg_from(defs, ELEMENTSOF(defs), NULL);
         _cleanup_free_ char *m = generate(r, "evil\"\"\"name\\");
         _cleanup_free_ char *schema_text = NULL;
         json_auto_t *schema = NULL;
-        struct ptc_config c = { .timeout = 300, .max_tool_calls = 50, .max_stdout_bytes = 50000 };
+        struct ptc_config c = {.timeout = 300, .max_tool_calls = 50, .max_stdout_bytes = 50000};
 
         (void) state;
         /* Invalid bytes become U+FFFD escapes, controls and bidi marks become escapes. */
@@ -557,7 +556,7 @@ static void test_stubs_generate_hostile(void **state)
 
 static void test_stubs_generate_empty(void **state)
 {
-        const char *none[] = { NULL };
+        const char *none[] = {NULL};
         _cleanup_registry_ struct registry *r = reg_from(seven, ELEMENTSOF(seven), none);
         _cleanup_free_ char *m = generate(r, NULL);
 
@@ -572,7 +571,7 @@ static void test_stubs_generate_empty(void **state)
 
 static void test_stubs_generate_subset(void **state)
 {
-        const char *enabled[] = { "terminal", "read_file", NULL };
+        const char *enabled[] = {"terminal", "read_file", NULL};
         _cleanup_registry_ struct registry *r = reg_from(seven, ELEMENTSOF(seven), enabled);
         _cleanup_free_ char *m = generate(r, "hermes_tools");
 
@@ -709,8 +708,8 @@ static const char python_roundtrip[] =
 
 static void test_stubs_generate_python_roundtrip(void **state)
 {
-        const struct tool_def *defs[] = { &def_echo, &def_slow,   &def_fail, &def_strres,
-                                          &def_drop, &def_nullid, &def_doc };
+        const struct tool_def *defs[] = {&def_echo, &def_slow,   &def_fail, &def_strres,
+                                         &def_drop, &def_nullid, &def_doc};
         _cleanup_registry_ struct registry *r = reg_from(defs, ELEMENTSOF(defs), NULL);
         _cleanup_free_ char *m = generate(r, "ptc_test_tools");
         _cleanup_free_ char *mod = NULL, *script = NULL, *doc = NULL, *sock = NULL;
@@ -721,7 +720,7 @@ static void test_stubs_generate_python_roundtrip(void **state)
         mod = write_tmp("ptc_test_tools.py", m);
         script = write_tmp("roundtrip.py", python_roundtrip);
         doc = write_tmp("doc.txt", DOC_TEXT);
-        assert_int_equal(run_python((const char *const[]){ script, tmpdir, NULL }), 0);
+        assert_int_equal(run_python((const char *const[]){script, tmpdir, NULL}), 0);
         sock = path_join(tmpdir, "rpc.sock");
         (void) unlink(sock);
 }
@@ -761,9 +760,8 @@ static const char *desc_of(json_t *s)
 
 static const char *code_desc_of(json_t *s)
 {
-        json_t *code = json_object_get(json_object_get(json_object_get(s, "parameters"),
-                                                       "properties"),
-                                       "code");
+        json_t *code = json_object_get(
+                json_object_get(json_object_get(s, "parameters"), "properties"), "code");
         const char *d = json_string_value(json_object_get(code, "description"));
 
         assert_non_null(d);
@@ -784,9 +782,9 @@ static void test_schema_build_shape(void **state)
         assert_int_equal(json_object_size(s), 3);
         assert_string_equal(json_string_value(json_object_get(params, "type")), "object");
         assert_int_equal(json_object_size(props), 1);
-        assert_string_equal(json_string_value(json_object_get(json_object_get(props, "code"),
-                                                              "type")),
-                            "string");
+        assert_string_equal(
+                json_string_value(json_object_get(json_object_get(props, "code"), "type")),
+                "string");
         assert_int_equal(json_array_size(req), 1);
         assert_string_equal(json_string_value(json_array_get(req, 0)), "code");
 
@@ -796,8 +794,8 @@ static void test_schema_build_shape(void **state)
                 (void) snprintf(call, sizeof(call), "  %s(", registry_known_tools[i]);
                 assert_contains(d, call);
         }
-        assert_true(strncmp(d, "Run a Python script that can call tools programmatically. ",
-                            58) == 0);
+        assert_true(strncmp(d, "Run a Python script that can call tools programmatically. ", 58) ==
+                    0);
         assert_not_contains(d, "Hermes");
         assert_contains(d, "Available via `from hermes_tools import ...`:\n\n"
                            "  patch(path: str = None, ");
@@ -830,9 +828,9 @@ static void test_schema_build_all_equals_default(void **state)
 
 static void test_schema_build_subset(void **state)
 {
-        const char *two[] = { "terminal", "read_file", NULL };
-        const char *one[] = { "write_file", NULL };
-        const char *files[] = { "read_file", "write_file", "patch", NULL };
+        const char *two[] = {"terminal", "read_file", NULL};
+        const char *one[] = {"write_file", NULL};
+        const char *files[] = {"read_file", "write_file", "patch", NULL};
         struct ptc_config c = test_config();
         json_auto_t *s2 = schema_for(two, PTC_MODE_PROJECT, &c);
         json_auto_t *s1 = schema_for(one, PTC_MODE_PROJECT, &c);
@@ -867,7 +865,7 @@ static void test_schema_build_subset(void **state)
 
 static void test_schema_build_empty(void **state)
 {
-        const char *none[] = { NULL };
+        const char *none[] = {NULL};
         struct ptc_config c = test_config();
         json_auto_t *s = schema_for(none, PTC_MODE_PROJECT, &c);
 
@@ -884,7 +882,7 @@ static void test_schema_build_modes(void **state)
         json_auto_t *strict = schema_for(NULL, PTC_MODE_STRICT, &c);
         json_auto_t *project = schema_for(NULL, PTC_MODE_PROJECT, &c);
         const char *ds = desc_of(strict), *dp = desc_of(project);
-        const char *forbidden[] = { "sandbox", "isolated", "cloud" };
+        const char *forbidden[] = {"sandbox", "isolated", "cloud"};
         size_t ls = strlen(ds), lp = strlen(dp);
 
         (void) state;
@@ -937,7 +935,7 @@ static void test_schema_build_builtins(void **state)
         _cleanup_registry_ struct registry *r = NULL;
         struct ptc_config c = test_config();
         json_auto_t *s = NULL;
-        const char *forbidden[] = { "sandbox", "isolated", "cloud" };
+        const char *forbidden[] = {"sandbox", "isolated", "cloud"};
         _cleanup_free_ char *m = NULL;
 
         (void) state;

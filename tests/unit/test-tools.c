@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
-#include <cmocka.h>
+#include "../lib/ptc-test.h"
 /* clang-format on */
 
 #include <errno.h>

@@ -133,10 +133,10 @@ const char *config_isolation_to_string(enum ptc_isolation i)
 }
 
 static const char *const python_keywords[] = {
-        "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-        "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
-        "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise",
-        "return", "try", "while", "with", "yield",
+        "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+        "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+        "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+        "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield",
 };
 
 static bool is_ascii_alpha(char ch)
@@ -424,8 +424,7 @@ static const char *escape_text(const char *s, size_t n, char *out, size_t outsz)
         return out;
 }
 
-static int fail(struct ctx *x, size_t line, const char *key, const char *fmt, ...)
-        _printf_(4, 5);
+static int fail(struct ctx *x, size_t line, const char *key, const char *fmt, ...) _printf_(4, 5);
 static int fail(struct ctx *x, size_t line, const char *key, const char *fmt, ...)
 {
         char tail[sizeof(((struct diag *) NULL)->message)];
@@ -540,8 +539,7 @@ static int builder_event(struct builder *b, const yaml_event_t *ev)
         switch (ev->type) {
         case YAML_DOCUMENT_START_EVENT:
                 if (++b->n_documents > 1)
-                        return fail(b->x, line, NULL,
-                                    "multiple YAML documents are not supported");
+                        return fail(b->x, line, NULL, "multiple YAML documents are not supported");
                 return 0;
 
         case YAML_SCALAR_EVENT:
@@ -554,8 +552,7 @@ static int builder_event(struct builder *b, const yaml_event_t *ev)
         case YAML_ALIAS_EVENT: {
                 const char *a = (const char *) ev->data.alias.anchor;
 
-                return builder_add(b, NODE_ALIAS, line, a ? a : "", a ? strlen(a) : 0, false,
-                                   NULL);
+                return builder_add(b, NODE_ALIAS, line, a ? a : "", a ? strlen(a) : 0, false, NULL);
         }
 
         case YAML_SEQUENCE_START_EVENT:
@@ -563,10 +560,9 @@ static int builder_event(struct builder *b, const yaml_event_t *ev)
                 if (b->depth >= CONFIG_MAX_DEPTH)
                         return fail(b->x, line, NULL, "YAML nesting too deep (more than %d levels)",
                                     CONFIG_MAX_DEPTH);
-                r = builder_add(b,
-                                ev->type == YAML_SEQUENCE_START_EVENT ? NODE_SEQUENCE :
-                                                                         NODE_MAPPING,
-                                line, NULL, 0, false, &n);
+                r = builder_add(
+                        b, ev->type == YAML_SEQUENCE_START_EVENT ? NODE_SEQUENCE : NODE_MAPPING,
+                        line, NULL, 0, false, &n);
                 if (r < 0)
                         return r;
                 b->stack[b->depth++] = n;
@@ -605,7 +601,7 @@ static int yaml_fail(struct ctx *x, const yaml_parser_t *p, const char *data, si
 
 static int parse_yaml(struct ctx *x, const char *data, size_t len, struct node **ret)
 {
-        struct builder b = { .x = x };
+        struct builder b = {.x = x};
         yaml_parser_t p;
         int r = 0;
 
@@ -736,8 +732,8 @@ static bool parse_number_literal(const char *s, size_t n, double *ret)
         return safe_atod(buf, ret) >= 0;
 }
 
-static int value_int(struct ctx *x, const struct node *n, const char *key, int64_t min,
-                     int64_t max, int64_t *ret)
+static int value_int(struct ctx *x, const struct node *n, const char *key, int64_t min, int64_t max,
+                     int64_t *ret)
 {
         char allowed[96];
         const char *s;
@@ -757,7 +753,7 @@ static int value_int(struct ctx *x, const struct node *n, const char *key, int64
 
 static int value_bool(struct ctx *x, const struct node *n, const char *key, bool *ret)
 {
-        static const char *const words[] = { "true", "false", "yes", "no", "on", "off" };
+        static const char *const words[] = {"true", "false", "yes", "no", "on", "off"};
         const char *allowed = "true, false, yes, no, on, off";
         const char *s;
         int r, i;
@@ -1084,17 +1080,17 @@ static int parse_tools(struct ctx *x, const struct key_spec *k, const char *key,
 }
 
 static const struct key_spec code_execution_keys[] = {
-        { "timeout", parse_timeout, 0, 0, 0 },
-        { "max_tool_calls", parse_int_key, offsetof(struct ptc_config, max_tool_calls), 0,
-          1000000000 },
-        { "mode", parse_mode_key, 0, 0, 0 },
-        { "module_name", parse_module_name, 0, 0, 0 },
-        { "max_stdout_bytes", parse_int_key, offsetof(struct ptc_config, max_stdout_bytes), 100,
-          100000000 },
-        { "max_stderr_bytes", parse_int_key, offsetof(struct ptc_config, max_stderr_bytes), 0,
-          100000000 },
-        { "python", parse_python, 0, 0, 0 },
-        { "tools", parse_tools, 0, 0, 0 },
+        {"timeout", parse_timeout, 0, 0, 0},
+        {"max_tool_calls", parse_int_key, offsetof(struct ptc_config, max_tool_calls), 0,
+         1000000000},
+        {"mode", parse_mode_key, 0, 0, 0},
+        {"module_name", parse_module_name, 0, 0, 0},
+        {"max_stdout_bytes", parse_int_key, offsetof(struct ptc_config, max_stdout_bytes), 100,
+         100000000},
+        {"max_stderr_bytes", parse_int_key, offsetof(struct ptc_config, max_stderr_bytes), 0,
+         100000000},
+        {"python", parse_python, 0, 0, 0},
+        {"tools", parse_tools, 0, 0, 0},
 };
 
 /* terminal */
@@ -1168,12 +1164,12 @@ static int parse_backend(struct ctx *x, const struct key_spec *k, const char *ke
 }
 
 static const struct key_spec terminal_keys[] = {
-        { "env_passthrough", parse_env_passthrough, 0, 0, 0 },
-        { "timeout", parse_terminal_timeout, offsetof(struct ptc_config, terminal_timeout), 1,
-          CONFIG_MAX_SECONDS },
-        { "max_timeout", parse_terminal_max_timeout,
-          offsetof(struct ptc_config, terminal_max_timeout), 1, CONFIG_MAX_SECONDS },
-        { "backend", parse_backend, 0, 0, 0 },
+        {"env_passthrough", parse_env_passthrough, 0, 0, 0},
+        {"timeout", parse_terminal_timeout, offsetof(struct ptc_config, terminal_timeout), 1,
+         CONFIG_MAX_SECONDS},
+        {"max_timeout", parse_terminal_max_timeout,
+         offsetof(struct ptc_config, terminal_max_timeout), 1, CONFIG_MAX_SECONDS},
+        {"backend", parse_backend, 0, 0, 0},
 };
 
 /* sandbox */
@@ -1193,10 +1189,10 @@ static int parse_isolation_key(struct ctx *x, const struct key_spec *k, const ch
 }
 
 static const struct key_spec sandbox_keys[] = {
-        { "isolation", parse_isolation_key, 0, 0, 0 },
-        { "memory_mb", parse_int_key, offsetof(struct ptc_config, memory_mb), 16, 1048576 },
-        { "pids", parse_int_key, offsetof(struct ptc_config, pids), 1, 1000000 },
-        { "network", parse_bool_key, offsetof(struct ptc_config, network), 0, 0 },
+        {"isolation", parse_isolation_key, 0, 0, 0},
+        {"memory_mb", parse_int_key, offsetof(struct ptc_config, memory_mb), 16, 1048576},
+        {"pids", parse_int_key, offsetof(struct ptc_config, pids), 1, 1000000},
+        {"network", parse_bool_key, offsetof(struct ptc_config, network), 0, 0},
 };
 
 /* web */
@@ -1261,10 +1257,10 @@ static int parse_searxng_url(struct ctx *x, const struct key_spec *k, const char
 }
 
 static const struct key_spec web_keys[] = {
-        { "search_provider", parse_search_provider, 0, 0, 0 },
-        { "searxng_url", parse_searxng_url, 0, 0, 0 },
-        { "allow_private_urls", parse_bool_key, offsetof(struct ptc_config, allow_private_urls), 0,
-          0 },
+        {"search_provider", parse_search_provider, 0, 0, 0},
+        {"searxng_url", parse_searxng_url, 0, 0, 0},
+        {"allow_private_urls", parse_bool_key, offsetof(struct ptc_config, allow_private_urls), 0,
+         0},
 };
 
 /* mcp_servers */
@@ -1380,10 +1376,10 @@ static int parse_mcp_env(struct ctx *x, const struct key_spec *k, const char *ke
 }
 
 static const struct key_spec mcp_server_keys[] = {
-        { "command", parse_mcp_command, 0, 0, 0 },
-        { "args", parse_mcp_args, 0, 0, 0 },
-        { "env", parse_mcp_env, 0, 0, 0 },
-        { "cwd", parse_mcp_cwd, 0, 0, 0 },
+        {"command", parse_mcp_command, 0, 0, 0},
+        {"args", parse_mcp_args, 0, 0, 0},
+        {"env", parse_mcp_env, 0, 0, 0},
+        {"cwd", parse_mcp_cwd, 0, 0, 0},
 };
 
 #define SERVER_NAME_ALLOWED "names matching [A-Za-z0-9_-]+, at most 64 characters"
@@ -1433,10 +1429,10 @@ static int parse_mcp_servers_into(struct ctx *x, const struct node *n,
                         return fail_alias(x, kn, section);
                 if (kn->type != NODE_SCALAR || memchr(kn->text, 0, kn->len) ||
                     !is_server_name(kn->text, kn->len))
-                        return kn->type == NODE_SCALAR ?
-                                       fail_text(x, kn->line, section, "server name", kn->text,
-                                                 kn->len, SERVER_NAME_ALLOWED) :
-                                       fail_value(x, kn, section, "a server name");
+                        return kn->type == NODE_SCALAR
+                                       ? fail_text(x, kn->line, section, "server name", kn->text,
+                                                   kn->len, SERVER_NAME_ALLOWED)
+                                       : fail_value(x, kn, section, "a server name");
                 for (size_t j = 0; j < *n_servers; j++)
                         if (strcmp(servers[j].name, kn->text) == 0)
                                 return fail(x, kn->line, section, "duplicate server name '%s'",
@@ -1489,11 +1485,11 @@ struct section_spec {
 };
 
 static const struct section_spec sections[] = {
-        { "code_execution", code_execution_keys, ELEMENTSOF(code_execution_keys) },
-        { "terminal", terminal_keys, ELEMENTSOF(terminal_keys) },
-        { "sandbox", sandbox_keys, ELEMENTSOF(sandbox_keys) },
-        { "web", web_keys, ELEMENTSOF(web_keys) },
-        { "mcp_servers", NULL, 0 },
+        {"code_execution", code_execution_keys, ELEMENTSOF(code_execution_keys)},
+        {"terminal", terminal_keys, ELEMENTSOF(terminal_keys)},
+        {"sandbox", sandbox_keys, ELEMENTSOF(sandbox_keys)},
+        {"web", web_keys, ELEMENTSOF(web_keys)},
+        {"mcp_servers", NULL, 0},
 };
 
 static int check_terminal_timeouts(struct ctx *x)
@@ -1593,7 +1589,7 @@ int config_load_file(struct ptc_config *c, const char *path, bool must_exist, st
 {
         _cleanup_(buf_releasep) struct buf b = BUF_INIT(CONFIG_MAX_FILE_SIZE);
         _cleanup_(node_freep) struct node *root = NULL;
-        struct ctx x = { .path = path, .err = reterr, .c = c };
+        struct ctx x = {.path = path, .err = reterr, .c = c};
         char ebuf[256];
         char *sp;
         int r;

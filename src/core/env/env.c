@@ -13,8 +13,8 @@
 extern char **environ;
 
 static const char *const secret_substrings[] = {
-        "KEY",  "TOKEN",   "SECRET", "PASSWORD", "CREDENTIAL", "PASSWD",
-        "AUTH", "DSN",     "WEBHOOK", "CREDS",   "BEARER",     "APIKEY",
+        "KEY",  "TOKEN", "SECRET",  "PASSWORD", "CREDENTIAL", "PASSWD",
+        "AUTH", "DSN",   "WEBHOOK", "CREDS",    "BEARER",     "APIKEY",
 };
 
 /*
@@ -23,9 +23,8 @@ static const char *const secret_substrings[] = {
  * is ours (PTC_TIMEZONE is consumed before this check).
  */
 static const char *const safe_prefixes[] = {
-        "PATH",    "HOME",  "USER",    "LANG",   "LC_",     "TERM",       "TMPDIR",
-        "TMP",     "TEMP",  "SHELL",   "LOGNAME", "XDG_",   "PYTHONPATH", "VIRTUAL_ENV",
-        "CONDA",   "HERMES_",
+        "PATH", "HOME",  "USER",    "LANG", "LC_",        "TERM",        "TMPDIR", "TMP",
+        "TEMP", "SHELL", "LOGNAME", "XDG_", "PYTHONPATH", "VIRTUAL_ENV", "CONDA",  "HERMES_",
 };
 
 bool env_name_is_secret(const char *name)

@@ -381,8 +381,7 @@ static int build_child_env(struct execution *e, const char *token)
             (r = env_set(&env, "PTC_RPC_TOKEN", token)) < 0 ||
             (r = env_set(&env, "PYTHONDONTWRITEBYTECODE", "1")) < 0 ||
             (r = env_set(&env, "PYTHONIOENCODING", "utf-8")) < 0 ||
-            (r = env_set(&env, "PYTHONUTF8", "1")) < 0 ||
-            (r = env_set(&env, "PYTHONPATH", pp)) < 0)
+            (r = env_set(&env, "PYTHONUTF8", "1")) < 0 || (r = env_set(&env, "PYTHONPATH", pp)) < 0)
                 return r;
         e->child_env = TAKE_PTR(env);
         return 0;
@@ -402,7 +401,7 @@ static int setup(struct execution *e, struct diag *reterr)
         const struct ptc_config *c = o->config;
         _cleanup_free_ char *module = NULL, *spdir = NULL;
         char token[65];
-        int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+        int outp[2] = {-1, -1}, errp[2] = {-1, -1};
         char *argv[3];
         struct rpc_server_opts ro;
         struct spawn_opts so;
@@ -414,8 +413,7 @@ static int setup(struct execution *e, struct diag *reterr)
                 return diag_set(reterr, r, "cannot generate the tools module: %s", strerror(-r));
         r = staging_create(&e->staging, o->code, o->code_len, c->module_name, module);
         if (r < 0)
-                return diag_set(reterr, r, "cannot create the staging directory: %s",
-                                strerror(-r));
+                return diag_set(reterr, r, "cannot create the staging directory: %s", strerror(-r));
         r = make_token(token);
         if (r < 0)
                 return diag_set(reterr, r, "cannot generate the RPC token: %s", strerror(-r));
@@ -455,8 +453,7 @@ static int setup(struct execution *e, struct diag *reterr)
         r = build_child_env(e, token);
         explicit_wipe(token, sizeof(token));
         if (r < 0)
-                return diag_set(reterr, r, "cannot build the child environment: %s",
-                                strerror(-r));
+                return diag_set(reterr, r, "cannot build the child environment: %s", strerror(-r));
 
         spdir = spill_dir();
         r = capture_init(&e->out, (size_t) c->max_stdout_bytes * 2 / 5,
@@ -592,7 +589,7 @@ static int finish(struct execution *e, json_t **ret, enum exec_status *ret_statu
         (void) postprocess(e->o->redactor, &err);
 
         if (capture_spill_path(&e->out)) {
-                struct filter_ctx f = { .redactor = e->o->redactor };
+                struct filter_ctx f = {.redactor = e->o->redactor};
                 spill = strdup(capture_spill_path(&e->out));
                 if (capture_filter_spill(&e->out, spill_filter, &f) < 0) {
                         /* An unfiltered spill could hold a secret: drop it instead. */

@@ -23,16 +23,16 @@ struct registry;
 struct exec_opts {
         const char *code; /* the script; may contain NUL bytes */
         size_t code_len;
-        const struct ptc_config *config; /* merged; timeout, limits, mode, module */
-        const struct registry *registry; /* enabled tools */
-        char *const *base_env;           /* scrubbed environment (env_build_child) */
-        const struct redactor *redactor; /* may be NULL */
-        const char *python;              /* resolved interpreter */
-        const char *cwd;                 /* project mode working directory (absolute) */
-        bool log_calls;                  /* add tool_calls to the result */
-        bool handle_signals; /* SIGINT/SIGTERM interrupt the run; the caller has them
-                              * blocked in every thread */
-        int cancel_fd;       /* readable = cancel (status interrupted); -1 for none */
+        const struct ptc_config *config;   /* merged; timeout, limits, mode, module */
+        const struct registry *registry;   /* enabled tools */
+        char *const *base_env;             /* scrubbed environment (env_build_child) */
+        const struct redactor *redactor;   /* may be NULL */
+        const char *python;                /* resolved interpreter */
+        const char *cwd;                   /* project mode working directory (absolute) */
+        bool log_calls;                    /* add tool_calls to the result */
+        bool handle_signals;               /* SIGINT/SIGTERM interrupt the run; the caller has them
+                                            * blocked in every thread */
+        int cancel_fd;                     /* readable = cancel (status interrupted); -1 for none */
         const struct rlimit *child_nofile; /* RLIMIT_NOFILE for the script; NULL = ptc's */
 };
 

@@ -27,9 +27,9 @@ struct result_input {
         int64_t calls;
         bool truncated;
         uint64_t stdout_total, stdout_omitted;
-        const char *spill_path; /* may be NULL */
-        json_t *log;            /* borrowed; NULL without --log */
-        const char *error;      /* overrides the computed error (e.g. "No code provided.") */
+        const char *spill_path;       /* may be NULL */
+        json_t *log;                  /* borrowed; NULL without --log */
+        const char *error;            /* overrides the computed error (e.g. "No code provided.") */
         const char *interrupt_reason; /* "SIGTERM", "cancelled", ... */
 };
 

@@ -14,8 +14,8 @@
 
 static int write_new_file(const char *path, const char *data, size_t n)
 {
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                                      0600);
+        _cleanup_close_ int fd =
+                open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
         return write_all(fd, data, n);

@@ -127,7 +127,8 @@ static int write_value(struct buf *b, const json_t *v, unsigned depth)
                 if (r < 0)
                         return r;
                 /* Insertion order, as json_dumps without JSON_SORT_KEYS. */
-                json_object_foreach((json_t *) v, key, val) {
+                json_object_foreach((json_t *) v, key, val)
+                {
                         if (!first && (r = buf_append_char(b, ',')) < 0)
                                 return r;
                         first = false;
@@ -145,7 +146,8 @@ static int write_value(struct buf *b, const json_t *v, unsigned depth)
                 r = buf_append_char(b, '[');
                 if (r < 0)
                         return r;
-                json_array_foreach((json_t *) v, i, val) {
+                json_array_foreach((json_t *) v, i, val)
+                {
                         if (i > 0 && (r = buf_append_char(b, ',')) < 0)
                                 return r;
                         if ((r = write_value(b, val, depth + 1)) < 0)

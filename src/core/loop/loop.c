@@ -63,12 +63,12 @@ int loop_add(struct loop *l, int fd, uint32_t events, loop_io_fn cb, void *userd
              struct loop_source **ret_source)
 {
         struct loop_source *s;
-        struct epoll_event ev = { .events = events };
+        struct epoll_event ev = {.events = events};
 
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        *s = (struct loop_source){ .loop = l, .fd = fd, .cb = cb, .userdata = userdata };
+        *s = (struct loop_source){.loop = l, .fd = fd, .cb = cb, .userdata = userdata};
         ev.data.ptr = s;
         if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
                 int r = -errno;
@@ -86,7 +86,7 @@ int loop_add(struct loop *l, int fd, uint32_t events, loop_io_fn cb, void *userd
 
 int loop_modify(struct loop_source *s, uint32_t events)
 {
-        struct epoll_event ev = { .events = events, .data.ptr = s };
+        struct epoll_event ev = {.events = events, .data.ptr = s};
 
         if (epoll_ctl(s->loop->epfd, EPOLL_CTL_MOD, s->fd, &ev) < 0)
                 return -errno;

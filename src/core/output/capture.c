@@ -156,9 +156,8 @@ static int spill_create(struct capture *c)
                         return -errno;
                 if (k != (ssize_t) sizeof(rnd))
                         return -EIO;
-                (void) snprintf(name, sizeof(name),
-                                "stdout-%02x%02x%02x%02x%02x%02x%02x%02x.txt", rnd[0], rnd[1],
-                                rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+                (void) snprintf(name, sizeof(name), "stdout-%02x%02x%02x%02x%02x%02x%02x%02x.txt",
+                                rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
                 path = path_join(c->spill_dir, name);
                 if (!path)
                         return -ENOMEM;
@@ -284,7 +283,7 @@ int capture_text(const struct capture *c, struct capture_text *ret)
         char *out;
         int k;
 
-        *ret = (struct capture_text){ .total = c->total };
+        *ret = (struct capture_text){.total = c->total};
 
         if (c->tail_len > 0) {
                 tail = tail_linear(c);
@@ -409,8 +408,7 @@ static size_t open_block_start(const char *b, size_t n)
         return q ? (size_t) (q + 1 - b) : 0;
 }
 
-static int filter_chunk(int fd, const char *b, size_t n, capture_filter_fn filter,
-                        void *userdata)
+static int filter_chunk(int fd, const char *b, size_t n, capture_filter_fn filter, void *userdata)
 {
         _cleanup_free_ char *clean = NULL, *filtered = NULL;
         size_t cl = 0, fl = 0;

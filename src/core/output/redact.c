@@ -36,6 +36,8 @@
 #define REDACT_AVX2 1
 #define _avx2_ __attribute__((target("avx2")))
 #endif
+/* For the scan loops, which must be specialised per scan kind to be fast. */
+#define _inline_ inline __attribute__((always_inline))
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -298,228 +300,6 @@ static bool has_char(const char *s, size_t n, char c)
         return memchr(s, c, n) != NULL;
 }
 
-/*
- * Byte classes for the pre-filters. CT_LOOSE_WS is every byte that can be
- * part of a PY_S character (ASCII whitespace, U+001C..U+001F, and any
- * non-ASCII byte, which covers U+0085, U+00A0, U+2000...): a superset, so a
- * filter built on it never rejects a real match.
- */
-enum {
-        CT_TOKEN = 1 << 0,     /* [A-Za-z0-9_-]: the prefix pass's token class */
-        CT_UPPER = 1 << 1,     /* [A-Z0-9_]: env variable names */
-        CT_DIGITISH = 1 << 2,  /* ASCII digit or non-ASCII byte (\d is Unicode) */
-        CT_LOOSE_WS = 1 << 3,  /* see above */
-        CT_URL_STOP = 1 << 4,  /* ASCII whitespace or '#': ends a URL before any '?' */
-        CT_PREFIX_SG = 1 << 5, /* 'S' or 'g': "SG." and "gAAAA" tokens can be short */
-};
-
-static const uint8_t ctype[256] = {
-        ['\t'... '\r'] = CT_LOOSE_WS | CT_URL_STOP,
-        [0x1C ... ' '] = CT_LOOSE_WS | CT_URL_STOP,
-        ['#'] = CT_URL_STOP,
-        ['-'] = CT_TOKEN,
-        ['0'... '9'] = CT_TOKEN | CT_UPPER | CT_DIGITISH,
-        ['A'... 'R'] = CT_TOKEN | CT_UPPER,
-        ['S'] = CT_TOKEN | CT_UPPER | CT_PREFIX_SG,
-        ['T'... 'Z'] = CT_TOKEN | CT_UPPER,
-        ['_'] = CT_TOKEN | CT_UPPER,
-        ['a'... 'f'] = CT_TOKEN,
-        ['g'] = CT_TOKEN | CT_PREFIX_SG,
-        ['h'... 'z'] = CT_TOKEN,
-        [0x80 ... 0xFF] = CT_DIGITISH | CT_LOOSE_WS,
-};
-
-static bool ct(char c, unsigned cls)
-{
-        return ctype[(unsigned char) c] & cls;
-}
-
-#ifdef __SSE2__
-/* The bytes of @v in [lo, lo + len), by signed compares on v + 0x80 - lo. */
-static __m128i sse_range(__m128i v, int lo, int len)
-{
-        return _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char) (0x80 - lo))),
-                              _mm_set1_epi8((char) (len - 128)));
-}
-
-/* CT_TOKEN */
-static __m128i sse_token(__m128i v)
-{
-        __m128i alpha = sse_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 26);
-        __m128i punct = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')),
-                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('-')));
-
-        return _mm_or_si128(_mm_or_si128(alpha, sse_range(v, '0', 10)), punct);
-}
-
-/* CT_DIGITISH */
-static __m128i sse_digitish(__m128i v)
-{
-        return _mm_or_si128(sse_range(v, '0', 10), _mm_cmplt_epi8(v, _mm_setzero_si128()));
-}
-
-/* CT_LOOSE_WS */
-static __m128i sse_loose_ws(__m128i v)
-{
-        return _mm_or_si128(_mm_or_si128(sse_range(v, '\t', 5), sse_range(v, 0x1C, 5)),
-                            _mm_cmplt_epi8(v, _mm_setzero_si128()));
-}
-
-static __m128i sse_load(const char *p)
-{
-        return _mm_loadu_si128((const __m128i *) (const void *) p);
-}
-#endif
-
-#ifdef REDACT_AVX2
-/*
- * AVX2 twins of the scans, 32 bytes a step. Each stops at its first hit, or
- * where under 33 bytes are left, and the SSE2 and byte loops go on from there.
- */
-_avx2_ static __m256i avx_load(const char *p)
-{
-        return _mm256_loadu_si256((const __m256i *) (const void *) p);
-}
-
-_avx2_ static __m256i avx_range(__m256i v, int lo, int len)
-{
-        return _mm256_cmpgt_epi8(_mm256_set1_epi8((char) (len - 128)),
-                                 _mm256_add_epi8(v, _mm256_set1_epi8((char) (0x80 - lo))));
-}
-
-_avx2_ static __m256i avx_token(__m256i v)
-{
-        __m256i alpha = avx_range(_mm256_or_si256(v, _mm256_set1_epi8(0x20)), 'a', 26);
-        __m256i punct = _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('_')),
-                                        _mm256_cmpeq_epi8(v, _mm256_set1_epi8('-')));
-
-        return _mm256_or_si256(_mm256_or_si256(alpha, avx_range(v, '0', 10)), punct);
-}
-
-_avx2_ static __m256i avx_negative(__m256i v)
-{
-        return _mm256_cmpgt_epi8(_mm256_setzero_si256(), v);
-}
-
-_avx2_ static size_t avx_find_pair(const char *s, size_t n, size_t i, char a, char b)
-{
-        const __m256i va = _mm256_set1_epi8(a), vb = _mm256_set1_epi8(b);
-
-        for (; i < n && n - i >= 33; i += 32) {
-                __m256i hit = _mm256_and_si256(_mm256_cmpeq_epi8(avx_load(s + i), va),
-                                               _mm256_cmpeq_epi8(avx_load(s + i + 1), vb));
-                uint32_t m = (uint32_t) _mm256_movemask_epi8(hit);
-
-                if (m)
-                        return i + (size_t) __builtin_ctz(m);
-        }
-        return i;
-}
-
-_avx2_ static size_t avx_scan_json_key_end(const char *s, size_t n, size_t i, uint32_t *mask)
-{
-        for (; i < n && n - i >= 33; i += 32) {
-                __m256i y = avx_load(s + i + 1);
-                __m256i ws = _mm256_or_si256(_mm256_or_si256(avx_range(y, '\t', 5), avx_range(y, 0x1C, 5)),
-                                             avx_negative(y));
-                __m256i hit = _mm256_and_si256(
-                        _mm256_cmpeq_epi8(avx_load(s + i), _mm256_set1_epi8('"')),
-                        _mm256_or_si256(_mm256_cmpeq_epi8(y, _mm256_set1_epi8(':')), ws));
-                *mask = (uint32_t) _mm256_movemask_epi8(hit);
-                if (*mask)
-                        return i;
-        }
-        *mask = 0;
-        return i;
-}
-
-_avx2_ static size_t avx_scan_digit_colon_token(const char *s, size_t n, size_t i,
-                                                uint32_t *mask)
-{
-        for (i = MAX(i, (size_t) 1); i < n && n - i >= 33; i += 32) {
-                __m256i z = avx_load(s + i - 1);
-                __m256i digitish = _mm256_or_si256(avx_range(z, '0', 10), avx_negative(z));
-                __m256i hit = _mm256_and_si256(
-                        _mm256_cmpeq_epi8(avx_load(s + i), _mm256_set1_epi8(':')),
-                        _mm256_and_si256(digitish, avx_token(avx_load(s + i + 1))));
-                *mask = (uint32_t) _mm256_movemask_epi8(hit);
-                if (*mask)
-                        return i;
-        }
-        *mask = 0;
-        return i;
-}
-
-_avx2_ static uint64_t avx_token_masks(const unsigned char *p, uint64_t *sg)
-{
-        __m256i v0 = avx_load((const char *) p), v1 = avx_load((const char *) p + 32);
-        __m256i g0 = _mm256_or_si256(_mm256_cmpeq_epi8(v0, _mm256_set1_epi8('S')),
-                                     _mm256_cmpeq_epi8(v0, _mm256_set1_epi8('g')));
-        __m256i g1 = _mm256_or_si256(_mm256_cmpeq_epi8(v1, _mm256_set1_epi8('S')),
-                                     _mm256_cmpeq_epi8(v1, _mm256_set1_epi8('g')));
-
-        *sg = (uint32_t) _mm256_movemask_epi8(g0) |
-              (uint64_t) (uint32_t) _mm256_movemask_epi8(g1) << 32;
-        return (uint32_t) _mm256_movemask_epi8(avx_token(v0)) |
-               (uint64_t) (uint32_t) _mm256_movemask_epi8(avx_token(v1)) << 32;
-}
-#endif
-
-/*
- * First offset i with s[i] == a and s[i + 1] == b, or NULL. glibc's memmem()
- * is ~0.35 ns/byte for short needles; this is ~10x faster, and it is what
- * every multi-byte pre-check below is built on.
- */
-static const char *find_pair(const char *s, size_t n, char a, char b)
-{
-        size_t i = 0;
-
-        if (n < 2)
-                return NULL;
-#ifdef REDACT_AVX2
-        if (use_avx2)
-                i = avx_find_pair(s, n, i, a, b);
-#endif
-#ifdef __SSE2__
-        {
-                const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b);
-
-                for (; n - i >= 17; i += 16) {
-                        __m128i x = sse_load(s + i), y = sse_load(s + i + 1);
-                        unsigned m = (unsigned) _mm_movemask_epi8(
-                                _mm_and_si128(_mm_cmpeq_epi8(x, va), _mm_cmpeq_epi8(y, vb)));
-
-                        if (m)
-                                return s + i + __builtin_ctz(m);
-                }
-        }
-#endif
-        for (; i + 1 < n; i++)
-                if (s[i] == a && s[i + 1] == b)
-                        return s + i;
-        return NULL;
-}
-
-/*
- * First occurrence of @lit (at least 2 bytes) in @s, searching for the byte
- * pair at @off of it first (pick a rare one: "yJ" of "eyJ", "-B" of "-----BEGIN").
- */
-static const char *find_lit(const char *s, size_t n, const char *lit, size_t off)
-{
-        size_t len = strlen(lit), i = off;
-
-        while (i < n && n - i >= len - off) {
-                const char *p = find_pair(s + i, n - i - (len - off) + 2, lit[off], lit[off + 1]);
-
-                if (!p)
-                        return NULL;
-                if (memcmp(p - off, lit, len) == 0)
-                        return p - off;
-                i = (size_t) (p - s) + 1;
-        }
-        return NULL;
-}
-
 static int put(struct buf *b, const char *p, size_t n)
 {
         return buf_append(b, p, n);
@@ -637,6 +417,434 @@ static bool py_isspace(uint32_t c)
         return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
                c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
                c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Scanning                                                                                    */
+
+/*
+ * Most pattern passes run only where the text holds something every match
+ * needs (a candidate), found by the scans below. Each has an SSE2 version
+ * (the x86-64 baseline), an AVX2 one picked at run time, and a byte loop for
+ * the rest of the text and other CPUs; all give the same answers.
+ *
+ * Byte classes. CT_LOOSE_WS is every byte that can be part of a PY_S
+ * character (ASCII whitespace, U+001C..U+001F, and any non-ASCII byte, which
+ * covers U+0085, U+00A0, U+2000...): a superset, so a filter built on it
+ * never rejects a real match. CT_DIGITISH likewise stands for \d.
+ */
+enum {
+        CT_TOKEN = 1 << 0,     /* [A-Za-z0-9_-]: the prefix pass's token class */
+        CT_UPPER = 1 << 1,     /* [A-Z0-9_]: env variable names */
+        CT_DIGITISH = 1 << 2,  /* ASCII digit or non-ASCII byte */
+        CT_LOOSE_WS = 1 << 3,  /* see above */
+        CT_URL_STOP = 1 << 4,  /* ASCII whitespace or '#': ends a URL before any '?' */
+        CT_PREFIX_SG = 1 << 5, /* 'S' or 'g': "SG." and "gAAAA" tokens can be short */
+};
+
+static const uint8_t ctype[256] = {
+        ['\t'... '\r'] = CT_LOOSE_WS | CT_URL_STOP,
+        [0x1C ... ' '] = CT_LOOSE_WS | CT_URL_STOP,
+        ['#'] = CT_URL_STOP,
+        ['-'] = CT_TOKEN,
+        ['0'... '9'] = CT_TOKEN | CT_UPPER | CT_DIGITISH,
+        ['A'... 'R'] = CT_TOKEN | CT_UPPER,
+        ['S'] = CT_TOKEN | CT_UPPER | CT_PREFIX_SG,
+        ['T'... 'Z'] = CT_TOKEN | CT_UPPER,
+        ['_'] = CT_TOKEN | CT_UPPER,
+        ['a'... 'f'] = CT_TOKEN,
+        ['g'] = CT_TOKEN | CT_PREFIX_SG,
+        ['h'... 'z'] = CT_TOKEN,
+        [0x80 ... 0xFF] = CT_DIGITISH | CT_LOOSE_WS,
+};
+
+static bool ct(char c, unsigned cls)
+{
+        return ctype[(unsigned char) c] & cls;
+}
+
+/* What the block scanner looks for (one byte, with its neighbours). */
+enum scan_kind {
+        SCAN_JSON_KEY_END, /* '"' then ':' or CT_LOOSE_WS: where a JSON key can end */
+        SCAN_TG_COLON,     /* ':' between CT_DIGITISH and CT_TOKEN: digits, then a Telegram secret */
+        SCAN_ENV_EQ,       /* '=' after CT_UPPER or CT_LOOSE_WS: after an env assignment's name */
+        SCAN_PHONE,        /* '+' then [1-9] */
+};
+
+static _inline_ bool hit_at(enum scan_kind k, const char *s, size_t n, size_t i)
+{
+        char prev = i > 0 ? s[i - 1] : 0, next = i + 1 < n ? s[i + 1] : 0;
+
+        switch (k) {
+        case SCAN_JSON_KEY_END:
+                return s[i] == '"' && i + 1 < n && (next == ':' || ct(next, CT_LOOSE_WS));
+        case SCAN_TG_COLON:
+                return s[i] == ':' && i > 0 && ct(prev, CT_DIGITISH) && ct(next, CT_TOKEN);
+        case SCAN_ENV_EQ:
+                return s[i] == '=' && i > 0 && ct(prev, CT_UPPER | CT_LOOSE_WS);
+        case SCAN_PHONE:
+                return s[i] == '+' && next >= '1' && next <= '9';
+        }
+        return false;
+}
+
+/*
+ * Bit k of the result: the token start at p + k (k < 48) is a prefix-pass
+ * candidate (see pass_prefix()). @m: the token bytes among the 64 bytes at
+ * @p, @sg: their 'S' and 'g' bytes, @carry: whether p[-1] is a token byte.
+ */
+static uint64_t prefix_candidates(uint64_t m, uint64_t sg, bool carry)
+{
+        uint64_t run = m & m >> 1; /* bits k, k+1 set */
+
+        run &= run >> 2; /* k..k+3 */
+        run &= run >> 4; /* k..k+7 */
+        run &= run >> 5; /* k..k+12 */
+        return m & ~(m << 1 | (uint64_t) carry) & (run | sg) & ((UINT64_C(1) << 48) - 1);
+}
+
+#ifdef __SSE2__
+/* The bytes of @v in [lo, lo + len), by signed compares on v + 0x80 - lo. */
+static __m128i sse_range(__m128i v, int lo, int len)
+{
+        return _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char) (0x80 - lo))),
+                              _mm_set1_epi8((char) (len - 128)));
+}
+
+static __m128i sse_eq(__m128i v, char c)
+{
+        return _mm_cmpeq_epi8(v, _mm_set1_epi8(c));
+}
+
+static __m128i sse_load(const char *p)
+{
+        return _mm_loadu_si128((const __m128i *) (const void *) p);
+}
+
+static __m128i sse_token(__m128i v)
+{
+        __m128i alpha = sse_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 26);
+
+        return _mm_or_si128(_mm_or_si128(alpha, sse_range(v, '0', 10)),
+                            _mm_or_si128(sse_eq(v, '_'), sse_eq(v, '-')));
+}
+
+/* Bytes >= 0x80. */
+static __m128i sse_high(__m128i v)
+{
+        return _mm_cmplt_epi8(v, _mm_setzero_si128());
+}
+
+static __m128i sse_loose_ws(__m128i v)
+{
+        return _mm_or_si128(_mm_or_si128(sse_range(v, '\t', 5), sse_range(v, 0x1C, 5)),
+                            sse_high(v));
+}
+
+/* hit_at() for the 16 offsets at @p (p[-1] .. p[16] readable). */
+static _inline_ uint32_t sse_hits(enum scan_kind k, const char *p)
+{
+        __m128i x = sse_load(p), y = sse_load(p + 1), z = sse_load(p - 1), h;
+
+        switch (k) {
+        case SCAN_JSON_KEY_END:
+                h = _mm_and_si128(sse_eq(x, '"'), _mm_or_si128(sse_eq(y, ':'), sse_loose_ws(y)));
+                break;
+        case SCAN_TG_COLON:
+                h = _mm_and_si128(_mm_and_si128(sse_eq(x, ':'), sse_token(y)),
+                                  _mm_or_si128(sse_range(z, '0', 10), sse_high(z)));
+                break;
+        case SCAN_ENV_EQ:
+                h = _mm_or_si128(_mm_or_si128(sse_range(z, 'A', 26), sse_range(z, '0', 10)),
+                                 _mm_or_si128(sse_eq(z, '_'), sse_loose_ws(z)));
+                h = _mm_and_si128(sse_eq(x, '='), h);
+                break;
+        case SCAN_PHONE:
+                h = _mm_and_si128(sse_eq(x, '+'), sse_range(y, '1', 9));
+                break;
+        default:
+                h = _mm_setzero_si128();
+        }
+        return (uint32_t) _mm_movemask_epi8(h);
+}
+
+static uint64_t sse_token_masks(const char *p, uint64_t *sg)
+{
+        uint64_t m = 0, g = 0;
+
+        for (unsigned k = 0; k < 4; k++) {
+                __m128i v = sse_load(p + 16 * k);
+
+                m |= (uint64_t) (unsigned) _mm_movemask_epi8(sse_token(v)) << (16 * k);
+                g |= (uint64_t) (unsigned) _mm_movemask_epi8(_mm_or_si128(sse_eq(v, 'S'), sse_eq(v, 'g')))
+                     << (16 * k);
+        }
+        *sg = g;
+        return m;
+}
+#endif
+
+#ifdef REDACT_AVX2
+/* The same, 32 bytes a step; each scan stops at a hit or where under 64 bytes are left. */
+_avx2_ static __m256i avx_range(__m256i v, int lo, int len)
+{
+        return _mm256_cmpgt_epi8(_mm256_set1_epi8((char) (len - 128)),
+                                 _mm256_add_epi8(v, _mm256_set1_epi8((char) (0x80 - lo))));
+}
+
+_avx2_ static __m256i avx_eq(__m256i v, char c)
+{
+        return _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c));
+}
+
+_avx2_ static __m256i avx_load(const char *p)
+{
+        return _mm256_loadu_si256((const __m256i *) (const void *) p);
+}
+
+_avx2_ static __m256i avx_token(__m256i v)
+{
+        __m256i alpha = avx_range(_mm256_or_si256(v, _mm256_set1_epi8(0x20)), 'a', 26);
+
+        return _mm256_or_si256(_mm256_or_si256(alpha, avx_range(v, '0', 10)),
+                               _mm256_or_si256(avx_eq(v, '_'), avx_eq(v, '-')));
+}
+
+_avx2_ static __m256i avx_high(__m256i v)
+{
+        return _mm256_cmpgt_epi8(_mm256_setzero_si256(), v);
+}
+
+_avx2_ static __m256i avx_loose_ws(__m256i v)
+{
+        return _mm256_or_si256(_mm256_or_si256(avx_range(v, '\t', 5), avx_range(v, 0x1C, 5)),
+                               avx_high(v));
+}
+
+_avx2_ static _inline_ uint32_t avx_hits(enum scan_kind k, const char *p)
+{
+        __m256i x = avx_load(p), y = avx_load(p + 1), z = avx_load(p - 1), h;
+
+        switch (k) {
+        case SCAN_JSON_KEY_END:
+                h = _mm256_and_si256(avx_eq(x, '"'),
+                                     _mm256_or_si256(avx_eq(y, ':'), avx_loose_ws(y)));
+                break;
+        case SCAN_TG_COLON:
+                h = _mm256_and_si256(_mm256_and_si256(avx_eq(x, ':'), avx_token(y)),
+                                     _mm256_or_si256(avx_range(z, '0', 10), avx_high(z)));
+                break;
+        case SCAN_ENV_EQ:
+                h = _mm256_or_si256(_mm256_or_si256(avx_range(z, 'A', 26), avx_range(z, '0', 10)),
+                                    _mm256_or_si256(avx_eq(z, '_'), avx_loose_ws(z)));
+                h = _mm256_and_si256(avx_eq(x, '='), h);
+                break;
+        case SCAN_PHONE:
+                h = _mm256_and_si256(avx_eq(x, '+'), avx_range(y, '1', 9));
+                break;
+        default:
+                h = _mm256_setzero_si256();
+        }
+        return (uint32_t) _mm256_movemask_epi8(h);
+}
+
+_avx2_ static _inline_ size_t avx_scan(enum scan_kind k, const char *s, size_t n, size_t i,
+                                        uint32_t *mask)
+{
+        for (; n - i >= 64; i += 32) {
+                *mask = avx_hits(k, s + i);
+                if (*mask)
+                        return i;
+        }
+        *mask = 0;
+        return i;
+}
+
+#define AVX_SCAN(kind, name)                                                                 \
+        _avx2_ static size_t name(const char *s, size_t n, size_t i, uint32_t *mask)        \
+        {                                                                                    \
+                return avx_scan(kind, s, n, i, mask);                                        \
+        }
+AVX_SCAN(SCAN_JSON_KEY_END, avx_scan_json_key_end)
+AVX_SCAN(SCAN_TG_COLON, avx_scan_tg_colon)
+AVX_SCAN(SCAN_ENV_EQ, avx_scan_env_eq)
+AVX_SCAN(SCAN_PHONE, avx_scan_phone)
+#undef AVX_SCAN
+
+static size_t avx_scan_any(enum scan_kind k, const char *s, size_t n, size_t i, uint32_t *mask)
+{
+        switch (k) {
+        case SCAN_JSON_KEY_END:
+                return avx_scan_json_key_end(s, n, i, mask);
+        case SCAN_TG_COLON:
+                return avx_scan_tg_colon(s, n, i, mask);
+        case SCAN_ENV_EQ:
+                return avx_scan_env_eq(s, n, i, mask);
+        case SCAN_PHONE:
+                return avx_scan_phone(s, n, i, mask);
+        }
+        *mask = 0;
+        return i;
+}
+
+_avx2_ static size_t avx_find_pair(const char *s, size_t n, size_t i, char a, char b)
+{
+        for (; n - i >= 64; i += 32) {
+                uint32_t m = (uint32_t) _mm256_movemask_epi8(
+                        _mm256_and_si256(avx_eq(avx_load(s + i), a), avx_eq(avx_load(s + i + 1), b)));
+
+                if (m)
+                        return i + (size_t) __builtin_ctz(m);
+        }
+        return i;
+}
+
+_avx2_ static size_t avx_scan_prefix(const char *s, size_t n, size_t i, uint64_t *mask)
+{
+        for (; n - i >= 64; i += 48) {
+                __m256i v0 = avx_load(s + i), v1 = avx_load(s + i + 32);
+                uint64_t m = (uint32_t) _mm256_movemask_epi8(avx_token(v0)) |
+                             (uint64_t) (uint32_t) _mm256_movemask_epi8(avx_token(v1)) << 32;
+                uint64_t sg = (uint32_t) _mm256_movemask_epi8(
+                                      _mm256_or_si256(avx_eq(v0, 'S'), avx_eq(v0, 'g'))) |
+                              (uint64_t) (uint32_t) _mm256_movemask_epi8(
+                                      _mm256_or_si256(avx_eq(v1, 'S'), avx_eq(v1, 'g')))
+                                      << 32;
+
+                *mask = prefix_candidates(m, sg, i > 0 && ct(s[i - 1], CT_TOKEN));
+                if (*mask)
+                        return i;
+        }
+        *mask = 0;
+        return i;
+}
+#endif
+
+/*
+ * The block scanner: from @i on, 32 offsets at a time, find the first block
+ * holding a hit and return its start, with bit k of *mask set when offset
+ * start + k is one; or return @n (*mask = 0). The caller walks the bits,
+ * which costs far less than a new search per hit where hits are dense (the
+ * ':' of log lines, the '"' of JSON).
+ */
+static _inline_ size_t scan(enum scan_kind k, const char *s, size_t n, size_t i, uint32_t *mask)
+{
+        for (; i < n; i += 32) {
+                uint32_t m = 0;
+                size_t j = 0;
+
+#ifdef REDACT_AVX2
+                if (use_avx2 && i > 0 && n - i >= 64) {
+                        i = avx_scan_any(k, s, n, i, mask);
+                        if (*mask)
+                                return i;
+                }
+#endif
+
+#ifdef __SSE2__
+                for (; i + j > 0 && j < 32 && n - i - j >= 17; j += 16)
+                        m |= sse_hits(k, s + i + j) << j;
+#endif
+                for (; j < 32 && i + j < n; j++)
+                        if (hit_at(k, s, n, i + j))
+                                m |= UINT32_C(1) << j;
+                if (m) {
+                        *mask = m;
+                        return i;
+                }
+        }
+        *mask = 0;
+        return n;
+}
+
+/*
+ * The same for pass_prefix(), 48 offsets at a time (64-byte windows: the
+ * run test needs 12 bytes of look-ahead); @i is 0 or a previous result + 48.
+ */
+static size_t scan_prefix(const char *s, size_t n, size_t i, uint64_t *mask)
+{
+#ifdef REDACT_AVX2
+        if (use_avx2) {
+                i = avx_scan_prefix(s, n, i, mask);
+                if (*mask)
+                        return i;
+        }
+#endif
+        for (; i < n; i += 48) {
+                char pad[64];
+                const char *p = s + i;
+                uint64_t m = 0, sg = 0;
+
+                if (n - i < sizeof(pad)) {
+                        /* NUL is not a token byte: the text ends the last run. */
+                        memset(pad, 0, sizeof(pad));
+                        memcpy(pad, s + i, n - i);
+                        p = pad;
+                }
+#ifdef __SSE2__
+                m = sse_token_masks(p, &sg);
+#else
+                for (unsigned k = 0; k < 64; k++) {
+                        m |= (uint64_t) ct(p[k], CT_TOKEN) << k;
+                        sg |= (uint64_t) ct(p[k], CT_PREFIX_SG) << k;
+                }
+#endif
+                *mask = prefix_candidates(m, sg, i > 0 && ct(s[i - 1], CT_TOKEN));
+                if (*mask)
+                        return i;
+        }
+        *mask = 0;
+        return n;
+}
+
+/*
+ * First offset i with s[i] == a and s[i + 1] == b, or NULL. glibc's memmem()
+ * is ~0.35 ns/byte for short needles; this is ~10x faster, and it is what
+ * every multi-byte pre-check is built on.
+ */
+static const char *find_pair(const char *s, size_t n, char a, char b)
+{
+        size_t i = 0;
+
+        if (n < 2)
+                return NULL;
+#ifdef REDACT_AVX2
+        if (use_avx2)
+                i = avx_find_pair(s, n, i, a, b);
+#endif
+#ifdef __SSE2__
+        for (; n - i >= 17; i += 16) {
+                unsigned m = (unsigned) _mm_movemask_epi8(
+                        _mm_and_si128(sse_eq(sse_load(s + i), a), sse_eq(sse_load(s + i + 1), b)));
+
+                if (m)
+                        return s + i + __builtin_ctz(m);
+        }
+#endif
+        for (; i + 1 < n; i++)
+                if (s[i] == a && s[i + 1] == b)
+                        return s + i;
+        return NULL;
+}
+
+/*
+ * First occurrence of @lit (at least 2 bytes) in @s, searching for the byte
+ * pair at @off of it first (pick a rare one: "yJ" of "eyJ", "-B" of "-----BEGIN").
+ */
+static const char *find_lit(const char *s, size_t n, const char *lit, size_t off)
+{
+        size_t len = strlen(lit), i = off;
+
+        while (i < n && n - i >= len - off) {
+                const char *p = find_pair(s + i, n - i - (len - off) + 2, lit[off], lit[off + 1]);
+
+                if (!p)
+                        return NULL;
+                if (memcmp(p - off, lit, len) == 0)
+                        return p - off;
+                i = (size_t) (p - s) + 1;
+        }
+        return NULL;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -899,97 +1107,6 @@ struct pass_io {
  */
 typedef size_t (*redact_hint_fn)(struct pass_io *io, size_t pos);
 
-/*
- * Block scanners: from @i on, 32 offsets at a time, find the first block
- * with a hit and return its start, with bit k of *mask set when offset
- * start + k is one; or return @n (*mask = 0). A hint then walks the bits,
- * which costs far less than a new search per hit where hits are dense
- * (the ':' in log lines, the '"' in JSON).
- */
-
-/* s[q] == '"' followed by ':' or a CT_LOOSE_WS byte: the end of a JSON key. */
-static bool json_key_end_at(const char *s, size_t n, size_t q)
-{
-        return q + 1 < n && s[q] == '"' && (s[q + 1] == ':' || ct(s[q + 1], CT_LOOSE_WS));
-}
-
-/* s[c] == ':' between a CT_DIGITISH and a CT_TOKEN byte: digits, then a Telegram secret. */
-static bool digit_colon_token_at(const char *s, size_t n, size_t c)
-{
-        return c >= 1 && c + 1 < n && s[c] == ':' && ct(s[c - 1], CT_DIGITISH) &&
-               ct(s[c + 1], CT_TOKEN);
-}
-
-static size_t scan_json_key_end(const char *s, size_t n, size_t i, uint32_t *mask)
-{
-#ifdef REDACT_AVX2
-        if (use_avx2) {
-                i = avx_scan_json_key_end(s, n, i, mask);
-                if (*mask)
-                        return i;
-        }
-#endif
-        for (; i < n; i += 32) {
-                uint32_t m = 0;
-                size_t k = 0;
-
-#ifdef __SSE2__
-                for (; k < 32 && n - i - k >= 17; k += 16) {
-                        __m128i y = sse_load(s + i + k + 1);
-                        __m128i hit = _mm_and_si128(
-                                _mm_cmpeq_epi8(sse_load(s + i + k), _mm_set1_epi8('"')),
-                                _mm_or_si128(_mm_cmpeq_epi8(y, _mm_set1_epi8(':')), sse_loose_ws(y)));
-
-                        m |= (uint32_t) _mm_movemask_epi8(hit) << k;
-                }
-#endif
-                for (; k < 32 && i + k < n; k++)
-                        if (json_key_end_at(s, n, i + k))
-                                m |= UINT32_C(1) << k;
-                if (m) {
-                        *mask = m;
-                        return i;
-                }
-        }
-        *mask = 0;
-        return n;
-}
-
-static size_t scan_digit_colon_token(const char *s, size_t n, size_t i, uint32_t *mask)
-{
-#ifdef REDACT_AVX2
-        if (use_avx2) {
-                i = avx_scan_digit_colon_token(s, n, i, mask);
-                if (*mask)
-                        return i;
-        }
-#endif
-        for (; i < n; i += 32) {
-                uint32_t m = 0;
-                size_t k = 0;
-
-#ifdef __SSE2__
-                for (; k < 32 && i + k >= 1 && n - i - k >= 17; k += 16) {
-                        __m128i hit = _mm_and_si128(
-                                _mm_cmpeq_epi8(sse_load(s + i + k), _mm_set1_epi8(':')),
-                                _mm_and_si128(sse_digitish(sse_load(s + i + k - 1)),
-                                              sse_token(sse_load(s + i + k + 1))));
-
-                        m |= (uint32_t) _mm_movemask_epi8(hit) << k;
-                }
-#endif
-                for (; k < 32 && i + k < n; k++)
-                        if (digit_colon_token_at(s, n, i + k))
-                                m |= UINT32_C(1) << k;
-                if (m) {
-                        *mask = m;
-                        return i;
-                }
-        }
-        *mask = 0;
-        return n;
-}
-
 /* Length of the longest of @names (NULL-terminated) that s[0..j) ends with, or 0. */
 static size_t suffix_len(const char *s, size_t j, const char *const *names, bool icase)
 {
@@ -1034,19 +1151,20 @@ static size_t hint_env(struct pass_io *io, size_t pos)
         const char *s = io->s;
         size_t n = io->n;
 
-        for (size_t e = pos; e < n; e++) {
-                const char *p = memchr(s + e, '=', n - e);
-                size_t j, k;
+        for (size_t b = pos; b < n; b += 32) {
+                uint32_t m;
 
-                if (!p)
-                        break;
-                e = (size_t) (p - s);
-                for (j = e; j > pos && ct(s[j - 1], CT_LOOSE_WS); j--)
-                        ;
-                for (k = j; k > pos && j - k < 110 && ct(s[k - 1], CT_UPPER); k--)
-                        ;
-                if (has_env_keyword(s + k, j - k))
-                        return k;
+                b = scan(SCAN_ENV_EQ, s, n, b, &m);
+                for (; m; m &= m - 1) {
+                        size_t e = b + (size_t) __builtin_ctz(m), j, k;
+
+                        for (j = e; j > pos && ct(s[j - 1], CT_LOOSE_WS); j--)
+                                ;
+                        for (k = j; k > pos && j - k < 110 && ct(s[k - 1], CT_UPPER); k--)
+                                ;
+                        if (has_env_keyword(s + k, j - k))
+                                return k;
+                }
         }
         return SIZE_MAX;
 }
@@ -1065,7 +1183,7 @@ static size_t hint_telegram(struct pass_io *io, size_t pos)
         for (size_t b = pos; b < n; b += 32) {
                 uint32_t m;
 
-                b = scan_digit_colon_token(s, n, b, &m);
+                b = scan(SCAN_TG_COLON, s, n, b, &m);
                 for (; m; m &= m - 1) {
                         size_t c = b + (size_t) __builtin_ctz(m), d, k;
 
@@ -1121,7 +1239,7 @@ static size_t hint_json(struct pass_io *io, size_t pos)
         for (size_t b = pos; b < n; b += 32) {
                 uint32_t m;
 
-                b = scan_json_key_end(s, n, b, &m);
+                b = scan(SCAN_JSON_KEY_END, s, n, b, &m);
                 for (; m; m &= m - 1) {
                         size_t q = b + (size_t) __builtin_ctz(m), k, o;
 
@@ -1226,16 +1344,10 @@ static size_t hint_phone(struct pass_io *io, size_t pos)
         const char *s = io->s;
         size_t n = io->n;
 
-        for (size_t i = pos; i < n; i++) {
-                const char *p = memchr(s + i, '+', n - i);
+        uint32_t m;
+        size_t b = scan(SCAN_PHONE, s, n, pos, &m);
 
-                if (!p)
-                        break;
-                i = (size_t) (p - s);
-                if (i + 1 < n && s[i + 1] >= '1' && s[i + 1] <= '9')
-                        return i;
-        }
-        return SIZE_MAX;
+        return m ? b + (size_t) __builtin_ctz(m) : SIZE_MAX;
 }
 
 /*
@@ -1342,37 +1454,6 @@ static bool prefix_literal_at(const char *p, size_t n)
 }
 
 /*
- * Bit k of the result: p[k] is a token byte ([A-Za-z0-9_-]); of *sg: p[k] is
- * 'S' or 'g'. 64 bytes.
- */
-static uint64_t token_masks(const unsigned char *p, uint64_t *sg)
-{
-        uint64_t m = 0, g = 0;
-
-#ifdef REDACT_AVX2
-        if (use_avx2)
-                return avx_token_masks(p, sg);
-#endif
-#ifdef __SSE2__
-        for (unsigned k = 0; k < 4; k++) {
-                __m128i v = sse_load((const char *) p + 16 * k);
-                __m128i sgv = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('S')),
-                                           _mm_cmpeq_epi8(v, _mm_set1_epi8('g')));
-
-                m |= (uint64_t) (unsigned) _mm_movemask_epi8(sse_token(v)) << (16 * k);
-                g |= (uint64_t) (unsigned) _mm_movemask_epi8(sgv) << (16 * k);
-        }
-#else
-        for (unsigned k = 0; k < 64; k++) {
-                m |= (uint64_t) !!(ctype[p[k]] & CT_TOKEN) << k;
-                g |= (uint64_t) !!(ctype[p[k]] & CT_PREFIX_SG) << k;
-        }
-#endif
-        *sg = g;
-        return m;
-}
-
-/*
  * Pass 1 without trying the 35-way alternation at every offset. A match
  * starts at a token start (the lookbehind, and every alternative starts with
  * a token byte), and apart from "SG." and "gAAAA" (which go on with '.' or
@@ -1386,32 +1467,15 @@ static uint64_t token_masks(const unsigned char *p, uint64_t *sg)
  */
 static int pass_prefix(struct pass_io *io)
 {
-        const unsigned char *u = (const unsigned char *) io->s;
         const char *s = io->s;
         size_t n = io->n, pos = 0, last = 0;
-        uint64_t carry = 0;
         unsigned errors = 0;
         int r;
 
         for (size_t i = 0; i < n; i += 48) {
-                unsigned char pad[64];
-                const unsigned char *p = u + i;
-                uint64_t m, sg, run, cand;
+                uint64_t cand;
 
-                if (n - i < sizeof(pad)) {
-                        /* NUL is not a token byte: the text ends the last run. */
-                        memset(pad, 0, sizeof(pad));
-                        memcpy(pad, u + i, n - i);
-                        p = pad;
-                }
-                m = token_masks(p, &sg);
-                run = m & m >> 1; /* bits k, k+1 set */
-                run &= run >> 2;  /* k..k+3 */
-                run &= run >> 4;  /* k..k+7 */
-                run &= run >> 5;  /* k..k+12 */
-                cand = m & ~(m << 1 | carry) & (run | sg) & ((UINT64_C(1) << 48) - 1);
-                carry = m >> 47 & 1;
-
+                i = scan_prefix(s, n, i, &cand);
                 for (; cand; cand &= cand - 1) {
                         size_t c = i + (size_t) __builtin_ctzll(cand);
                         const PCRE2_SIZE *ov;

@@ -20,8 +20,8 @@ struct registry {
 };
 
 const char *const registry_known_tools[] = {
-        "web_search", "web_extract", "read_file", "write_file",
-        "search_files", "patch", "terminal", NULL,
+        "web_search",   "web_extract", "read_file", "write_file",
+        "search_files", "patch",       "terminal",  NULL,
 };
 
 /* The builtin tools compiled into this build. web_*, search_files and patch are not yet. */
@@ -258,7 +258,7 @@ const struct tool *registry_get(const struct registry *r, size_t i)
 
 const struct tool *registry_find(const struct registry *r, const char *name)
 {
-        struct tool key = { .name = (char *) name };
+        struct tool key = {.name = (char *) name};
 
         if (!r || !name || r->n == 0)
                 return NULL;

@@ -31,7 +31,7 @@
 
 /* terminal parameters a script may not use (seed-behavior.md 1.5 step 4). */
 static const char *const terminal_dropped[] = {
-        "background", "pty", "notify_on_complete", "watch_patterns",
+        "background", "pty",       "notify_on_complete", "watch_patterns",
         "notify",     "heartbeat", "persist_on_release",
 };
 
@@ -106,8 +106,8 @@ static void conn_write(struct rpc_conn *c, const char *p, size_t n)
                                 continue;
                         if (errno == EAGAIN) {
                                 struct pollfd pf[2] = {
-                                        { .fd = c->fd, .events = POLLOUT },
-                                        { .fd = c->server->stop_fd, .events = POLLIN },
+                                        {.fd = c->fd, .events = POLLOUT},
+                                        {.fd = c->server->stop_fd, .events = POLLIN},
                                 };
                                 (void) poll(pf, 2, -1);
                                 if ((pf[0].revents & (POLLERR | POLLHUP | POLLNVAL)) ||
@@ -137,8 +137,7 @@ static char *format_answer(json_t *id, const char *key, json_t *value)
         return buf_steal(&b, NULL);
 }
 
-static void log_call(struct rpc_server *s, const struct tool *t, json_t *args, double secs,
-                     bool ok)
+static void log_call(struct rpc_server *s, const struct tool *t, json_t *args, double secs, bool ok)
 {
         _cleanup_free_ char *a = NULL, *red = NULL;
         char preview[96];
@@ -267,8 +266,7 @@ static void handle_line(struct rpc_conn *c, const char *line, size_t n)
                 return;
         }
         /* DECODE_ANY: a bare scalar is valid JSON, answered "expected a JSON object". */
-        req = json_loadb(line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY,
-                         &err);
+        req = json_loadb(line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &err);
         if (!req) {
                 answer_error(c, NULL, "Invalid RPC request: %s (column %d)", err.text, err.column);
                 return;
@@ -329,7 +327,7 @@ static void wake_one(struct rpc_server *s)
 
 static void arm(struct rpc_conn *c)
 {
-        struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.ptr = c };
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.ptr = c};
 
         if (epoll_ctl(c->server->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0)
                 log_debug_errno(-errno, "cannot re-arm an RPC connection: %m");
@@ -360,9 +358,9 @@ static void conn_drop(struct rpc_conn *c)
  */
 static int take_line(struct rpc_conn *c, char **ret, size_t *ret_len)
 {
-        char *nl = c->in.len > c->scanned ? memchr(c->in.data + c->scanned, '\n',
-                                                    c->in.len - c->scanned)
-                                          : NULL;
+        char *nl = c->in.len > c->scanned
+                           ? memchr(c->in.data + c->scanned, '\n', c->in.len - c->scanned)
+                           : NULL;
         size_t n;
         char *line;
 
@@ -484,7 +482,8 @@ static void maybe_start_thread(struct rpc_server *s)
         if (s->n_waiting > 0 || s->n_threads >= s->o.max_threads || atomic_load(&s->stopping))
                 return;
         pthread_attr_init(&attr);
-        /* 1 MiB: enough for jansson recursion on (bounded) deep JSON; untouched pages cost no RSS. */
+        /* 1 MiB: enough for jansson recursion on (bounded) deep JSON; untouched pages cost no RSS.
+         */
         pthread_attr_setstacksize(&attr, 1024 * 1024);
         if (pthread_create(&s->threads[s->n_threads], &attr, worker_main, s) == 0)
                 s->n_threads++;
@@ -494,7 +493,7 @@ static void maybe_start_thread(struct rpc_server *s)
 static void accept_all(struct rpc_server *s)
 {
         for (;;) {
-                struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT };
+                struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT};
                 struct rpc_conn *c;
                 int cfd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
@@ -534,7 +533,7 @@ static void accept_all(struct rpc_server *s)
                 }
         }
         {
-                struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = s };
+                struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.ptr = s};
                 if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->listen_fd, &ev) < 0)
                         log_debug_errno(-errno, "cannot re-arm the RPC socket: %m");
         }
@@ -640,7 +639,7 @@ static void *worker_main(void *arg)
 
 int rpc_server_new(const struct rpc_server_opts *o, struct rpc_server **ret)
 {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
         struct epoll_event ev = {};
         struct rpc_server *s;
         int r;
@@ -684,13 +683,13 @@ int rpc_server_new(const struct rpc_server_opts *o, struct rpc_server **ret)
                 r = -errno;
                 goto fail;
         }
-        ev = (struct epoll_event){ .events = EPOLLIN | EPOLLONESHOT, .data.ptr = s };
+        ev = (struct epoll_event){.events = EPOLLIN | EPOLLONESHOT, .data.ptr = s};
         if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0) {
                 r = -errno;
                 goto fail;
         }
         /* Level-triggered, not one-shot: once written at stop, it wakes every thread. */
-        ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = &s->wake_fd };
+        ev = (struct epoll_event){.events = EPOLLIN, .data.ptr = &s->wake_fd};
         if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake_fd, &ev) < 0) {
                 r = -errno;
                 goto fail;

@@ -94,9 +94,9 @@ static void cache_store(const char *key, const struct probe *pr)
         /* Keep the file small: a machine has few interpreters. */
         if (json_object_size(j) > 64)
                 json_object_clear(j);
-        json_object_set_new(j, key,
-                            json_pack("{s:s, s:s}", "executable", pr->executable, "version",
-                                      pr->version));
+        json_object_set_new(
+                j, key,
+                json_pack("{s:s, s:s}", "executable", pr->executable, "version", pr->version));
         dir = strdup(p);
         if (!dir)
                 return;
@@ -138,7 +138,7 @@ static int run_probe(const char *path, struct probe *ret)
 {
         static const char code[] = "import sys; print(sys.executable); "
                                    "print('%d.%d.%d' % tuple(sys.version_info[:3]))";
-        char *argv[] = { (char *) path, (char *) "-I", (char *) "-c", (char *) code, NULL };
+        char *argv[] = {(char *) path, (char *) "-I", (char *) "-c", (char *) code, NULL};
         char buf[PROBE_OUTPUT_MAX];
         size_t len = 0;
         int pipefd[2], status = 0, r;
@@ -164,7 +164,7 @@ static int run_probe(const char *path, struct probe *ret)
                 return r;
         }
         for (;;) {
-                struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
+                struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
                 usec_t now = now_usec();
                 ssize_t k;
 
@@ -262,7 +262,7 @@ int interpreter_version(const char *path, char **ret)
 /* A project-mode candidate: exists, runs, >= 3.8. */
 static char *try_env_candidate(const char *var)
 {
-        static const char *const names[] = { "bin/python", "bin/python3" };
+        static const char *const names[] = {"bin/python", "bin/python3"};
         const char *prefix = getenv(var);
 
         if (!prefix || prefix[0] != '/')

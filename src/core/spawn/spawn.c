@@ -43,7 +43,7 @@ int pidfd_open_compat(pid_t pid)
 
 _noreturn_ static void child_fail(int errpipe, int stage)
 {
-        struct child_error e = { .stage = stage, .error = errno };
+        struct child_error e = {.stage = stage, .error = errno};
 
         (void) !write(errpipe, &e, sizeof(e));
         _exit(127);

@@ -17,15 +17,15 @@
 #include "basic/macro.h"
 
 struct spawn_opts {
-        const char *path;    /* executable, absolute or relative to cwd */
-        char *const *argv;   /* borrowed */
-        char *const *envp;   /* borrowed */
-        const char *cwd;     /* NULL = inherit */
-        int stdin_fd;        /* -1: /dev/null */
-        int stdout_fd;       /* -1: /dev/null */
-        int stderr_fd;       /* -1: /dev/null; may equal stdout_fd */
-        bool new_session;    /* setsid() */
-        bool die_with_parent; /* PR_SET_PDEATHSIG(SIGKILL) */
+        const char *path;            /* executable, absolute or relative to cwd */
+        char *const *argv;           /* borrowed */
+        char *const *envp;           /* borrowed */
+        const char *cwd;             /* NULL = inherit */
+        int stdin_fd;                /* -1: /dev/null */
+        int stdout_fd;               /* -1: /dev/null */
+        int stderr_fd;               /* -1: /dev/null; may equal stdout_fd */
+        bool new_session;            /* setsid() */
+        bool die_with_parent;        /* PR_SET_PDEATHSIG(SIGKILL) */
         const struct rlimit *nofile; /* RLIMIT_NOFILE for the child; NULL = inherit */
 };
 

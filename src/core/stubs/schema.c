@@ -55,7 +55,7 @@ static int append_tool_lines(struct buf *b, const struct registry *reg, char *co
 /* The seed's rule: web_search and terminal if enabled, else the first two names, else none. */
 static int append_import_list(struct buf *b, const struct registry *reg, char *const *fnames)
 {
-        static const char *const preferred[] = { "web_search", "terminal" };
+        static const char *const preferred[] = {"web_search", "terminal"};
         size_t n = 0;
         int r = 0;
 
@@ -169,8 +169,8 @@ int schema_build(const struct registry *reg, enum ptc_mode mode, const struct pt
         _cleanup_buf_ struct buf desc = BUF_INIT(SCHEMA_MAX_DESCRIPTION);
         _cleanup_buf_ struct buf code = BUF_INIT(SCHEMA_MAX_DESCRIPTION);
         _cleanup_strv_free_ char **fnames = NULL;
-        const char *module = config && config->module_name ? config->module_name
-                                                            : DEFAULT_MODULE_NAME;
+        const char *module =
+                config && config->module_name ? config->module_name : DEFAULT_MODULE_NAME;
         json_auto_t *schema = NULL, *params = NULL, *props = NULL, *code_prop = NULL,
                     *required = NULL;
         int r;

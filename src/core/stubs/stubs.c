@@ -27,12 +27,44 @@
 #define DEFAULT_MODULE_NAME "hermes_tools"
 
 static const char *const python_keywords[] = {
-        "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-        "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
-        "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
-        "try", "while", "with", "yield",
+        "False",
+        "None",
+        "True",
+        "and",
+        "as",
+        "assert",
+        "async",
+        "await",
+        "break",
+        "class",
+        "continue",
+        "def",
+        "del",
+        "elif",
+        "else",
+        "except",
+        "finally",
+        "for",
+        "from",
+        "global",
+        "if",
+        "import",
+        "in",
+        "is",
+        "lambda",
+        "nonlocal",
+        "not",
+        "or",
+        "pass",
+        "raise",
+        "return",
+        "try",
+        "while",
+        "with",
+        "yield",
         /* Not a keyword, but assigning it (a parameter) is a SyntaxError. */
-        "__debug__", NULL,
+        "__debug__",
+        NULL,
 };
 
 /*
@@ -41,15 +73,44 @@ static const char *const python_keywords[] = {
  * _call() for every tool. Keep in sync with module_body below.
  */
 static const char *const module_names[] = {
-        "json", "os", "socket", "shlex", "threading", "time", "itertools", "_local", "_ids",
-        "_dumps", "_names", "_REQ", "_CLOSED", "_connect", "_call", "json_parse", "shell_quote",
-        "retry", "getattr", "OSError", "RuntimeError", "BaseException", "Exception",
-        "ValueError", "isinstance", "dict", "str", "bytes", "bytearray", "next", "range",
-        "BrokenPipeError", "ConnectionResetError", NULL,
+        "json",
+        "os",
+        "socket",
+        "shlex",
+        "threading",
+        "time",
+        "itertools",
+        "_local",
+        "_ids",
+        "_dumps",
+        "_names",
+        "_REQ",
+        "_CLOSED",
+        "_connect",
+        "_call",
+        "json_parse",
+        "shell_quote",
+        "retry",
+        "getattr",
+        "OSError",
+        "RuntimeError",
+        "BaseException",
+        "Exception",
+        "ValueError",
+        "isinstance",
+        "dict",
+        "str",
+        "bytes",
+        "bytearray",
+        "next",
+        "range",
+        "BrokenPipeError",
+        "ConnectionResetError",
+        NULL,
 };
 
 /* The names the helpers are exported under, in __all__ order. */
-static const char *const helper_names[] = { "json_parse", "shell_quote", "retry", NULL };
+static const char *const helper_names[] = {"json_parse", "shell_quote", "retry", NULL};
 
 /*
  * Everything between the header docstring and __all__. The module's text is
@@ -226,8 +287,7 @@ static uint32_t utf8_decode(const unsigned char *p, size_t l)
 static bool needs_escape(uint32_t cp)
 {
         return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) ||
-               (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
-               cp == 0xfeff;
+               (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
 }
 
 enum quoting {
@@ -365,7 +425,8 @@ static int append_py_literal(struct buf *b, json_t *v, unsigned depth)
                 return buf_append_str(b, "None");
         case JSON_ARRAY:
                 r = buf_append_char(b, '[');
-                json_array_foreach(v, i, item) {
+                json_array_foreach(v, i, item)
+                {
                         if (r >= 0 && i > 0)
                                 r = buf_append_str(b, ", ");
                         if (r >= 0)
@@ -377,7 +438,8 @@ static int append_py_literal(struct buf *b, json_t *v, unsigned depth)
         case JSON_OBJECT:
                 r = buf_append_char(b, '{');
                 i = 0;
-                json_object_foreach(v, key, item) {
+                json_object_foreach(v, key, item)
+                {
                         if (r >= 0 && i++ > 0)
                                 r = buf_append_str(b, ", ");
                         if (r >= 0)
@@ -451,8 +513,7 @@ static int py_identifier(const char *s, const char *const *reserved, bool module
                 r = buf_append_char(&b, '_');
         /* Each round makes the name longer, so this ends within |sets| + 1 rounds. */
         while (r >= 0 && (names_contain(python_keywords, b.data) ||
-                          names_contain(reserved, b.data) ||
-                          strv_contains(taken, b.data)))
+                          names_contain(reserved, b.data) || strv_contains(taken, b.data)))
                 r = buf_append_char(&b, '_');
         if (r < 0)
                 return r;
@@ -494,8 +555,8 @@ static const char *annotation_for(json_t *schema)
                 const char *json;
                 const char *py;
         } types[] = {
-                { "string", "str" },   { "integer", "int" }, { "number", "float" },
-                { "boolean", "bool" }, { "array", "list" },  { "object", "dict" },
+                {"string", "str"},   {"integer", "int"}, {"number", "float"},
+                {"boolean", "bool"}, {"array", "list"},  {"object", "dict"},
         };
         const char *type = json_string_value(json_object_get(schema, "type"));
 
@@ -510,16 +571,15 @@ static bool is_required(json_t *required, const char *key)
         size_t i;
         json_t *v;
 
-        json_array_foreach(required, i, v)
-                if (json_is_string(v) && strcmp(json_string_value(v), key) == 0)
-                        return true;
+        json_array_foreach(required, i, v) if (json_is_string(v) &&
+                                               strcmp(json_string_value(v), key) == 0) return true;
         return false;
 }
 
 static int param_init(struct param *p, const char *key, json_t *schema, bool required,
                       char ***names)
 {
-        static const char *const reserved[] = { "_call", NULL };
+        static const char *const reserved[] = {"_call", NULL};
         json_t *dv;
         int r;
 
@@ -580,7 +640,8 @@ static int params_collect(const struct tool *t, struct params *ret)
         if (!ps.v)
                 return -ENOMEM;
         for (int pass = 0; pass < 2; pass++)
-                json_object_foreach(props, key, schema) {
+                json_object_foreach(props, key, schema)
+                {
                         bool req = is_required(required, key);
 
                         if (req != (pass == 0))
@@ -658,8 +719,8 @@ static const char *strip(const char *s, size_t *ret_len)
         while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
                 s++;
         n = strlen(s);
-        while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' ||
-                         s[n - 1] == '\r'))
+        while (n > 0 &&
+               (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
                 n--;
         *ret_len = n;
         return s;
@@ -716,7 +777,7 @@ static int append_stub(struct buf *b, const struct tool *t, const char *fname)
                 r = append_escaped(b, buf_str(&raw), raw.len, QUOTE_DOCSTRING, "    ");
         if (r >= 0)
                 r = buf_append_str(b, memchr(buf_str(&raw), '\n', raw.len) ? "\n    \"\"\"\n"
-                                                                            : "\"\"\"\n");
+                                                                           : "\"\"\"\n");
         for (size_t i = 0; i < ps.n && r >= 0; i++)
                 if (ps.v[i].body_def)
                         r = buf_printf(b, "    if %s is None:\n        %s = %s\n", ps.v[i].name,

@@ -24,13 +24,13 @@ struct tool;
 /* What a tool call may use of the execution it belongs to. All borrowed. */
 struct tool_ctx {
         const struct ptc_config *config;
-        const char *cwd;              /* absolute; base for relative paths */
-        char *const *env;             /* scrubbed environment for subprocesses */
-        usec_t deadline;              /* CLOCK_MONOTONIC; USEC_INFINITY when none */
-        int cancel_fd;                /* readable (POLLIN) once the execution is cancelled;
-                                       * -1 when there is none */
+        const char *cwd;                 /* absolute; base for relative paths */
+        char *const *env;                /* scrubbed environment for subprocesses */
+        usec_t deadline;                 /* CLOCK_MONOTONIC; USEC_INFINITY when none */
+        int cancel_fd;                   /* readable (POLLIN) once the execution is cancelled;
+                                          * -1 when there is none */
         const struct redactor *redactor; /* may be NULL */
-        const char *python;           /* resolved interpreter (absolute), for linters */
+        const char *python;              /* resolved interpreter (absolute), for linters */
 };
 
 /*
