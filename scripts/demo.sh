@@ -6,10 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/deps.sh build
-if [ ! -d build ]; then
-        meson setup build --buildtype=debugoptimized -Dtests=disabled >/dev/null
+if [ ! -f build/build.ninja ]; then
+        meson setup build --buildtype=debugoptimized >/dev/null
 fi
-meson compile -C build ptc >/dev/null
+if ! meson compile -C build ptc:executable >build/demo-compile.log 2>&1; then
+        cat build/demo-compile.log >&2
+        echo "ptc: build failed" >&2
+        exit 1
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
