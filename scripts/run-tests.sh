@@ -16,19 +16,27 @@ scripts/deps.sh test || exit 1
 
 if [ "$variant" = asan ]; then
         dir=build-asan
-        setup=(env CC=clang meson setup "$dir" --buildtype=debug -Dwerror=true
+        setup=(env CC=clang meson setup "$dir" --buildtype=debug -Dwerror=true -Dtests=enabled
                -Db_sanitize=address,undefined -Db_lundef=false
                "-Dc_args=-fno-sanitize-recover=undefined -fno-omit-frame-pointer")
         export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
         export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 else
         dir=build
-        setup=(env CC=gcc meson setup "$dir" --buildtype=debugoptimized -Dwerror=true)
+        setup=(env CC=gcc meson setup "$dir" --buildtype=debugoptimized -Dwerror=true
+               -Dtests=enabled)
 fi
 
-if [ ! -f "$dir/build.ninja" ]; then
-        "${setup[@]}" >/dev/null || { echo "meson setup failed"; echo "0 passed, 1 failed"; exit 1; }
+# Reconfigure an existing dir too: demo.sh may have made build/ before cmocka was installed,
+# and the options above must hold whoever made it.
+[ -f "$dir/build.ninja" ] && setup+=(--reconfigure)
+if ! "${setup[@]}" >"$dir.setup.log" 2>&1; then
+        cat "$dir.setup.log"
+        echo "meson setup failed"
+        echo "0 passed, 1 failed"
+        exit 1
 fi
+rm -f "$dir.setup.log"
 if ! meson compile -C "$dir" >"$dir/compile.log" 2>&1; then
         cat "$dir/compile.log"
         echo "build failed"
