@@ -532,6 +532,186 @@ static void test_redact_text_large(void **state)
         }
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Pre-filters: the passes try their regex only where C code found a candidate                */
+
+/* Expected texts from the implementation before the pre-filters (each must stay byte-identical). */
+static void test_redact_text_candidates(void **state)
+{
+        /* Prefix tokens that may be short ('.' and '=' end the token run). */
+        CHECK("x SG.abcdefghijklmnop y", "x SG.abc...mnop y");
+        CHECK("gAAAA====================", "gAAAA=...====");
+        SAME("gAAAA===================");
+        SAME("xsk-abcdefghijklmnop1234"); /* not a token start */
+        SAME("ghp_abcdefghij_klmnop");    /* the run goes on with a byte ghp_ does not take */
+        /* JSON keys in any case, U+212A KELVIN SIGN being a 'k'; values must be strings. */
+        CHECK("{\"to\u212Aen\": \"abcdefghijklmnopqrstuvwxyz\"}",
+              "{\"to\u212Aen\": \"abcdef...wxyz\"}");
+        CHECK("{\"refresh_to\u212Aen\" : \"abc\"}", "{\"refresh_to\u212Aen\": \"***\"}");
+        CHECK("{\"TOKEN\":\"x\", \"token\": 5, \"Secret\" :\"abcdefghijklmnopqrstu\"}",
+              "{\"TOKEN\": \"***\", \"token\": 5, \"Secret\": \"abcdef...rstu\"}");
+        /* Telegram: \d is Unicode; exactly 30 token bytes are needed after the ':'. */
+        CHECK("bot\u0663\u0663\u0663\u0663\u0663\u0663\u0663\u0663"
+              ":abcdefghijklmnopqrstuvwxyz0123",
+              "bot\u0663\u0663\u0663\u0663\u0663\u0663\u0663\u0663:***");
+        CHECK("12345678:abcdefghijklmnopqrstuvwxyz012 and 123456789:abcdefghijklmnopqrstuvwxyz0123",
+              "12345678:abcdefghijklmnopqrstuvwxyz012 and 123456789:***");
+        /* URL queries: the first "://" of a URL is its start; '#' ends the path. */
+        CHECK("see http://a/http://b?token=x end", "see http://a/http://b?token=*** end");
+        CHECK("ftp://h?x=1 xhttps://h/p?code=42#frag wss://h?api_key=k&ok=1",
+              "ftp://h?x=1 xhttps://h/p?code=***#frag wss://h?api_key=***&ok=1");
+        /* Env names: up to 50 characters before the keyword and 50 after it. */
+        CHECK("XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX_TOKEN=abc",
+              "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX_TOKEN=***");
+        SAME("MY_TOKEN_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX="
+             "abcdefghijklmnopqrstuvwxyz");
+        CHECK("PASSWORD \u00A0= 'hunter2'", "PASSWORD='***'");
+        {
+                /* The longest name: 50 characters, the longest keyword, 50 characters. */
+                char in[256], want[256], fifty_x[51], fifty_y[51];
+
+                memset(fifty_x, 'X', 50);
+                memset(fifty_y, 'Y', 50);
+                fifty_x[50] = fifty_y[50] = 0;
+                snprintf(in, sizeof(in), "X%sCREDENTIAL%s = abcdefghijklmnopqrstuvwxyz", fifty_x,
+                         fifty_y);
+                snprintf(want, sizeof(want), "X%sCREDENTIAL%s=abcdef...wxyz", fifty_x, fifty_y);
+                CHECK(in, want);
+                snprintf(in, sizeof(in), "%sCREDENTIAL%sY=abcdefghijklmnopqrstuvwxyz", fifty_x,
+                         fifty_y);
+                SAME(in);
+        }
+        /* Phone numbers: 6 to 14 more digits, Unicode ones too. */
+        CHECK("1+1=2, +1555123, +15551234567, +1\u0663\u0663\u0663\u0663\u0663\u0663",
+              "1+1=2, +1****23, +155****4567, +1****\u0663\u0663");
+        /* DB schemes in any case, U+017F LATIN SMALL LETTER LONG S being an 's'. */
+        CHECK("po\u017Ftgres://u:pw@h REDIS://a:b@c mongodb+srv://x:y@z",
+              "po\u017Ftgres://u:***@h REDIS://a:***@c mongodb+srv://x:***@z");
+        CHECK("AuThOrIzAtIoN:  bEaReR abcdefghijklmnop1234",
+              "AuThOrIzAtIoN:  bEaReR abcdef...1234");
+}
+
+/* The scans work on blocks of 16 to 64 bytes: put each kind of match at every offset. */
+static void test_redact_text_offsets(void **state)
+{
+        static const char *const cases[][2] = {
+                {"sk-abcdefghijklmnop1234", "sk-abc...1234"},
+                {"SG.abcdefghijklmnop", "SG.abc...mnop"},
+                {"API_TOKEN = abcdefghijklmnopqrstuvwxyz", "API_TOKEN=abcdef...wxyz"},
+                {"{\"token\": \"abcdefghijklmnopqrstuvwxyz\"}", "{\"token\": \"abcdef...wxyz\"}"},
+                {"bot12345678:abcdefghijklmnopqrstuvwxyz0123", "bot12345678:***"},
+                {"see http://a/http://b?token=x", "see http://a/http://b?token=***"},
+                {"+15551234567", "+155****4567"},
+                {"postgres://u:pw@h", "postgres://u:***@h"},
+                {"Authorization: Bearer abcdefghijklmnop1234",
+                 "Authorization: Bearer abcdef...1234"},
+                {"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcd", "eyJhbG...abcd"},
+                {"<@123456789012345678>", "<@***>"},
+        };
+        static const char *const tails[] = {"", " ", " end\n"};
+
+        for (size_t c = 0; c < ELEMENTSOF(cases); c++)
+                for (size_t off = 0; off < 100; off++)
+                        for (size_t t = 0; t < ELEMENTSOF(tails); t++) {
+                                char in[256], want[256];
+
+                                memset(in, ' ', off);
+                                memset(want, ' ', off);
+                                snprintf(in + off, sizeof(in) - off, "%s%s", cases[c][0], tails[t]);
+                                snprintf(want + off, sizeof(want) - off, "%s%s", cases[c][1],
+                                         tails[t]);
+                                CHECK(in, want);
+                        }
+}
+
+/* Value-based redaction probes every 4th offset, and looks for URL forms near '%' and '+'. */
+static void test_redact_text_value_offsets(void **state)
+{
+        static const char *const secrets[] = {"hunter2hunter2", "s3cr3t value", "a bcdefghij",
+                                              NULL};
+        static const char *const forms[] = {
+                "hunter2hunter2",       "68756e7465723268756e74657232",
+                "aHVudGVyMmh1bnRlcjI=", "hunter2%68unter2",
+                "%68unter2hunter%32",   "s3cr3t+value",
+                "s3cr3t%20value",       "%73%33cr3t value",
+                "a+bcdefghij",          "a%20bcdefghij",
+        };
+        _cleanup_redactor_ struct redactor *r = new_redactor_with(secrets);
+
+        for (size_t f = 0; f < ELEMENTSOF(forms); f++)
+                for (size_t off = 0; off < 40; off++)
+                        for (size_t fill = 0; fill < 2; fill++) {
+                                char in[128], want[128];
+
+                                memset(in, fill ? '+' : ' ', off);
+                                memset(want, fill ? '+' : ' ', off);
+                                snprintf(in + off, sizeof(in) - off, "%s x", forms[f]);
+                                snprintf(want + off, sizeof(want) - off, "*** x");
+                                check_mode(r, REDACT_NONE, in, want);
+                        }
+        /* Adjacent occurrences stay separate, overlapping ones merge. */
+        check_mode(r, REDACT_NONE, "hunter2hunter2hunter2hunter2", "***");
+        check_mode(r, REDACT_NONE, "hunter2hunter2 hunter2hunter2", "*** ***");
+        check_mode(r, REDACT_NONE, "s3cr3t+values3cr3t%20value", "******");
+}
+
+/* Plain text: every pre-filter says no, and nothing is allocated or returned. */
+static void test_redact_text_fast_path(void **state)
+{
+        static const char *const secrets[] = {"hunter2hunter2", SECRET, NULL};
+        _cleanup_redactor_ struct redactor *r = new_redactor_with(secrets);
+        static const char *const texts[] = {
+                "2024-01-02T03:04:05.123+00:00 INFO server: on http://127.0.0.1:8080/ (pid=42)\n",
+                "tests/test_foo.py::test_bar PASSED [ 12%]\n  x = 17 + 4 * y  # offset: base + d\n",
+                "{\"name\": \"pkg\", \"version\": \"1.2.3\", \"url\": \"https://a.io/a.tgz\"}\n",
+                "commit 3f2a9c8e1b7d4a6f0e5c2b1a9d8e7f6a5b4c3d2e (HEAD -> main)\nC++ and 1+1=2\n",
+                "see https://docs.python.org/3/library/re.html#re.sub and mail bob@example.com\n",
+        };
+        char plain[4096];
+        size_t n = 0;
+
+        for (int i = 1; i <= 40; i++)
+                n += (size_t) snprintf(plain + n, sizeof(plain) - n,
+                                       "line %02d: the quick brown fox jumps over the lazy dog 7\n",
+                                       i);
+        for (int mode = REDACT_FULL; mode <= REDACT_NONE; mode++) {
+                check_full(NULL, mode, plain, n, plain, n);
+                check_full(r, mode, plain, n, plain, n);
+                for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+                        check_mode(NULL, mode, texts[i], texts[i]);
+                        check_mode(r, mode, texts[i], texts[i]);
+                }
+        }
+}
+
+/* Rough: ~1 ms each on a 2020s machine; the bound leaves room for sanitizers and slow CI. */
+static void test_redact_text_speed(void **state)
+{
+        static const char *const secrets[] = {"hunter2hunter2", SECRET, NULL};
+        static const char *const units[] = {
+                "line 01: the quick brown fox jumps over the lazy dog 7\n",
+                ("2024-01-02T03:04:05.123+00:00 INFO x: GET http://127.0.0.1:8080/a?b=1 (pid=42) "
+                 "{\"name\": \"v\", \"n\": 1} C++ 1+1=2 key: value\n"),
+        };
+        _cleanup_redactor_ struct redactor *r = new_redactor_with(secrets);
+        size_t n = 1024 * 1024;
+
+        for (size_t u = 0; u < ELEMENTSOF(units); u++)
+                for (int mode = REDACT_FULL; mode <= REDACT_CODE; mode++) {
+                        char *in = repeat(units[u], "", n), *out = NULL;
+                        size_t len = 0;
+                        double t = now();
+                        int rc = redact_text(r, mode, in, n, &out, &len);
+
+                        t = now() - t;
+                        print_message("1 MB of '%.20s...', mode %d: %.1f ms\n", units[u], mode,
+                                      t * 1e3);
+                        assert_int_equal(rc, 0);
+                        assert_true(t < 0.2);
+                        free(in);
+                }
+}
+
 struct thread_arg {
         const struct redactor *r;
         const char *in;
@@ -694,6 +874,11 @@ int main(void)
                 cmocka_unit_test(test_redact_text_value_in_words),
                 cmocka_unit_test(test_redact_text_value_fast_path),
                 cmocka_unit_test(test_redact_text_large),
+                cmocka_unit_test(test_redact_text_candidates),
+                cmocka_unit_test(test_redact_text_offsets),
+                cmocka_unit_test(test_redact_text_value_offsets),
+                cmocka_unit_test(test_redact_text_fast_path),
+                cmocka_unit_test(test_redact_text_speed),
                 cmocka_unit_test(test_redact_text_threads),
                 cmocka_unit_test(test_redact_json_nested),
                 cmocka_unit_test(test_redact_json_depth),

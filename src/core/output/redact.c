@@ -16,6 +16,15 @@
  * restart points that provably cannot skip a match the Python regex would
  * find; the comments at each pass give the argument.
  *
+ * This runs on every tool result, so the common case (nothing to redact)
+ * must cost about a pass over the bytes. Most regexes would be tried at every
+ * offset (a lookbehind or an optional group first defeats PCRE2's
+ * start-of-match optimisations), so each pass first finds, in C and mostly
+ * with SIMD, the places where a match can start (a hint: a necessary
+ * condition, with the argument in its comment), and runs the regex only
+ * there, anchored when the hint gives the exact start. The output is
+ * byte-for-byte what running the regexes everywhere gives.
+ *
  * The patterns are compiled once per process (pthread_once) and are
  * read-only afterwards; each redact_text() call has its own match data, so
  * one redactor can be used from any number of threads.
@@ -27,14 +36,19 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
+/*
+ * SIMD versions of the scans: SSE2 where the compiler targets it (all of
+ * x86-64), AVX2 picked at run time. REDACT_NO_AVX2 and REDACT_NO_SIMD leave
+ * them out (the differential tests build all three).
+ */
+#if defined(__SSE2__) && !defined(REDACT_NO_SIMD)
+#        include <emmintrin.h>
+#        define REDACT_SSE2 1
 #endif
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define REDACT_AVX2 1
-#define _avx2_ __attribute__((target("avx2")))
+#if defined(REDACT_SSE2) && defined(__x86_64__) && defined(__GNUC__) && !defined(REDACT_NO_AVX2)
+#        include <immintrin.h>
+#        define REDACT_AVX2 1
+#        define _avx2_ __attribute__((target("avx2")))
 #endif
 /* For the scan loops, which must be specialised per scan kind to be fast. */
 #define _inline_ inline __attribute__((always_inline))
@@ -202,10 +216,11 @@ static pthread_once_t rx_once = PTHREAD_ONCE_INIT;
 static bool use_avx2; /* the scans below have AVX2 versions; set once by rx_init() */
 #endif
 
+static pthread_mutex_t rx_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Process-wide setup shared by all patterns (the patterns themselves compile lazily). */
 static void rx_init(void)
 {
-        const uint32_t base = PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF;
-
 #ifdef REDACT_AVX2
         use_avx2 = __builtin_cpu_supports("avx2");
 #endif
@@ -217,31 +232,44 @@ static void rx_init(void)
         (void) pcre2_set_match_limit(rx_mctx, RX_MATCH_LIMIT);
         (void) pcre2_set_depth_limit(rx_mctx, RX_DEPTH_LIMIT);
         (void) pcre2_set_heap_limit(rx_mctx, RX_HEAP_LIMIT_KIB);
+}
 
-        for (size_t i = 0; i < 2 * _RX_MAX; i++) {
-                size_t id = i % _RX_MAX;
-                bool at = i >= _RX_MAX;
-                pcre2_code **c = at ? &rx_code_at[id] : &rx_code[id];
-                PCRE2_UCHAR msg[256];
-                PCRE2_SIZE off;
-                int err;
+/*
+ * Pattern @id (its anchored twin with @at), compiled and JIT-compiled on first
+ * use. Compiling all of them up front cost ~0.8 ms per ptc start, and most
+ * texts never get past the C hints of most passes. Double-checked: readers
+ * take the acquire-load fast path once the pointer is published.
+ */
+static pcre2_code *rx_get(int id, bool at)
+{
+        const uint32_t base = PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF;
+        pcre2_code **slot = at ? &rx_code_at[id] : &rx_code[id];
+        pcre2_code *c = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        PCRE2_UCHAR msg[256];
+        PCRE2_SIZE off;
+        int err;
 
-                if (at && !rx_defs[id].twin)
-                        continue;
-                *c = pcre2_compile((PCRE2_SPTR) rx_defs[id].pattern, PCRE2_ZERO_TERMINATED,
-                                   base | rx_defs[id].flags | (at ? PCRE2_ANCHORED : 0), &err, &off,
-                                   NULL);
-                if (!*c) {
+        if (c)
+                return c;
+        pthread_mutex_lock(&rx_lock);
+        c = *slot;
+        if (!c) {
+                c = pcre2_compile((PCRE2_SPTR) rx_defs[id].pattern, PCRE2_ZERO_TERMINATED,
+                                  base | rx_defs[id].flags | (at ? PCRE2_ANCHORED : 0), &err, &off,
+                                  NULL);
+                if (!c) {
                         (void) pcre2_get_error_message(err, msg, sizeof(msg));
-                        log_debug("redact: pattern %zu does not compile at offset %zu: %s", id,
+                        log_debug("redact: pattern %d does not compile at offset %zu: %s", id,
                                   (size_t) off, (const char *) msg);
-                        rx_init_error = err == PCRE2_ERROR_HEAP_FAILED ? -ENOMEM : -EINVAL;
-                        return;
+                } else {
+                        /* JIT is an optimisation only: without it the interpreter runs. */
+                        if (pcre2_jit_compile(c, PCRE2_JIT_COMPLETE) < 0)
+                                log_debug("redact: no JIT for pattern %d", id);
+                        __atomic_store_n(slot, c, __ATOMIC_RELEASE);
                 }
-                /* JIT is an optimisation only: without it the interpreter runs. */
-                if (pcre2_jit_compile(*c, PCRE2_JIT_COMPLETE) < 0)
-                        log_debug("redact: no JIT for pattern %zu", id);
         }
+        pthread_mutex_unlock(&rx_lock);
+        return c;
 }
 
 static int rx_ensure(void)
@@ -253,11 +281,13 @@ static int rx_ensure(void)
         return rx_init_error;
 }
 
-static int rx_run(const pcre2_code *code, const char *s, size_t n, size_t pos,
-                  pcre2_match_data *md)
+static int rx_run(const pcre2_code *code, const char *s, size_t n, size_t pos, pcre2_match_data *md)
 {
         int rc;
 
+        /* Only a failed compile (out of memory) leaves no code: report it as a limit hit. */
+        if (!code)
+                return PCRE2_ERROR_NOMEMORY;
         rc = pcre2_match(code, (PCRE2_SPTR) s, n, pos, 0, md, rx_mctx);
         /* The JIT's machine stack is small; the interpreter's heap use is bounded by the limit. */
         if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
@@ -268,13 +298,13 @@ static int rx_run(const pcre2_code *code, const char *s, size_t n, size_t pos,
 /* Search from @pos. */
 static int rx_exec(int id, const char *s, size_t n, size_t pos, pcre2_match_data *md)
 {
-        return rx_run(rx_code[id], s, n, pos, md);
+        return rx_run(rx_get(id, false), s, n, pos, md);
 }
 
 /* Match at @pos only (the pattern must have a twin). */
 static int rx_exec_at(int id, const char *s, size_t n, size_t pos, pcre2_match_data *md)
 {
-        return rx_run(rx_code_at[id], s, n, pos, md);
+        return rx_run(rx_get(id, true), s, n, pos, md);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -443,18 +473,18 @@ enum {
 };
 
 static const uint8_t ctype[256] = {
-        ['\t'... '\r'] = CT_LOOSE_WS | CT_URL_STOP,
+        ['\t' ... '\r'] = CT_LOOSE_WS | CT_URL_STOP,
         [0x1C ... ' '] = CT_LOOSE_WS | CT_URL_STOP,
         ['#'] = CT_URL_STOP,
         ['-'] = CT_TOKEN,
-        ['0'... '9'] = CT_TOKEN | CT_UPPER | CT_DIGITISH,
-        ['A'... 'R'] = CT_TOKEN | CT_UPPER,
+        ['0' ... '9'] = CT_TOKEN | CT_UPPER | CT_DIGITISH,
+        ['A' ... 'R'] = CT_TOKEN | CT_UPPER,
         ['S'] = CT_TOKEN | CT_UPPER | CT_PREFIX_SG,
-        ['T'... 'Z'] = CT_TOKEN | CT_UPPER,
+        ['T' ... 'Z'] = CT_TOKEN | CT_UPPER,
         ['_'] = CT_TOKEN | CT_UPPER,
-        ['a'... 'f'] = CT_TOKEN,
+        ['a' ... 'f'] = CT_TOKEN,
         ['g'] = CT_TOKEN | CT_PREFIX_SG,
-        ['h'... 'z'] = CT_TOKEN,
+        ['h' ... 'z'] = CT_TOKEN,
         [0x80 ... 0xFF] = CT_DIGITISH | CT_LOOSE_WS,
 };
 
@@ -466,9 +496,9 @@ static bool ct(char c, unsigned cls)
 /* What the block scanner looks for (one byte, with its neighbours). */
 enum scan_kind {
         SCAN_JSON_KEY_END, /* '"' then ':' or CT_LOOSE_WS: where a JSON key can end */
-        SCAN_TG_COLON,     /* ':' between CT_DIGITISH and CT_TOKEN: digits, then a Telegram secret */
-        SCAN_ENV_EQ,       /* '=' after CT_UPPER or CT_LOOSE_WS: after an env assignment's name */
-        SCAN_PHONE,        /* '+' then [1-9] */
+        SCAN_TG_COLON, /* ':' between CT_DIGITISH and CT_TOKEN: digits, then a Telegram secret */
+        SCAN_ENV_EQ,   /* '=' after CT_UPPER or CT_LOOSE_WS: after an env assignment's name */
+        SCAN_PHONE,    /* '+' then [1-9] */
 };
 
 static _inline_ bool hit_at(enum scan_kind k, const char *s, size_t n, size_t i)
@@ -503,7 +533,7 @@ static uint64_t prefix_candidates(uint64_t m, uint64_t sg, bool carry)
         return m & ~(m << 1 | (uint64_t) carry) & (run | sg) & ((UINT64_C(1) << 48) - 1);
 }
 
-#ifdef __SSE2__
+#ifdef REDACT_SSE2
 /* The bytes of @v in [lo, lo + len), by signed compares on v + 0x80 - lo. */
 static __m128i sse_range(__m128i v, int lo, int len)
 {
@@ -576,7 +606,8 @@ static uint64_t sse_token_masks(const char *p, uint64_t *sg)
                 __m128i v = sse_load(p + 16 * k);
 
                 m |= (uint64_t) (unsigned) _mm_movemask_epi8(sse_token(v)) << (16 * k);
-                g |= (uint64_t) (unsigned) _mm_movemask_epi8(_mm_or_si128(sse_eq(v, 'S'), sse_eq(v, 'g')))
+                g |= (uint64_t) (unsigned) _mm_movemask_epi8(
+                             _mm_or_si128(sse_eq(v, 'S'), sse_eq(v, 'g')))
                      << (16 * k);
         }
         *sg = g;
@@ -649,7 +680,7 @@ _avx2_ static _inline_ uint32_t avx_hits(enum scan_kind k, const char *p)
 }
 
 _avx2_ static _inline_ size_t avx_scan(enum scan_kind k, const char *s, size_t n, size_t i,
-                                        uint32_t *mask)
+                                       uint32_t *mask)
 {
         for (; n - i >= 64; i += 32) {
                 *mask = avx_hits(k, s + i);
@@ -660,16 +691,16 @@ _avx2_ static _inline_ size_t avx_scan(enum scan_kind k, const char *s, size_t n
         return i;
 }
 
-#define AVX_SCAN(kind, name)                                                                 \
-        _avx2_ static size_t name(const char *s, size_t n, size_t i, uint32_t *mask)        \
-        {                                                                                    \
-                return avx_scan(kind, s, n, i, mask);                                        \
-        }
+#        define AVX_SCAN(kind, name)                                                         \
+                _avx2_ static size_t name(const char *s, size_t n, size_t i, uint32_t *mask) \
+                {                                                                            \
+                        return avx_scan(kind, s, n, i, mask);                                \
+                }
 AVX_SCAN(SCAN_JSON_KEY_END, avx_scan_json_key_end)
 AVX_SCAN(SCAN_TG_COLON, avx_scan_tg_colon)
 AVX_SCAN(SCAN_ENV_EQ, avx_scan_env_eq)
 AVX_SCAN(SCAN_PHONE, avx_scan_phone)
-#undef AVX_SCAN
+#        undef AVX_SCAN
 
 static size_t avx_scan_any(enum scan_kind k, const char *s, size_t n, size_t i, uint32_t *mask)
 {
@@ -690,8 +721,8 @@ static size_t avx_scan_any(enum scan_kind k, const char *s, size_t n, size_t i, 
 _avx2_ static size_t avx_find_pair(const char *s, size_t n, size_t i, char a, char b)
 {
         for (; n - i >= 64; i += 32) {
-                uint32_t m = (uint32_t) _mm256_movemask_epi8(
-                        _mm256_and_si256(avx_eq(avx_load(s + i), a), avx_eq(avx_load(s + i + 1), b)));
+                uint32_t m = (uint32_t) _mm256_movemask_epi8(_mm256_and_si256(
+                        avx_eq(avx_load(s + i), a), avx_eq(avx_load(s + i + 1), b)));
 
                 if (m)
                         return i + (size_t) __builtin_ctz(m);
@@ -741,7 +772,7 @@ static _inline_ size_t scan(enum scan_kind k, const char *s, size_t n, size_t i,
                 }
 #endif
 
-#ifdef __SSE2__
+#ifdef REDACT_SSE2
                 for (; i + j > 0 && j < 32 && n - i - j >= 17; j += 16)
                         m |= sse_hits(k, s + i + j) << j;
 #endif
@@ -781,7 +812,7 @@ static size_t scan_prefix(const char *s, size_t n, size_t i, uint64_t *mask)
                         memcpy(pad, s + i, n - i);
                         p = pad;
                 }
-#ifdef __SSE2__
+#ifdef REDACT_SSE2
                 m = sse_token_masks(p, &sg);
 #else
                 for (unsigned k = 0; k < 64; k++) {
@@ -812,7 +843,7 @@ static const char *find_pair(const char *s, size_t n, char a, char b)
         if (use_avx2)
                 i = avx_find_pair(s, n, i, a, b);
 #endif
-#ifdef __SSE2__
+#ifdef REDACT_SSE2
         for (; n - i >= 17; i += 16) {
                 unsigned m = (unsigned) _mm_movemask_epi8(
                         _mm_and_si128(sse_eq(sse_load(s + i), a), sse_eq(sse_load(s + i + 1), b)));
@@ -924,6 +955,22 @@ static int put_redacted_query(struct buf *b, const char *q, size_t n, bool form,
         }
 }
 
+/* Whether put_redacted_query() would change @q. */
+static bool query_is_sensitive(const char *q, size_t n, bool form)
+{
+        for (size_t i = 0;;) {
+                const char *amp = memchr(q + i, '&', n - i);
+                size_t end = amp ? (size_t) (amp - q) : n;
+                const char *eq = memchr(q + i, '=', end - i);
+
+                if (eq && key_is_sensitive(q + i, (size_t) (eq - q) - i, form))
+                        return true;
+                if (!amp)
+                        return false;
+                i = end + 1;
+        }
+}
+
 static bool form_key_start(char c)
 {
         return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
@@ -971,6 +1018,8 @@ static bool is_form_body(const char *s, size_t n)
 
 /* Write the replacement for one match; return 1 if replaced, 0 to keep the match as it is. */
 typedef int (*redact_emit_fn)(struct buf *b, const char *s, const PCRE2_SIZE *ov);
+/* Whether the emit function would replace this match (for those that may keep it). */
+typedef bool (*redact_changes_fn)(const char *s, const PCRE2_SIZE *ov);
 
 static int emit_mask_g1(struct buf *b, const char *s, const PCRE2_SIZE *ov)
 {
@@ -1055,6 +1104,16 @@ static int emit_userinfo(struct buf *b, const char *s, const PCRE2_SIZE *ov)
         return r < 0 ? r : 1;
 }
 
+/*
+ * Most URLs have no query, or nothing secret in it. Telling so before
+ * anything is written matters: pass_regex() would otherwise copy all the text
+ * since the last change for each of them, and drop it again (quadratic).
+ */
+static bool urlq_changes(const char *s, const PCRE2_SIZE *ov)
+{
+        return GSET(ov, 1) && query_is_sensitive(GPTR(s, ov, 1), GLEN(ov, 1), false);
+}
+
 static int emit_urlq(struct buf *b, const char *s, const PCRE2_SIZE *ov)
 {
         bool changed = false;
@@ -1107,6 +1166,15 @@ struct pass_io {
  */
 typedef size_t (*redact_hint_fn)(struct pass_io *io, size_t pos);
 
+/* Whether p[0..n) is @lit (lower case) in any ASCII case; strncasecmp() depends on the locale. */
+static bool ascii_ci_eq(const char *p, const char *lit, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if ((p[i] >= 'A' && p[i] <= 'Z' ? p[i] + 32 : p[i]) != lit[i])
+                        return false;
+        return true;
+}
+
 /* Length of the longest of @names (NULL-terminated) that s[0..j) ends with, or 0. */
 static size_t suffix_len(const char *s, size_t j, const char *const *names, bool icase)
 {
@@ -1116,7 +1184,7 @@ static size_t suffix_len(const char *s, size_t j, const char *const *names, bool
                 size_t l = strlen(*names);
 
                 if (l > best && j >= l &&
-                    (icase ? strncasecmp(s + j - l, *names, l) : memcmp(s + j - l, *names, l)) == 0)
+                    (icase ? ascii_ci_eq(s + j - l, *names, l) : memcmp(s + j - l, *names, l) == 0))
                         best = l;
         }
         return best;
@@ -1124,7 +1192,7 @@ static size_t suffix_len(const char *s, size_t j, const char *const *names, bool
 
 static bool has_env_keyword(const char *p, size_t n)
 {
-        static const char *const kw[] = {"API_KEY", "APIKEY", "TOKEN", "SECRET",
+        static const char *const kw[] = {"API_KEY", "APIKEY", "TOKEN",     "SECRET",
                                          "PASSW",   "AUTH",   "CREDENTIAL"};
 
         for (size_t i = 0; i + 4 <= n; i++) {
@@ -1175,7 +1243,7 @@ static size_t hint_env(struct pass_io *io, size_t pos)
  * be digits (\d is Unicode: any non-ASCII byte may be part of one); it
  * starts at those digits or at "bot" before them.
  */
-static size_t hint_telegram(struct pass_io *io, size_t pos)
+static size_t hint_tg(struct pass_io *io, size_t pos)
 {
         const char *s = io->s;
         size_t n = io->n;
@@ -1211,10 +1279,16 @@ static size_t hint_telegram(struct pass_io *io, size_t pos)
  */
 static bool json_key_name(const char *p, size_t l)
 {
-        static const char *const names[] = {
-                "apikey",     "api_key",      "token",      "secret",       "password",
-                "access_token", "refresh_token", "auth_token", "bearer",     "secret_value",
-                "raw_secret", "secret_input", "key_material",
+        static const struct {
+                const char *name;
+                size_t len;
+        } names[] = {
+#define N(s) {s, sizeof(s) - 1}
+                N("apikey"),       N("api_key"),      N("token"),         N("secret"),
+                N("password"),     N("access_token"), N("refresh_token"), N("auth_token"),
+                N("bearer"),       N("secret_value"), N("raw_secret"),    N("secret_input"),
+                N("key_material"),
+#undef N
         };
         char low[16];
 
@@ -1226,7 +1300,7 @@ static bool json_key_name(const char *p, size_t l)
         for (size_t i = 0; i < l; i++)
                 low[i] = (char) (p[i] >= 'A' && p[i] <= 'Z' ? p[i] + 32 : p[i]);
         for (size_t k = 0; k < ELEMENTSOF(names); k++)
-                if (strlen(names[k]) == l && memcmp(low, names[k], l) == 0)
+                if (names[k].len == l && memcmp(low, names[k].name, l) == 0)
                         return true;
         return false;
 }
@@ -1247,6 +1321,11 @@ static size_t hint_json(struct pass_io *io, size_t pos)
                                 ;
                         if (k >= n || s[k] != ':')
                                 continue;
+                        /* The value: whitespace, '"', and something other than '"'. */
+                        for (k++; k < n && ct(s[k], CT_LOOSE_WS); k++)
+                                ;
+                        if (n - k < 2 || s[k] != '"' || s[k + 1] == '"')
+                                continue;
                         /* The name is at most 13 characters of up to 3 bytes. */
                         for (o = q; o > pos && q - o < 40 && s[o - 1] != '"'; o--)
                                 ;
@@ -1265,8 +1344,8 @@ static size_t hint_json(struct pass_io *io, size_t pos)
  */
 static bool db_scheme_before(const char *s, size_t j)
 {
-        static const char *const names[] = {"postgres", "postgresql", "mysql", "mongodb",
-                                             "mongodb+srv", "redis", "amqp", NULL};
+        static const char *const names[] = {"postgres",    "postgresql", "mysql", "mongodb",
+                                            "mongodb+srv", "redis",      "amqp",  NULL};
 
         for (size_t k = j; k > 0 && j - k < 16; k--)
                 if ((unsigned char) s[k - 1] >= 0x80)
@@ -1323,11 +1402,10 @@ static size_t hint_urlq(struct pass_io *io, size_t pos)
                         ;
                 for (size_t j = a; j < q; j++) {
                         const char *c = find_lit(s + j, q - j, "://", 0);
+                        size_t l;
 
                         if (!c)
                                 break;
-                        size_t l;
-
                         j = (size_t) (c - s);
                         l = suffix_len(s + pos, j - pos, schemes, false);
                         if (l > 0)
@@ -1338,16 +1416,26 @@ static size_t hint_urlq(struct pass_io *io, size_t pos)
         return SIZE_MAX;
 }
 
-/* Phone numbers start with '+' and an ASCII [1-9]. Exact starts. */
+/* Phone numbers: '+', an ASCII [1-9] and at least 6 digits (of 1 to 4 bytes). Exact starts. */
 static size_t hint_phone(struct pass_io *io, size_t pos)
 {
         const char *s = io->s;
         size_t n = io->n;
 
-        uint32_t m;
-        size_t b = scan(SCAN_PHONE, s, n, pos, &m);
+        for (size_t b = pos; b < n; b += 32) {
+                uint32_t m;
 
-        return m ? b + (size_t) __builtin_ctz(m) : SIZE_MAX;
+                b = scan(SCAN_PHONE, s, n, b, &m);
+                for (; m; m &= m - 1) {
+                        size_t i = b + (size_t) __builtin_ctz(m), k;
+
+                        for (k = 2; k < 8 && i + k < n && ct(s[i + k], CT_DIGITISH); k++)
+                                ;
+                        if (k == 8)
+                                return i;
+                }
+        }
+        return SIZE_MAX;
 }
 
 /*
@@ -1357,8 +1445,34 @@ static size_t hint_phone(struct pass_io *io, size_t pos)
  * can start; with @at it yields every offset where one can start, and only
  * those are tried (anchored).
  */
-static int pass_regex(struct pass_io *io, int id, redact_emit_fn emit, redact_hint_fn hint, bool at)
+enum pass_kind {
+        PASS_REGEX,
+        PASS_PREFIX,
+        PASS_PRIVATE_KEY,
+        PASS_DB,
+        PASS_FORM,
+};
+
+struct pass {
+        enum pass_kind kind;
+        int rx;
+        redact_emit_fn emit;
+        redact_changes_fn changes; /* optional, see urlq_changes() */
+        redact_hint_fn hint;
+        bool at;        /* the hint gives exact starts: try the anchored twin there */
+        bool full_only; /* skipped in REDACT_CODE */
+        /*
+         * Cheap literal pre-checks: the pass cannot match without both. The
+         * byte pair at off1/off2 is searched for first, so it should be a rare one.
+         */
+        const char *need1, *need2;
+        uint8_t off1, off2;
+};
+
+static int pass_regex(struct pass_io *io, const struct pass *p)
 {
+        const int id = p->rx;
+        const bool at = p->at;
         const char *s = io->s;
         size_t n = io->n, pos = 0, last = 0;
         unsigned errors = 0;
@@ -1369,8 +1483,8 @@ static int pass_regex(struct pass_io *io, int id, redact_emit_fn emit, redact_hi
                 size_t saved;
                 int rc;
 
-                if (hint) {
-                        size_t h = hint(io, pos);
+                if (p->hint) {
+                        size_t h = p->hint(io, pos);
 
                         if (h > n)
                                 break;
@@ -1391,11 +1505,15 @@ static int pass_regex(struct pass_io *io, int id, redact_emit_fn emit, redact_hi
                         continue;
                 }
                 ov = pcre2_get_ovector_pointer(io->md);
+                if (p->changes && !p->changes(s, ov)) {
+                        pos = ov[1] > ov[0] ? ov[1] : next_char(s, n, ov[1]);
+                        continue;
+                }
                 saved = io->out->len;
                 r = put(io->out, s + last, ov[0] - last);
                 if (r < 0)
                         return r;
-                r = emit(io->out, s, ov);
+                r = p->emit(io->out, s, ov);
                 if (r < 0)
                         return r;
                 if (r > 0) {
@@ -1410,7 +1528,7 @@ static int pass_regex(struct pass_io *io, int id, redact_emit_fn emit, redact_hi
         return 0;
 }
 
-/* Whether one of the prefix alternatives' fixed starts is at @p ("sk_" covers sk_live_/sk_test_). */
+/* Whether the fixed start of a prefix alternative is at @p ("sk_" covers sk_live_, sk_test_). */
 static bool prefix_literal_at(const char *p, size_t n)
 {
 #define LIT(l) (n >= sizeof(l) - 1 && memcmp(p, l, sizeof(l) - 1) == 0)
@@ -1658,44 +1776,24 @@ static int pass_form(struct pass_io *io)
         return 0;
 }
 
-enum pass_kind {
-        PASS_REGEX,
-        PASS_PREFIX,
-        PASS_PRIVATE_KEY,
-        PASS_DB,
-        PASS_FORM,
-};
-
-struct pass {
-        enum pass_kind kind;
-        int rx;
-        redact_emit_fn emit;
-        redact_hint_fn hint;
-        bool at;        /* the hint gives exact starts: try the anchored twin there */
-        bool full_only; /* skipped in REDACT_CODE */
-        /*
-         * Cheap literal pre-checks: the pass cannot match without both. The
-         * byte pair at off1/off2 is searched for first, so it should be a rare one.
-         */
-        const char *need1, *need2;
-        uint8_t off1, off2;
-};
-
+/* clang-format off */
+/* kind, regex, emit, changes, hint, at, full_only, need1, need2, off1, off2 */
 static const struct pass passes[] = {
         {.kind = PASS_PREFIX},
-        {PASS_REGEX, RX_ENV, emit_env, hint_env, false, true, "=", NULL, 0, 0},
-        {PASS_REGEX, RX_JSON, emit_json, hint_json, true, true, "\"", ":", 0, 0},
-        {PASS_REGEX, RX_AUTH, emit_auth, NULL, false, false, ":", NULL, 0, 0},
-        {PASS_REGEX, RX_TELEGRAM, emit_telegram, hint_telegram, false, false, ":", NULL, 0, 0},
-        {PASS_PRIVATE_KEY, 0, NULL, NULL, false, false, "-----BEGIN", "-----END", 4, 4},
-        {PASS_DB, 0, NULL, NULL, false, false, "@", "://", 0, 0},
-        {PASS_REGEX, RX_JWT, emit_mask_g0, NULL, false, false, "eyJ", NULL, 1, 0},
-        {PASS_REGEX, RX_USERINFO, emit_userinfo, NULL, false, false, "@", "://", 0, 0},
-        {PASS_REGEX, RX_URLQ, emit_urlq, hint_urlq, true, false, "?", "://", 0, 0},
-        {PASS_FORM, 0, NULL, NULL, false, false, "&", "=", 0, 0},
-        {PASS_REGEX, RX_DISCORD, emit_discord, NULL, false, false, "<@", NULL, 0, 0},
-        {PASS_REGEX, RX_PHONE, emit_phone, hint_phone, true, false, "+", NULL, 0, 0},
+        {PASS_REGEX, RX_ENV, emit_env, NULL, hint_env, false, true, "=", NULL, 0, 0},
+        {PASS_REGEX, RX_JSON, emit_json, NULL, hint_json, true, true, "\"", ":", 0, 0},
+        {PASS_REGEX, RX_AUTH, emit_auth, NULL, NULL, false, false, ":", NULL, 0, 0},
+        {PASS_REGEX, RX_TELEGRAM, emit_telegram, NULL, hint_tg, false, false, ":", NULL, 0, 0},
+        {PASS_PRIVATE_KEY, 0, NULL, NULL, NULL, false, false, "-----BEGIN", "-----END", 4, 4},
+        {PASS_DB, 0, NULL, NULL, NULL, false, false, "@", "://", 0, 0},
+        {PASS_REGEX, RX_JWT, emit_mask_g0, NULL, NULL, false, false, "eyJ", NULL, 1, 0},
+        {PASS_REGEX, RX_USERINFO, emit_userinfo, NULL, NULL, false, false, "@", "://", 0, 0},
+        {PASS_REGEX, RX_URLQ, emit_urlq, urlq_changes, hint_urlq, true, false, "?", "://", 0, 0},
+        {PASS_FORM, 0, NULL, NULL, NULL, false, false, "&", "=", 0, 0},
+        {PASS_REGEX, RX_DISCORD, emit_discord, NULL, NULL, false, false, "<@", NULL, 0, 0},
+        {PASS_REGEX, RX_PHONE, emit_phone, NULL, hint_phone, true, false, "+", NULL, 0, 0},
 };
+/* clang-format on */
 
 static bool has_need(const char *s, size_t n, const char *lit, size_t off)
 {
@@ -1713,7 +1811,7 @@ static int run_pass(const struct pass *p, struct pass_io *io)
                 return 0;
         switch (p->kind) {
         case PASS_REGEX:
-                return pass_regex(io, p->rx, p->emit, p->hint, p->at);
+                return pass_regex(io, p);
         case PASS_PREFIX:
                 return pass_prefix(io);
         case PASS_PRIVATE_KEY:
@@ -1732,7 +1830,20 @@ static int run_pass(const struct pass *p, struct pass_io *io)
 struct vform {
         char *data;
         size_t len;
-        uint32_t next; /* 1-based index of the next form in the same bucket, 0 = none */
+};
+
+/*
+ * pass_values() probes the text at every 4th offset only. That sees every
+ * occurrence of a form because forms are at least VALUE_FORM_MIN bytes long
+ * and are indexed by their 4-byte grams at offsets 0..3: one of the first 4
+ * offsets of an occurrence is a multiple of 4, and the gram there lies
+ * inside the form.
+ */
+#define VALUE_FORM_MIN 8
+struct vgram {
+        uint32_t form; /* index into forms */
+        uint32_t off;  /* 0..3 */
+        uint32_t next; /* 1-based index of the next gram in the same bucket, 0 = none */
 };
 
 struct vsecret {
@@ -1746,8 +1857,17 @@ struct redactor {
         size_t n_secrets;
         struct vform *forms;
         size_t n_forms;
+        struct vgram *grams;
+        size_t n_grams;
+        size_t max_len; /* of the secrets */
         uint32_t first_head[256];
         uint8_t first_bits[256 / 8];
+        /*
+         * For url_at(): the byte pairs a URL-encoded secret can start with
+         * when its first byte is not encoded: (v[0], v[1]), (v[0], '%'), and
+         * (v[0], '+') for a v[1] of ' '.
+         */
+        uint8_t url_pairs[65536 / 8];
         uint32_t bucket_head[N_BUCKETS];
         uint8_t bloom[(1u << BLOOM_BITS) / 8];
 };
@@ -1795,6 +1915,7 @@ struct redactor *redactor_free(struct redactor *r)
                 wipe_free(r->forms[i].data, r->forms[i].len);
         free(r->secrets);
         free(r->forms);
+        free(r->grams);
         explicit_wipe(r, sizeof(*r));
         free(r);
         return NULL;
@@ -1831,7 +1952,12 @@ static int form_set_take(struct form_set *fs, char *p, size_t n)
                         wipe_free(p, n);
                         return 0;
                 }
-        if (n < 4 || fs->n >= ELEMENTSOF(fs->f)) {
+        /*
+         * Secrets have at least REDACT_MIN_SECRET_LEN (8) bytes, and none of
+         * their forms is shorter (hex: 2n, base64: over 4n/3 - 2), so the
+         * length check drops nothing; pass_values() depends on it.
+         */
+        if (n < VALUE_FORM_MIN || fs->n >= ELEMENTSOF(fs->f)) {
                 wipe_free(p, n);
                 return 0;
         }
@@ -2018,6 +2144,7 @@ int redactor_add_secret(struct redactor *r, const char *value)
         struct form_set fs = {.n = 0};
         struct vsecret *ns;
         struct vform *nf;
+        struct vgram *ng;
         size_t n;
         char *copy;
         int e;
@@ -2055,6 +2182,13 @@ int redactor_add_secret(struct redactor *r, const char *value)
                 goto out_forms;
         }
         r->forms = nf;
+        ng = realloc(r->grams, (r->n_grams + 4 * fs.n) * sizeof(*ng));
+        if (!ng) {
+                wipe_free(copy, n);
+                e = -ENOMEM;
+                goto out_forms;
+        }
+        r->grams = ng;
 
         /* Commit: nothing below can fail. */
         ns[r->n_secrets] = (struct vsecret){.data = copy, .len = n};
@@ -2062,15 +2196,30 @@ int redactor_add_secret(struct redactor *r, const char *value)
         r->first_head[(unsigned char) copy[0]] = (uint32_t) ++r->n_secrets;
         r->first_bits[(unsigned char) copy[0] >> 3] |= 1u << ((unsigned char) copy[0] & 7);
 
-        for (size_t i = 0; i < fs.n; i++) {
-                uint32_t h = prefix_hash(fs.f[i].data);
-                struct vform *f = &nf[r->n_forms];
+        r->max_len = MAX(r->max_len, n);
+        for (size_t k = 0; k < 3; k++) {
+                static const char second[] = {0, '%', '+'};
+                unsigned pair = (unsigned char) copy[0] |
+                                (unsigned) (unsigned char) (k == 0 ? copy[1] : second[k]) << 8;
 
-                f->data = fs.f[i].data;
-                f->len = fs.f[i].len;
-                f->next = r->bucket_head[h % N_BUCKETS];
-                r->bucket_head[h % N_BUCKETS] = (uint32_t) ++r->n_forms;
-                r->bloom[h >> 3] |= 1u << (h & 7);
+                if (k < 2 || copy[1] == ' ')
+                        r->url_pairs[pair >> 3] |= (uint8_t) (1u << (pair & 7));
+        }
+
+        for (size_t i = 0; i < fs.n; i++) {
+                nf[r->n_forms] = (struct vform){.data = fs.f[i].data, .len = fs.f[i].len};
+                for (uint32_t off = 0; off < 4; off++) {
+                        uint32_t h = prefix_hash(fs.f[i].data + off);
+
+                        ng[r->n_grams] = (struct vgram){
+                                .form = (uint32_t) r->n_forms,
+                                .off = off,
+                                .next = r->bucket_head[h % N_BUCKETS],
+                        };
+                        r->bucket_head[h % N_BUCKETS] = (uint32_t) ++r->n_grams;
+                        r->bloom[h >> 3] |= 1u << (h & 7);
+                }
+                r->n_forms++;
         }
         fs.n = 0;
         return 0;
@@ -2080,24 +2229,32 @@ out_forms:
         return e;
 }
 
-/* Longest literal form (raw, hex, base64, JSON-escaped) starting at @i. */
-static size_t literal_at(const struct redactor *r, const char *s, size_t n, size_t i)
+/*
+ * best[j]: the longest literal form (raw, hex, base64, JSON-escaped) at
+ * offset k - 3 + j, for the forms whose gram at @k is theirs (see struct vgram).
+ */
+static void literal_probe(const struct redactor *r, const char *s, size_t n, size_t k,
+                          size_t best[4])
 {
-        size_t best = 0;
-        uint32_t h, k;
+        uint32_t h;
 
-        if (n - i < 4)
-                return 0;
-        h = prefix_hash(s + i);
+        if (n - k < 4)
+                return;
+        h = prefix_hash(s + k);
         if (!(r->bloom[h >> 3] & (1u << (h & 7))))
-                return 0;
-        for (k = r->bucket_head[h % N_BUCKETS]; k; k = r->forms[k - 1].next) {
-                const struct vform *f = &r->forms[k - 1];
+                return;
+        for (uint32_t g = r->bucket_head[h % N_BUCKETS]; g; g = r->grams[g - 1].next) {
+                const struct vgram *e = &r->grams[g - 1];
+                const struct vform *f = &r->forms[e->form];
+                size_t i;
 
-                if (f->len > best && f->len <= n - i && memcmp(s + i, f->data, f->len) == 0)
-                        best = f->len;
+                if (e->off > k)
+                        continue;
+                i = k - e->off;
+                if (f->len > best[3 - e->off] && f->len <= n - i &&
+                    memcmp(s + i, f->data, f->len) == 0)
+                        best[3 - e->off] = f->len;
         }
-        return best;
 }
 
 /*
@@ -2130,6 +2287,16 @@ static size_t url_at(const struct redactor *r, const char *s, size_t n, size_t i
         size_t nc = 0, best = 0;
         int hi, lo;
 
+        if (s[i] != '%' && s[i] != '+') {
+                unsigned pair;
+
+                /* Every secret byte takes at least one byte of text. */
+                if (n - i < REDACT_MIN_SECRET_LEN)
+                        return 0;
+                pair = (unsigned char) s[i] | (unsigned) (unsigned char) s[i + 1] << 8;
+                if (!(r->url_pairs[pair >> 3] & (1u << (pair & 7))))
+                        return 0;
+        }
         cand[nc++] = (unsigned char) s[i];
         if (s[i] == '%' && n - i >= 3 && (hi = hexval(s[i + 1])) >= 0 &&
             (lo = hexval(s[i + 2])) >= 0)
@@ -2152,40 +2319,71 @@ static size_t url_at(const struct redactor *r, const char *s, size_t n, size_t i
  * secrets that contain or overlap each other leave nothing of either behind
  * (stronger than replacing longest values first).
  */
+static size_t next_byte(const char *s, size_t n, size_t i, char c)
+{
+        const char *p = memchr(s + i, c, n - i);
+
+        return p ? (size_t) (p - s) : SIZE_MAX;
+}
+
 static int pass_values(const struct redactor *r, struct pass_io *io)
 {
         const char *s = io->s;
-        size_t n = io->n, last = 0, cs = 0, ce = 0;
+        size_t n = io->n, last = 0, cs = 0, ce = 0, pct = 0, plus = 0;
         bool open = false, url;
         int e;
 
         if (!r || r->n_secrets == 0 || n < REDACT_MIN_SECRET_LEN)
                 return 0;
-        /* Without '%' or '+' a URL-encoded form is the raw form, which literal_at() finds. */
+        /*
+         * A URL-encoded occurrence that is not also a raw one holds a '%' or
+         * '+', and the bytes before the first of them are raw secret bytes:
+         * it starts less than max_len bytes before one. pct and plus: the
+         * next '%' and '+' at or after the offset (SIZE_MAX: none).
+         */
         url = has_char(s, n, '%') || has_char(s, n, '+');
 
-        for (size_t i = 0; i < n; i++) {
-                size_t m = literal_at(r, s, n, i);
+        for (size_t k = 0; k < n + 3; k += 4) {
+                size_t best[4] = {0, 0, 0, 0};
 
-                if (url)
-                        m = MAX(m, url_at(r, s, n, i));
-                if (m == 0)
+                if (k < n)
+                        literal_probe(r, s, n, k, best);
+                if ((best[0] | best[1] | best[2] | best[3]) == 0 &&
+                    (!url || MIN(pct, plus) > k + r->max_len))
                         continue;
-                if (open && i < ce) {
-                        ce = MAX(ce, i + m);
-                        continue;
+                for (size_t j = 0; j < 4; j++) {
+                        size_t i = k + j - 3, m = best[j];
+
+                        if (k + j < 3)
+                                continue;
+                        if (i >= n)
+                                break;
+                        if (url) {
+                                if (pct < i)
+                                        pct = next_byte(s, n, i, '%');
+                                if (plus < i)
+                                        plus = next_byte(s, n, i, '+');
+                                if (MIN(pct, plus) - i < r->max_len)
+                                        m = MAX(m, url_at(r, s, n, i));
+                        }
+                        if (m == 0)
+                                continue;
+                        if (open && i < ce) {
+                                ce = MAX(ce, i + m);
+                                continue;
+                        }
+                        if (open) {
+                                e = put(io->out, s + last, cs - last);
+                                if (e >= 0)
+                                        e = put_str(io->out, "***");
+                                if (e < 0)
+                                        return e;
+                                last = ce;
+                        }
+                        open = true;
+                        cs = i;
+                        ce = i + m;
                 }
-                if (open) {
-                        e = put(io->out, s + last, cs - last);
-                        if (e >= 0)
-                                e = put_str(io->out, "***");
-                        if (e < 0)
-                                return e;
-                        last = ce;
-                }
-                open = true;
-                cs = i;
-                ce = i + m;
         }
         if (!open)
                 return 0;
