@@ -8,7 +8,7 @@
 set -euo pipefail
 
 build_pkgs=(meson ninja-build pkg-config gcc libc6-dev libjansson-dev libyaml-dev libpcre2-dev python3)
-test_pkgs=(libcmocka-dev python3-pytest clang libclang-rt-14-dev)
+test_pkgs=(libcmocka-dev python3-pytest clang libclang-rt-14-dev ripgrep)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then

@@ -151,11 +151,11 @@ def test_unknown_tool_name_exits_2(ptc):
 def test_tool_not_in_this_build_warns_and_is_left_out(ptc):
     r = ptc.run("""
         import hermes_tools
-        print(sorted(n for n in ("read_file", "search_files", "terminal", "write_file")
+        print(sorted(n for n in ("read_file", "web_extract", "terminal", "write_file")
                      if hasattr(hermes_tools, n)))
-        """, "--tools", "read_file,search_files")
+        """, "--tools", "read_file,web_extract")
     expect(r, 0, "success")
-    assert "search_files" in r.stderr, f"no warning naming search_files: {r!r}"
+    assert "web_extract" in r.stderr, f"no warning naming web_extract: {r!r}"
     assert r.output == "['read_file']\n"
 
 

@@ -115,12 +115,12 @@ def test_disabled_tool_refused_by_server(ptc):
 
 def test_tool_not_in_build_refused(ptc):
     r = rpc_run(ptc, """
-        print(_json.dumps(call('search_files', {'pattern': 'x'})))
+        print(_json.dumps(call('web_search', {'query': 'x'})))
         """)
     expect(r, 0, "success")
-    assert r.output_json()["error"] == ("Tool 'search_files' is not available in "
-                                        "execute_code. Available: read_file, terminal, "
-                                        "write_file"), r
+    assert r.output_json()["error"] == ("Tool 'web_search' is not available in "
+                                        "execute_code. Available: patch, read_file, "
+                                        "search_files, terminal, write_file"), r
 
 
 def test_no_tools_enabled_server_refuses(ptc):

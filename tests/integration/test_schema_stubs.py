@@ -46,9 +46,9 @@ def test_schema_shape(ptc):
 
 def test_schema_default_mentions_enabled_tools_only(ptc):
     desc = schema(ptc)["description"]
-    for name in ("read_file", "write_file", "terminal"):
+    for name in ("read_file", "write_file", "terminal", "search_files", "patch"):
         assert SIG[name] in desc, name
-    for name in ("search_files", "patch", "web_search", "web_extract"):
+    for name in ("web_search", "web_extract"):
         assert SIG[name] not in desc, name
 
 
@@ -132,9 +132,10 @@ def test_schema_tool_not_in_build_warns(ptc):
 def test_stubs_compile_and_define_default_tools(ptc):
     src = stubs(ptc)
     compile(src, "hermes_tools.py", "exec")
-    for name in ("read_file", "write_file", "terminal", "json_parse", "shell_quote", "retry"):
+    for name in ("read_file", "write_file", "terminal", "search_files", "patch", "json_parse",
+                 "shell_quote", "retry"):
         assert f"def {name}(" in src, name
-    for name in ("search_files", "patch", "web_search", "web_extract", "execute_code"):
+    for name in ("web_search", "web_extract", "execute_code"):
         assert f"def {name}(" not in src, name
     assert "PTC_RPC_SOCKET" in src and "PTC_RPC_TOKEN" in src
     assert "AF_UNIX" in src
@@ -334,12 +335,12 @@ def test_retry_backoff_delays(ptc):
 
 def test_schema_default_equals_explicit_default_set(ptc):
     default = schema(ptc)
-    assert default == schema(ptc, "--tools", "read_file,terminal,write_file")
-    # Naming all seven gives the same schema: the four not in this build are left out.
+    assert default == schema(ptc, "--tools", "read_file,terminal,write_file,search_files,patch")
+    # Naming all seven gives the same schema: the two not in this build are left out.
     r = ptc.run_ptc(["schema", "--tools", "web_search,web_extract,read_file,write_file,"
                                           "search_files,patch,terminal"])
     assert r.rc == 0 and r.data == default, r
 
 
 def test_stubs_default_equals_explicit_default_set(ptc):
-    assert stubs(ptc) == stubs(ptc, "--tools", "terminal,write_file,read_file")
+    assert stubs(ptc) == stubs(ptc, "--tools", "terminal,write_file,read_file,patch,search_files")

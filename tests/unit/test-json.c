@@ -69,8 +69,10 @@ static void test_json_write_compact_limits(void **state)
 {
         struct buf small = BUF_INIT(8);
         json_t *deep = json_array(), *cur = deep;
+        json_t *str = json_string("a long string");
 
-        assert_int_equal(json_write_compact(&small, json_string("a long string")), -E2BIG);
+        assert_int_equal(json_write_compact(&small, str), -E2BIG);
+        json_decref(str);
         buf_release(&small);
         for (int i = 0; i < JSON_WRITE_DEPTH_MAX + 5; i++) {
                 json_t *next = json_array();

@@ -624,12 +624,16 @@ static void test_proc_children_two(void **state)
         /* Our own children, on the main thread. */
         a = spawn_sleep(false, -1);
         b = spawn_sleep(false, -1);
+        /*
+         * At least these two: a child of an earlier test in this process may
+         * not be reaped yet when the runner is loaded, so "exactly 2" flaked.
+         */
         n = proc_children(getpid(), true, &kids);
-        assert_int_equal(n, 2);
+        assert_true(n >= 2);
         assert_true(pid_in(kids, n, a) && pid_in(kids, n, b));
         free(kids);
         n = proc_children(getpid(), false, &kids);
-        assert_int_equal(n, 2);
+        assert_true(n >= 2);
         assert_true(pid_in(kids, n, a) && pid_in(kids, n, b));
         free(kids);
         kill_and_reap(a);

@@ -24,11 +24,10 @@ const char *const registry_known_tools[] = {
         "search_files", "patch",       "terminal",  NULL,
 };
 
-/* The builtin tools compiled into this build. web_*, search_files and patch are not yet. */
+/* The builtin tools compiled into this build. web_search and web_extract are not yet. */
 static const struct tool_def *const builtin_defs[] = {
-        &tool_def_read_file,
-        &tool_def_write_file,
-        &tool_def_terminal,
+        &tool_def_read_file,    &tool_def_write_file, &tool_def_terminal,
+        &tool_def_search_files, &tool_def_patch,
 };
 
 static bool is_known(const char *name)

@@ -73,6 +73,8 @@ struct tool {
 extern const struct tool_def tool_def_read_file;
 extern const struct tool_def tool_def_write_file;
 extern const struct tool_def tool_def_terminal;
+extern const struct tool_def tool_def_search_files; /* search-files.c */
+extern const struct tool_def tool_def_patch;        /* patch.c */
 
 /* Helpers for tool implementations (tool-util.c). */
 

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * What the file-editing tools (write_file, patch replace mode, V4A) share:
+ *
+ *   lint.c        the post-write syntax check (seed-behavior.md 2.2 "Lint after write") with
+ *                 the seed's delta against the old content;
+ *   write-file.c  the write itself (atomic, mode kept, through symlinks) and the per-path
+ *                 locks that serialise edits of one file.
+ *
+ * Nothing outside src/core/tools includes this header.
+ *
+ * Thread context: every function may be called from any thread.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "basic/macro.h"
+#include "basic/time-util.h"
+
+struct tool_ctx;
+
+/* --- lint (lint.c) --- */
+
+/*
+ * Old content larger than this is not read for the lint baseline (the edit is then linted
+ * without a delta).
+ */
+#define LINT_PRE_MAX (16u * 1024 * 1024)
+
+enum lint_status {
+        LINT_OK,
+        LINT_ERROR,
+        LINT_SKIPPED,
+};
+
+struct lint {
+        enum lint_status status;
+        char *text; /* owned: the output for LINT_ERROR, the message for LINT_SKIPPED; or NULL */
+};
+
+/* Free l->text. NULL-safe, and safe on a zero-initialised struct. */
+void lint_release(struct lint *l);
+
+/*
+ * The lower-cased extension of @path as Python's os.path.splitext(path)[1].lower() (a leading
+ * dot of the file name does not count), written into @buf (at most @size - 1 bytes, cut when
+ * longer). "" when there is none.
+ */
+void lint_extension_of(const char *path, char *buf, size_t size);
+
+/* True when @ext (as lint_extension_of() writes it) has a linter: .json .yaml .yml .py. */
+bool lint_has_linter(const char *ext);
+
+/*
+ * Lint the @n bytes at @s as a file with extension @ext: .json with jansson, .yaml/.yml with
+ * libyaml (events only, no document built), .py with ctx->python (ast.parse in a subprocess
+ * with a 10 s limit and ctx->deadline, cancelled by ctx->cancel_fd). Any other extension is
+ * LINT_SKIPPED "No linter for <ext> files". A linter that cannot run is LINT_SKIPPED with a
+ * message, not an error. Fills @ret (release with lint_release()); returns 0 or -ENOMEM.
+ */
+_must_check_ int lint_check(const struct tool_ctx *ctx, const char *ext, const char *s, size_t n,
+                            struct lint *ret);
+
+/*
+ * The seed's _check_lint_delta(): lint the new content @s; when it has errors and the old
+ * content @pre (may be NULL; @pre_n 0 means "no baseline") had errors too, keep only the
+ * error lines the old content did not have, under "New lint errors introduced by this edit
+ * (pre-existing errors filtered out):". When every error was already there, @ret keeps the
+ * full output and *ret_message (caller frees) is set to the seed's "already there" note;
+ * otherwise *ret_message is NULL. Returns 0 or -ENOMEM.
+ */
+_must_check_ int lint_delta(const struct tool_ctx *ctx, const char *ext, const char *s, size_t n,
+                            const char *pre, size_t pre_n, struct lint *ret, char **ret_message);
+
+/*
+ * LINT as the seed's LintResult.to_dict(): {"status": "ok", "output": ""},
+ * {"status": "error", "output": ..., ["message": @message]} or {"status": "skipped",
+ * "message": ...}. Returns a new reference, or NULL on ENOMEM. @message may be NULL.
+ */
+json_t *lint_to_json(const struct lint *l, const char *message);
+
+/*
+ * lint_delta() for the file named @path (its extension picks the linter) and lint_to_json():
+ * *ret is a new reference. Returns 0 or -ENOMEM.
+ */
+_must_check_ int lint_delta_json(const struct tool_ctx *ctx, const char *path, const char *s,
+                                 size_t n, const char *pre, size_t pre_n, json_t **ret);
+
+/* --- writing a file as write_file does (write-file.c) --- */
+
+/*
+ * Replace the content of the regular file @target (symlinks already resolved by the caller,
+ * so a symlink stays a link and its target gets the content) with @n bytes: a temp file in the
+ * same directory renamed over it, keeping the file's mode (a new file, @exists false, gets
+ * 0666 & ~umask). Falls back to truncate-and-write when the directory is not writable but the
+ * file is, or the name leaves no room for the temp suffix. Returns 0 or -errno.
+ */
+_must_check_ int tool_file_replace(const char *target, const char *s, size_t n, bool exists);
+
+/*
+ * Per-path serialisation of edits (the seed's file_state.lock_path()): while a caller holds
+ * the lock of a path, no other caller gets a lock that includes it. Keys are compared as
+ * strings, so pass canonical paths (file_safety_realpath() of the absolute path).
+ */
+struct tool_path_lock;
+
+/* Most paths one tool_path_lock() call may hold. */
+#define TOOL_PATH_LOCK_PATHS_MAX 1024
+
+/*
+ * Take the locks of all @n paths at once (duplicates allowed; all-or-nothing, so two callers
+ * with overlapping sets cannot deadlock), waiting while any of them is held, at most until
+ * @deadline (CLOCK_MONOTONIC; USEC_INFINITY waits until the holders release, which they do
+ * when their edit, itself bounded, ends). @paths are copied. On 0, *ret is the held lock
+ * (release with tool_path_unlock()). Returns -ETIMEDOUT, -E2BIG (@n over
+ * TOOL_PATH_LOCK_PATHS_MAX) or -ENOMEM.
+ */
+_must_check_ int tool_path_lock(const char *const *paths, size_t n, usec_t deadline,
+                                struct tool_path_lock **ret);
+
+/* Release and free. NULL-safe; returns NULL. */
+struct tool_path_lock *tool_path_unlock(struct tool_path_lock *l);
+static inline void tool_path_unlockp(struct tool_path_lock **l)
+{
+        *l = tool_path_unlock(*l);
+}
+#define _cleanup_tool_path_lock_ _cleanup_(tool_path_unlockp)
