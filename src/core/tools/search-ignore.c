@@ -330,7 +330,8 @@ static int file_push(struct ignore_file *f, const char *pat, size_t len, bool an
         }
         r = &f->rules[f->n];
         *r = (struct rule){
-                .pat = strndup(pat, len),
+                /* Not strndup(): @pat is a slice of a larger buffer, not a C string. */
+                .pat = malloc(len + 1),
                 .len = len,
                 .anchored = anchored,
                 .dir_only = dir_only,
@@ -338,6 +339,8 @@ static int file_push(struct ignore_file *f, const char *pat, size_t len, bool an
         };
         if (!r->pat)
                 return -ENOMEM;
+        memcpy(r->pat, pat, len);
+        r->pat[len] = 0;
         /* With escapes the literal tail is not a plain suffix of the pattern: skip the shortcut. */
         if (!backslash)
                 while (tail < len && !is_special((uchar) pat[len - 1 - tail]) &&
@@ -476,12 +479,12 @@ static int add_line(struct ignore_file *f, const char *line, size_t n, const cha
                  * A trailing slash + double star matches what is inside the directory, not the
                  * directory itself: ripgrep appends a slash + star to force that.
                  */
-                _cleanup_free_ char *ext = malloc(n + 2);
+                _cleanup_free_ char *ext = malloc(n + 3);
 
                 if (!ext)
                         return -ENOMEM;
                 memcpy(ext, line, n);
-                memcpy(ext + n, "/*", 2);
+                memcpy(ext + n, "/*", 3);
                 r = expand_braces(f, ext, n + 2, anchored, dir_only, whitelist, &budget);
         } else
                 r = expand_braces(f, line, n, anchored, dir_only, whitelist, &budget);
