@@ -331,10 +331,7 @@ static int file_push(struct ignore_file *f, const char *pat, size_t len, bool an
         r = &f->rules[f->n];
         *r = (struct rule){
                 /* Not strndup(): @pat is a slice of a larger buffer, not a C string. */
-                .pat = malloc(len + 1),
-                .len = len,
-                .anchored = anchored,
-                .dir_only = dir_only,
+                .pat = malloc(len + 1), .len = len, .anchored = anchored, .dir_only = dir_only,
                 .whitelist = whitelist,
         };
         if (!r->pat)
