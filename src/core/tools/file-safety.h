@@ -90,6 +90,33 @@ _must_check_ int tool_real_home_dir(char **ret);
  */
 _must_check_ int tool_expand_tilde(const struct tool_ctx *ctx, const char *path, char **ret);
 
+/*
+ * A path as the seed's file tools check it. Owns its strings; release with
+ * tool_path_release() (or _cleanup_tool_path_).
+ */
+struct tool_path {
+        char *shown;      /* "~" expanded, relative kept (the seed's messages and headers) */
+        char *abs;        /* absolute, not normalised */
+        char *resolved;   /* os.path.realpath(abs); NULL when it could not be resolved */
+        char *normalized; /* os.path.normpath(shown) */
+};
+
+/* Fill @ret from @path (relative to ctx->cwd). 0 or -ENOMEM; on failure @ret holds what was made.
+ */
+_must_check_ int tool_path_init(const struct tool_ctx *ctx, const char *path,
+                                struct tool_path *ret);
+void tool_path_release(struct tool_path *p);
+#define _cleanup_tool_path_ _cleanup_(tool_path_release)
+
+/* The seed's _check_sensitive_path(): true when @p names a system path no tool may write. */
+bool tool_path_is_sensitive(const struct tool_path *p);
+
+/*
+ * *ret = {"error": <formatted message>}. Returns 0, or -ENOMEM (then *ret is NULL), so a tool
+ * can `return tool_error_result(ret, ...)`.
+ */
+_must_check_ int tool_error_result(json_t **ret, const char *fmt, ...) _printf_(2, 3);
+
 /* A JSON string of @n bytes, invalid UTF-8 replaced by U+FFFD. NULL on ENOMEM. */
 json_t *tool_json_string(const char *s, size_t n);
 static inline json_t *tool_json_str(const char *s)

@@ -45,22 +45,6 @@
         "old_string not found. Use read_file to verify the current content, or search_files " \
         "to locate the text."
 
-static int error_result(json_t **ret, const char *fmt, ...) _printf_(2, 3);
-static int error_result(json_t **ret, const char *fmt, ...)
-{
-        _cleanup_free_ char *msg = NULL;
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-        *ret = tool_error_new("%s", msg);
-        return *ret ? 0 : -ENOMEM;
-}
-
 /* The seed's PatchResult(error=...).to_dict(): {"success": false, "error": msg}. */
 static int failure_text(json_t **ret, const char *msg)
 {
@@ -86,42 +70,6 @@ static int failure(json_t **ret, const char *fmt, ...)
         if (r < 0)
                 return -ENOMEM;
         return failure_text(ret, msg);
-}
-
-/* A path as the seed checks it: "~" expanded for messages, absolute, and symlinks resolved. */
-struct target {
-        char *shown;      /* "~" expanded, relative kept (the seed's messages and headers) */
-        char *abs;        /* absolute, not normalised */
-        char *resolved;   /* os.path.realpath(abs); NULL when it could not be resolved */
-        char *normalized; /* os.path.normpath(shown) */
-};
-
-static void target_release(struct target *t)
-{
-        free(t->shown);
-        free(t->abs);
-        free(t->resolved);
-        free(t->normalized);
-        *t = (struct target){};
-}
-
-static int target_init(const struct tool_ctx *ctx, const char *path, struct target *t)
-{
-        int r;
-
-        r = tool_expand_tilde(ctx, path, &t->shown);
-        if (r < 0)
-                return r;
-        r = file_safety_normpath(t->shown, &t->normalized);
-        if (r < 0)
-                return r;
-        t->abs = tool_resolve_path(ctx, path);
-        if (!t->abs)
-                return -ENOMEM;
-        r = file_safety_realpath(t->abs, &t->resolved);
-        if (r == -ENOMEM)
-                return r;
-        return 0;
 }
 
 /* Python's len() of @s with line ends normalised (\r\n and \r as \n); invalid bytes count 1. */
@@ -165,7 +113,7 @@ static bool same_normalized(const char *a, size_t an, const char *b, size_t bn)
         }
 }
 
-static int replace_run(const struct tool_ctx *ctx, const struct target *t, const char *old,
+static int replace_run(const struct tool_ctx *ctx, const struct tool_path *t, const char *old,
                        size_t old_n, const char *new_text, size_t new_n, bool replace_all,
                        json_t **ret)
 {
@@ -358,7 +306,7 @@ static char *mode_text(json_t *v)
 static int patch_run(const struct tool *tool, const struct tool_ctx *ctx, json_t *args,
                      json_t **ret_result)
 {
-        _cleanup_(target_release) struct target t = {};
+        _cleanup_tool_path_ struct tool_path t = {};
         json_auto_t *res = NULL;
         json_t *mv, *ov, *nv, *pv, *err;
         const char *path = NULL, *errmsg = NULL;
@@ -366,24 +314,25 @@ static int patch_run(const struct tool *tool, const struct tool_ctx *ctx, json_t
         int r;
 
         if (!json_is_object(args))
-                return error_result(ret_result, "path required");
+                return tool_error_result(ret_result, "path required");
         r = tool_arg_string(args, "path", &path, &errmsg);
         if (r < 0)
-                return error_result(ret_result, "path: %s", errmsg);
+                return tool_error_result(ret_result, "path: %s", errmsg);
         if (path && strlen(path) != json_string_length(json_object_get(args, "path")))
-                return error_result(ret_result, "path: contains a NUL byte");
+                return tool_error_result(ret_result, "path: contains a NUL byte");
 
         /* _check_sensitive_path() first, whatever the mode. */
         if (path && *path) {
-                r = target_init(ctx, path, &t);
+                r = tool_path_init(ctx, path, &t);
                 if (r < 0)
                         return r;
-                if (file_safety_is_sensitive_path(t.resolved, t.normalized))
-                        return error_result(ret_result,
-                                            "Refusing to write to sensitive system path: %s\nUse "
-                                            "the terminal tool with sudo if you need to modify "
-                                            "system files.",
-                                            path);
+                if (tool_path_is_sensitive(&t))
+                        return tool_error_result(
+                                ret_result,
+                                "Refusing to write to sensitive system path: %s\nUse "
+                                "the terminal tool with sudo if you need to modify "
+                                "system files.",
+                                path);
         }
 
         mv = json_object_get(args, "mode");
@@ -392,28 +341,28 @@ static int patch_run(const struct tool *tool, const struct tool_ctx *ctx, json_t
                 ov = json_object_get(args, "old_string");
                 nv = json_object_get(args, "new_string");
                 if (!path || !*path)
-                        return error_result(ret_result, "path required");
+                        return tool_error_result(ret_result, "path required");
                 if (!ov || json_is_null(ov) || !nv || json_is_null(nv))
-                        return error_result(ret_result, "old_string and new_string required");
+                        return tool_error_result(ret_result, "old_string and new_string required");
                 if (!json_is_string(ov) || !json_is_string(nv))
-                        return error_result(ret_result,
-                                            "old_string and new_string must be strings");
+                        return tool_error_result(ret_result,
+                                                 "old_string and new_string must be strings");
                 r = tool_arg_bool(args, "replace_all", false, &replace_all, &errmsg);
                 if (r < 0)
-                        return error_result(ret_result, "replace_all: %s", errmsg);
+                        return tool_error_result(ret_result, "replace_all: %s", errmsg);
                 r = replace_run(ctx, &t, json_string_value(ov), json_string_length(ov),
                                 json_string_value(nv), json_string_length(nv), replace_all, &res);
         } else if (json_is_string(mv) && strcmp(json_string_value(mv), "patch") == 0) {
                 pv = json_object_get(args, "patch");
                 if (!pv || !json_is_string(pv) || json_string_length(pv) == 0)
-                        return error_result(ret_result, "patch content required");
+                        return tool_error_result(ret_result, "patch content required");
                 r = v4a_run(ctx, json_string_value(pv), json_string_length(pv), &res);
         } else {
                 _cleanup_free_ char *m = mode_text(mv);
 
                 if (!m)
                         return -ENOMEM;
-                return error_result(ret_result, "Unknown mode: %s", m);
+                return tool_error_result(ret_result, "Unknown mode: %s", m);
         }
         if (r < 0)
                 return r;

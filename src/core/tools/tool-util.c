@@ -320,3 +320,52 @@ char *tool_resolve_path(const struct tool_ctx *ctx, const char *path)
                 return NULL;
         return r;
 }
+
+int tool_path_init(const struct tool_ctx *ctx, const char *path, struct tool_path *ret)
+{
+        int r;
+
+        r = tool_expand_tilde(ctx, path, &ret->shown);
+        if (r < 0)
+                return r;
+        r = file_safety_normpath(ret->shown, &ret->normalized);
+        if (r < 0)
+                return r;
+        ret->abs = tool_resolve_path(ctx, path);
+        if (!ret->abs)
+                return -ENOMEM;
+        r = file_safety_realpath(ret->abs, &ret->resolved);
+        if (r == -ENOMEM)
+                return r;
+        return 0;
+}
+
+void tool_path_release(struct tool_path *p)
+{
+        free(p->shown);
+        free(p->abs);
+        free(p->resolved);
+        free(p->normalized);
+        *p = (struct tool_path){};
+}
+
+bool tool_path_is_sensitive(const struct tool_path *p)
+{
+        return file_safety_is_sensitive_path(p->resolved, p->normalized);
+}
+
+int tool_error_result(json_t **ret, const char *fmt, ...)
+{
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        *ret = NULL;
+        if (r < 0)
+                return -ENOMEM;
+        *ret = tool_error_new("%s", msg);
+        return *ret ? 0 : -ENOMEM;
+}

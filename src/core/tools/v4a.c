@@ -1808,25 +1808,15 @@ static int check_sensitive(const struct tool_ctx *ctx, const struct v4a_patch *p
         for (size_t i = 0; i < patch->n_ops; i++)
                 for (size_t k = 0; k < 2; k++) {
                         const char *path = k == 0 ? patch->ops[i].path : patch->ops[i].new_path;
-                        _cleanup_free_ char *shown = NULL, *normalized = NULL, *abs = NULL;
-                        _cleanup_free_ char *resolved = NULL;
+                        _cleanup_tool_path_ struct tool_path tp = {};
                         int r;
 
                         if (!path)
                                 continue;
-                        r = tool_expand_tilde(ctx, path, &shown);
+                        r = tool_path_init(ctx, path, &tp);
                         if (r < 0)
                                 return r;
-                        r = file_safety_normpath(shown, &normalized);
-                        if (r < 0)
-                                return r;
-                        abs = tool_resolve_path(ctx, path);
-                        if (!abs)
-                                return -ENOMEM;
-                        r = file_safety_realpath(abs, &resolved);
-                        if (r == -ENOMEM)
-                                return r;
-                        if (!file_safety_is_sensitive_path(resolved, normalized))
+                        if (!tool_path_is_sensitive(&tp))
                                 continue;
                         *ret_result = tool_error_new(SENSITIVE_MESSAGE, path);
                         return *ret_result ? 1 : -ENOMEM;

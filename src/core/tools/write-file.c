@@ -229,26 +229,10 @@ int tool_path_lock(const char *const *paths, size_t n, usec_t deadline, struct t
         return 0;
 }
 
-static int error_result(json_t **ret, const char *fmt, ...) _printf_(2, 3);
-static int error_result(json_t **ret, const char *fmt, ...)
-{
-        _cleanup_free_ char *msg = NULL;
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-        *ret = tool_error_new("%s", msg);
-        return *ret ? 0 : -ENOMEM;
-}
-
 static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
                           json_t **ret_result)
 {
-        _cleanup_free_ char *abs = NULL, *resolved = NULL, *shown = NULL, *normalized = NULL;
+        _cleanup_tool_path_ struct tool_path tp = {};
         _cleanup_free_ char *target_dir = NULL, *pre = NULL, *delta_message = NULL;
         _cleanup_tool_path_lock_ struct tool_path_lock *lock = NULL;
         json_auto_t *res = NULL;
@@ -263,50 +247,43 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
 
         pv = json_is_object(args) ? json_object_get(args, "path") : NULL;
         if (!pv || !json_is_string(pv) || json_string_length(pv) == 0)
-                return error_result(ret_result,
-                                    "write_file: missing required field 'path'. Call it again "
-                                    "with both 'path' and 'content' set.");
+                return tool_error_result(ret_result,
+                                         "write_file: missing required field 'path'. Call it again "
+                                         "with both 'path' and 'content' set.");
         cv = json_object_get(args, "content");
         if (!cv || json_is_null(cv))
-                return error_result(ret_result,
-                                    "write_file: missing required field 'content'. The call had "
+                return tool_error_result(
+                        ret_result, "write_file: missing required field 'content'. The call had "
                                     "a path but no content; call it again with the complete "
                                     "file content.");
         if (!json_is_string(cv))
-                return error_result(ret_result, "write_file: 'content' must be a string, got %s.",
-                                    tool_json_type_name(cv));
+                return tool_error_result(ret_result,
+                                         "write_file: 'content' must be a string, got %s.",
+                                         tool_json_type_name(cv));
         path = json_string_value(pv);
         content = json_string_value(cv);
         content_len = json_string_length(cv);
 
-        r = tool_expand_tilde(ctx, path, &shown);
+        r = tool_path_init(ctx, path, &tp);
         if (r < 0)
                 return r;
-        r = file_safety_normpath(shown, &normalized);
-        if (r < 0)
-                return r;
-        abs = tool_resolve_path(ctx, path);
-        if (!abs)
-                return -ENOMEM;
-        r = file_safety_realpath(abs, &resolved);
-        if (r == -ENOMEM)
-                return r;
-        if (file_safety_is_sensitive_path(resolved, normalized))
-                return error_result(ret_result,
-                                    "Refusing to write to sensitive system path: %s\nUse the "
-                                    "terminal tool with sudo if you need to modify system files.",
-                                    path);
+        if (tool_path_is_sensitive(&tp))
+                return tool_error_result(
+                        ret_result,
+                        "Refusing to write to sensitive system path: %s\nUse the "
+                        "terminal tool with sudo if you need to modify system files.",
+                        path);
 
-        r = file_safety_write_denied(ctx, abs);
+        r = file_safety_write_denied(ctx, tp.abs);
         if (r < 0)
                 return r;
         if (r > 0)
-                return error_result(ret_result,
-                                    "Write denied: '%s' is a protected system/credential file.",
-                                    shown);
+                return tool_error_result(
+                        ret_result, "Write denied: '%s' is a protected system/credential file.",
+                        tp.shown);
 
         /* Write through symlinks: the link stays, its target gets the content. */
-        target = resolved ?: abs;
+        target = tp.resolved ?: tp.abs;
 
         target_dir = strdup(target);
         if (!target_dir)
@@ -318,34 +295,35 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
                 target_dir[1] = 0;
         r = mkdir_p(target_dir, 0777);
         if (r < 0)
-                return error_result(ret_result,
-                                    "Failed to write file: cannot create directory '%s': %s",
-                                    target_dir, strerror(-r));
+                return tool_error_result(ret_result,
+                                         "Failed to write file: cannot create directory '%s': %s",
+                                         target_dir, strerror(-r));
         /* As the seed: true whenever the path names a parent and `mkdir -p` succeeded. */
-        dirs_created = strchr(shown, '/') != NULL;
+        dirs_created = strchr(tp.shown, '/') != NULL;
 
         /* As the seed: writes to one resolved path are serialised (with patch too). */
         keys[0] = target;
         r = tool_path_lock(keys, 1, ctx->deadline, &lock);
         if (r == -ETIMEDOUT)
-                return error_result(ret_result,
-                                    "Failed to write file: %s: timed out waiting for another "
-                                    "edit of this file",
-                                    shown);
+                return tool_error_result(ret_result,
+                                         "Failed to write file: %s: timed out waiting for another "
+                                         "edit of this file",
+                                         tp.shown);
         if (r < 0)
                 return r;
 
         exists = stat(target, &st) >= 0;
         if (!exists && errno != ENOENT)
-                return error_result(ret_result, "Failed to write file: %s: %s", shown,
-                                    strerror(errno));
+                return tool_error_result(ret_result, "Failed to write file: %s: %s", tp.shown,
+                                         strerror(errno));
         if (exists && S_ISDIR(st.st_mode))
-                return error_result(ret_result, "Failed to write file: %s: Is a directory", shown);
+                return tool_error_result(ret_result, "Failed to write file: %s: Is a directory",
+                                         tp.shown);
         if (exists && !S_ISREG(st.st_mode))
-                return error_result(ret_result, "Failed to write file: %s: not a regular file",
-                                    shown);
+                return tool_error_result(ret_result, "Failed to write file: %s: not a regular file",
+                                         tp.shown);
 
-        lint_extension_of(shown, ext, sizeof(ext));
+        lint_extension_of(tp.shown, ext, sizeof(ext));
         if (exists && lint_has_linter(ext) && st.st_size > 0 && st.st_size <= LINT_PRE_MAX) {
                 r = read_file_at(AT_FDCWD, target, LINT_PRE_MAX, &pre, &pre_len);
                 if (r == -ENOMEM)
@@ -360,8 +338,8 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
         r = tool_file_replace(target, content, content_len, exists);
         lock = tool_path_unlock(lock);
         if (r < 0)
-                return error_result(ret_result, "Failed to write file: %s: %s", shown,
-                                    strerror(-r));
+                return tool_error_result(ret_result, "Failed to write file: %s: %s", tp.shown,
+                                         strerror(-r));
 
         r = lint_delta(ctx, ext, content, content_len, pre, pre_len, &lint, &delta_message);
         if (r < 0) {
