@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include "../lib/ptc-test.h"
+#include "../lib/tool-fixture.h"
 /* clang-format on */
 
 #include <errno.h>
@@ -28,57 +29,17 @@
 
 #define PYTHON "/usr/bin/python3"
 
-struct fixture {
-        char dir[64];
-        char home[128];
-        char home_env[160];
-        char *env[4];
-        struct ptc_config config;
-        struct tool_ctx ctx;
-};
-
 static int setup(void **state)
 {
-        struct fixture *f = calloc(1, sizeof(*f));
-
-        if (!f)
-                return -1;
-        (void) snprintf(f->dir, sizeof(f->dir), "/tmp/ptc-test-patch-XXXXXX");
-        if (!mkdtemp(f->dir))
-                return -1;
-        (void) snprintf(f->home, sizeof(f->home), "%s/home", f->dir);
-        if (mkdir(f->home, 0700) < 0)
-                return -1;
-        (void) snprintf(f->home_env, sizeof(f->home_env), "HOME=%s", f->home);
-        f->env[0] = f->home_env;
-        f->env[1] = (char *) "PATH=/usr/bin:/bin";
-        f->env[2] = (char *) "LANG=C.UTF-8";
-        f->env[3] = NULL;
-        if (config_init(&f->config) < 0)
-                return -1;
-        f->ctx = (struct tool_ctx){
-                .config = &f->config,
-                .cwd = f->dir,
-                .env = f->env,
-                .deadline = USEC_INFINITY,
-                .cancel_fd = -1,
-                .python = access(PYTHON, X_OK) == 0 ? PYTHON : NULL,
-        };
-        *state = f;
-        return 0;
+        return tool_fixture_setup(state, "patch", PYTHON);
 }
 
 static int teardown(void **state)
 {
-        struct fixture *f = *state;
-
-        (void) rm_rf(f->dir);
-        config_release(&f->config);
-        free(f);
-        return 0;
+        return tool_fixture_teardown(state);
 }
 
-static void write_in(struct fixture *f, const char *name, const char *s)
+static void write_in(struct tool_fixture *f, const char *name, const char *s)
 {
         char path[256];
         int fd;
@@ -90,7 +51,7 @@ static void write_in(struct fixture *f, const char *name, const char *s)
         assert_int_equal(close(fd), 0);
 }
 
-static char *slurp(struct fixture *f, const char *name)
+static char *slurp(struct tool_fixture *f, const char *name)
 {
         char path[256], *data = NULL;
 
@@ -152,7 +113,7 @@ static void expect_failure(json_t *r, const char *error)
 
 static void test_patch_replace_success_shape(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         const char *key;
         json_t *r, *v, *files;
         char *data;
@@ -186,7 +147,7 @@ static void test_patch_replace_success_shape(void **state)
 
 static void test_patch_replace_argument_errors(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r;
 
         r = run_args(&f->ctx, json_pack("{s:s, s:s}", "old_string", "a", "new_string", "b"));
@@ -218,7 +179,7 @@ static void test_patch_replace_argument_errors(void **state)
 
 static void test_patch_replace_fuzzy_errors(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r;
 
         write_in(f, "b.txt", "x = 1\nx = 1\n");
@@ -255,7 +216,7 @@ static void test_patch_replace_fuzzy_errors(void **state)
 
 static void test_patch_replace_did_you_mean_and_hint(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r;
 
         write_in(f, "c.py", "def foo():\n    return 1\n");
@@ -276,7 +237,7 @@ static void test_patch_replace_did_you_mean_and_hint(void **state)
 
 static void test_patch_replace_strategies_through_the_tool(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r;
         char *d;
 
@@ -312,7 +273,7 @@ static void test_patch_replace_strategies_through_the_tool(void **state)
 
 static void test_patch_replace_crlf(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r;
         char *d;
 
@@ -329,7 +290,7 @@ static void test_patch_replace_crlf(void **state)
 
 static void test_patch_replace_keeps_mode_and_symlink(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char path[256], link[256];
         struct stat st;
         json_t *r;
@@ -363,7 +324,7 @@ static void test_patch_replace_keeps_mode_and_symlink(void **state)
 
 static void test_patch_replace_deny_list(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char path[256], want[512];
         json_t *r;
 
@@ -396,7 +357,7 @@ static void test_patch_replace_deny_list(void **state)
 
 static void test_patch_replace_lint_delta(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r, *lint;
 
         write_in(f, "d.json", "{\"a\": 1, \"b\": 2}\n");
@@ -429,7 +390,7 @@ static void test_patch_replace_lint_delta(void **state)
 
 static void test_patch_replace_too_large(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char path[256];
         json_t *r;
         int fd;
@@ -446,7 +407,7 @@ static void test_patch_replace_too_large(void **state)
 }
 
 struct worker {
-        struct fixture *f;
+        struct tool_fixture *f;
         int k;
         int ok;
 };
@@ -471,7 +432,7 @@ static void *patch_worker(void *p)
 
 static void test_patch_replace_concurrent_same_file(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         struct worker w[16];
         pthread_t th[16];
         char buf[16 * 20 + 1] = "", *d;
@@ -519,7 +480,7 @@ static void test_patch_path_lock(void **state)
 
 static void test_patch_mode_patch_dispatches(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r;
         char *d;
 

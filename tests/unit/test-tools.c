@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include "../lib/ptc-test.h"
+#include "../lib/tool-fixture.h"
 /* clang-format on */
 
 #include <errno.h>
@@ -30,56 +31,14 @@
 
 #define PYTHON "/usr/bin/python3"
 
-struct fixture {
-        char dir[64];
-        char home[128];
-        char home_env[160];
-        char *env[5];
-        struct ptc_config config;
-        struct tool_ctx ctx;
-};
-
 static int setup(void **state)
 {
-        struct fixture *f = calloc(1, sizeof(*f));
-
-        if (!f)
-                return -1;
-        (void) snprintf(f->dir, sizeof(f->dir), "/tmp/ptc-test-tools-XXXXXX");
-        if (!mkdtemp(f->dir))
-                return -1;
-        (void) snprintf(f->home, sizeof(f->home), "%s/home", f->dir);
-        if (mkdir(f->home, 0700) < 0)
-                return -1;
-        (void) snprintf(f->home_env, sizeof(f->home_env), "HOME=%s", f->home);
-        f->env[0] = f->home_env;
-        f->env[1] = (char *) "PATH=/usr/bin:/bin";
-        f->env[2] = (char *) "FOO_TEST=bar";
-        f->env[3] = (char *) "LANG=C.UTF-8";
-        f->env[4] = NULL;
-        if (config_init(&f->config) < 0)
-                return -1;
-        f->ctx = (struct tool_ctx){
-                .config = &f->config,
-                .cwd = f->dir,
-                .env = f->env,
-                .deadline = USEC_INFINITY,
-                .cancel_fd = -1,
-                .redactor = NULL,
-                .python = access(PYTHON, X_OK) == 0 ? PYTHON : NULL,
-        };
-        *state = f;
-        return 0;
+        return tool_fixture_setup(state, "tools", PYTHON);
 }
 
 static int teardown(void **state)
 {
-        struct fixture *f = *state;
-
-        (void) rm_rf(f->dir);
-        config_release(&f->config);
-        free(f);
-        return 0;
+        return tool_fixture_teardown(state);
 }
 
 /* Run @def with the JSON @args; returns the result (caller decrefs). */
@@ -142,7 +101,7 @@ static void write_path(const char *path, const void *p, size_t n)
         close(fd);
 }
 
-static void write_in(struct fixture *f, const char *name, const char *s)
+static void write_in(struct tool_fixture *f, const char *name, const char *s)
 {
         char path[256];
 
@@ -150,7 +109,7 @@ static void write_in(struct fixture *f, const char *name, const char *s)
         write_path(path, s, strlen(s));
 }
 
-static char *slurp(struct fixture *f, const char *name)
+static char *slurp(struct tool_fixture *f, const char *name)
 {
         char path[256], *data = NULL;
 
@@ -221,7 +180,7 @@ static void test_tool_arg_bool_and_string(void **state)
 
 static void test_tool_resolve_path_tilde(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char want[256];
         char *p;
 
@@ -273,7 +232,7 @@ static void test_file_safety_normpath(void **state)
 
 static void test_file_safety_realpath_lenient(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char link[256], path[256], want[256];
         char *r = NULL, *real_dir = realpath(f->dir, NULL);
 
@@ -308,7 +267,7 @@ static void test_file_safety_realpath_lenient(void **state)
 
 static void test_read_file_normal(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r;
         char *dump;
 
@@ -326,7 +285,7 @@ static void test_read_file_normal(void **state)
 
 static void test_read_file_no_trailing_newline(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r;
 
         write_in(f, "b.txt", "one\ntwo");
@@ -346,7 +305,7 @@ static void test_read_file_no_trailing_newline(void **state)
 
 static void test_read_file_offset_limit(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char buf[256] = "";
         json_t *r;
 
@@ -379,7 +338,7 @@ static void test_read_file_offset_limit(void **state)
 
 static void test_read_file_long_lines(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         size_t n = 3000 * 2;
         char *s = malloc(n + 2), *want;
         json_t *r;
@@ -424,7 +383,7 @@ static void test_read_file_long_lines(void **state)
 
 static void test_read_file_not_found_similar(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r, *sim;
 
         write_in(f, "config.yaml", "a: 1\n");
@@ -450,7 +409,7 @@ static void test_read_file_not_found_similar(void **state)
 
 static void test_read_file_binary(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char path[256], data[600];
         json_t *r;
 
@@ -475,7 +434,7 @@ static void test_read_file_binary(void **state)
 
 static void test_read_file_devices_fifo_dir(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char path[256];
         usec_t t0;
         json_t *r;
@@ -511,7 +470,7 @@ static void test_read_file_devices_fifo_dir(void **state)
 
 static void test_read_file_huge_guard(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char line[102], path[256];
         json_t *r;
         int fd;
@@ -545,7 +504,7 @@ static void test_read_file_huge_guard(void **state)
 
 static void test_read_file_invalid_utf8_and_tilde(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char path[256];
         json_t *r;
 
@@ -569,7 +528,7 @@ static void test_read_file_invalid_utf8_and_tilde(void **state)
 
 static void test_write_file_new_and_mkdir(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r, *lint;
         char *data, *dump;
 
@@ -605,7 +564,7 @@ static void test_write_file_new_and_mkdir(void **state)
 
 static void test_write_file_keeps_mode(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char path[256];
         struct stat st;
         json_t *r;
@@ -627,7 +586,7 @@ static void test_write_file_keeps_mode(void **state)
 
 static void test_write_file_symlink_target(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char link[256];
         struct stat st;
         json_t *r;
@@ -649,7 +608,7 @@ static void test_write_file_symlink_target(void **state)
 
 static void test_write_file_deny_list(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         char path[256], want[512];
         json_t *r;
 
@@ -697,7 +656,7 @@ static void test_write_file_deny_list(void **state)
 
 static void test_write_file_lint_json(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r, *lint;
 
         r = run_tool(&tool_def_write_file, &f->ctx,
@@ -754,7 +713,7 @@ static void test_write_file_lint_json(void **state)
 
 static void test_write_file_lint_python(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         struct tool_ctx ctx = f->ctx;
         json_t *r, *lint;
 
@@ -784,7 +743,7 @@ static void test_write_file_lint_python(void **state)
 
 static void test_terminal_echo_exit_stderr(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r;
         char *dump;
 
@@ -822,7 +781,7 @@ static void test_terminal_echo_exit_stderr(void **state)
 
 static void test_terminal_timeout(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         usec_t t0 = now_usec(), dt;
         const char *out;
         json_t *r;
@@ -857,7 +816,7 @@ static void *cancel_later(void *p)
 
 static void test_terminal_cancel(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         struct tool_ctx ctx = f->ctx;
         pthread_t th;
         int p[2];
@@ -894,7 +853,7 @@ static bool process_is_zombie(pid_t pid)
 
 static void test_terminal_background_job_killed(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         usec_t t0 = now_usec();
         json_int_t pid;
         json_t *r;
@@ -920,7 +879,7 @@ static void test_terminal_background_job_killed(void **state)
 
 static void test_terminal_env_is_ctx_env(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         const char *out;
         json_t *r;
 
@@ -935,7 +894,7 @@ static void test_terminal_env_is_ctx_env(void **state)
 
 static void test_terminal_workdir_errors(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r;
         char *dump;
 
@@ -958,7 +917,7 @@ static void test_terminal_workdir_errors(void **state)
 
 static void test_terminal_guard(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         static const char *const blocked[] = {
                 "nohup sleep 1", "sleep 1 &", "sleep 1 & echo x",
                 "npm run dev",   "NPX vite",  "python3 -m http.server 8000",
@@ -995,7 +954,7 @@ static void test_terminal_guard(void **state)
 
 static void test_terminal_exit_code_meaning_grep(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *r;
 
         r = run_tool(&tool_def_terminal, &f->ctx, "{\"command\": \"echo abc | grep zzz\"}");
@@ -1013,7 +972,7 @@ static void test_terminal_exit_code_meaning_grep(void **state)
 
 static void test_terminal_big_output_and_ansi(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         const char *out;
         json_t *r;
 
@@ -1032,7 +991,7 @@ static void test_terminal_big_output_and_ansi(void **state)
 }
 
 struct thread_job {
-        struct fixture *f;
+        struct tool_fixture *f;
         int n;
         bool ok;
 };
@@ -1059,7 +1018,7 @@ static void *terminal_thread(void *p)
 
 static void test_terminal_concurrent(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         struct thread_job jobs[8];
         pthread_t th[8];
         usec_t t0 = now_usec();

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include "../lib/ptc-test.h"
+#include "../lib/tool-fixture.h"
 /* clang-format on */
 
 #include <errno.h>
@@ -330,57 +331,17 @@ static void test_v4a_parse_hostile(void **state)
 
 /* --- apply --- */
 
-struct fixture {
-        char dir[64];
-        char home[128];
-        char home_env[160];
-        char *env[4];
-        struct ptc_config config;
-        struct tool_ctx ctx;
-};
-
 static int setup(void **state)
 {
-        struct fixture *f = calloc(1, sizeof(*f));
-
-        if (!f)
-                return -1;
-        (void) snprintf(f->dir, sizeof(f->dir), "/tmp/ptc-test-v4a-XXXXXX");
-        if (!mkdtemp(f->dir))
-                return -1;
-        (void) snprintf(f->home, sizeof(f->home), "%s/home", f->dir);
-        if (mkdir(f->home, 0700) < 0)
-                return -1;
-        (void) snprintf(f->home_env, sizeof(f->home_env), "HOME=%s", f->home);
-        f->env[0] = f->home_env;
-        f->env[1] = (char *) "PATH=/usr/bin:/bin";
-        f->env[2] = (char *) "LANG=C.UTF-8";
-        f->env[3] = NULL;
-        if (config_init(&f->config) < 0)
-                return -1;
-        f->ctx = (struct tool_ctx){
-                .config = &f->config,
-                .cwd = f->dir,
-                .env = f->env,
-                .deadline = USEC_INFINITY,
-                .cancel_fd = -1,
-                .python = NULL, /* .py lint is the linter's test; here it is "skipped" */
-        };
-        *state = f;
-        return 0;
+        return tool_fixture_setup(state, "v4a", NULL);
 }
 
 static int teardown(void **state)
 {
-        struct fixture *f = *state;
-
-        (void) rm_rf(f->dir);
-        config_release(&f->config);
-        free(f);
-        return 0;
+        return tool_fixture_teardown(state);
 }
 
-static void put(struct fixture *f, const char *name, const char *content)
+static void put(struct tool_fixture *f, const char *name, const char *content)
 {
         _cleanup_free_ char *p = path_join(f->dir, name);
 
@@ -389,7 +350,7 @@ static void put(struct fixture *f, const char *name, const char *content)
 }
 
 /* The file's content, or NULL when it does not exist. Caller frees. */
-static char *get(struct fixture *f, const char *name)
+static char *get(struct tool_fixture *f, const char *name)
 {
         _cleanup_free_ char *p = path_join(f->dir, name);
         char *s = NULL;
@@ -403,7 +364,7 @@ static char *get(struct fixture *f, const char *name)
         return s;
 }
 
-static void assert_file(struct fixture *f, const char *name, const char *content)
+static void assert_file(struct tool_fixture *f, const char *name, const char *content)
 {
         _cleanup_free_ char *s = get(f, name);
 
@@ -417,7 +378,7 @@ static void assert_file(struct fixture *f, const char *name, const char *content
         assert_string_equal(s, content);
 }
 
-static json_t *apply(struct fixture *f, const char *patch)
+static json_t *apply(struct tool_fixture *f, const char *patch)
 {
         json_t *res = NULL;
         int r;
@@ -477,7 +438,7 @@ static void assert_list(json_t *res, const char *key, const char *want)
 
 static void test_v4a_apply_update(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res;
 
         put(f, "a.txt", "one\ntwo\nthree\n");
@@ -503,7 +464,7 @@ static void test_v4a_apply_update(void **state)
 
 static void test_v4a_apply_all_operations(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res;
 
         put(f, "upd.txt", "x\ny\n");
@@ -540,7 +501,7 @@ static void test_v4a_apply_all_operations(void **state)
 
 static void test_v4a_apply_validation_failure_is_atomic(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res;
 
         put(f, "a.txt", "alpha\nbeta\n");
@@ -580,7 +541,7 @@ static void test_v4a_apply_validation_failure_is_atomic(void **state)
 
 static void test_v4a_apply_add_existing_file(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res;
 
         put(f, "a.txt", "keep me\n");
@@ -599,7 +560,7 @@ static void test_v4a_apply_add_existing_file(void **state)
 
 static void test_v4a_apply_move_then_update(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res;
 
         put(f, "old.txt", "hello\nworld\n");
@@ -635,7 +596,7 @@ static void test_v4a_apply_move_then_update(void **state)
 
 static void test_v4a_apply_update_move_to(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         _cleanup_free_ char *src = path_join(f->dir, "run.sh"), *dst = NULL;
         struct stat st;
         json_t *res;
@@ -682,7 +643,7 @@ static void test_v4a_apply_update_move_to(void **state)
 
 static void test_v4a_apply_blank_context_line(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res;
 
         put(f, "a.py",
@@ -702,7 +663,7 @@ static void test_v4a_apply_blank_context_line(void **state)
 
 static void test_v4a_apply_addition_only(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res;
 
         put(f, "a.txt", "[one]\nx\n[two]\ny\n\n\n");
@@ -736,7 +697,7 @@ static void test_v4a_apply_addition_only(void **state)
 
 static void test_v4a_apply_not_found_did_you_mean(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res;
 
         put(f, "a.py",
@@ -763,7 +724,7 @@ static void test_v4a_apply_not_found_did_you_mean(void **state)
 
 static void test_v4a_apply_ambiguous_and_window(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         _cleanup_free_ char *content = NULL, *want = NULL, *pad = NULL;
         json_t *res;
 
@@ -792,7 +753,7 @@ static void test_v4a_apply_ambiguous_and_window(void **state)
 
 static void test_v4a_apply_no_changes(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res;
 
         put(f, "a.txt", "a\nb\n");
@@ -814,7 +775,7 @@ static void test_v4a_apply_no_changes(void **state)
 
 static void test_v4a_apply_parse_error(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res = apply(f, "*** Update File: a.txt\n*** Move File: b\n");
 
         assert_failure(res, "Failed to parse patch: Parse error: UPDATE 'a.txt': no hunks found; "
@@ -824,7 +785,7 @@ static void test_v4a_apply_parse_error(void **state)
 
 static void test_v4a_apply_deny_list(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         _cleanup_free_ char *want = NULL;
         json_t *res;
 
@@ -848,7 +809,7 @@ static void test_v4a_apply_deny_list(void **state)
 
 static void test_v4a_apply_sensitive_path(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res = apply(f, "*** Move File: x -> /etc/ptc-test\n");
 
         assert_string_equal(sget(res, "error"),
@@ -860,7 +821,7 @@ static void test_v4a_apply_sensitive_path(void **state)
 
 static void test_v4a_apply_crlf_file(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res;
 
         put(f, "w.txt", "one\r\ntwo\r\nthree\r\n");
@@ -873,7 +834,7 @@ static void test_v4a_apply_crlf_file(void **state)
 
 static void test_v4a_apply_delete_and_move_checks(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         _cleanup_free_ char *d = path_join(f->dir, "adir");
         json_t *res;
 
@@ -902,7 +863,7 @@ static void test_v4a_apply_delete_and_move_checks(void **state)
 
 static void test_v4a_apply_lint_json(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res, *l;
 
         res = apply(f, "*** Add File: conf.json\n+{\"a\": }\n");
@@ -921,7 +882,7 @@ static void test_v4a_apply_lint_json(void **state)
 
 static void test_v4a_apply_same_file_twice(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         json_t *res;
 
         /* Updating a file twice applies the hunks in order on the simulated content. */
@@ -935,7 +896,7 @@ static void test_v4a_apply_same_file_twice(void **state)
 
 static void test_v4a_apply_hostile_bytes(void **state)
 {
-        struct fixture *f = *state;
+        struct tool_fixture *f = *state;
         static const char content[] = "a\0b\nc\xff\xfe\nend\n";
         static const char patch[] = "*** Update File: bin.dat\n-c\xff\xfe\n+d\0e\n";
         static const char want[] = "a\0b\nd\0e\nend\n";
