@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -34,7 +35,7 @@ def search(ptc, args, cwd=None, rc=0):
 
 
 def rg(ptc, args, cwd):
-    """Run rg with the test's minimal environment (no global gitignore, no rg config)."""
+    """Run rg with the test's minimal environment (its own HOME and XDG dirs, no rg config)."""
     p = subprocess.run([RG] + args, cwd=str(cwd), env=ptc.make_env(), stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=60)
     assert p.returncode in (0, 1), (args, p.stderr)
@@ -341,3 +342,40 @@ def test_path_not_found_suggests_similar(ptc):
     (ptc.workdir / "repo").mkdir()
     d = search(ptc, {"pattern": "x", "path": "rep"})
     assert d == {"total_count": 0, "error": "Path not found: rep. Similar paths: ./repo"}, d
+
+
+# --- git's global excludes (core.excludesFile), as rg reads them --------------
+
+def _global_excludes_case(ptc, repo, files):
+    env = ptc.make_env()
+    home, xdg = Path(env["HOME"]), Path(env["XDG_CONFIG_HOME"])
+    created = [write(xdg if rel.startswith("$XDG/") else home, rel.replace("$XDG/", ""), text)
+               for rel, text in files]
+    try:
+        d = search(ptc, {"pattern": "TODO", "output_mode": "count", "limit": 10000}, cwd=repo)
+        want = rg_counts(ptc, repo, "TODO", ".")
+        assert d["counts"] == want, (d, want)
+        return want
+    finally:
+        for p in created:
+            p.unlink()
+
+
+GLOBAL_EXCLUDES = {
+    # core.excludesFile in ~/.gitconfig, "~/" expanded, other sections around it
+    "gitconfig": ([(".gitconfig", '[user]\n\tname = x\n[core]\n\texcludesFile = ~/my-ign\n'),
+                   ("my-ign", "a.py\nsrc/sub/\n")], "./a.py"),
+    # no gitconfig: $XDG_CONFIG_HOME/git/ignore
+    "xdg-default": ([("$XDG/git/ignore", "conftest.py\n/noeol.txt\n")], "./conftest.py"),
+    # $XDG_CONFIG_HOME/git/config names the file, key spelt in lower case
+    "xdg-config": ([("$XDG/git/config", "[core]\n  excludesfile = ~/.gexcl\n"),
+                    (".gexcl", "*.c\n")], "./src/main.c"),
+}
+
+
+@needs_rg
+@pytest.mark.parametrize("how", sorted(GLOBAL_EXCLUDES))
+def test_global_git_excludes_match_rg(ptc, repo, how):
+    files, hidden = GLOBAL_EXCLUDES[how]
+    want = _global_excludes_case(ptc, repo, files)
+    assert hidden not in want  # the global rules were applied, not just agreed on

@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 
+#include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/path-util.h"
 #include "basic/time-util.h"
@@ -329,6 +330,67 @@ static void test_ignore_dir_match_nested(void **state)
         ignore_dir_release(&sub);
         ignore_dir_release(&repo);
         ignore_dir_release(&top);
+}
+
+static void put_file(const char *dir, const char *rel, const char *text)
+{
+        _cleanup_free_ char *p = path_join(dir, rel);
+
+        assert_non_null(p);
+        assert_int_equal(write_file_atomic(p, text, strlen(text), 0644), 0);
+}
+
+static void test_ignore_global_excludes(void **state)
+{
+        char home[] = "/tmp/ptc-test-gexcl-XXXXXX";
+        _cleanup_free_ char *xdg = NULL;
+        struct ignore_file *f = NULL;
+        struct ignore_dir top = {}, repo = {};
+
+        assert_non_null(mkdtemp(home));
+        xdg = path_join(home, "xdg");
+        assert_non_null(xdg);
+
+        /* Nothing configured, no default file: none. */
+        assert_int_equal(ignore_global_excludes_load(home, xdg, &f), 0);
+        assert_null(f);
+        assert_int_equal(ignore_global_excludes_load(NULL, xdg, &f), 0);
+        assert_null(f);
+
+        /* The XDG default. */
+        assert_int_equal(mkdir_p(xdg, 0755), 0);
+        {
+                _cleanup_free_ char *g = path_join(xdg, "git");
+                assert_int_equal(mkdir_p(g, 0755), 0);
+        }
+        put_file(xdg, "git/ignore", "*.swp\n");
+        assert_int_equal(ignore_global_excludes_load(home, xdg, &f), 0);
+        assert_non_null(f);
+        assert_int_equal(ignore_file_size(f), 1);
+        f = ignore_file_free(f);
+
+        /* ~/.gitconfig wins over the XDG config; quotes as git writes them; "~/" expanded. */
+        put_file(xdg, "git/config", "[core]\n\texcludesfile = ~/from-xdg\n");
+        put_file(home, ".gitconfig", "[core]\n  ExcludesFile = \"~/from-home\"\n");
+        put_file(home, "from-xdg", "a\nb\n");
+        put_file(home, "from-home", "*.bak\n/top.c\nc\n");
+        assert_int_equal(ignore_global_excludes_load(home, xdg, &f), 0);
+        assert_non_null(f);
+        assert_int_equal(ignore_file_size(f), 3);
+
+        /* Applied only inside a repository, below its top directory, with lowest precedence. */
+        top.global = f;
+        ignore_dir_link(&top, NULL, 0, false);
+        parse_into(&repo, IGNORE_KIND_GITIGNORE, "!keep.bak\n");
+        ignore_dir_link(&repo, &top, 2, true);
+        assert_int_equal(chain(&top, "/x.bak", false), IGNORE_NONE);
+        assert_int_equal(chain(&repo, "/r/x.bak", false), IGNORE_IGNORE);
+        assert_int_equal(chain(&repo, "/r/keep.bak", false), IGNORE_WHITELIST);
+        assert_int_equal(chain(&repo, "/r/top.c", false), IGNORE_IGNORE);
+        ignore_dir_release(&repo);
+        ignore_dir_release(&top);
+        ignore_file_free(f);
+        (void) rm_rf(home);
 }
 
 /* --- the tool: matching --- */
@@ -788,6 +850,7 @@ int main(void)
                 cmocka_unit_test(test_ignore_file_match_table),
                 cmocka_unit_test(test_ignore_glob_parse_override),
                 cmocka_unit_test(test_ignore_dir_match_nested),
+                cmocka_unit_test(test_ignore_global_excludes),
                 cmocka_unit_test_setup_teardown(test_search_literal_and_paths, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_search_regex_lines, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_search_invalid_regex_is_an_error, setup,

@@ -1520,7 +1520,7 @@ static int search_files_run(const struct tool *tool, const struct tool_ctx *ctx,
 {
         _cleanup_free_ char *shown = NULL, *abs = NULL, *real = NULL, *prefix = NULL;
         _cleanup_free_ char *glob = NULL;
-        _cleanup_ignore_file_ struct ignore_file *overrides = NULL;
+        _cleanup_ignore_file_ struct ignore_file *overrides = NULL, *global_excludes = NULL;
         _cleanup_(search_release) struct search s = {
                 .ctx = ctx,
                 .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -1649,9 +1649,18 @@ static int search_files_run(const struct tool *tool, const struct tool_ctx *ctx,
                         r = fd >= 0 ? search_one(t, fd, "") : 0;
                 }
         } else {
+                /* As rg: git's core.excludesFile of the script's user, from its environment. */
+                r = ignore_global_excludes_load(tool_env_get(ctx, "HOME"),
+                                                tool_env_get(ctx, "XDG_CONFIG_HOME"),
+                                                &global_excludes);
+                if (r < 0) {
+                        scan_thread_free(t);
+                        return r;
+                }
                 struct search_walk_opts o = {
                         .root = real,
                         .overrides = overrides,
+                        .global_excludes = global_excludes,
                         .on_file = on_file,
                         .thread_init = scan_thread_new,
                         .thread_done = scan_thread_done,

@@ -17,10 +17,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/fd-util.h"
 #include "basic/macro.h"
+#include "basic/path-util.h"
 #include "basic/utf8.h"
 
 /* Longest pattern we keep; longer lines are skipped (the matcher recurses once per star). */
@@ -672,6 +675,8 @@ void ignore_dir_link(struct ignore_dir *d, const struct ignore_dir *parent, size
         d->abs_len = abs_len;
         d->has_git = has_git;
         d->git_root = has_git ? d : parent ? parent->git_root : NULL;
+        if (parent)
+                d->global = parent->global;
         for (unsigned k = 0; k < _IGNORE_KIND_MAX; k++)
                 d->next[k] = d->files[k] ? d : parent ? parent->next[k] : NULL;
 }
@@ -749,5 +754,110 @@ enum ignore_match ignore_dir_match(const struct ignore_dir *d, const char *abs, 
                                 return m;
                 }
         }
+        if (git && d->global && git->abs_len + 1 < len)
+                return ignore_file_match(d->global, abs + git->abs_len + 1, len - git->abs_len - 1,
+                                         is_dir);
         return IGNORE_NONE;
+}
+
+/* --- git's global excludes --- */
+
+/*
+ * The value of the last "excludesfile = VALUE" line of @text, as the regex of ripgrep's
+ * ignore crate reads it: case-insensitive key, any section, optional quotes, no spaces
+ * inside the value. *ret NULL when there is none.
+ */
+static int gitconfig_excludes_value(const char *text, size_t n, char **ret)
+{
+        static const char key[] = "excludesfile";
+        const char *line = text, *end = text + n;
+
+        *ret = NULL;
+        while (line < end) {
+                const char *eol = memchr(line, '\n', (size_t) (end - line));
+                const char *p = line, *q;
+
+                if (!eol)
+                        eol = end;
+                while (p < eol && (*p == ' ' || *p == '\t'))
+                        p++;
+                if ((size_t) (eol - p) > sizeof(key) - 1 &&
+                    strncasecmp(p, key, sizeof(key) - 1) == 0) {
+                        p += sizeof(key) - 1;
+                        while (p < eol && (*p == ' ' || *p == '\t'))
+                                p++;
+                        if (p < eol && *p == '=') {
+                                p++;
+                                while (p < eol && (*p == ' ' || *p == '\t' || *p == '"'))
+                                        p++;
+                                q = eol;
+                                while (q > p && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\r' ||
+                                                 q[-1] == '"'))
+                                        q--;
+                                if (q > p && !memchr(p, ' ', (size_t) (q - p)) &&
+                                    !memchr(p, '\t', (size_t) (q - p))) {
+                                        char *v = strndup(p, (size_t) (q - p));
+
+                                        if (!v)
+                                                return -ENOMEM;
+                                        free(*ret);
+                                        *ret = v;
+                                }
+                        }
+                }
+                line = eol + 1;
+        }
+        return 0;
+}
+
+/* core.excludesFile of the gitconfig at @path, "~/" expanded; *ret NULL when unset. */
+static int gitconfig_excludes_path(const char *path, const char *home, char **ret)
+{
+        _cleanup_free_ char *text = NULL, *v = NULL;
+        size_t n = 0;
+        int r;
+
+        *ret = NULL;
+        r = read_file_at(AT_FDCWD, path, IGNORE_FILE_BYTES_MAX, &text, &n);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0;
+        r = gitconfig_excludes_value(text, n, &v);
+        if (r < 0 || !v)
+                return r;
+        if (strncmp(v, "~/", 2) == 0) {
+                *ret = path_join(home, v + 2);
+                return *ret ? 0 : -ENOMEM;
+        }
+        *ret = TAKE_PTR(v);
+        return 0;
+}
+
+int ignore_global_excludes_load(const char *home, const char *xdg_config_home,
+                                struct ignore_file **ret)
+{
+        _cleanup_free_ char *gitconfig = NULL, *xdg = NULL, *xdg_config = NULL, *path = NULL;
+        int r;
+
+        *ret = NULL;
+        if (!home || home[0] != '/')
+                return 0;
+        xdg = xdg_config_home && xdg_config_home[0] == '/' ? strdup(xdg_config_home)
+                                                           : path_join(home, ".config");
+        gitconfig = path_join(home, ".gitconfig");
+        xdg_config = xdg ? path_join(xdg, "git/config") : NULL;
+        if (!xdg || !gitconfig || !xdg_config)
+                return -ENOMEM;
+        r = gitconfig_excludes_path(gitconfig, home, &path);
+        if (r >= 0 && !path)
+                r = gitconfig_excludes_path(xdg_config, home, &path);
+        if (r < 0)
+                return r;
+        if (!path) {
+                path = path_join(xdg, "git/ignore");
+                if (!path)
+                        return -ENOMEM;
+        }
+        return load_file(AT_FDCWD, path, ret);
 }

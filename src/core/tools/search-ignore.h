@@ -112,6 +112,12 @@ struct ignore_dir {
         const struct ignore_dir *next[_IGNORE_KIND_MAX]; /* nearest self-or-ancestor with a file */
         const struct ignore_dir *git_root;           /* nearest self-or-ancestor holding ".git" */
         struct ignore_file *files[_IGNORE_KIND_MAX]; /* owned; NULL when absent */
+        /*
+         * Git's global excludes (core.excludesFile), borrowed, inherited from the parent; the
+         * chain's first directory has it set by the caller before ignore_dir_load/link.
+         * Lowest precedence; relative to the repository's top directory.
+         */
+        const struct ignore_file *global;
         size_t abs_len; /* length of the directory's absolute path; 0 for "/" */
         unsigned depth; /* "/" is 0 */
         bool has_git;
@@ -143,6 +149,16 @@ void ignore_dir_link(struct ignore_dir *d, const struct ignore_dir *parent, size
                      bool has_git);
 
 void ignore_dir_release(struct ignore_dir *d);
+
+/*
+ * Git's global excludes file, found as ripgrep finds it: the core.excludesFile of
+ * @home/.gitconfig, else of $XDG_CONFIG_HOME/git/config (@xdg_config_home, may be NULL: then
+ * @home/.config), else $XDG_CONFIG_HOME/git/ignore. A leading "~/" is @home. *ret is NULL when
+ * there is none or it cannot be read; otherwise a new object (caller frees). @home NULL: none.
+ * Returns 0 or -ENOMEM.
+ */
+_must_check_ int ignore_global_excludes_load(const char *home, const char *xdg_config_home,
+                                             struct ignore_file **ret);
 
 /*
  * The verdict of the chain ending at @d (NULL: no rules) for the entry at absolute path @abs

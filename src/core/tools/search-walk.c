@@ -402,8 +402,11 @@ static int load_rules(struct walk *w, struct walk_dir *d, unsigned present)
         const struct ignore_dir *parent = d->parent        ? d->parent->ign
                                           : w->n_ancestors ? &w->ancestors[w->n_ancestors - 1]
                                                            : NULL;
-        int r = ignore_dir_load(&d->ign_own, parent, d->fd, d->abs_len, present);
+        int r;
 
+        if (!parent)
+                d->ign_own.global = w->o->global_excludes;
+        r = ignore_dir_load(&d->ign_own, parent, d->fd, d->abs_len, present);
         if (r < 0)
                 return r;
         if (r > 0) {
@@ -609,6 +612,8 @@ static int load_ancestors(struct walk *w)
                         return -ENOMEM;
                 fd = open(i ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 w->n_ancestors = k + 1;
+                if (k == 0)
+                        w->ancestors[0].global = w->o->global_excludes;
                 if (fd < 0) {
                         ignore_dir_link(&w->ancestors[k], parent, i, false);
                         k++;

@@ -57,6 +57,8 @@ struct search_walk_opts {
          */
         const struct ignore_file *overrides;
         const char *override_prefix;
+        /* Git's global excludes (ignore_global_excludes_load()), borrowed; NULL: none. */
+        const struct ignore_file *global_excludes;
         search_walk_file_fn on_file;
         search_walk_thread_init_fn thread_init; /* may be NULL */
         search_walk_thread_done_fn thread_done; /* may be NULL */
