@@ -117,6 +117,12 @@ static void test_config_init_defaults(void **state)
         assert_null(c.search_provider);
         assert_null(c.searxng_url);
         assert_false(c.allow_private_urls);
+        assert_null(c.extract_provider);
+        assert_null(c.brave_url);
+        assert_null(c.tavily_url);
+        assert_null(c.firecrawl_url);
+        assert_null(c.exa_url);
+        assert_true(c.web_timeout == 30.0);
         assert_null(c.mcp_servers);
         assert_int_equal(c.n_mcp_servers, 0);
         assert_null(c.source_path);
@@ -298,7 +304,13 @@ static void test_config_load_file_valid_values(void **state)
                                    "web:\n"
                                    "  search_provider: Brave\n"
                                    "  searxng_url: HTTPS://search.example/\n"
-                                   "  allow_private_urls: on\n";
+                                   "  allow_private_urls: on\n"
+                                   "  extract_provider: Tavily\n"
+                                   "  brave_url: http://127.0.0.1:1/brave\n"
+                                   "  tavily_url: https://t.example\n"
+                                   "  firecrawl_url: http://fc.example:3002\n"
+                                   "  exa_url: https://exa.example/\n"
+                                   "  timeout: 2.5\n";
         struct ptc_config c;
 
         (void) state;
@@ -325,6 +337,18 @@ static void test_config_load_file_valid_values(void **state)
         assert_string_equal(c.search_provider, "brave");
         assert_string_equal(c.searxng_url, "HTTPS://search.example/");
         assert_true(c.allow_private_urls);
+        assert_string_equal(c.extract_provider, "tavily");
+        assert_string_equal(c.brave_url, "http://127.0.0.1:1/brave");
+        assert_string_equal(c.tavily_url, "https://t.example");
+        assert_string_equal(c.firecrawl_url, "http://fc.example:3002");
+        assert_string_equal(c.exa_url, "https://exa.example/");
+        assert_true(c.web_timeout == 2.5);
+        config_release(&c);
+
+        /* builtin and null both mean the keyless extractor. */
+        expect_ok("web: {extract_provider: builtin, brave_url: null}\n", &c);
+        assert_null(c.extract_provider);
+        assert_null(c.brave_url);
         config_release(&c);
 
         /* More spellings. */
@@ -498,6 +522,21 @@ static void test_config_load_file_invalid_values(void **state)
                 {"web:\n  searxng_url: \"http://a b\"\n",
                  "2: web.searxng_url: invalid value 'http://a b' (allowed: a URL starting "
                  "with http:// or https://)"},
+                {"web:\n  extract_provider: jina\n",
+                 "2: web.extract_provider: invalid value 'jina' (allowed: builtin, firecrawl, "
+                 "tavily, exa)"},
+                {"web:\n  brave_url: file:///etc/passwd\n",
+                 "2: web.brave_url: invalid value 'file:///etc/passwd' (allowed: a URL starting "
+                 "with http:// or https://)"},
+                {"web:\n  exa_url: https://\n",
+                 "2: web.exa_url: invalid value 'https://' (allowed: a URL starting with "
+                 "http:// or https://)"},
+                {"web:\n  timeout: 0\n",
+                 "2: web.timeout: invalid value '0' (allowed: a number of seconds greater than "
+                 "0 and at most 3600)"},
+                {"web:\n  timeout: 3601\n",
+                 "2: web.timeout: invalid value '3601' (allowed: a number of seconds greater "
+                 "than 0 and at most 3600)"},
                 {"web:\n  allow_private_urls: \"tru\\ne\"\n",
                  "2: web.allow_private_urls: invalid value 'tru\\ne' (allowed: true, false, "
                  "yes, no, on, off)"},
@@ -528,7 +567,8 @@ static void test_config_load_file_unknown_key(void **state)
                      "network)");
         expect_error("web:\n  [a]: 1\n",
                      "2: web: expected a key name, got a sequence (allowed: search_provider, "
-                     "searxng_url, allow_private_urls)");
+                     "searxng_url, allow_private_urls, extract_provider, brave_url, tavily_url, "
+                     "firecrawl_url, exa_url, timeout)");
         expect_error("sandbox:\n  pids: 5\n  pids: 6\n", "3: sandbox.pids: duplicate key");
         expect_error("sandbox: {}\nsandbox: {}\n", "2: sandbox: duplicate section");
 }

@@ -58,6 +58,13 @@ static const char *const search_provider_words[] = {
         "searxng", "brave", "tavily", "firecrawl", "exa",
 };
 
+static const char *const extract_provider_words[] = {
+        "builtin",
+        "firecrawl",
+        "tavily",
+        "exa",
+};
+
 static const char *const backend_words[] = {
         "local",
 };
@@ -207,6 +214,11 @@ void config_release(struct ptc_config *c)
         strv_free(c->env_passthrough);
         free(c->search_provider);
         free(c->searxng_url);
+        free(c->extract_provider);
+        free(c->brave_url);
+        free(c->tavily_url);
+        free(c->firecrawl_url);
+        free(c->exa_url);
         mcp_servers_free(c->mcp_servers, c->n_mcp_servers);
         free(c->source_path);
         *c = (struct ptc_config){};
@@ -227,6 +239,7 @@ int config_init(struct ptc_config *c)
                 .pids = 256,
                 .network = false,
                 .allow_private_urls = false,
+                .web_timeout = 30,
         };
         c->module_name = strdup("hermes_tools");
         c->python = strdup("python3");
@@ -1220,12 +1233,43 @@ static int parse_search_provider(struct ctx *x, const struct key_spec *k, const 
         return 0;
 }
 
-/* searxng_url: http(s) with something after the scheme, no whitespace or controls; null unsets. */
-static int parse_searxng_url(struct ctx *x, const struct key_spec *k, const char *key,
-                             const struct node *v, void *target)
+/* extract_provider: builtin (stored as NULL), firecrawl, tavily or exa; null is builtin. */
+static int parse_extract_provider(struct ctx *x, const struct key_spec *k, const char *key,
+                                  const struct node *v, void *target)
+{
+        struct ptc_config *c = target;
+        size_t i;
+        char *d;
+        int r;
+
+        if (node_is_null(v)) {
+                replace_string(&c->extract_provider, NULL);
+                return 0;
+        }
+        r = value_word(x, v, key, extract_provider_words, ELEMENTSOF(extract_provider_words), &i);
+        if (r < 0)
+                return r;
+        if (i == 0) {
+                replace_string(&c->extract_provider, NULL);
+                return 0;
+        }
+        d = strdup(extract_provider_words[i]);
+        if (!d)
+                return -ENOMEM;
+        replace_string(&c->extract_provider, d);
+        return 0;
+}
+
+/*
+ * A URL key (searxng_url, brave_url, ...; k->offset names the char * field):
+ * http(s) with something after the scheme, no whitespace or controls; null
+ * unsets.
+ */
+static int parse_url_key(struct ctx *x, const struct key_spec *k, const char *key,
+                         const struct node *v, void *target)
 {
         const char *allowed = "a URL starting with http:// or https://";
-        struct ptc_config *c = target;
+        char **field = (char **) ((char *) target + k->offset);
         const char *s;
         size_t skip;
         char *d;
@@ -1235,7 +1279,7 @@ static int parse_searxng_url(struct ctx *x, const struct key_spec *k, const char
         if (r < 0)
                 return r;
         if (!s) {
-                replace_string(&c->searxng_url, NULL);
+                replace_string(field, NULL);
                 return 0;
         }
         if (strncasecmp(s, "http://", 7) == 0)
@@ -1252,15 +1296,40 @@ static int parse_searxng_url(struct ctx *x, const struct key_spec *k, const char
         d = strdup(s);
         if (!d)
                 return -ENOMEM;
-        replace_string(&c->searxng_url, d);
+        replace_string(field, d);
+        return 0;
+}
+
+/* web.timeout: seconds per web request. */
+static int parse_web_timeout(struct ctx *x, const struct key_spec *k, const char *key,
+                             const struct node *v, void *target)
+{
+        const char *allowed = "a number of seconds greater than 0 and at most 3600";
+        struct ptc_config *c = target;
+        const char *s;
+        double d;
+        int r;
+
+        r = scalar_text(x, v, key, allowed, false, &s);
+        if (r < 0)
+                return r;
+        if (!parse_number_literal(s, v->len, &d) || !(d > 0) || d > 3600)
+                return fail_value(x, v, key, allowed);
+        c->web_timeout = d;
         return 0;
 }
 
 static const struct key_spec web_keys[] = {
         {"search_provider", parse_search_provider, 0, 0, 0},
-        {"searxng_url", parse_searxng_url, 0, 0, 0},
+        {"searxng_url", parse_url_key, offsetof(struct ptc_config, searxng_url), 0, 0},
         {"allow_private_urls", parse_bool_key, offsetof(struct ptc_config, allow_private_urls), 0,
          0},
+        {"extract_provider", parse_extract_provider, 0, 0, 0},
+        {"brave_url", parse_url_key, offsetof(struct ptc_config, brave_url), 0, 0},
+        {"tavily_url", parse_url_key, offsetof(struct ptc_config, tavily_url), 0, 0},
+        {"firecrawl_url", parse_url_key, offsetof(struct ptc_config, firecrawl_url), 0, 0},
+        {"exa_url", parse_url_key, offsetof(struct ptc_config, exa_url), 0, 0},
+        {"timeout", parse_web_timeout, 0, 0, 0},
 };
 
 /* mcp_servers */

@@ -62,6 +62,13 @@ struct ptc_config {
         char *search_provider; /* NULL, or searxng|brave|tavily|firecrawl|exa */
         char *searxng_url;     /* NULL when unset */
         bool allow_private_urls;
+        char *extract_provider; /* NULL (builtin, keyless) or firecrawl|tavily|exa */
+        /* Provider API base URLs; NULL = the provider's public API. */
+        char *brave_url;
+        char *tavily_url;
+        char *firecrawl_url;
+        char *exa_url;
+        double web_timeout; /* seconds per web request, > 0; default 30 */
 
         /* mcp_servers */
         struct mcp_server_config *mcp_servers;
