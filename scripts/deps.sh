@@ -7,8 +7,9 @@
 # apt-get line is printed and the script fails.
 set -euo pipefail
 
-build_pkgs=(meson ninja-build pkg-config gcc libc6-dev libjansson-dev libyaml-dev libpcre2-dev python3)
-test_pkgs=(libcmocka-dev python3-pytest clang libclang-rt-14-dev ripgrep)
+build_pkgs=(meson ninja-build pkg-config gcc libc6-dev libjansson-dev libyaml-dev libpcre2-dev libcurl4-openssl-dev
+            libgumbo-dev python3)
+test_pkgs=(libcmocka-dev python3-pytest clang libclang-rt-14-dev ripgrep poppler-utils)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then

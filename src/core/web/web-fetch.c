@@ -1,0 +1,904 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/web/web-fetch.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include <curl/curl.h>
+
+#include "ptc-version.h"
+
+#include "basic/buf.h"
+#include "basic/macro.h"
+#include "basic/time-util.h"
+#include "core/web/net-guard.h"
+
+#define USER_AGENT "ptc/" PTC_VERSION " (+web_extract)"
+#define BLOCKED_TEXT "Blocked: URL targets a private or internal network address"
+
+/*
+ * Longest URL accepted. Browsers and servers give up around 8-16 KiB; a longer
+ * "URL" from a script is a mistake, and curl's own limit (8 MB) is far too much
+ * to copy around per request.
+ */
+#define WEB_FETCH_URL_MAX 16384
+
+/* Longest scheme named in an error (curl's own limit is 40). */
+#define WEB_FETCH_SCHEME_MAX 40
+
+/* Longest TLS detail taken from curl's error buffer into an error text. */
+#define WEB_FETCH_TLS_DETAIL_MAX 200
+
+/*
+ * curl_global_init() is not guaranteed thread-safe on every TLS backend, so it
+ * runs once. Its result is written once inside the once-routine and only read
+ * afterwards.
+ */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_result = CURLE_FAILED_INIT;
+
+static void curl_init_once(void)
+{
+        curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+struct xfer {
+        const struct web_request *req;
+        struct web_response *resp;
+        CURL *easy; /* NULL when the request ended before curl ran */
+        struct curl_slist *headers;
+        struct buf body;
+        usec_t timeout; /* effective total timeout (request's, cut by the deadline) */
+        usec_t connect_timeout;
+        bool blocked; /* the open-socket callback refused an address */
+        bool nomem;   /* the write callback could not grow the body */
+        bool done;    /* resp is final */
+        char errbuf[CURL_ERROR_SIZE];
+};
+
+static int set_error(struct web_response *r, const char *fmt, ...) _printf_(2, 3);
+static int set_error(struct web_response *r, const char *fmt, ...)
+{
+        char *s = NULL;
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return -ENOMEM;
+        free(r->error);
+        r->error = s;
+        return 0;
+}
+
+/* "30", "0.3", "1.25": seconds, at millisecond precision, without trailing zeros. */
+static void format_secs(char *out, size_t size, usec_t us)
+{
+        unsigned long long ms = (us + USEC_PER_MSEC / 2) / USEC_PER_MSEC;
+        size_t n;
+
+        if (ms % 1000 == 0) {
+                (void) snprintf(out, size, "%llu", ms / 1000);
+                return;
+        }
+        (void) snprintf(out, size, "%llu.%03llu", ms / 1000, ms % 1000);
+        n = strlen(out);
+        while (n > 0 && out[n - 1] == '0')
+                out[--n] = '\0';
+}
+
+static int set_timeout_error(struct web_response *r, usec_t timeout)
+{
+        char secs[32];
+
+        format_secs(secs, sizeof(secs), timeout);
+        return set_error(r, "timed out after %s s", secs);
+}
+
+/*
+ * Scheme, host (as written in the URL: IPv6 in brackets; NULL when the URL has
+ * none) and port (the scheme's default when absent, 0 when unknown) of @url.
+ * Returns 0, -EINVAL for a URL curl does not parse, -ENOMEM. Unknown schemes
+ * parse, so the caller can name them. Strings are freed with curl_free().
+ */
+static int url_parts(const char *url, char **ret_scheme, char **ret_host, long *ret_port)
+{
+        CURLU *u = curl_url();
+        char *scheme = NULL, *host = NULL, *port = NULL;
+        CURLUcode uc;
+        int r = 0;
+
+        if (!u)
+                return -ENOMEM;
+        uc = curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME);
+        if (uc == CURLUE_OK)
+                uc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+        if (uc == CURLUE_OK) {
+                uc = curl_url_get(u, CURLUPART_HOST, &host, 0);
+                /* mailto: and friends: named as unsupported by the caller. */
+                if (uc == CURLUE_NO_HOST || (uc == CURLUE_OK && !host[0])) {
+                        curl_free(host);
+                        host = NULL;
+                        uc = CURLUE_OK;
+                }
+        }
+        if (uc == CURLUE_OK && ret_port) {
+                /* An unknown scheme has no default port: that is not an error. */
+                if (curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK)
+                        *ret_port = strtol(port, NULL, 10);
+                else
+                        *ret_port = 0;
+        }
+        if (uc == CURLUE_OUT_OF_MEMORY)
+                r = -ENOMEM;
+        else if (uc != CURLUE_OK)
+                r = -EINVAL;
+        if (r == 0) {
+                if (ret_scheme)
+                        *ret_scheme = TAKE_PTR(scheme);
+                if (ret_host)
+                        *ret_host = TAKE_PTR(host);
+        }
+        curl_free(scheme);
+        curl_free(host);
+        curl_free(port);
+        curl_url_cleanup(u);
+        return r;
+}
+
+/*
+ * The scheme of a URL curl does not parse because it has no "//" (mailto:,
+ * javascript:, data:, links a script may well pick out of a page), lowercased
+ * into @out. "host:8080/x" is not taken for a scheme: a digit after the colon
+ * says it is a port.
+ */
+static bool opaque_scheme(const char *url, char *out, size_t size)
+{
+        size_t n = 0;
+
+        if (!(url[0] >= 'a' && url[0] <= 'z') && !(url[0] >= 'A' && url[0] <= 'Z'))
+                return false;
+        while (url[n] && url[n] != ':') {
+                char c = url[n];
+
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '+' || c == '-' || c == '.'))
+                        return false;
+                if (n + 1 >= size)
+                        return false;
+                out[n] = (char) (c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+                n++;
+        }
+        if (url[n] != ':' || (url[n + 1] >= '0' && url[n + 1] <= '9'))
+                return false;
+        out[n] = '\0';
+        return strcmp(out, "http") != 0 && strcmp(out, "https") != 0;
+}
+
+/* The URL curl is working on now (after redirects, the latest one). Borrowed. */
+static const char *current_url(struct xfer *x)
+{
+        char *u = NULL;
+
+        if (x->easy && curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &u) == CURLE_OK && u &&
+            u[0])
+                return u;
+        return x->req->url;
+}
+
+/* Is @host (from a URL: IPv6 in brackets) a literal address the guard refuses? */
+static bool literal_is_refused(const char *host, bool allow_private)
+{
+        char tmp[INET6_ADDRSTRLEN + 2];
+        size_t n = strlen(host);
+
+        if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
+                struct sockaddr_in6 in6 = {.sin6_family = AF_INET6};
+
+                if (n - 2 >= sizeof(tmp))
+                        return false; /* not an address curl can connect to as such */
+                memcpy(tmp, host + 1, n - 2);
+                tmp[n - 2] = '\0';
+                if (inet_pton(AF_INET6, tmp, &in6.sin6_addr) != 1)
+                        return false; /* zone ids and the like: the socket check decides */
+                return !net_guard_check((const struct sockaddr *) &in6, sizeof(in6), allow_private);
+        }
+
+        struct sockaddr_in in = {.sin_family = AF_INET};
+        if (inet_pton(AF_INET, host, &in.sin_addr) != 1)
+                return false;
+        return !net_guard_check((const struct sockaddr *) &in, sizeof(in), allow_private);
+}
+
+/*
+ * Every connection curl makes goes through here, for the first URL and after
+ * each redirect, so the address judged is the address connected: no gap for
+ * DNS rebinding between a check and the connect. Refusing returns
+ * CURL_SOCKET_BAD before a socket exists, so the peer never sees a packet.
+ * The socket is created here (also without the guard) to make it
+ * close-on-exec: tools spawn processes concurrently with transfers.
+ */
+static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *addr)
+{
+        struct xfer *x = clientp;
+        int fd;
+
+        if (x->req->guard) {
+                char *host = NULL;
+                bool refused;
+
+                if (purpose != CURLSOCKTYPE_IPCXN ||
+                    !net_guard_check(&addr->addr, addr->addrlen, x->req->allow_private)) {
+                        x->blocked = true;
+                        return CURL_SOCKET_BAD;
+                }
+                /*
+                 * A redirect may name a metadata host; its address may be one
+                 * only the name gives away (a resolver mapping it into an
+                 * allowed private range). On -ENOMEM refuse: fail closed.
+                 */
+                if (url_parts(current_url(x), NULL, &host, NULL) == -ENOMEM) {
+                        x->blocked = true;
+                        return CURL_SOCKET_BAD;
+                }
+                refused = host && net_guard_host_is_metadata(host);
+                curl_free(host);
+                if (refused) {
+                        x->blocked = true;
+                        return CURL_SOCKET_BAD;
+                }
+        }
+
+        fd = socket(addr->family, addr->socktype | SOCK_CLOEXEC, addr->protocol);
+        return fd < 0 ? CURL_SOCKET_BAD : fd;
+}
+
+static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+        struct xfer *x = userdata;
+        size_t n = size * nmemb;
+        size_t room = x->body.cap - x->body.len;
+        size_t take = MIN(n, room);
+
+        if (take > 0 && buf_append(&x->body, ptr, take) < 0) {
+                /* -E2BIG cannot happen (take <= room); this is -ENOMEM. */
+                x->nomem = true;
+                return 0;
+        }
+        if (take < n) {
+                /*
+                 * Keep the first max_body bytes and stop the transfer: a
+                 * short count makes curl end it with CURLE_WRITE_ERROR, which
+                 * complete() turns back into a success. Return 0, not @take,
+                 * so the value can never be CURL_WRITEFUNC_PAUSE.
+                 */
+                x->resp->truncated = true;
+                return 0;
+        }
+        return n;
+}
+
+static bool header_is_safe(const char *h)
+{
+        /* A CR or LF would let a header value smuggle further headers. */
+        return strpbrk(h, "\r\n") == NULL && strchr(h, ':') != NULL;
+}
+
+static bool has_header(char *const *headers, const char *name)
+{
+        size_t n = strlen(name);
+
+        for (char *const *h = headers; h && *h; h++)
+                if (strncasecmp(*h, name, n) == 0 && (*h)[n] == ':')
+                        return true;
+        return false;
+}
+
+/*
+ * An option that a libcurl built without the feature refuses, where that
+ * libcurl then does not do the thing we wanted to switch off either (proxies)
+ * or we can do without (compression).
+ */
+static CURLcode optional(CURLcode rc)
+{
+        return rc == CURLE_UNKNOWN_OPTION || rc == CURLE_NOT_BUILT_IN ? CURLE_OK : rc;
+}
+
+static long msec_long(usec_t us)
+{
+        return (long) MIN(us / USEC_PER_MSEC, (usec_t) LONG_MAX);
+}
+
+/*
+ * The options of one transfer. Returns CURLE_OK or the first failure (only
+ * CURLE_OUT_OF_MEMORY is expected: the options below exist in every libcurl
+ * this file builds with, or are optional()).
+ */
+static CURLcode set_options(struct xfer *x, bool post, long max_redirects)
+{
+        const struct web_request *req = x->req;
+        CURL *e = x->easy;
+        CURLcode rc = CURLE_OK;
+
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_URL, req->url);
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+        /* Threads: no SIGALRM for DNS timeouts, and no signal handler games. */
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85.0 */
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+        /* FIXME: drop once libcurl 7.85 is the minimum */
+        rc = rc
+                     ?: curl_easy_setopt(e, CURLOPT_PROTOCOLS,
+                                         (long) (CURLPROTO_HTTP | CURLPROTO_HTTPS));
+        rc = rc
+                     ?: curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS,
+                                         (long) (CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+        if (max_redirects < 0) {
+                rc = rc ?: curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+        } else {
+                rc = rc ?: curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+                rc = rc ?: curl_easy_setopt(e, CURLOPT_MAXREDIRS, max_redirects);
+        }
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, msec_long(x->connect_timeout));
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, msec_long(x->timeout));
+        /*
+         * "": every encoding this libcurl decodes (gzip, deflate, br, zstd);
+         * a libcurl without zlib sends none, which is fine.
+         */
+        rc = rc ?: optional(curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""));
+        /*
+         * Environment proxies would make curl connect to the proxy, and the
+         * guard would judge the proxy's address instead of the target's.
+         */
+        rc = rc ?: optional(curl_easy_setopt(e, CURLOPT_PROXY, ""));
+        rc = rc ?: optional(curl_easy_setopt(e, CURLOPT_NOPROXY, "*"));
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT);
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
+        if (req->guard) {
+                /*
+                 * The guard sees only the connects it is asked about. A
+                 * connection left in the multi handle's cache by an unguarded
+                 * request (a search provider on localhost, say) or by a
+                 * guarded one with allow_private would be reused without a
+                 * check, so a guarded transfer always opens its own
+                 * connections (also after a redirect to the same host) and
+                 * never leaves one behind for others.
+                 */
+                rc = rc ?: curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+                rc = rc ?: curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+        }
+#if LIBCURL_VERSION_NUM >= 0x075700 /* 7.87.0 */
+        /*
+         * Without this, removing a transfer that is still resolving waits for
+         * the resolver thread (getaddrinfo cannot be interrupted), which could
+         * hold a cancelled call far past its deadline. With it the thread is
+         * detached and finishes on its own.
+         */
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);
+#endif
+        if (post) {
+                rc = rc
+                             ?: curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+                                                 (curl_off_t) (req->body ? req->body_len : 0));
+                rc = rc ?: curl_easy_setopt(e, CURLOPT_POSTFIELDS, req->body ? req->body : "");
+        }
+        if (x->headers)
+                rc = rc ?: curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
+        return rc;
+}
+
+/*
+ * Validate @x's request and start it on @multi. Returns 0 (started, or ended
+ * at once with an error in x->resp and x->done set) or -ENOMEM.
+ */
+static int xfer_start(struct xfer *x, CURLM *multi, usec_t now, usec_t deadline)
+{
+        const struct web_request *req = x->req;
+        struct web_response *resp = x->resp;
+        char *scheme = NULL, *host = NULL;
+        long max_redirects;
+        bool post;
+        int r;
+
+        x->done = true; /* until the transfer is handed to curl */
+
+        if (!req->method || strcasecmp(req->method, "GET") == 0)
+                post = false;
+        else if (strcasecmp(req->method, "POST") == 0)
+                post = true;
+        else
+                return set_error(resp, "unsupported HTTP method (only GET and POST)");
+
+        for (char *const *h = req->headers; h && *h; h++)
+                if (!header_is_safe(*h))
+                        /* Never quote it: headers carry API keys. */
+                        return set_error(resp, "invalid request header");
+
+        if (!req->url || strnlen(req->url, WEB_FETCH_URL_MAX + 1) > WEB_FETCH_URL_MAX)
+                return set_error(resp, req->url ? "invalid URL (too long)" : "invalid URL");
+        r = url_parts(req->url, &scheme, &host, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                char other[WEB_FETCH_SCHEME_MAX + 1];
+
+                if (opaque_scheme(req->url, other, sizeof(other)))
+                        return set_error(resp, "unsupported URL scheme '%s' (only http and https)",
+                                         other);
+                return set_error(resp, "invalid URL");
+        }
+        if (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0) {
+                /* curl's parser allows only [A-Za-z0-9+.-] in a scheme, at most 40. */
+                r = set_error(resp, "unsupported URL scheme '%s' (only http and https)", scheme);
+                curl_free(scheme);
+                curl_free(host);
+                return r;
+        }
+        curl_free(scheme);
+        if (!host)
+                return set_error(resp, "invalid URL");
+
+        if (req->guard &&
+            (net_guard_host_is_metadata(host) || literal_is_refused(host, req->allow_private))) {
+                curl_free(host);
+                resp->blocked = true;
+                return set_error(resp, BLOCKED_TEXT);
+        }
+        curl_free(host);
+
+        x->timeout = req->timeout ? req->timeout : WEB_FETCH_TIMEOUT_USEC;
+        if (deadline != USEC_INFINITY)
+                x->timeout = MIN(x->timeout, deadline > now ? deadline - now : 0);
+        /* curl counts in ms, and 0 ms would mean "no timeout" to it. */
+        if (x->timeout < USEC_PER_MSEC)
+                return set_timeout_error(resp, x->timeout);
+        x->connect_timeout = MIN(WEB_FETCH_CONNECT_TIMEOUT_USEC, x->timeout);
+        max_redirects = req->max_redirects == 0 ? WEB_FETCH_MAX_REDIRECTS : req->max_redirects;
+        buf_init(&x->body, req->max_body ? req->max_body : WEB_FETCH_MAX_BODY);
+
+        /*
+         * A POST body larger than 1 KiB makes curl send "Expect: 100-continue"
+         * and wait up to a second for the server's go-ahead; most APIs never
+         * send one.
+         */
+        if (post && !has_header(req->headers, "Expect")) {
+                x->headers = curl_slist_append(NULL, "Expect:");
+                if (!x->headers)
+                        return -ENOMEM;
+        }
+        for (char *const *h = req->headers; h && *h; h++) {
+                struct curl_slist *l = curl_slist_append(x->headers, *h);
+
+                if (!l)
+                        return -ENOMEM;
+                x->headers = l;
+        }
+
+        x->easy = curl_easy_init();
+        if (!x->easy)
+                return -ENOMEM;
+        CURLcode rc = set_options(x, post, max_redirects);
+        if (rc == CURLE_OUT_OF_MEMORY)
+                return -ENOMEM;
+        if (rc != CURLE_OK)
+                return set_error(resp, "request failed: %s", curl_easy_strerror(rc));
+
+        CURLMcode mc = curl_multi_add_handle(multi, x->easy);
+        if (mc == CURLM_OUT_OF_MEMORY)
+                return -ENOMEM;
+        if (mc != CURLM_OK)
+                return set_error(resp, "request failed: %s", curl_multi_strerror(mc));
+        x->done = false;
+        return 0;
+}
+
+/* Copy what curl knows about the response so far into x->resp. */
+static int take_info(struct xfer *x)
+{
+        struct web_response *resp = x->resp;
+        char *s = NULL;
+        long status = 0;
+
+        if (curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK)
+                resp->status = status;
+        if (!resp->final_url &&
+            curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &s) == CURLE_OK && s) {
+                resp->final_url = strdup(s);
+                if (!resp->final_url)
+                        return -ENOMEM;
+        }
+        s = NULL;
+        if (!resp->content_type &&
+            curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &s) == CURLE_OK && s) {
+                resp->content_type = strdup(s);
+                if (!resp->content_type)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static const char *connect_reason(struct xfer *x)
+{
+        long err = 0;
+
+        (void) curl_easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &err);
+        switch (err) {
+        case ECONNREFUSED:
+                return "connection refused";
+        case ENETUNREACH:
+                return "network unreachable";
+        case EHOSTUNREACH:
+                return "host unreachable";
+        case ETIMEDOUT:
+                return "timed out";
+        default:
+                return "connection failed";
+        }
+}
+
+static bool is_tls_error(CURLcode rc)
+{
+        switch (rc) {
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CIPHER:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_ENGINE_NOTFOUND:
+        case CURLE_SSL_ENGINE_SETFAILED:
+        case CURLE_SSL_ENGINE_INITFAILED:
+        case CURLE_SSL_SHUTDOWN_FAILED:
+        case CURLE_SSL_CRL_BADFILE:
+        case CURLE_SSL_ISSUER_ERROR:
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        case CURLE_SSL_INVALIDCERTSTATUS:
+        case CURLE_USE_SSL_FAILED:
+                return true;
+        default:
+                return false;
+        }
+}
+
+/*
+ * The one sentence for a failed transfer. Only texts written here and the
+ * host name go out: curl's error buffer may quote the URL (whose query can
+ * hold an API key), so it is used for TLS failures only, where it names the
+ * certificate problem and nothing from the request.
+ */
+static int set_curl_error(struct xfer *x, CURLcode rc)
+{
+        struct web_response *resp = x->resp;
+        char *host = NULL, *scheme = NULL;
+        long port = 0;
+        int r;
+
+        r = url_parts(current_url(x), &scheme, &host, &port);
+        if (r == -ENOMEM)
+                return r;
+
+        switch (rc) {
+        case CURLE_COULDNT_RESOLVE_HOST:
+                r = set_error(resp, "could not resolve host '%s'", host ? host : "?");
+                break;
+        case CURLE_COULDNT_CONNECT:
+                r = set_error(resp, "could not connect to '%s:%ld' (%s)", host ? host : "?", port,
+                              connect_reason(x));
+                break;
+        case CURLE_OPERATION_TIMEDOUT: {
+                curl_off_t connect_time = 0, total_time = 0;
+                char secs[32];
+
+                (void) curl_easy_getinfo(x->easy, CURLINFO_CONNECT_TIME_T, &connect_time);
+                (void) curl_easy_getinfo(x->easy, CURLINFO_TOTAL_TIME_T, &total_time);
+                if (connect_time == 0 && x->connect_timeout < x->timeout &&
+                    (usec_t) total_time < x->timeout) {
+                        format_secs(secs, sizeof(secs), x->connect_timeout);
+                        r = set_error(resp, "could not connect to '%s:%ld' (timed out after %s s)",
+                                      host ? host : "?", port, secs);
+                } else
+                        r = set_timeout_error(resp, x->timeout);
+                break;
+        }
+        case CURLE_TOO_MANY_REDIRECTS: {
+                long max = x->req->max_redirects == 0 ? WEB_FETCH_MAX_REDIRECTS
+                                                      : x->req->max_redirects;
+                r = set_error(resp, "too many redirects (more than %ld)", max);
+                break;
+        }
+        case CURLE_UNSUPPORTED_PROTOCOL:
+                /* The first URL's scheme was checked: this was a redirect. */
+                if (scheme)
+                        r = set_error(resp,
+                                      "redirect to unsupported URL scheme '%s' (only http and "
+                                      "https)",
+                                      scheme);
+                else
+                        r = set_error(resp, "redirect to an unsupported URL scheme (only http "
+                                            "and https)");
+                break;
+        case CURLE_URL_MALFORMAT:
+                r = set_error(resp, "invalid URL");
+                break;
+        case CURLE_GOT_NOTHING:
+                r = set_error(resp, "the server closed the connection without a response");
+                break;
+        case CURLE_PARTIAL_FILE:
+        case CURLE_RECV_ERROR:
+        case CURLE_HTTP2:
+        case CURLE_HTTP2_STREAM:
+                r = set_error(resp, "the server closed the connection early");
+                break;
+        case CURLE_SEND_ERROR:
+                r = set_error(resp, "could not send the request (the connection was closed)");
+                break;
+        case CURLE_WEIRD_SERVER_REPLY:
+                r = set_error(resp, "the server sent an invalid HTTP response");
+                break;
+        case CURLE_BAD_CONTENT_ENCODING:
+                r = set_error(resp, "could not decode the response body (bad content encoding)");
+                break;
+        case CURLE_OUT_OF_MEMORY:
+                r = -ENOMEM;
+                break;
+        default:
+                if (is_tls_error(rc)) {
+                        char detail[WEB_FETCH_TLS_DETAIL_MAX + 1];
+                        size_t n = 0;
+
+                        for (const char *p = x->errbuf; *p && n < WEB_FETCH_TLS_DETAIL_MAX; p++)
+                                if (*p >= 0x20 && *p < 0x7f)
+                                        detail[n++] = *p;
+                        detail[n] = '\0';
+                        r = set_error(resp, "TLS error with '%s'%s%s%s", host ? host : "?",
+                                      n ? " (" : "", detail, n ? ")" : "");
+                } else
+                        r = set_error(resp, "request failed: %s", curl_easy_strerror(rc));
+                break;
+        }
+        curl_free(host);
+        curl_free(scheme);
+        return r;
+}
+
+/* A transfer curl finished with @rc. Returns 0 or -ENOMEM. */
+static int complete(struct xfer *x, CURLcode rc)
+{
+        struct web_response *resp = x->resp;
+        int r;
+
+        x->done = true;
+        r = take_info(x);
+        if (r < 0)
+                return r;
+        if (x->nomem) {
+                buf_release(&x->body);
+                return -ENOMEM;
+        }
+        if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && resp->truncated)) {
+                resp->body = buf_steal(&x->body, &resp->body_len);
+                return resp->body ? 0 : -ENOMEM;
+        }
+        buf_release(&x->body);
+        resp->truncated = false;
+        /*
+         * With several addresses (happy eyeballs) curl may try a refused one
+         * and then connect to an allowed one; only a transfer that could not
+         * connect at all counts as blocked.
+         */
+        if (x->blocked && rc == CURLE_COULDNT_CONNECT) {
+                resp->blocked = true;
+                return set_error(resp, BLOCKED_TEXT);
+        }
+        return set_curl_error(x, rc);
+}
+
+/* Stop an unfinished transfer: "cancelled", or a timeout when @cancelled is false. */
+static int abandon(struct xfer *x, bool cancelled)
+{
+        int r;
+
+        x->done = true;
+        r = take_info(x);
+        if (r < 0)
+                return r;
+        buf_release(&x->body);
+        x->resp->truncated = false;
+        if (cancelled)
+                return set_error(x->resp, "cancelled");
+        return set_timeout_error(x->resp, x->timeout);
+}
+
+static bool cancel_requested(int cancel_fd)
+{
+        struct pollfd p = {.fd = cancel_fd, .events = POLLIN};
+
+        if (cancel_fd < 0)
+                return false;
+        /* POLLHUP/POLLERR count too: a closed cancel pipe must not be ignored. */
+        return poll(&p, 1, 0) > 0 && p.revents != 0;
+}
+
+/*
+ * Drive @multi until every transfer has ended, the deadline passed or the
+ * cancel fd became readable. Returns 0 or -ENOMEM.
+ */
+static int run(CURLM *multi, struct xfer *xs, size_t n, usec_t deadline, int cancel_fd)
+{
+        struct curl_waitfd extra = {.fd = cancel_fd, .events = CURL_WAIT_POLLIN};
+        CURLMcode failed = CURLM_OK;
+        usec_t longest = 0;
+        int running = 0, r;
+
+        for (size_t i = 0; i < n; i++)
+                if (!xs[i].done)
+                        longest = MAX(longest, xs[i].timeout);
+
+        for (;;) {
+                CURLMcode mc = curl_multi_perform(multi, &running);
+                struct CURLMsg *msg;
+                int left;
+                long wait_ms;
+                usec_t now;
+
+                if (mc == CURLM_OUT_OF_MEMORY)
+                        return -ENOMEM;
+                while ((msg = curl_multi_info_read(multi, &left))) {
+                        struct xfer *x = NULL;
+                        char *priv = NULL;
+
+                        if (msg->msg != CURLMSG_DONE)
+                                continue;
+                        (void) curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+                        x = (struct xfer *) priv;
+                        if (!x || x->done)
+                                continue;
+                        r = complete(x, msg->data.result);
+                        if (r < 0)
+                                return r;
+                }
+                if (mc != CURLM_OK) {
+                        failed = mc;
+                        break;
+                }
+                if (running == 0)
+                        break;
+
+                /* Each transfer has a curl timeout, so curl always names a time to wake. */
+                if (curl_multi_timeout(multi, &wait_ms) != CURLM_OK || wait_ms < 0)
+                        wait_ms = (long) MIN(longest / USEC_PER_MSEC + 1, (usec_t) INT_MAX);
+                now = now_usec();
+                if (deadline != USEC_INFINITY) {
+                        usec_t left_ms;
+
+                        if (now >= deadline)
+                                break;
+                        left_ms = (deadline - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC;
+                        wait_ms = (long) MIN((usec_t) wait_ms, left_ms);
+                }
+                wait_ms = MIN(wait_ms, (long) INT_MAX);
+
+                mc = curl_multi_poll(multi, cancel_fd >= 0 ? &extra : NULL, cancel_fd >= 0 ? 1 : 0,
+                                     (int) wait_ms, NULL);
+                if (mc == CURLM_OUT_OF_MEMORY)
+                        return -ENOMEM;
+                if (mc != CURLM_OK) {
+                        failed = mc;
+                        break;
+                }
+                if (cancel_requested(cancel_fd)) {
+                        for (size_t i = 0; i < n; i++)
+                                if (!xs[i].done) {
+                                        r = abandon(&xs[i], true);
+                                        if (r < 0)
+                                                return r;
+                                }
+                        return 0;
+                }
+        }
+
+        /* The deadline passed (or curl failed as a whole): whatever is left ends here. */
+        for (size_t i = 0; i < n; i++)
+                if (!xs[i].done) {
+                        r = abandon(&xs[i], false);
+                        if (r >= 0 && failed != CURLM_OK)
+                                r = set_error(xs[i].resp, "request failed: %s",
+                                              curl_multi_strerror(failed));
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
+}
+
+static void xfers_free(CURLM *multi, struct xfer *xs, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                struct xfer *x = &xs[i];
+
+                if (x->easy) {
+                        if (multi)
+                                (void) curl_multi_remove_handle(multi, x->easy);
+                        curl_easy_cleanup(x->easy);
+                }
+                curl_slist_free_all(x->headers);
+                buf_release(&x->body);
+        }
+        free(xs);
+}
+
+int web_fetch_many(const struct web_request *reqs, size_t n, struct web_response *resps,
+                   usec_t deadline, int cancel_fd)
+{
+        struct xfer *xs;
+        CURLM *multi;
+        usec_t now;
+        int r = 0;
+
+        if (n > WEB_FETCH_MAX_REQUESTS || (n > 0 && (!reqs || !resps)))
+                return -EINVAL;
+        if (n == 0)
+                return 0;
+        if (pthread_once(&curl_once, curl_init_once) != 0 || curl_init_result != CURLE_OK)
+                return -ENOMEM;
+
+        memset(resps, 0, n * sizeof(*resps));
+        xs = calloc(n, sizeof(*xs));
+        if (!xs)
+                return -ENOMEM;
+        multi = curl_multi_init();
+        if (!multi) {
+                free(xs);
+                return -ENOMEM;
+        }
+
+        if (cancel_requested(cancel_fd)) {
+                for (size_t i = 0; i < n && r >= 0; i++) {
+                        xs[i].done = true;
+                        r = set_error(&resps[i], "cancelled");
+                }
+        } else {
+                now = now_usec();
+                for (size_t i = 0; i < n && r >= 0; i++) {
+                        xs[i].req = &reqs[i];
+                        xs[i].resp = &resps[i];
+                        r = xfer_start(&xs[i], multi, now, deadline);
+                }
+                if (r >= 0)
+                        r = run(multi, xs, n, deadline, cancel_fd);
+        }
+
+        xfers_free(multi, xs, n);
+        (void) curl_multi_cleanup(multi);
+        if (r < 0)
+                for (size_t i = 0; i < n; i++)
+                        web_response_release(&resps[i]);
+        return r;
+}
+
+void web_response_release(struct web_response *r)
+{
+        if (!r)
+                return;
+        free(r->final_url);
+        free(r->content_type);
+        free(r->body);
+        free(r->error);
+        memset(r, 0, sizeof(*r));
+}
