@@ -20,6 +20,10 @@ static inline void strv_freep(char ***l)
 
 /* Like strv_free() but wipes each string first (secrets). */
 char **strv_free_wipe(char **l);
+static inline void strv_free_wipep(char ***l)
+{
+        *l = strv_free_wipe(*l);
+}
 
 size_t strv_length(char *const *l);
 bool strv_contains(char *const *l, const char *s);

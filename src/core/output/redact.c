@@ -2580,3 +2580,23 @@ int redact_json(const struct redactor *r, enum redact_mode mode, json_t *v)
                 return -ENOMEM;
         return 1;
 }
+
+int redact_has_vendor_key(const char *s, size_t n)
+{
+        _cleanup_(match_data_freep) pcre2_match_data *md = NULL;
+        int r, rc;
+
+        if (!s)
+                return 0;
+        r = rx_ensure();
+        if (r < 0)
+                return r;
+        md = pcre2_match_data_create(RX_OVEC_PAIRS, NULL);
+        if (!md)
+                return -ENOMEM;
+        rc = rx_exec(RX_PREFIX, s, n, 0, md);
+        if (rc == PCRE2_ERROR_NOMATCH)
+                return 0;
+        /* A limit hit on a hostile text counts as "found": the caller refuses the URL. */
+        return 1;
+}

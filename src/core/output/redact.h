@@ -67,6 +67,13 @@ _must_check_ int redact_text(const struct redactor *r, enum redact_mode mode, co
                              size_t n, char **ret, size_t *ret_len);
 
 /*
+ * Whether @n bytes of @s contain a vendor-prefixed key (the seed's first
+ * pattern pass: sk-..., ghp_..., AKIA..., ...). Returns 1, 0, or -ENOMEM.
+ * Any thread.
+ */
+_must_check_ int redact_has_vendor_key(const char *s, size_t n);
+
+/*
  * Redact every string inside @v (object values, array items, and object
  * keys are left alone) in place with @mode. Returns the number of strings
  * changed or -ENOMEM.
