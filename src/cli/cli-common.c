@@ -15,6 +15,7 @@
 #include "core/env/env.h"
 #include "core/output/redact.h"
 #include "core/registry/registry.h"
+#include "core/web/web-keys.h"
 
 extern char **environ;
 
@@ -85,8 +86,11 @@ int cli_prepare_secrets(const struct ptc_config *c, struct redactor **ret_redact
         r = env_take_secrets(c->env_passthrough, red, &kept);
         if (r < 0)
                 return log_error_errno(r, "cannot scrub the environment: %m");
-        /* Nothing consumes provider keys yet (web tools); keep none in memory. */
+        /* The web providers' keys are the only secrets ptc itself needs later on. */
+        r = web_keys_take(kept);
         strv_free_wipe(kept);
+        if (r < 0)
+                return log_error_errno(r, "out of memory");
         /*
          * Non-dumpable: another process of this user cannot ptrace us or read
          * /proc/<ptc>/mem or environ, where a secret could still be found.

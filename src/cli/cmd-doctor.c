@@ -9,10 +9,12 @@
 
 #include "basic/diag.h"
 #include "basic/log.h"
+#include "basic/path-util.h"
 #include "cli/cli.h"
 #include "core/registry/registry.h"
 #include "core/spawn/interpreter.h"
 #include "core/spawn/spawn.h"
+#include "core/web/search-providers.h"
 #include "ptc-version.h"
 
 static void show_interpreter(const struct ptc_config *c, enum ptc_mode mode)
@@ -28,6 +30,30 @@ static void show_interpreter(const struct ptc_config *c, enum ptc_mode mode)
                 printf("  %-8s %s (does not run)\n", config_mode_to_string(mode), path);
         else
                 printf("  %-8s %s (Python %s)\n", config_mode_to_string(mode), path, version);
+}
+
+/* Which provider web_search and web_extract would use, and why not when none. */
+static void show_web(const struct ptc_config *c)
+{
+        _cleanup_free_ char *pdftotext = find_in_path("pdftotext");
+        struct web_provider p;
+        struct diag d = {};
+
+        printf("web:\n");
+        if (web_search_provider_resolve(c, &p, &d) < 0)
+                printf("  web_search   off: %s\n", d.message);
+        else
+                printf("  web_search   %s (%s)%s\n", p.name, p.base_url,
+                       c->search_provider ? "" : ", chosen by the credential present");
+        d = (struct diag){};
+        if (web_extract_provider_resolve(c, &p, &d) < 0)
+                printf("  web_extract  error: %s\n", d.message);
+        else if (p.kind == WEB_PROVIDER_NONE)
+                printf("  web_extract  builtin (libcurl + gumbo; PDF: %s); private URLs %s\n",
+                       pdftotext ? pdftotext : "no pdftotext, PDFs are refused",
+                       c->allow_private_urls ? "allowed" : "blocked");
+        else
+                printf("  web_extract  %s (%s)\n", p.name, p.base_url);
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -61,6 +87,7 @@ int cmd_doctor(int argc, char **argv)
                 names = registry_names(reg);
                 printf("tools: %s\n", names ? names : "");
         }
+        show_web(&config);
         pidfd = pidfd_open_compat(getpid());
         printf("supervision: %s\n",
                pidfd >= 0 ? "pidfd + epoll" : "SIGCHLD signalfd + epoll (no pidfd)");

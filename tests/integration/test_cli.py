@@ -148,15 +148,11 @@ def test_unknown_tool_name_exits_2(ptc):
                        "foo")
 
 
-def test_tool_not_in_this_build_warns_and_is_left_out(ptc):
-    r = ptc.run("""
-        import hermes_tools
-        print(sorted(n for n in ("read_file", "web_extract", "terminal", "write_file")
-                     if hasattr(hermes_tools, n)))
-        """, "--tools", "read_file,web_extract")
-    expect(r, 0, "success")
-    assert "web_extract" in r.stderr, f"no warning naming web_extract: {r!r}"
-    assert r.output == "['read_file']\n"
+def test_web_search_without_provider_exits_2(ptc):
+    # A tool the model is told about must work: naming web_search without a provider is an
+    # error that says what to configure.
+    expect_usage_error(ptc.run_ptc(["run", "--tools", "read_file,web_search", "-c", "print(1)"]),
+                       "web.search_provider")
 
 
 def test_stdout_is_exactly_one_json_document(ptc):

@@ -113,14 +113,15 @@ def test_disabled_tool_refused_by_server(ptc):
     assert r.data["tool_calls_made"] == 0
 
 
-def test_tool_not_in_build_refused(ptc):
+def test_tool_without_provider_refused(ptc):
+    # No search provider configured: web_search is not in the default set.
     r = rpc_run(ptc, """
         print(_json.dumps(call('web_search', {'query': 'x'})))
         """)
     expect(r, 0, "success")
     assert r.output_json()["error"] == ("Tool 'web_search' is not available in "
                                         "execute_code. Available: patch, read_file, "
-                                        "search_files, terminal, write_file"), r
+                                        "search_files, terminal, web_extract, write_file"), r
 
 
 def test_no_tools_enabled_server_refuses(ptc):

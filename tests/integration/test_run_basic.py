@@ -235,14 +235,15 @@ def test_empty_tool_list_import_fails(ptc):
     assert "ImportError" in r.data["error"], r
 
 
-def test_default_tools_are_the_local_five(ptc):
+def test_default_tools_are_the_keyless_six(ptc):
     r = ptc.run("""
         import hermes_tools
         print([n for n in ('patch', 'read_file', 'search_files', 'terminal', 'web_extract',
                            'web_search', 'write_file') if callable(getattr(hermes_tools, n, None))])
         """)
     expect(r, 0, "success")
-    assert r.output == "['patch', 'read_file', 'search_files', 'terminal', 'write_file']\n", r
+    assert r.output == ("['patch', 'read_file', 'search_files', 'terminal', 'web_extract', "
+                        "'write_file']\n"), r
 
 
 @pytest.mark.parametrize("mode", ["project", "strict"])

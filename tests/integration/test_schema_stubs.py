@@ -46,10 +46,10 @@ def test_schema_shape(ptc):
 
 def test_schema_default_mentions_enabled_tools_only(ptc):
     desc = schema(ptc)["description"]
-    for name in ("read_file", "write_file", "terminal", "search_files", "patch"):
+    for name in ("read_file", "write_file", "terminal", "search_files", "patch", "web_extract"):
         assert SIG[name] in desc, name
-    for name in ("web_search", "web_extract"):
-        assert SIG[name] not in desc, name
+    # No search provider configured: web_search is not offered.
+    assert SIG["web_search"] not in desc
 
 
 def test_schema_subset(ptc):
@@ -120,11 +120,9 @@ def test_schema_bad_mode_and_unknown_tool_exit_2(ptc):
     expect_usage_error(ptc.run_ptc(["schema", "--tools", "foo"]), "foo")
 
 
-def test_schema_tool_not_in_build_warns(ptc):
+def test_schema_web_search_without_provider_exits_2(ptc):
     r = ptc.run_ptc(["schema", "--tools", "terminal,web_search"])
-    assert r.rc == 0, r
-    assert "web_search" in r.stderr, r
-    assert SIG["web_search"] not in r.data["description"], r
+    expect_usage_error(r, "web.search_provider")
 
 
 # --- stubs --------------------------------------------------------------------
@@ -132,10 +130,10 @@ def test_schema_tool_not_in_build_warns(ptc):
 def test_stubs_compile_and_define_default_tools(ptc):
     src = stubs(ptc)
     compile(src, "hermes_tools.py", "exec")
-    for name in ("read_file", "write_file", "terminal", "search_files", "patch", "json_parse",
-                 "shell_quote", "retry"):
+    for name in ("read_file", "write_file", "terminal", "search_files", "patch", "web_extract",
+                 "json_parse", "shell_quote", "retry"):
         assert f"def {name}(" in src, name
-    for name in ("web_search", "web_extract", "execute_code"):
+    for name in ("web_search", "execute_code"):
         assert f"def {name}(" not in src, name
     assert "PTC_RPC_SOCKET" in src and "PTC_RPC_TOKEN" in src
     assert "AF_UNIX" in src
@@ -335,12 +333,10 @@ def test_retry_backoff_delays(ptc):
 
 def test_schema_default_equals_explicit_default_set(ptc):
     default = schema(ptc)
-    assert default == schema(ptc, "--tools", "read_file,terminal,write_file,search_files,patch")
-    # Naming all seven gives the same schema: the two not in this build are left out.
-    r = ptc.run_ptc(["schema", "--tools", "web_search,web_extract,read_file,write_file,"
-                                          "search_files,patch,terminal"])
-    assert r.rc == 0 and r.data == default, r
+    assert default == schema(ptc, "--tools",
+                             "read_file,terminal,write_file,search_files,patch,web_extract")
 
 
 def test_stubs_default_equals_explicit_default_set(ptc):
-    assert stubs(ptc) == stubs(ptc, "--tools", "terminal,write_file,read_file,patch,search_files")
+    assert stubs(ptc) == stubs(ptc, "--tools",
+                               "terminal,write_file,read_file,patch,search_files,web_extract")

@@ -277,7 +277,9 @@ static void test_registry_new_default(void **state)
         (void) state;
         assert_int_equal(registry_new(NULL, NULL, &r, &w, &d), 0);
         names = registry_names(r);
-        assert_string_equal(names, "patch, read_file, search_files, terminal, write_file");
+        /* No search provider: web_search is not offered. */
+        assert_string_equal(names,
+                            "patch, read_file, search_files, terminal, web_extract, write_file");
         assert_null(w);
         for (size_t i = 0; i < registry_count(r); i++) {
                 const struct tool *t = registry_get(r, i);
@@ -335,21 +337,52 @@ static void test_registry_new_unknown(void **state)
                                    "web_search, write_file)");
 }
 
-static void test_registry_new_unavailable(void **state)
+static void test_registry_new_web_search_needs_provider(void **state)
 {
-        _cleanup_registry_ struct registry *r = NULL;
-        _cleanup_strv_free_ char **w = NULL;
-        _cleanup_free_ char *names = NULL;
-        const char *enabled[] = {"read_file", "patch",       "search_files", "patch",
-                                 "terminal",  "web_extract", "write_file",   NULL};
+        struct registry *r = NULL;
+        const char *enabled[] = {"read_file", "web_search", NULL};
         struct diag d = {};
 
         (void) state;
-        assert_int_equal(registry_new(NULL, (char *const *) enabled, &r, &w, &d), 0);
+        assert_int_equal(registry_new(NULL, (char *const *) enabled, &r, NULL, &d), -EINVAL);
+        assert_null(r);
+        assert_contains(d.message, "web_search needs a search provider: set web.search_provider");
+}
+
+static void test_registry_new_web_search_with_provider(void **state)
+{
+        _cleanup_registry_ struct registry *r = NULL;
+        _cleanup_registry_ struct registry *r2 = NULL;
+        _cleanup_strv_free_ char **w = NULL;
+        _cleanup_free_ char *names = NULL;
+        struct ptc_config c;
+        const char *enabled[] = {"web_search", NULL};
+        struct diag d = {};
+
+        (void) state;
+        assert_int_equal(config_init(&c), 0);
+        c.search_provider = strdup("searxng");
+        c.searxng_url = strdup("http://127.0.0.1:9");
+        assert_non_null(c.search_provider);
+        assert_non_null(c.searxng_url);
+        assert_int_equal(registry_new(&c, NULL, &r, &w, &d), 0);
         names = registry_names(r);
-        assert_string_equal(names, "patch, read_file, search_files, terminal, write_file");
+        assert_string_equal(names, "patch, read_file, search_files, terminal, web_extract, "
+                                   "web_search, write_file");
+        assert_null(w);
+        assert_int_equal(registry_new(&c, (char *const *) enabled, &r2, NULL, &d), 0);
+        assert_int_equal(registry_count(r2), 1);
+
+        /* Configured but without its URL: left out of the default set with a warning. */
+        free(c.searxng_url);
+        c.searxng_url = NULL;
+        r = registry_free(r);
+        w = strv_free(w);
+        assert_int_equal(registry_new(&c, NULL, &r, &w, &d), 0);
+        assert_null(registry_find(r, "web_search"));
         assert_int_equal(strv_length(w), 1);
-        assert_string_equal(w[0], "tool 'web_extract' is not available in this build; left out");
+        assert_contains(w[0], "web.search_provider is 'searxng' but web.searxng_url");
+        config_release(&c);
 }
 
 static void test_registry_new_duplicate(void **state)
@@ -957,7 +990,8 @@ int main(void)
                 cmocka_unit_test(test_registry_new_explicit),
                 cmocka_unit_test(test_registry_new_empty),
                 cmocka_unit_test(test_registry_new_unknown),
-                cmocka_unit_test(test_registry_new_unavailable),
+                cmocka_unit_test(test_registry_new_web_search_needs_provider),
+                cmocka_unit_test(test_registry_new_web_search_with_provider),
                 cmocka_unit_test(test_registry_new_duplicate),
                 cmocka_unit_test(test_registry_new_from_defs_bad),
                 cmocka_unit_test(test_registry_new_from_defs_sorted),

@@ -8,6 +8,7 @@
 #include "basic/buf.h"
 #include "basic/strv.h"
 #include "core/registry/registry-internal.h"
+#include "core/web/search-providers.h"
 
 /* More definitions or enabled names than this is a bug or hostile input, not a configuration. */
 #define REGISTRY_MAX_TOOLS 4096
@@ -24,10 +25,10 @@ const char *const registry_known_tools[] = {
         "search_files", "patch",       "terminal",  NULL,
 };
 
-/* The builtin tools compiled into this build. web_search and web_extract are not yet. */
+/* The builtin tools compiled into this build. */
 static const struct tool_def *const builtin_defs[] = {
-        &tool_def_read_file,    &tool_def_write_file, &tool_def_terminal,
-        &tool_def_search_files, &tool_def_patch,
+        &tool_def_read_file, &tool_def_write_file, &tool_def_terminal,    &tool_def_search_files,
+        &tool_def_patch,     &tool_def_web_search, &tool_def_web_extract,
 };
 
 static bool is_known(const char *name)
@@ -238,9 +239,38 @@ int registry_new_from_defs(const struct tool_def *const *defs, size_t n, char *c
 int registry_new(const struct ptc_config *config, char *const *enabled, struct registry **ret,
                  char ***ret_warnings, struct diag *reterr)
 {
-        /* @config will decide availability of tools that need setup (web_search: a provider). */
-        return registry_new_from_defs(builtin_defs, ELEMENTSOF(builtin_defs), enabled, ret,
-                                      ret_warnings, reterr);
+        const struct tool_def *defs[ELEMENTSOF(builtin_defs)];
+        _cleanup_strv_free_ char **warnings = NULL;
+        struct web_provider provider;
+        struct diag why = {};
+        size_t n = 0;
+        int k;
+
+        /*
+         * web_search needs a provider. Not configured: it is simply not offered by default
+         * (the model never hears of a tool that cannot work), and asking for it by name is
+         * an error that says what to configure. Configured without its key: left out of the
+         * default set with a warning.
+         */
+        /* No config: the defaults (no provider in the file; the environment may name one). */
+        k = web_search_provider_resolve(config ?: &(const struct ptc_config){}, &provider, &why);
+        for (size_t i = 0; i < ELEMENTSOF(builtin_defs); i++) {
+                if (builtin_defs[i] == &tool_def_web_search && k < 0) {
+                        if (enabled && strv_contains(enabled, "web_search"))
+                                return diag_set(reterr, -EINVAL, "%s", why.message);
+                        if (!enabled && k != -ENOENT && strv_extend(&warnings, why.message) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                defs[n++] = builtin_defs[i];
+        }
+        k = registry_new_from_defs(defs, n, enabled, ret, ret_warnings, reterr);
+        if (k < 0 || !ret_warnings)
+                return k;
+        for (size_t i = 0; warnings && warnings[i]; i++)
+                if (strv_extend(ret_warnings, warnings[i]) < 0)
+                        return -ENOMEM;
+        return 0;
 }
 
 size_t registry_count(const struct registry *r)

@@ -75,6 +75,8 @@ extern const struct tool_def tool_def_write_file;
 extern const struct tool_def tool_def_terminal;
 extern const struct tool_def tool_def_search_files; /* search-files.c */
 extern const struct tool_def tool_def_patch;        /* patch.c */
+extern const struct tool_def tool_def_web_search;   /* web-search.c */
+extern const struct tool_def tool_def_web_extract;  /* web-extract.c */
 
 /* Helpers for tool implementations (tool-util.c). */
 
