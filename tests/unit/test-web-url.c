@@ -30,7 +30,7 @@ static void test_web_url_has_secret_refused(void **state)
                 "https://example.com/?q=%73k-abcdefghijklmnop1234",   /* %73 = s */
                 "https://example.com/?q=%2573k-abcdefghijklmnop1234", /* twice encoded */
                 "https://example.com/?x=AKIAABCDEFGHIJKLMNOP",        /* AWS key id */
-                "https://example.com/leak/" SECRET_VALUE,             /* by value */
+                ("https://example.com/leak/" SECRET_VALUE),           /* by value */
                 "https://example.com/?d=cThadDNNYWRlVXBWYWx1ZTc3",    /* its base64 */
                 "https://example.com/?access_token=abc",              /* credential name */
                 "https://example.com/a?x=1&API_KEY=abc#frag",         /* any case */
