@@ -496,6 +496,42 @@ static int swapped_stdio_child(void)
         return 0;
 }
 
+/* pass_fd becomes fd 3 in the child; nothing above it crosses exec. */
+static void test_spawn_process_pass_fd(void **state)
+{
+        char *argv[] = {(char *) "/bin/sh", (char *) "-c",
+                        (char *) "echo side >&3; if [ -e /proc/self/fd/4 ]; then echo leak4; fi; "
+                                 "echo main",
+                        NULL};
+        struct spawn_opts o = {
+                .path = "/bin/sh",
+                .argv = argv,
+                .envp = environ,
+                .stdin_fd = -1,
+                .stderr_fd = -1,
+        };
+        int out[2], side[2], st;
+        char buf[128];
+        struct diag d = {};
+        pid_t pid;
+
+        assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(side, O_CLOEXEC), 0);
+        o.stdout_fd = out[1];
+        o.pass_fd = side[1];
+        assert_int_equal(spawn_process(&o, &pid, NULL, &d), 0);
+        safe_close(out[1]);
+        safe_close(side[1]);
+        read_all(out[0], buf, sizeof(buf));
+        safe_close(out[0]);
+        assert_string_equal(buf, "main\n");
+        read_all(side[0], buf, sizeof(buf));
+        safe_close(side[0]);
+        assert_string_equal(buf, "side\n");
+        st = wait_status(pid);
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void test_spawn_process_swapped_stdio(void **state)
 {
         pid_t pid;
@@ -1159,6 +1195,7 @@ int main(void)
                 cmocka_unit_test(test_spawn_process_new_session),
                 cmocka_unit_test(test_spawn_process_only_stdio_fds),
                 cmocka_unit_test(test_spawn_process_stdio_pipes),
+                cmocka_unit_test(test_spawn_process_pass_fd),
                 cmocka_unit_test(test_spawn_process_swapped_stdio),
                 cmocka_unit_test(test_spawn_process_die_with_parent),
                 cmocka_unit_test(test_pidfd_open_compat),

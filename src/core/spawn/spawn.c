@@ -96,8 +96,12 @@ _noreturn_ static void child_main(const struct spawn_opts *o, pid_t parent, int 
         if (in < 0 || out < 0 || err < 0 || move_fd(in, 0) < 0 || move_fd(out, 1) < 0 ||
             move_fd(err, 2) < 0)
                 child_fail(errpipe, STAGE_STDIO);
-        /* Nothing of ptc's but 0-2 may cross exec, even fds a library leaked. */
-        (void) syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+        if (o->pass_fd > 2) {
+                if (o->pass_fd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(o->pass_fd, 3) < 0)
+                        child_fail(errpipe, STAGE_STDIO);
+        }
+        /* Nothing of ptc's but 0-2 (and the passed fd) may cross exec, even leaked fds. */
+        (void) syscall(SYS_close_range, o->pass_fd > 2 ? 4U : 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 
         if (o->nofile && setrlimit(RLIMIT_NOFILE, o->nofile) < 0)
                 child_fail(errpipe, STAGE_RLIMIT);

@@ -27,6 +27,8 @@ struct spawn_opts {
         bool new_session;            /* setsid() */
         bool die_with_parent;        /* PR_SET_PDEATHSIG(SIGKILL) */
         const struct rlimit *nofile; /* RLIMIT_NOFILE for the child; NULL = inherit */
+        int pass_fd;                 /* > 2: becomes fd 3 in the child (a side channel, e.g.
+                                      * ptc run --progress-fd 3); 0..2 or -1: none */
 };
 
 /*
