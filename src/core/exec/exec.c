@@ -444,6 +444,8 @@ static int setup(struct execution *e, struct diag *reterr)
                 .redactor = o->redactor,
                 .max_tool_calls = c->max_tool_calls,
                 .log_calls = o->log_calls,
+                .on_call = o->on_call,
+                .on_call_userdata = o->on_call_userdata,
         };
         r = rpc_server_new(&ro, &e->rpc);
         if (r < 0)

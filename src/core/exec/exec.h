@@ -34,6 +34,9 @@ struct exec_opts {
                                             * blocked in every thread */
         int cancel_fd;                     /* readable = cancel (status interrupted); -1 for none */
         const struct rlimit *child_nofile; /* RLIMIT_NOFILE for the script; NULL = ptc's */
+        /* Each dispatched tool call, from a worker thread (see rpc_server_opts.on_call). */
+        void (*on_call)(void *userdata, const char *tool, int64_t count);
+        void *on_call_userdata;
 };
 
 enum exec_status {

@@ -236,16 +236,19 @@ static void run_tool(struct rpc_conn *c, json_t *id, const struct tool *t, json_
         }
 }
 
-/* Count a dispatched call unless the budget is spent (atomically: threads race here). */
-static bool take_budget(struct rpc_server *s)
+/*
+ * Count a dispatched call unless the budget is spent (atomically: threads race here).
+ * Returns the count including this call, or 0 when the budget is spent.
+ */
+static long take_budget(struct rpc_server *s)
 {
         long cur = atomic_load(&s->calls_made);
 
         do
                 if (cur >= s->o.max_tool_calls)
-                        return false;
+                        return 0;
         while (!atomic_compare_exchange_weak(&s->calls_made, &cur, cur + 1));
-        return true;
+        return cur + 1;
 }
 
 static void handle_line(struct rpc_conn *c, const char *line, size_t n)
@@ -255,6 +258,7 @@ static void handle_line(struct rpc_conn *c, const char *line, size_t n)
         json_t *id, *args, *toolname;
         const struct tool *t;
         json_error_t err;
+        long count;
 
         /* Blank lines are ignored, as the seed. */
         while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == '\t'))
@@ -297,13 +301,16 @@ static void handle_line(struct rpc_conn *c, const char *line, size_t n)
                              json_string_value(toolname), names ? names : "");
                 return;
         }
-        if (!take_budget(s)) {
+        count = take_budget(s);
+        if (count == 0) {
                 answer_error(c, id,
                              "Tool call limit reached (%lld). No more tool calls allowed in this "
                              "execution.",
                              (long long) s->o.max_tool_calls);
                 return;
         }
+        if (s->o.on_call)
+                s->o.on_call(s->o.on_call_userdata, t->name, count);
         if (!args || json_is_null(args)) {
                 args = json_object();
                 if (!args)

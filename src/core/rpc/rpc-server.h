@@ -52,6 +52,13 @@ struct rpc_server_opts {
         int64_t max_tool_calls;
         bool log_calls;
         size_t frame_max; /* 0 = RPC_FRAME_MAX */
+        /*
+         * Called on a worker thread for every dispatched call, right after it was
+         * counted (@count: calls so far, this one included), before the tool runs.
+         * May be called from several threads at once; must not block. NULL: none.
+         */
+        void (*on_call)(void *userdata, const char *tool, int64_t count);
+        void *on_call_userdata;
 };
 
 struct rpc_server;
