@@ -465,18 +465,18 @@ static void test_config_load_file_invalid_values(void **state)
                 {"code_execution:\n  python: \"py\\0thon\"\n",
                  "2: code_execution.python: invalid value 'py\\x00thon' (allowed: a non-empty "
                  "string of at most 4096 bytes)"},
-                {"code_execution:\n  tools: [read_file, Terminal]\n",
-                 "2: code_execution.tools[1]: invalid value 'Terminal' (allowed: tool names "
-                 "matching [a-z0-9_]+, at most 64 characters)"},
+                {"code_execution:\n  tools: [read_file, Term.inal]\n",
+                 "2: code_execution.tools[1]: invalid value 'Term.inal' (allowed: tool names "
+                 "matching [A-Za-z0-9_]+, at most 200 characters)"},
                 {"code_execution:\n  tools: read_file, web-search\n",
                  "2: code_execution.tools: invalid value 'web-search' (allowed: tool names "
-                 "matching [a-z0-9_]+, at most 64 characters)"},
+                 "matching [A-Za-z0-9_]+, at most 200 characters)"},
                 {"code_execution:\n  tools:\n    - [a]\n",
-                 "3: code_execution.tools[0]: expected tool names matching [a-z0-9_]+, at "
-                 "most 64 characters, got a sequence"},
+                 "3: code_execution.tools[0]: expected tool names matching [A-Za-z0-9_]+, at "
+                 "most 200 characters, got a sequence"},
                 {"code_execution:\n  tools: {a: b}\n",
                  "2: code_execution.tools: expected a sequence of tool names matching "
-                 "[a-z0-9_]+, at most 64 characters, got a mapping"},
+                 "[A-Za-z0-9_]+, at most 200 characters, got a mapping"},
                 {"terminal:\n  env_passthrough: [OK, \"BAD-NAME\"]\n",
                  "2: terminal.env_passthrough[1]: invalid value 'BAD-NAME' (allowed: names "
                  "matching [A-Za-z_][A-Za-z0-9_]*)"},

@@ -920,21 +920,23 @@ static int parse_mapping(struct ctx *x, const char *prefix, const struct node *n
 
 /* code_execution */
 
-static int parse_timeout(struct ctx *x, const struct key_spec *k, const char *key,
-                         const struct node *v, void *target)
+/* A number of seconds, > 0 and <= k->max, into the double at k->offset. */
+static int parse_seconds_key(struct ctx *x, const struct key_spec *k, const char *key,
+                             const struct node *v, void *target)
 {
-        const char *allowed = "a number of seconds greater than 0 and at most 86400";
-        struct ptc_config *c = target;
+        char allowed[96];
         const char *s;
         double d;
         int r;
 
+        (void) snprintf(allowed, sizeof(allowed),
+                        "a number of seconds greater than 0 and at most %lld", (long long) k->max);
         r = scalar_text(x, v, key, allowed, false, &s);
         if (r < 0)
                 return r;
-        if (!parse_number_literal(s, v->len, &d) || !(d > 0) || d > CONFIG_MAX_SECONDS)
+        if (!parse_number_literal(s, v->len, &d) || !(d > 0) || d > (double) k->max)
                 return fail_value(x, v, key, allowed);
-        c->timeout = d;
+        *(double *) ((char *) target + k->offset) = d;
         return 0;
 }
 
@@ -990,17 +992,24 @@ static int parse_python(struct ctx *x, const struct key_spec *k, const char *key
         return 0;
 }
 
+/*
+ * Builtin tools are [a-z0-9_]; upstream MCP tools are <server>_<tool> with
+ * whatever case the server uses (getUser), hence upper case and the longer cap.
+ */
+#define CONFIG_MAX_TOOL_NAME 200
+
 static bool is_tool_name(const char *s, size_t n)
 {
-        if (n == 0 || n > CONFIG_MAX_NAME)
+        if (n == 0 || n > CONFIG_MAX_TOOL_NAME)
                 return false;
         for (size_t i = 0; i < n; i++)
-                if (!((s[i] >= 'a' && s[i] <= 'z') || is_ascii_digit(s[i]) || s[i] == '_'))
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                      is_ascii_digit(s[i]) || s[i] == '_'))
                         return false;
         return true;
 }
 
-#define TOOL_NAME_ALLOWED "tool names matching [a-z0-9_]+, at most 64 characters"
+#define TOOL_NAME_ALLOWED "tool names matching [A-Za-z0-9_]+, at most 200 characters"
 
 /* Append @s (@n bytes) to @l unless it is already there. */
 static int strv_add_unique(char ***l, const char *s, size_t n)
@@ -1093,7 +1102,7 @@ static int parse_tools(struct ctx *x, const struct key_spec *k, const char *key,
 }
 
 static const struct key_spec code_execution_keys[] = {
-        {"timeout", parse_timeout, 0, 0, 0},
+        {"timeout", parse_seconds_key, offsetof(struct ptc_config, timeout), 0, CONFIG_MAX_SECONDS},
         {"max_tool_calls", parse_int_key, offsetof(struct ptc_config, max_tool_calls), 0,
          1000000000},
         {"mode", parse_mode_key, 0, 0, 0},
@@ -1300,25 +1309,6 @@ static int parse_url_key(struct ctx *x, const struct key_spec *k, const char *ke
         return 0;
 }
 
-/* web.timeout: seconds per web request. */
-static int parse_web_timeout(struct ctx *x, const struct key_spec *k, const char *key,
-                             const struct node *v, void *target)
-{
-        const char *allowed = "a number of seconds greater than 0 and at most 3600";
-        struct ptc_config *c = target;
-        const char *s;
-        double d;
-        int r;
-
-        r = scalar_text(x, v, key, allowed, false, &s);
-        if (r < 0)
-                return r;
-        if (!parse_number_literal(s, v->len, &d) || !(d > 0) || d > 3600)
-                return fail_value(x, v, key, allowed);
-        c->web_timeout = d;
-        return 0;
-}
-
 static const struct key_spec web_keys[] = {
         {"search_provider", parse_search_provider, 0, 0, 0},
         {"searxng_url", parse_url_key, offsetof(struct ptc_config, searxng_url), 0, 0},
@@ -1329,7 +1319,7 @@ static const struct key_spec web_keys[] = {
         {"tavily_url", parse_url_key, offsetof(struct ptc_config, tavily_url), 0, 0},
         {"firecrawl_url", parse_url_key, offsetof(struct ptc_config, firecrawl_url), 0, 0},
         {"exa_url", parse_url_key, offsetof(struct ptc_config, exa_url), 0, 0},
-        {"timeout", parse_web_timeout, 0, 0, 0},
+        {"timeout", parse_seconds_key, offsetof(struct ptc_config, web_timeout), 0, 3600},
 };
 
 /* mcp_servers */
