@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,11 @@
 
 #include "basic/diag.h"
 #include "basic/log.h"
+#include "basic/parse-util.h"
 #include "basic/strv.h"
 #include "cli/cli.h"
 #include "core/env/env.h"
+#include "core/mcp/mcp-tools.h"
 #include "core/output/redact.h"
 #include "core/registry/registry.h"
 #include "core/web/web-keys.h"
@@ -57,13 +60,77 @@ int cli_parse_tools(const char *list, char ***ret)
         return 0;
 }
 
-int cli_build_registry(const struct ptc_config *c, char *const *tools, struct registry **ret)
+int cli_apply_run_options(struct ptc_config *c, const char *timeout, const char *max_calls,
+                          const char *mode, const char *isolation)
+{
+        if (timeout) {
+                double t;
+                if (safe_atod(timeout, &t) < 0 || t <= 0 || t > 86400) {
+                        log_error("--timeout: invalid value '%s' (allowed: a number of seconds, "
+                                  "0 < s <= 86400)",
+                                  timeout);
+                        return -EINVAL;
+                }
+                c->timeout = t;
+        }
+        if (max_calls) {
+                int64_t n;
+                if (safe_atoi64(max_calls, &n) < 0 || n < 0 || n > 1000000000) {
+                        log_error("--max-tool-calls: invalid value '%s' (allowed: an integer "
+                                  "0..1000000000)",
+                                  max_calls);
+                        return -EINVAL;
+                }
+                c->max_tool_calls = n;
+        }
+        if (mode && config_parse_mode(mode, &c->mode) < 0) {
+                log_error("--mode: invalid value '%s' (allowed: project, strict)", mode);
+                return -EINVAL;
+        }
+        if (isolation && config_parse_isolation(isolation, &c->isolation) < 0) {
+                log_error("--isolation: invalid value '%s' (allowed: none, auto, strict)",
+                          isolation);
+                return -EINVAL;
+        }
+        if (c->isolation == PTC_ISOLATION_STRICT) {
+                /* strict never runs with less than it promises (DESIGN.md section 8). */
+                log_error("isolation 'strict' cannot be set up: the namespaces layer is not "
+                          "available in this build (use --isolation none or auto; see "
+                          "'ptc doctor')");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int cli_start_upstreams(const struct ptc_config *c, char *const *env, struct mcp_upstreams **ret)
 {
         _cleanup_strv_free_ char **warnings = NULL;
-        struct diag d = {};
         int r;
 
-        r = registry_new(c, tools ? tools : c->tools, ret, &warnings, &d);
+        *ret = NULL;
+        if (c->n_mcp_servers == 0)
+                return 0;
+        /* A server that dies makes our next write to it EPIPE, not a fatal signal. */
+        (void) signal(SIGPIPE, SIG_IGN);
+        r = mcp_upstreams_start(c, env, ret, &warnings);
+        for (char **w = warnings; w && *w; w++)
+                log_warning("%s; its tools are left out", *w);
+        if (r < 0)
+                return log_error_errno(r, "cannot start the MCP servers: %m");
+        return 0;
+}
+
+int cli_build_registry(const struct ptc_config *c, char *const *tools,
+                       const struct mcp_upstreams *upstreams, struct registry **ret)
+{
+        _cleanup_strv_free_ char **warnings = NULL;
+        const struct registry_extra_tool *extra;
+        struct diag d = {};
+        size_t n_extra;
+        int r;
+
+        extra = mcp_upstreams_tools(upstreams, &n_extra);
+        r = registry_new_with(c, tools ? tools : c->tools, extra, n_extra, ret, &warnings, &d);
         if (r < 0) {
                 log_error("%s", d.message[0] ? d.message : strerror(-r));
                 return -EINVAL;
@@ -74,7 +141,7 @@ int cli_build_registry(const struct ptc_config *c, char *const *tools, struct re
 }
 
 int cli_prepare_secrets(const struct ptc_config *c, struct redactor **ret_redactor,
-                        char ***ret_base_env)
+                        char ***ret_base_env, char ***ret_kept)
 {
         _cleanup_redactor_ struct redactor *red = NULL;
         char **kept = NULL;
@@ -88,9 +155,14 @@ int cli_prepare_secrets(const struct ptc_config *c, struct redactor **ret_redact
                 return log_error_errno(r, "cannot scrub the environment: %m");
         /* The web providers' keys are the only secrets ptc itself needs later on. */
         r = web_keys_take(kept);
-        strv_free_wipe(kept);
-        if (r < 0)
+        if (r < 0) {
+                strv_free_wipe(kept);
                 return log_error_errno(r, "out of memory");
+        }
+        if (ret_kept)
+                *ret_kept = TAKE_PTR(kept);
+        else
+                strv_free_wipe(kept);
         /*
          * Non-dumpable: another process of this user cannot ptrace us or read
          * /proc/<ptc>/mem or environ, where a secret could still be found.

@@ -83,7 +83,7 @@ int cmd_doctor(int argc, char **argv)
         printf("interpreter:\n");
         show_interpreter(&config, PTC_MODE_PROJECT);
         show_interpreter(&config, PTC_MODE_STRICT);
-        if (cli_build_registry(&config, NULL, &reg) >= 0) {
+        if (cli_build_registry(&config, NULL, NULL, &reg) >= 0) {
                 names = registry_names(reg);
                 printf("tools: %s\n", names ? names : "");
         }
@@ -103,15 +103,4 @@ int cmd_doctor(int argc, char **argv)
                config_isolation_to_string(config.isolation));
         config_release(&config);
         return EXIT_OK;
-}
-
-int cmd_mcp(int argc, char **argv)
-{
-        if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-                printf("Usage: ptc mcp [--config FILE]\n\nServe execute_code over MCP on stdio. "
-                       "Not available in this build yet.\n");
-                return EXIT_OK;
-        }
-        log_error("'ptc mcp' is not available in this build yet");
-        return EXIT_USAGE;
 }

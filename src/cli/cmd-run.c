@@ -24,6 +24,7 @@
 #include "basic/strv.h"
 #include "cli/cli.h"
 #include "core/exec/exec.h"
+#include "core/mcp/mcp-tools.h"
 #include "core/output/redact.h"
 #include "core/registry/registry.h"
 #include "core/spawn/interpreter.h"
@@ -53,6 +54,9 @@ static void help(void)
                "  --isolation LEVEL        none | auto | strict (strict is not in this build)\n"
                "  --log                    add the per-call log (tool_calls) to the result\n"
                "  --pretty                 indent the result JSON\n"
+               "  --progress-fd FD         write one JSON line per tool call to FD\n"
+               "                           ({\"tool\": NAME, \"count\": N}; for hosts such as\n"
+               "                           ptc mcp; lines that would block are dropped)\n"
                "  -h, --help               this help\n"
                "\n"
                "Exit status: 0 success, 1 the script failed, 124 timeout, 130 interrupted,\n"
@@ -69,7 +73,34 @@ enum {
         ARG_ISOLATION,
         ARG_LOG,
         ARG_PRETTY,
+        ARG_PROGRESS_FD,
 };
+
+/* --progress-fd: one line per dispatched call; worker threads write at once, hence the lock. */
+struct progress_sink {
+        int fd;
+        pthread_mutex_t lock;
+};
+
+static void progress_on_call(void *userdata, const char *tool, int64_t count)
+{
+        struct progress_sink *p = userdata;
+        char line[256];
+        int n;
+
+        /* Tool names are [a-z0-9_] (the registry's rule): nothing to escape. */
+        n = snprintf(line, sizeof(line), "{\"tool\": \"%.128s\", \"count\": %lld}\n", tool,
+                     (long long) count);
+        if (n <= 0 || (size_t) n >= sizeof(line))
+                return;
+        pthread_mutex_lock(&p->lock);
+        /*
+         * Non-blocking and best effort: a host that stops reading must not stall the tool
+         * calls. A line is short (< PIPE_BUF), so it is written whole or not at all.
+         */
+        (void) !write(p->fd, line, (size_t) n);
+        pthread_mutex_unlock(&p->lock);
+}
 
 static int read_all_fd(int fd, const char *what, char **ret, size_t *ret_len)
 {
@@ -204,15 +235,18 @@ int cmd_run(int argc, char **argv)
                 {"isolation", required_argument, NULL, ARG_ISOLATION},
                 {"log", no_argument, NULL, ARG_LOG},
                 {"pretty", no_argument, NULL, ARG_PRETTY},
+                {"progress-fd", required_argument, NULL, ARG_PROGRESS_FD},
                 {},
         };
         _cleanup_free_ char *code = NULL, *python = NULL, *cwd = NULL;
         _cleanup_strv_free_ char **tools = NULL, **base_env = NULL;
         _cleanup_redactor_ struct redactor *redactor = NULL;
+        _cleanup_mcp_upstreams_ struct mcp_upstreams *upstreams = NULL;
         _cleanup_registry_ struct registry *registry = NULL;
         const char *arg_code = NULL, *arg_file = NULL, *arg_config = NULL, *arg_tools = NULL;
         const char *arg_timeout = NULL, *arg_calls = NULL, *arg_mode = NULL, *arg_cwd = NULL;
-        const char *arg_isolation = NULL;
+        const char *arg_isolation = NULL, *arg_progress_fd = NULL;
+        struct progress_sink progress = {.fd = -EBADF, .lock = PTHREAD_MUTEX_INITIALIZER};
         bool arg_log = false, arg_pretty = false;
         struct ptc_config config = {};
         json_t *result = NULL;
@@ -257,6 +291,9 @@ int cmd_run(int argc, char **argv)
                 case ARG_PRETTY:
                         arg_pretty = true;
                         break;
+                case ARG_PROGRESS_FD:
+                        arg_progress_fd = optarg;
+                        break;
                 default:
                         return cli_bad_option(argv, "run");
                 }
@@ -281,45 +318,29 @@ int cmd_run(int argc, char **argv)
                 return EXIT_USAGE;
         }
         ret = EXIT_USAGE;
-        if (arg_timeout) {
-                double t;
-                if (safe_atod(arg_timeout, &t) < 0 || t <= 0 || t > 86400) {
-                        log_error("--timeout: invalid value '%s' (allowed: a number of seconds, "
-                                  "0 < s <= 86400)",
-                                  arg_timeout);
+        if (cli_apply_run_options(&config, arg_timeout, arg_calls, arg_mode, arg_isolation) < 0)
+                goto out;
+        if (arg_progress_fd) {
+                int64_t fd;
+                if (safe_atoi64(arg_progress_fd, &fd) < 0 || fd < 3 || fd > INT_MAX ||
+                    fcntl((int) fd, F_GETFD) < 0) {
+                        log_error("--progress-fd: invalid value '%s' (allowed: an open file "
+                                  "descriptor >= 3)",
+                                  arg_progress_fd);
                         goto out;
                 }
-                config.timeout = t;
-        }
-        if (arg_calls) {
-                int64_t n;
-                if (safe_atoi64(arg_calls, &n) < 0 || n < 0 || n > 1000000000) {
-                        log_error("--max-tool-calls: invalid value '%s' (allowed: an integer "
-                                  "0..1000000000)",
-                                  arg_calls);
+                progress.fd = (int) fd;
+                /* The script must not inherit it; a full pipe must not block a tool call. */
+                if (fcntl(progress.fd, F_SETFD, FD_CLOEXEC) < 0 ||
+                    fd_set_nonblock(progress.fd, true) < 0) {
+                        log_error_errno(-errno, "--progress-fd: %m");
                         goto out;
                 }
-                config.max_tool_calls = n;
-        }
-        if (arg_mode && config_parse_mode(arg_mode, &config.mode) < 0) {
-                log_error("--mode: invalid value '%s' (allowed: project, strict)", arg_mode);
-                goto out;
-        }
-        if (arg_isolation && config_parse_isolation(arg_isolation, &config.isolation) < 0) {
-                log_error("--isolation: invalid value '%s' (allowed: none, auto, strict)",
-                          arg_isolation);
-                goto out;
-        }
-        if (config.isolation == PTC_ISOLATION_STRICT) {
-                /* strict never runs with less than it promises (DESIGN.md section 8). */
-                log_error("isolation 'strict' cannot be set up: the namespaces layer is not "
-                          "available in this build (use --isolation none or auto; see "
-                          "'ptc doctor')");
-                goto out;
         }
         if (arg_tools && cli_parse_tools(arg_tools, &tools) < 0)
                 goto out;
-        if (cli_build_registry(&config, tools, &registry) < 0)
+        /* With upstream MCP servers the registry waits for their tool lists (below). */
+        if (config.n_mcp_servers == 0 && cli_build_registry(&config, tools, NULL, &registry) < 0)
                 goto out;
 
         cwd = realpath(arg_cwd ? arg_cwd : ".", NULL);
@@ -342,9 +363,18 @@ int cmd_run(int argc, char **argv)
                 ret = internal_error("cannot set up signal handling", arg_pretty);
                 goto out;
         }
-        if (cli_prepare_secrets(&config, &redactor, &base_env) < 0) {
+        if (cli_prepare_secrets(&config, &redactor, &base_env, NULL) < 0) {
                 ret = internal_error("cannot prepare the environment", arg_pretty);
                 goto out;
+        }
+        if (config.n_mcp_servers > 0) {
+                /* After setup_process(): the servers' threads inherit the blocked signals. */
+                if (cli_start_upstreams(&config, base_env, &upstreams) < 0) {
+                        ret = internal_error("cannot start the MCP servers", arg_pretty);
+                        goto out;
+                }
+                if (cli_build_registry(&config, tools, upstreams, &registry) < 0)
+                        goto out;
         }
         r = interpreter_resolve(&config, config.mode, &python, &d);
         if (r < 0) {
@@ -366,6 +396,8 @@ int cmd_run(int argc, char **argv)
                         .handle_signals = true,
                         .cancel_fd = -1,
                         .child_nofile = original_nofile.rlim_cur ? &original_nofile : NULL,
+                        .on_call = progress.fd >= 0 ? progress_on_call : NULL,
+                        .on_call_userdata = &progress,
                 };
                 r = exec_run(&eo, &result, &status, &d);
         }

@@ -3,12 +3,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "basic/log.h"
 #include "basic/strv.h"
 #include "cli/cli.h"
+#include "core/env/env.h"
+#include "core/mcp/mcp-tools.h"
 #include "core/registry/registry.h"
 #include "core/stubs/stubs.h"
 
@@ -30,7 +33,8 @@ static int schema_or_stubs(int argc, char **argv, bool is_schema)
                 {"compact", no_argument, NULL, ARG_COMPACT},
                 {},
         };
-        _cleanup_strv_free_ char **tools = NULL;
+        _cleanup_strv_free_ char **tools = NULL, **env = NULL;
+        _cleanup_mcp_upstreams_ struct mcp_upstreams *upstreams = NULL;
         _cleanup_registry_ struct registry *reg = NULL;
         const char *arg_tools = NULL, *arg_mode = NULL, *arg_config = NULL;
         bool compact = false;
@@ -81,7 +85,15 @@ static int schema_or_stubs(int argc, char **argv, bool is_schema)
         }
         if (arg_tools && cli_parse_tools(arg_tools, &tools) < 0)
                 goto out;
-        if (cli_build_registry(&config, tools, &reg) < 0)
+        if (config.n_mcp_servers > 0) {
+                /* Listing upstream tools means starting their servers, with a scrubbed env. */
+                if (env_build_child(environ, config.env_passthrough, &env) < 0 ||
+                    cli_start_upstreams(&config, env, &upstreams) < 0) {
+                        ret = EXIT_INTERNAL;
+                        goto out;
+                }
+        }
+        if (cli_build_registry(&config, tools, upstreams, &reg) < 0)
                 goto out;
         if (is_schema) {
                 json_auto_t *schema = NULL;

@@ -14,6 +14,7 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "cli/cli.h"
+#include "core/mcp/mcp-tools.h"
 #include "core/output/redact.h"
 #include "core/registry/registry.h"
 #include "core/spawn/interpreter.h"
@@ -48,6 +49,7 @@ int cmd_tool(int argc, char **argv)
         _cleanup_free_ char *python = NULL, *cwd = NULL, *input = NULL;
         _cleanup_strv_free_ char **base_env = NULL;
         _cleanup_redactor_ struct redactor *redactor = NULL;
+        _cleanup_mcp_upstreams_ struct mcp_upstreams *upstreams = NULL;
         _cleanup_registry_ struct registry *reg = NULL;
         const char *arg_config = NULL, *arg_cwd = NULL, *text;
         struct ptc_config config = {};
@@ -84,7 +86,16 @@ int cmd_tool(int argc, char **argv)
         }
         if (cli_load_config(arg_config, &config) < 0)
                 goto out;
-        if (cli_build_registry(&config, NULL, &reg) < 0)
+        (void) signal(SIGPIPE, SIG_IGN);
+        if (cli_prepare_secrets(&config, &redactor, &base_env, NULL) < 0) {
+                ret = EXIT_INTERNAL;
+                goto out;
+        }
+        if (cli_start_upstreams(&config, base_env, &upstreams) < 0) {
+                ret = EXIT_INTERNAL;
+                goto out;
+        }
+        if (cli_build_registry(&config, NULL, upstreams, &reg) < 0)
                 goto out;
         t = registry_find(reg, argv[optind]);
         if (!t) {
@@ -116,11 +127,6 @@ int cmd_tool(int argc, char **argv)
                 goto out;
         }
 
-        (void) signal(SIGPIPE, SIG_IGN);
-        if (cli_prepare_secrets(&config, &redactor, &base_env) < 0) {
-                ret = EXIT_INTERNAL;
-                goto out;
-        }
         cwd = realpath(arg_cwd ? arg_cwd : ".", NULL);
         if (!cwd) {
                 log_error_errno(-errno, "--cwd: cannot use '%s': %m", arg_cwd ? arg_cwd : ".");

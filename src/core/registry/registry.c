@@ -236,16 +236,51 @@ int registry_new_from_defs(const struct tool_def *const *defs, size_t n, char *c
         return 0;
 }
 
-int registry_new(const struct ptc_config *config, char *const *enabled, struct registry **ret,
-                 char ***ret_warnings, struct diag *reterr)
+static bool extra_named(const struct registry_extra_tool *extra, size_t n, const char *name)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(extra[i].name, name) == 0)
+                        return true;
+        return false;
+}
+
+/* Append @x to @r (which has room). */
+static int add_extra(struct registry *r, const struct registry_extra_tool *x)
+{
+        struct tool *t = &r->tools[r->n];
+
+        *t = (struct tool){
+                .name = strdup(x->name),
+                .description = strdup(x->description ?: ""),
+                .returns = strdup(x->returns ?: ""),
+                .parameters = json_incref(x->parameters),
+                .run = x->run,
+                .userdata = x->userdata,
+        };
+        r->n++; /* counted now, so registry_free() releases a half-made entry */
+        if (!t->name || !t->description || !t->returns)
+                return -ENOMEM;
+        if (!t->parameters)
+                t->parameters = json_pack("{s:s, s:{}}", "type", "object", "properties");
+        return t->parameters ? 0 : -ENOMEM;
+}
+
+int registry_new_with(const struct ptc_config *config, char *const *enabled,
+                      const struct registry_extra_tool *extra, size_t n_extra,
+                      struct registry **ret, char ***ret_warnings, struct diag *reterr)
 {
         const struct tool_def *defs[ELEMENTSOF(builtin_defs)];
-        _cleanup_strv_free_ char **warnings = NULL;
+        _cleanup_strv_free_ char **warnings = NULL, **builtin_enabled = NULL;
+        _cleanup_(registry_freep) struct registry *r = NULL;
         struct web_provider provider;
         struct diag why = {};
+        struct tool *grown;
         size_t n = 0;
         int k;
 
+        if (n_extra > REGISTRY_MAX_TOOLS)
+                return diag_set(reterr, -E2BIG, "too many tools (%zu, at most %d)", n_extra,
+                                REGISTRY_MAX_TOOLS);
         /*
          * web_search needs a provider. Not configured: it is simply not offered by default
          * (the model never hears of a tool that cannot work), and asking for it by name is
@@ -264,13 +299,64 @@ int registry_new(const struct ptc_config *config, char *const *enabled, struct r
                 }
                 defs[n++] = builtin_defs[i];
         }
-        k = registry_new_from_defs(defs, n, enabled, ret, ret_warnings, reterr);
-        if (k < 0 || !ret_warnings)
+
+        /* The builtin part of an explicit list: the names that are not extra tools. */
+        if (enabled) {
+                builtin_enabled = calloc(1, sizeof(char *));
+                if (!builtin_enabled)
+                        return -ENOMEM;
+                for (size_t i = 0; enabled[i]; i++)
+                        if (!extra_named(extra, n_extra, enabled[i]) &&
+                            strv_extend(&builtin_enabled, enabled[i]) < 0)
+                                return -ENOMEM;
+        }
+        k = registry_new_from_defs(defs, n, enabled ? builtin_enabled : NULL, &r, ret_warnings,
+                                   reterr);
+        if (k < 0)
                 return k;
+
+        if (n_extra > 0) {
+                grown = realloc(r->tools, (r->n + n_extra + 1) * sizeof(*r->tools));
+                if (!grown)
+                        return -ENOMEM;
+                r->tools = grown;
+        }
+        for (size_t i = 0; i < n_extra; i++) {
+                _cleanup_free_ char *w = NULL;
+                bool taken = false;
+
+                if (enabled && !strv_contains(enabled, extra[i].name))
+                        continue;
+                for (size_t j = 0; j < r->n && !taken; j++)
+                        taken = strcmp(r->tools[j].name, extra[i].name) == 0;
+                if (taken) {
+                        if (asprintf(&w,
+                                     "tool '%.*s' is defined twice; the second one is left "
+                                     "out",
+                                     REGISTRY_NAME_ECHO_MAX, extra[i].name) < 0 ||
+                            strv_consume(&warnings, TAKE_PTR(w)) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                k = add_extra(r, &extra[i]);
+                if (k < 0)
+                        return k;
+        }
+        qsort(r->tools, r->n, sizeof(*r->tools), cmp_tool);
+
+        *ret = TAKE_PTR(r);
+        if (!ret_warnings)
+                return 0;
         for (size_t i = 0; warnings && warnings[i]; i++)
                 if (strv_extend(ret_warnings, warnings[i]) < 0)
                         return -ENOMEM;
         return 0;
+}
+
+int registry_new(const struct ptc_config *config, char *const *enabled, struct registry **ret,
+                 char ***ret_warnings, struct diag *reterr)
+{
+        return registry_new_with(config, enabled, NULL, 0, ret, ret_warnings, reterr);
 }
 
 size_t registry_count(const struct registry *r)

@@ -30,6 +30,31 @@ extern const char *const registry_known_tools[];
  */
 _must_check_ int registry_new(const struct ptc_config *config, char *const *enabled,
                               struct registry **ret, char ***ret_warnings, struct diag *reterr);
+/*
+ * A tool that is not builtin, added by the caller: an upstream MCP server's
+ * tool (<server>_<tool>). Everything is copied except @userdata (borrowed: it
+ * must outlive the registry) and @parameters (a reference is taken).
+ */
+struct registry_extra_tool {
+        const char *name; /* [A-Za-z0-9_]+ */
+        const char *description;
+        json_t *parameters; /* a JSON Schema object */
+        const char *returns;
+        tool_run_fn run;
+        void *userdata;
+};
+
+/*
+ * registry_new() plus @extra (@n_extra entries). The default set (@enabled
+ * NULL) includes every extra tool; an explicit list may name them. An extra
+ * whose name is taken by a builtin tool or an earlier extra is left out with
+ * a warning.
+ */
+_must_check_ int registry_new_with(const struct ptc_config *config, char *const *enabled,
+                                   const struct registry_extra_tool *extra, size_t n_extra,
+                                   struct registry **ret, char ***ret_warnings,
+                                   struct diag *reterr);
+
 struct registry *registry_free(struct registry *r);
 static inline void registry_freep(struct registry **r)
 {
