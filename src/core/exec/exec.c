@@ -109,8 +109,13 @@ static void begin_stop(struct execution *e, enum exec_status why, const char *re
         e->status = why;
         e->interrupt_reason = reason;
         e->phase = PHASE_TERMINATING;
-        signal_tools(e);
+        /*
+         * SIGINT before the tools are cancelled: a cancelled call answers at once, and the
+         * script must see KeyboardInterrupt, not the answer, or it runs on past its
+         * deadline (a web_extract in flight returned "cancelled" and the next line ran).
+         */
         (void) kill(e->pid, SIGINT);
+        signal_tools(e);
         (void) proc_signal_execution(e->pid, false, SIGTERM);
         arm_timer(e, now_usec() + EXEC_KILL_GRACE_USEC);
 }
