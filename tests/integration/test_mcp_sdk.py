@@ -378,3 +378,34 @@ def test_reference_servers_run_on_this_node(sdk, ptc):
     d = sdk.run("call", ev)
     assert "echo" in d["tool_names"], d["tool_names"]
     assert "hi" in d["calls"][0]["result"]["content"][0]["text"], d["calls"]
+
+
+def test_script_calls_upstream_filesystem_tools_through_ptc_mcp(sdk, ptc):
+    """The SDK client asks ptc mcp to run a script; the script calls the tools of an
+    upstream MCP server (the reference filesystem server) configured in mcp_servers."""
+    data = ptc.tmp / "data"
+    data.mkdir()
+    (data / "a.txt").write_text("upstream hello\n", encoding="utf-8")
+    entry = MCP_DIR / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / \
+        "index.js"
+    cfg = ptc.write_config(f"""
+        mcp_servers:
+          files:
+            command: {sdk.node}
+            args: [{json.dumps(str(entry))}, {json.dumps(str(data))}]
+        """)
+    code = (
+        "from hermes_tools import files_list_directory, files_read_text_file, "
+        "files_write_file\n"
+        f"root = {str(data)!r}\n"
+        "print(files_list_directory(path=root)['content'])\n"
+        "print(files_read_text_file(path=root + '/a.txt')['content'], end='')\n"
+        "files_write_file(path=root + '/b.txt', content='written upstream')\n")
+    d = sdk.run("call", sdk.spec(["--config", cfg], calls=[
+        {"name": "execute_code", "arguments": {"code": code}}]))
+    # The execute_code description names the upstream tools.
+    desc = d["tools"][0]["description"]
+    assert "files_read_text_file(" in desc and "files_write_file(" in desc, desc
+    expect_result(d["calls"][0], "success", output="[FILE] a.txt\nupstream hello\n",
+                  tool_calls=3)
+    assert (data / "b.txt").read_text(encoding="utf-8") == "written upstream"
