@@ -91,26 +91,36 @@ bool is_executable_file(const char *path)
         return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-char *find_in_path(const char *name)
+int find_in_search_path(const char *name, const char *path, char **ret)
 {
-        const char *path = getenv("PATH");
-
-        if (strchr(name, '/'))
-                return is_executable_file(name) ? strdup(name) : NULL;
+        if (!*name || strchr(name, '/'))
+                return -ENOENT;
         if (!path || !*path)
                 path = "/usr/local/bin:/usr/bin:/bin";
         while (*path) {
                 size_t n = strcspn(path, ":");
                 char *cand;
 
+                /* An empty entry means the current directory, as for execvp(). */
                 if (asprintf(&cand, "%.*s/%s", (int) (n ? n : 1), n ? path : ".", name) < 0)
-                        return NULL;
-                if (is_executable_file(cand))
-                        return cand;
+                        return -ENOMEM;
+                if (is_executable_file(cand)) {
+                        *ret = cand;
+                        return 0;
+                }
                 free(cand);
                 path += n;
                 if (*path == ':')
                         path++;
         }
-        return NULL;
+        return -ENOENT;
+}
+
+char *find_in_path(const char *name)
+{
+        char *found = NULL;
+
+        if (strchr(name, '/'))
+                return is_executable_file(name) ? strdup(name) : NULL;
+        return find_in_search_path(name, getenv("PATH"), &found) < 0 ? NULL : found;
 }

@@ -26,3 +26,10 @@ bool is_executable_file(const char *path);
  * string or NULL (not found / ENOMEM).
  */
 char *find_in_path(const char *name);
+
+/*
+ * Find @name (no '/') in the colon-separated @path (NULL or "": the default
+ * /usr/local/bin:/usr/bin:/bin). Returns 0 and a new string in *ret, -ENOENT
+ * when not found (or @name has a '/' or is empty), or -ENOMEM.
+ */
+_must_check_ int find_in_search_path(const char *name, const char *path, char **ret);

@@ -1058,30 +1058,10 @@ static int find_command(const char *name, char *const *envp, char **ret)
                 *ret = strdup(name);
                 return *ret ? 0 : -ENOMEM;
         }
-        if (!*name)
-                return -ENOENT;
         for (char *const *e = envp; e && *e && !path; e++)
                 if (strncmp(*e, "PATH=", 5) == 0)
                         path = *e + 5;
-        if (!path || !*path)
-                path = "/usr/local/bin:/usr/bin:/bin";
-        while (*path) {
-                size_t n = strcspn(path, ":");
-                char *cand;
-
-                /* An empty entry means the current directory, as for execvp(). */
-                if (asprintf(&cand, "%.*s/%s", (int) (n ? n : 1), n ? path : ".", name) < 0)
-                        return -ENOMEM;
-                if (is_executable_file(cand)) {
-                        *ret = cand;
-                        return 0;
-                }
-                free(cand);
-                path += n;
-                if (*path == ':')
-                        path++;
-        }
-        return -ENOENT;
+        return find_in_search_path(name, path, ret);
 }
 
 static bool has_tool(const struct mcp_client *c, const char *name)
