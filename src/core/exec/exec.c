@@ -14,6 +14,7 @@
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -110,11 +111,16 @@ static void begin_stop(struct execution *e, enum exec_status why, const char *re
         e->interrupt_reason = reason;
         e->phase = PHASE_TERMINATING;
         /*
-         * SIGINT before the tools are cancelled: a cancelled call answers at once, and the
-         * script must see KeyboardInterrupt, not the answer, or it runs on past its
-         * deadline (a web_extract in flight returned "cancelled" and the next line ran).
+         * SIGINT to the script's main thread, before the tools are cancelled. Python
+         * handles signals only in its main thread; sent to the process, the signal may land
+         * on another thread (the stub's reader), the main thread then wakes with the
+         * cancelled call's answer and runs on for a few bytecodes before it notices
+         * (test_timeout_cancels_in_flight_tool_call printed 'never' once in CI). Sent to
+         * the main thread, its blocked wait returns EINTR and KeyboardInterrupt is raised
+         * there; cancelling only afterwards means no answer can beat the signal.
          */
-        (void) kill(e->pid, SIGINT);
+        if (syscall(SYS_tgkill, e->pid, e->pid, SIGINT) < 0)
+                (void) kill(e->pid, SIGINT);
         signal_tools(e);
         (void) proc_signal_execution(e->pid, false, SIGTERM);
         arm_timer(e, now_usec() + EXEC_KILL_GRACE_USEC);

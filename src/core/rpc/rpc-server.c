@@ -225,6 +225,17 @@ static void run_tool(struct rpc_conn *c, json_t *id, const struct tool *t, json_
                 (void) redact_json(s->o.redactor, REDACT_NONE, result);
         ok = result && !json_is_string(json_object_get(result, "error"));
         log_call(s, t, args, (double) (now_usec() - t0) / USEC_PER_SEC, ok);
+        /*
+         * Past the execution's deadline nobody gets an answer: a tool bounded by that
+         * deadline (terminal, web_extract) wakes at the same instant as the execution's
+         * timer, and an answer sent now would let the script run on past its deadline
+         * before the stop's SIGINT lands. The script stays blocked until then.
+         */
+        if (s->o.tool_ctx && s->o.tool_ctx->deadline != USEC_INFINITY &&
+            now_usec() >= s->o.tool_ctx->deadline) {
+                json_decref(result);
+                return;
+        }
         if (result)
                 text = format_answer(id, "result", result);
         json_decref(result);
