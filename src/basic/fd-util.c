@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -137,4 +138,19 @@ int write_file_atomic(const char *path, const void *p, size_t n, int mode)
         if (r < 0)
                 (void) unlink(tmp);
         return r;
+}
+
+int memfd_with_data(const char *name, const void *p, size_t n)
+{
+        _cleanup_close_ int fd = memfd_create(name, MFD_CLOEXEC);
+        int r;
+
+        if (fd < 0)
+                return -errno;
+        r = write_all(fd, p, n);
+        if (r < 0)
+                return r;
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return -errno;
+        return TAKE_FD(fd);
 }

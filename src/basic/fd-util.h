@@ -15,6 +15,13 @@ _must_check_ int fd_set_nonblock(int fd, bool nonblock);
 _must_check_ int write_all(int fd, const void *p, size_t n);
 
 /*
+ * A memfd (named @name, close-on-exec) holding the @n bytes of @p, its offset
+ * rewound to 0: a child's stdin that cannot deadlock the way a pipe can.
+ * Returns the fd (caller closes) or -errno.
+ */
+_must_check_ int memfd_with_data(const char *name, const void *p, size_t n);
+
+/*
  * Read the whole regular file at @path (relative to @dirfd, AT_FDCWD allowed)
  * into a new NUL-terminated buffer. Fails with -E2BIG if it is larger than
  * @max bytes, -EISDIR/-EINVAL for non-regular files. Caller frees *ret.

@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -257,20 +256,15 @@ static int run_child(struct call *c, const char *code, size_t code_len, double t
         char prog[MCP_PROGRESS_LINE_MAX];
         size_t prog_len = 0;
         bool prog_overlong = false, sent_term = false, sent_kill = false;
-        int out_pipe[2], prog_pipe[2], pidfd = -1, status = 0, r;
+        int out_pipe[2], prog_pipe[2], status = 0, r;
         usec_t started = now_usec(), hard_deadline, kill_at = USEC_INFINITY;
         char tbuf[64];
         struct diag d = {};
         pid_t pid;
 
-        mfd = memfd_create("ptc-mcp-script", MFD_CLOEXEC);
+        mfd = memfd_with_data("ptc-mcp-script", code, code_len);
         if (mfd < 0)
-                return -errno;
-        r = write_all(mfd, code, code_len);
-        if (r < 0)
-                return r;
-        if (lseek(mfd, 0, SEEK_SET) < 0)
-                return -errno;
+                return mfd;
         if (pipe2(out_pipe, O_CLOEXEC) < 0)
                 return -errno;
         out_r = out_pipe[0];
@@ -307,7 +301,7 @@ static int run_child(struct call *c, const char *code, size_t code_len, double t
                         .die_with_parent = true,
                         .pass_fd = prog_pipe[1],
                 };
-                r = spawn_process(&so, &pid, &pidfd, &d);
+                r = spawn_process(&so, &pid, NULL, &d);
         }
         safe_close(out_pipe[1]);
         safe_close(prog_pipe[1]);
@@ -315,7 +309,7 @@ static int run_child(struct call *c, const char *code, size_t code_len, double t
                 log_error("cannot start ptc run: %s", d.message);
                 return r;
         }
-        safe_close(pidfd); /* EOF on both pipes says the child is done; waitpid reaps it */
+        /* No pidfd: EOF on both pipes says the child is done, and waitpid() reaps it. */
         if (fd_set_nonblock(out_r, true) < 0 || fd_set_nonblock(prog_r, true) < 0) {
                 /* Only EBADF-like failures, impossible here; reads then block, still correct. */
         }

@@ -154,11 +154,31 @@ static void test_path_join(void **state)
         assert_string_equal(c, "rel/y");
 }
 
+static void test_memfd_with_data(void **state)
+{
+        char buf[16] = {};
+        int fd;
+
+        (void) state;
+        fd = memfd_with_data("ptc-test", "hello\0x", 7);
+        assert_true(fd >= 3);
+        assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+        /* Rewound: a reader (a child's stdin) starts at the first byte. */
+        assert_int_equal(read(fd, buf, sizeof(buf)), 7);
+        assert_memory_equal(buf, "hello\0x", 7);
+        safe_close(fd);
+        fd = memfd_with_data("ptc-test", "", 0);
+        assert_true(fd >= 0);
+        assert_int_equal(read(fd, buf, sizeof(buf)), 0);
+        safe_close(fd);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_buf_append_respects_cap),
                 cmocka_unit_test(test_buf_steal_empty),
+                cmocka_unit_test(test_memfd_with_data),
                 cmocka_unit_test(test_utf8_sanitize_like_python),
                 cmocka_unit_test(test_strv_split_and_contains),
                 cmocka_unit_test(test_parse_numbers_strict),

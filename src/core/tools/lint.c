@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <yaml.h>
@@ -269,13 +268,9 @@ static int lint_python(const struct tool_ctx *ctx, const char *s, size_t n, stru
                 return lint_set(ret, LINT_SKIPPED, "No Python interpreter to lint .py files");
 
         /* The source goes in through a memfd: no temp file, and no pipe to deadlock on. */
-        mfd = memfd_create("ptc-py-lint", MFD_CLOEXEC);
+        mfd = memfd_with_data("ptc-py-lint", s, n);
         if (mfd < 0)
-                return lint_set(ret, LINT_SKIPPED, "Python lint unavailable: %s", strerror(errno));
-        r = write_all(mfd, s, n);
-        if (r < 0 || lseek(mfd, 0, SEEK_SET) < 0)
-                return lint_set(ret, LINT_SKIPPED, "Python lint unavailable: %s",
-                                strerror(r < 0 ? -r : errno));
+                return lint_set(ret, LINT_SKIPPED, "Python lint unavailable: %s", strerror(-mfd));
         p.stdin_fd = mfd;
         p.deadline = MIN(now + PY_LINT_TIMEOUT_USEC, ctx->deadline);
 

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "basic/buf.h"
@@ -257,15 +256,9 @@ static int pdf_to_text(const struct tool_ctx *ctx, const char *body, size_t n, u
                                ? -ENOMEM
                                : 0;
         p.path = pdftotext;
-        /* The document goes in through a memfd: no temp file, no pipe to deadlock on. */
-        mfd = memfd_create("ptc-pdf", MFD_CLOEXEC);
+        mfd = memfd_with_data("ptc-pdf", body, n);
         if (mfd < 0)
-                return -errno;
-        r = write_all(mfd, body, n);
-        if (r < 0)
-                return r;
-        if (lseek(mfd, 0, SEEK_SET) < 0)
-                return -errno;
+                return mfd;
         p.stdin_fd = mfd;
 
         r = capture_init(&cap, WEB_EXTRACT_PDF_TEXT_MAX, 0, 0, NULL, 0);

@@ -46,9 +46,6 @@
 /* At most this many URLs per extraction (the web_extract tool uses the first 5). */
 #define EXTRACT_URLS_MAX 5
 
-/* jansson's own json_decrefp(), as json_auto_t uses it. */
-#define _cleanup_json_ _cleanup_(json_decrefp)
-
 /* For strings that held a key (request bodies): wiped before they are freed. */
 static void free_wipep(char **p)
 {
@@ -508,7 +505,7 @@ static bool results_list(enum web_provider_kind k, const json_t *root, const jso
 static int results_map(enum web_provider_kind k, const json_t *list, int limit, json_t **ret)
 {
         _cleanup_free_ struct scored *items = NULL;
-        _cleanup_json_ json_t *web = NULL;
+        json_auto_t *web = NULL;
         size_t n = 0, i;
         const json_t *v;
 
@@ -614,7 +611,7 @@ int web_search_run(const struct web_provider *p, const char *query, int limit, u
         _cleanup_(strv_free_wipep) char **headers = NULL;
         _cleanup_free_wipe_ char *body = NULL;
         _cleanup_free_ char *url = NULL, *fail = NULL;
-        _cleanup_json_ json_t *root = NULL;
+        json_auto_t *root = NULL;
         _cleanup_(web_response_release) struct web_response resp = {0};
         struct web_request req;
         const json_t *list;
@@ -710,7 +707,7 @@ static int entry_set_str(json_t *e, const char *key, const char *s)
 /* The n entries {"url", "title": "", "content": "", "error": null}. */
 static int entries_new(const char *const *urls, size_t n, json_t **ret)
 {
-        _cleanup_json_ json_t *a = json_array();
+        json_auto_t *a = json_array();
 
         if (!a)
                 return -ENOMEM;
@@ -800,7 +797,7 @@ static int extract_firecrawl(const struct web_provider *p, const char *const *ur
                 return r;
         }
         for (size_t i = 0; i < n && r >= 0; i++) {
-                _cleanup_json_ json_t *root = NULL;
+                json_auto_t *root = NULL;
                 _cleanup_free_ char *fail = NULL;
                 json_t *e = json_array_get(entries, i);
 
@@ -823,7 +820,8 @@ static int extract_batch(const struct web_provider *p, const char *const *urls, 
         _cleanup_(strv_free_wipep) char **headers = NULL;
         _cleanup_free_wipe_ char *body = NULL;
         _cleanup_free_ char *url = NULL, *fail = NULL, *missing = NULL;
-        _cleanup_json_ json_t *root = NULL, *list = json_array();
+        json_auto_t *root = NULL;
+        json_auto_t *list = json_array();
         _cleanup_(web_response_release) struct web_response resp = {0};
         struct web_request req;
         bool tavily = p->kind == WEB_PROVIDER_TAVILY;
@@ -896,7 +894,7 @@ static int extract_batch(const struct web_provider *p, const char *const *urls, 
 int web_extract_with_provider(const struct web_provider *p, const char *const *urls, size_t n,
                               usec_t timeout, usec_t deadline, int cancel_fd, json_t **ret)
 {
-        _cleanup_json_ json_t *entries = NULL;
+        json_auto_t *entries = NULL;
         int r;
 
         assert(p);
