@@ -25,8 +25,10 @@ await main(async (spec, open) => {
             }
         );
     const pidText = await waitFile(spec.pid_file, 10000);
-    const wait = (spec.abort_after_ms ?? 500) - (now() - t0);
-    if (wait > 0) await sleep(wait);
+    // setTimeout may fire up to a millisecond early against performance.now(): wait until
+    // the time has really passed, so the abort comes no earlier than asked.
+    const abortAfter = spec.abort_after_ms ?? 500;
+    while (now() - t0 < abortAfter) await sleep(abortAfter - (now() - t0));
     const settledBeforeAbort = settled;
     abortAt = now();
     ac.abort(spec.abort_reason ?? 'cancelled by the test');
