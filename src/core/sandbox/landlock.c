@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/sandbox/landlock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/types.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/*
+ * Our own copy of the Landlock UAPI. <linux/landlock.h> from Debian 12 stops at ABI 2: its
+ * struct landlock_ruleset_attr lacks handled_access_net (ABI 4) and scoped (ABI 6). It is not
+ * included; the macros are guarded in case some other header drags it in, and the structs
+ * carry names of their own so they can never clash with the system's.
+ */
+#ifndef LANDLOCK_CREATE_RULESET_VERSION
+#        define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#endif
+#ifndef LANDLOCK_CREATE_RULESET_ERRATA
+#        define LANDLOCK_CREATE_RULESET_ERRATA (1U << 1)
+#endif
+
+#ifndef LANDLOCK_ACCESS_FS_EXECUTE
+#        define LANDLOCK_ACCESS_FS_EXECUTE (1ULL << 0)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_WRITE_FILE
+#        define LANDLOCK_ACCESS_FS_WRITE_FILE (1ULL << 1)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_READ_FILE
+#        define LANDLOCK_ACCESS_FS_READ_FILE (1ULL << 2)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_READ_DIR
+#        define LANDLOCK_ACCESS_FS_READ_DIR (1ULL << 3)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_REMOVE_DIR
+#        define LANDLOCK_ACCESS_FS_REMOVE_DIR (1ULL << 4)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_REMOVE_FILE
+#        define LANDLOCK_ACCESS_FS_REMOVE_FILE (1ULL << 5)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_MAKE_CHAR
+#        define LANDLOCK_ACCESS_FS_MAKE_CHAR (1ULL << 6)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_MAKE_DIR
+#        define LANDLOCK_ACCESS_FS_MAKE_DIR (1ULL << 7)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_MAKE_REG
+#        define LANDLOCK_ACCESS_FS_MAKE_REG (1ULL << 8)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_MAKE_SOCK
+#        define LANDLOCK_ACCESS_FS_MAKE_SOCK (1ULL << 9)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_MAKE_FIFO
+#        define LANDLOCK_ACCESS_FS_MAKE_FIFO (1ULL << 10)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_MAKE_BLOCK
+#        define LANDLOCK_ACCESS_FS_MAKE_BLOCK (1ULL << 11)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_MAKE_SYM
+#        define LANDLOCK_ACCESS_FS_MAKE_SYM (1ULL << 12)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#        define LANDLOCK_ACCESS_FS_REFER (1ULL << 13) /* ABI 2 */
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#        define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#        define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#endif
+
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#        define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0) /* ABI 4 */
+#endif
+#ifndef LANDLOCK_ACCESS_NET_CONNECT_TCP
+#        define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1) /* ABI 4 */
+#endif
+
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#        define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
+#endif
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#        define LANDLOCK_SCOPE_SIGNAL (1ULL << 1) /* ABI 6 */
+#endif
+
+/* enum landlock_rule_type in the kernel; an enum constant cannot be tested with #ifndef. */
+#define PTC_LANDLOCK_RULE_PATH_BENEATH 1
+
+/* struct landlock_ruleset_attr as of ABI 6; older kernels get a prefix of it (see below). */
+struct ptc_landlock_ruleset_attr {
+        __u64 handled_access_fs;
+        __u64 handled_access_net; /* ABI 4 */
+        __u64 scoped;             /* ABI 6 */
+};
+
+/* struct landlock_path_beneath_attr: packed in the UAPI, 12 bytes. */
+struct ptc_landlock_path_beneath_attr {
+        __u64 allowed_access;
+        __s32 parent_fd;
+} __attribute__((packed));
+
+/* The rights ABI 1 knows. */
+#define FS_RIGHTS_ABI1                                                    \
+        (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |     \
+         LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |     \
+         LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE | \
+         LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |     \
+         LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |     \
+         LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |   \
+         LANDLOCK_ACCESS_FS_MAKE_SYM)
+
+/*
+ * Read-only trees: read, list and execute. REFER never goes here: it would let a file be
+ * linked or renamed out of a read-only tree into a writable one.
+ */
+#define FS_RIGHTS_RO \
+        (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+
+/*
+ * The only rights a rule on a non-directory may carry; any other bit there makes
+ * landlock_add_rule() fail with EINVAL (the kernel's ACCESS_FILE).
+ */
+#define FS_RIGHTS_FILE                                                \
+        (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | \
+         LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | \
+         LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+int landlock_abi(void)
+{
+        long r = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+
+        if (r < 0)
+                return -errno;
+        return (int) r;
+}
+
+int landlock_errata(void)
+{
+        /* Kernels before 6.15 do not know the flag and answer EINVAL; passed on as is. */
+        long r = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_ERRATA);
+
+        if (r < 0)
+                return -errno;
+        return (int) r;
+}
+
+/* Every file-system right the kernel with @abi handles. */
+static __u64 fs_rights(int abi)
+{
+        __u64 rights = FS_RIGHTS_ABI1;
+
+        /*
+         * On ABI 1, REFER is not handled yet the kernel refuses every rename and link across
+         * directories (EXDEV) in a Landlock domain. That is stricter than asked, not looser,
+         * and nothing to work around.
+         */
+        if (abi >= 2)
+                rights |= LANDLOCK_ACCESS_FS_REFER;
+        /* Below ABI 3, truncate(2) and O_TRUNC are not checked: a known best-effort gap. */
+        if (abi >= 3)
+                rights |= LANDLOCK_ACCESS_FS_TRUNCATE;
+        if (abi >= 5)
+                rights |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+        return rights;
+}
+
+/*
+ * Add one path-beneath rule with @access for each path of @paths. Returns 0 or -errno.
+ * Async-signal-safe: open, fstat, the Landlock call and close only.
+ */
+static int add_paths(int ruleset_fd, const char *const *paths, __u64 access)
+{
+        if (!paths)
+                return 0;
+
+        for (const char *const *path = paths; *path; path++) {
+                struct ptc_landlock_path_beneath_attr rule = {};
+                struct stat st;
+                int fd, r = 0;
+
+                fd = open(*path, O_PATH | O_CLOEXEC);
+                if (fd < 0) {
+                        /*
+                         * A tree that is not there, or not reachable (a file in the middle
+                         * of the path, a directory we may not search): skipping its rule
+                         * grants nothing, since a Landlock domain refuses what no rule
+                         * allows.
+                         */
+                        if (errno == ENOENT || errno == ENOTDIR || errno == EACCES)
+                                continue;
+                        return -errno;
+                }
+
+                rule.parent_fd = fd;
+                rule.allowed_access = access;
+                if (fstat(fd, &st) < 0)
+                        r = -errno;
+                if (r >= 0 && !S_ISDIR(st.st_mode))
+                        rule.allowed_access &= FS_RIGHTS_FILE;
+                if (r >= 0 && syscall(SYS_landlock_add_rule, ruleset_fd,
+                                      PTC_LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0)
+                        r = -errno;
+                (void) safe_close(fd);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int landlock_apply(const struct landlock_policy *p, int abi)
+{
+        struct ptc_landlock_ruleset_attr attr = {};
+        size_t attr_size;
+        __u64 fs;
+        int ruleset_fd, r;
+
+        /* Not assert(): its failure path prints, and this runs between fork and exec. */
+        if (!p || abi < 1)
+                return -EINVAL;
+
+        fs = fs_rights(abi);
+        attr.handled_access_fs = fs;
+
+        /*
+         * The kernel accepts a shorter struct than its own (the missing fields count as zero)
+         * and refuses a longer one with non-zero bytes it does not know (E2BIG), so the size
+         * follows the ABI: 8 bytes up to ABI 3, 16 for ABI 4 and 5, 24 from ABI 6 on.
+         */
+        if (abi >= 6)
+                attr_size =
+                        offsetof(struct ptc_landlock_ruleset_attr, scoped) + sizeof(attr.scoped);
+        else if (abi >= 4)
+                attr_size = offsetof(struct ptc_landlock_ruleset_attr, handled_access_net) +
+                            sizeof(attr.handled_access_net);
+        else
+                attr_size = offsetof(struct ptc_landlock_ruleset_attr, handled_access_fs) +
+                            sizeof(attr.handled_access_fs);
+
+        /* Handled with no rule at all: every TCP bind and connect is refused. */
+        if (p->deny_tcp && abi >= 4)
+                attr.handled_access_net =
+                        LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+        if (p->scope && abi >= 6)
+                attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+
+        ruleset_fd = (int) syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
+        if (ruleset_fd < 0)
+                return -errno;
+
+        r = add_paths(ruleset_fd, p->ro_paths, FS_RIGHTS_RO & fs);
+        if (r >= 0)
+                r = add_paths(ruleset_fd, p->rw_paths, fs);
+        if (r >= 0 && syscall(SYS_landlock_restrict_self, ruleset_fd, 0) < 0)
+                r = -errno;
+
+        (void) safe_close(ruleset_fd);
+        return r < 0 ? r : 0;
+}

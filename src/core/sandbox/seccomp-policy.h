@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The seccomp layer of the sandbox (DESIGN.md section 8, docs/isolation.md).
+ *
+ * A denylist in front of a default ALLOW: it refuses the system calls that only serve an
+ * escape or an attack on the kernel (new namespaces, every mount API, ptrace and
+ * process_vm_*, pidfd_getfd, keyctl/add_key/request_key, bpf, perf_event_open, userfaultfd,
+ * io_uring, kexec and modules, open_by_handle_at, ...), TIOCSTI/TIOCLINUX ioctls compared on
+ * the low 32 bits (the kernel truncates the command, so TIOCSTI | 1 << 32 must not pass),
+ * socket families other than AF_UNIX (plus AF_INET/AF_INET6 when the network is allowed), and
+ * kills the process on a foreign architecture or the x32 ABI. clone3 answers ENOSYS, so glibc
+ * falls back to clone(2), whose flags the filter can read.
+ *
+ * The program is compiled with libseccomp in the parent, before fork: libseccomp allocates,
+ * and a child forked from a multi-threaded ptc may only make async-signal-safe calls.
+ * seccomp_program_load() is a single prctl() and safe to call there.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "basic/diag.h"
+#include "basic/macro.h"
+
+struct sock_filter;
+
+struct seccomp_policy_opts {
+        bool allow_inet; /* AF_INET and AF_INET6 sockets too (sandbox.network: true) */
+};
+
+struct seccomp_program {
+        struct sock_filter *filter; /* owned; NULL when empty */
+        unsigned short len;         /* instructions */
+};
+
+/*
+ * Compile the policy for the native architecture into @ret (owned by the caller, release with
+ * seccomp_program_release()). Errors: -errno with a message in @reterr naming the failing
+ * libseccomp step. @ret is written only on success. System calls this libseccomp or
+ * architecture does not know are skipped (nothing to refuse); -EOPNOTSUPP if one whose
+ * arguments the policy inspects (clone, personality, ioctl, socket, socketpair) is missing.
+ * Allocates: call before fork, from any thread.
+ */
+_must_check_ int seccomp_policy_build(const struct seccomp_policy_opts *o,
+                                      struct seccomp_program *ret, struct diag *reterr);
+
+/* Free the program and zero @p; idempotent, and NULL or a zeroed @p is fine. */
+void seccomp_program_release(struct seccomp_program *p);
+
+/*
+ * Install @p on the calling process (all its future children inherit it). The caller must
+ * already have PR_SET_NO_NEW_PRIVS set (or CAP_SYS_ADMIN). Async-signal-safe: no allocation.
+ * Returns 0 or -errno (-EINVAL for an empty program, -EACCES without NO_NEW_PRIVS).
+ */
+_must_check_ int seccomp_program_load(const struct seccomp_program *p);
+
+/*
+ * True when this kernel can install seccomp filters at all (prctl(PR_GET_SECCOMP) works) and
+ * knows the actions the policy returns (SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS: Linux
+ * 4.14). Installs nothing; any thread.
+ */
+bool seccomp_is_available(void);
