@@ -92,13 +92,6 @@ int cli_apply_run_options(struct ptc_config *c, const char *timeout, const char 
                           isolation);
                 return -EINVAL;
         }
-        if (c->isolation == PTC_ISOLATION_STRICT) {
-                /* strict never runs with less than it promises (DESIGN.md section 8). */
-                log_error("isolation 'strict' cannot be set up: the namespaces layer is not "
-                          "available in this build (use --isolation none or auto; see "
-                          "'ptc doctor')");
-                return -EINVAL;
-        }
         return 0;
 }
 

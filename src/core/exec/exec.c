@@ -34,6 +34,9 @@
 #include "core/output/redact.h"
 #include "core/registry/registry.h"
 #include "core/rpc/rpc-server.h"
+#include "core/sandbox/landlock.h"
+#include "core/sandbox/sandbox.h"
+#include "core/sandbox/seccomp-policy.h"
 #include "core/spawn/proc-tree.h"
 #include "core/spawn/spawn.h"
 #include "core/stubs/stubs.h"
@@ -60,8 +63,10 @@ struct execution {
         struct tool_ctx tool_ctx;
         char **child_env;
 
-        pid_t pid;
+        pid_t pid; /* the script, or the sandbox's init */
         int pidfd;
+        int status_fd;   /* the sandbox init's status pipe, or -1 */
+        unsigned layers; /* isolation layers in force (enum sandbox_layer bits) */
         struct loop_source *pid_src;
         int out_fd, err_fd;
         struct loop_source *out_src, *err_src;
@@ -119,10 +124,15 @@ static void begin_stop(struct execution *e, enum exec_status why, const char *re
          * the main thread, its blocked wait returns EINTR and KeyboardInterrupt is raised
          * there; cancelling only afterwards means no answer can beat the signal.
          */
-        if (syscall(SYS_tgkill, e->pid, e->pid, SIGINT) < 0)
+        if (e->status_fd >= 0)
+                /* The sandbox's init forwards: SIGINT to the script's main thread, SIGTERM to
+                 * every other process in there. */
+                (void) kill(e->pid, SIGINT);
+        else if (syscall(SYS_tgkill, e->pid, e->pid, SIGINT) < 0)
                 (void) kill(e->pid, SIGINT);
         signal_tools(e);
-        (void) proc_signal_execution(e->pid, false, SIGTERM);
+        if (e->status_fd < 0)
+                (void) proc_signal_execution(e->pid, false, SIGTERM);
         arm_timer(e, now_usec() + EXEC_KILL_GRACE_USEC);
 }
 
@@ -181,7 +191,12 @@ static void child_exited(struct execution *e)
         if (waitid(P_PID, (id_t) e->pid, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
                 return;
         e->reaped = true;
-        if (si.si_code == CLD_EXITED)
+        if (e->status_fd >= 0) {
+                /* The init reports the script's status; no report means it was killed. */
+                if (sandbox_read_status(e->status_fd, &e->wstatus) < 0)
+                        e->wstatus = -SIGKILL;
+                e->status_fd = safe_close(e->status_fd);
+        } else if (si.si_code == CLD_EXITED)
                 e->wstatus = si.si_status;
         else
                 e->wstatus = -si.si_status; /* killed by a signal: -N, as Python reports it */
@@ -406,6 +421,142 @@ static bool code_is_blank(const char *code, size_t n)
         return true;
 }
 
+/* Trees the interpreter needs besides /usr: its prefix (a venv's and its base's), PYTHONPATH. */
+static int interpreter_trees(const struct exec_opts *o, char ***ret)
+{
+        _cleanup_strv_free_ char **l = NULL;
+        _cleanup_free_ char *real = realpath(o->python, NULL);
+        const char *pp = env_get(o->base_env, "PYTHONPATH");
+        const char *bins[] = {o->python, real};
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(bins); i++) {
+                char buf[PATH_MAX], *slash;
+                if (!bins[i] || bins[i][0] != '/' || strlen(bins[i]) >= sizeof(buf))
+                        continue;
+                /* <prefix>/bin/python3 -> <prefix> */
+                snprintf(buf, sizeof(buf), "%s", bins[i]);
+                for (int up = 0; up < 2; up++) {
+                        slash = strrchr(buf, '/');
+                        if (!slash)
+                                break;
+                        *slash = 0;
+                }
+                if (!buf[0] || strv_contains(l, buf))
+                        continue;
+                r = strv_extend(&l, buf);
+                if (r < 0)
+                        return r;
+        }
+        if (pp) {
+                _cleanup_strv_free_ char **parts = NULL;
+                r = strv_split(pp, ":", &parts);
+                if (r < 0)
+                        return r;
+                for (char **s = parts; s && *s; s++)
+                        if ((*s)[0] == '/' && !strv_contains(l, *s) &&
+                            (r = strv_extend(&l, *s)) < 0)
+                                return r;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+/*
+ * Start the script: in the sandbox (isolation strict), or plainly. auto still means the
+ * plain start: turning every working layer on by default is the next step of issue 5.
+ */
+static int start_child(struct execution *e, int out_fd, int err_fd, struct diag *reterr)
+{
+        const struct exec_opts *o = e->o;
+        const struct ptc_config *c = o->config;
+        char *argv[] = {(char *) o->python, e->staging.script_path, NULL};
+        _cleanup_strv_free_ char **trees = NULL, **env = NULL;
+        struct sandbox_opts sb;
+        struct sandbox_proc sp;
+        int ll_abi, r;
+
+        if (c->isolation == PTC_ISOLATION_STRICT) {
+                uint64_t mib = 1024 * 1024, nofile = 1024;
+
+                ll_abi = landlock_abi();
+                if (o->child_nofile && o->child_nofile->rlim_cur < nofile)
+                        nofile = o->child_nofile->rlim_cur;
+                r = interpreter_trees(o, &trees);
+                if (r < 0)
+                        return diag_set(reterr, r, "out of memory");
+                /* Inside, the host's home and temporary directories do not exist. */
+                for (char *const *p = e->child_env; p && *p; p++)
+                        if ((r = strv_extend(&env, *p)) < 0)
+                                return diag_set(reterr, r, "out of memory");
+                if ((r = env_set(&env, "HOME", "/tmp")) < 0 ||
+                    (r = env_set(&env, "TMPDIR", "/tmp")) < 0)
+                        return diag_set(reterr, r, "out of memory");
+                sb = (struct sandbox_opts){
+                        .layers = SANDBOX_LAYERS_ALL,
+                        .path = o->python,
+                        .argv = argv,
+                        .envp = env,
+                        .cwd = e->tool_ctx.cwd,
+                        .staging_dir = e->staging.dir,
+                        .ro_paths = trees,
+                        .stdout_fd = out_fd,
+                        .stderr_fd = err_fd,
+                        .network = c->network,
+                        .landlock_abi = ll_abi,
+                        .limits =
+                                {
+                                        .data_bytes = (uint64_t) c->memory_mb * mib,
+                                        .pids = (uint64_t) c->pids,
+                                        .nofile = nofile,
+                                        .fsize_bytes = 1024 * mib,
+                                        .cpu_seconds = (uint64_t) c->timeout * 2 + 10,
+                                        .tmp_bytes =
+                                                MAX((uint64_t) c->memory_mb * mib / 4, 16 * mib),
+                                },
+                };
+                {
+                        if (ll_abi < 1)
+                                return diag_set(reterr, -EOPNOTSUPP,
+                                                "isolation 'strict' cannot be set up: landlock: "
+                                                "not available in this kernel (%s)",
+                                                strerror(-ll_abi));
+                        if (!seccomp_is_available())
+                                return diag_set(reterr, -EOPNOTSUPP,
+                                                "isolation 'strict' cannot be set up: seccomp: "
+                                                "not available in this kernel");
+                        struct diag why = {};
+
+                        r = sandbox_spawn(&sb, &sp, &why);
+                        if (r < 0)
+                                return diag_set(reterr, r,
+                                                "isolation 'strict' cannot be set up: %s",
+                                                why.message);
+                }
+                e->pid = sp.pid;
+                e->pidfd = sp.pidfd;
+                e->status_fd = sp.status_fd;
+                e->layers = sb.layers;
+                return 0;
+        }
+
+        {
+                struct spawn_opts so = {
+                        .path = o->python,
+                        .argv = argv,
+                        .envp = e->child_env,
+                        .cwd = e->tool_ctx.cwd,
+                        .stdin_fd = -1,
+                        .stdout_fd = out_fd,
+                        .stderr_fd = err_fd,
+                        .new_session = true,
+                        .die_with_parent = true,
+                        .nofile = o->child_nofile,
+                };
+                return spawn_process(&so, &e->pid, &e->pidfd, reterr);
+        }
+}
+
 static int setup(struct execution *e, struct diag *reterr)
 {
         const struct exec_opts *o = e->o;
@@ -413,9 +564,7 @@ static int setup(struct execution *e, struct diag *reterr)
         _cleanup_free_ char *module = NULL, *spdir = NULL;
         char token[65];
         int outp[2] = {-1, -1}, errp[2] = {-1, -1};
-        char *argv[3];
         struct rpc_server_opts ro;
-        struct spawn_opts so;
         sigset_t mask;
         int r;
 
@@ -492,22 +641,7 @@ static int setup(struct execution *e, struct diag *reterr)
                 return diag_set(reterr, -errno, "cannot set up pipes: %m");
         }
 
-        argv[0] = (char *) o->python;
-        argv[1] = e->staging.script_path;
-        argv[2] = NULL;
-        so = (struct spawn_opts){
-                .path = o->python,
-                .argv = argv,
-                .envp = e->child_env,
-                .cwd = e->tool_ctx.cwd,
-                .stdin_fd = -1,
-                .stdout_fd = outp[1],
-                .stderr_fd = errp[1],
-                .new_session = true,
-                .die_with_parent = true,
-                .nofile = o->child_nofile,
-        };
-        r = spawn_process(&so, &e->pid, &e->pidfd, reterr);
+        r = start_child(e, outp[1], errp[1], reterr);
         safe_close(outp[1]);
         safe_close(errp[1]);
         if (r < 0)
@@ -572,6 +706,7 @@ static void teardown(struct execution *e)
         safe_close(e->timer_fd);
         safe_close(e->sig_fd);
         safe_close(e->cancel_fd);
+        safe_close(e->status_fd);
         capture_release(&e->out);
         capture_release(&e->err);
         staging_remove(&e->staging);
@@ -664,6 +799,7 @@ int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_stat
                 .timer_fd = -EBADF,
                 .sig_fd = -EBADF,
                 .cancel_fd = -EBADF,
+                .status_fd = -EBADF,
         };
         int r;
 

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What works on this machine: each layer alone, then the whole sandbox end to end (a real
+ * sandbox_spawn() of /bin/true), because a layer can probe fine and still fail in
+ * combination (Ubuntu's AppArmor leaves user namespaces powerless, for one).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "basic/fd-util.h"
+#include "basic/path-util.h"
+#include "core/sandbox/landlock.h"
+#include "core/sandbox/sandbox.h"
+#include "core/sandbox/seccomp-policy.h"
+
+static void probe_cgroup(struct sandbox_probe *p)
+{
+        static const char *const files[] = {"/sys/fs/cgroup/cgroup.controllers",
+                                            "/sys/fs/cgroup/unified/cgroup.controllers"};
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_free_ char *text = NULL;
+                size_t n;
+
+                if (read_file_at(AT_FDCWD, files[i], 4096, &text, &n) < 0)
+                        continue;
+                if (strstr(text, "memory") && strstr(text, "pids")) {
+                        /* ptc does not use it yet: rlimits bound memory and processes. */
+                        snprintf(p->cgroup_why, sizeof(p->cgroup_why),
+                                 "cgroup v2 with memory and pids at %s, not used yet (rlimits "
+                                 "bound memory and processes)",
+                                 files[i]);
+                        return;
+                }
+                snprintf(p->cgroup_why, sizeof(p->cgroup_why),
+                         "no delegated cgroup v2 with memory and pids controllers (%s lists: %.*s)",
+                         files[i], (int) strcspn(text, "\n"), text);
+                return;
+        }
+        snprintf(p->cgroup_why, sizeof(p->cgroup_why), "no cgroup v2 hierarchy found");
+}
+
+static void probe_end_to_end(struct sandbox_probe *p)
+{
+        char dir[] = "/tmp/ptc-probe-XXXXXX";
+        char *argv[] = {(char *) "true", NULL};
+        char *envp[] = {NULL};
+        const char *truebin = access("/usr/bin/true", X_OK) == 0 ? "/usr/bin/true" : "/bin/true";
+        _cleanup_close_ int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        struct sandbox_opts o = {
+                .layers = SANDBOX_LAYERS_ALL,
+                .path = truebin,
+                .argv = argv,
+                .envp = envp,
+                .cwd = dir,
+                .stdout_fd = devnull,
+                .stderr_fd = devnull,
+                .landlock_abi = p->landlock_abi,
+                .limits = {.data_bytes = 256u << 20,
+                           .pids = 64,
+                           .nofile = 64,
+                           .fsize_bytes = 1u << 20,
+                           .cpu_seconds = 10,
+                           .tmp_bytes = 1u << 20},
+        };
+        struct sandbox_proc sp;
+        struct diag d = {};
+        int status;
+
+        if (!p->works[SANDBOX_LAYER_LANDLOCK])
+                o.layers &= ~(1u << SANDBOX_LAYER_LANDLOCK);
+        if (!p->works[SANDBOX_LAYER_SECCOMP])
+                o.layers &= ~(1u << SANDBOX_LAYER_SECCOMP);
+        if (devnull < 0 || !mkdtemp(dir)) {
+                snprintf(p->why[SANDBOX_LAYER_NAMESPACES], 256, "cannot prepare the probe: %m");
+                return;
+        }
+        if (sandbox_spawn(&o, &sp, &d) < 0) {
+                snprintf(p->why[SANDBOX_LAYER_NAMESPACES], 256, "%.250s", d.message);
+        } else {
+                (void) waitpid(sp.pid, NULL, 0);
+                if (sandbox_read_status(sp.status_fd, &status) == 0 && status == 0)
+                        p->works[SANDBOX_LAYER_NAMESPACES] = true;
+                else
+                        snprintf(p->why[SANDBOX_LAYER_NAMESPACES], 256,
+                                 "a confined /bin/true did not succeed");
+                safe_close(sp.pidfd);
+                safe_close(sp.status_fd);
+        }
+        (void) rmdir(dir);
+}
+
+void sandbox_probe(struct sandbox_probe *ret)
+{
+        struct sandbox_probe p = {};
+
+        p.landlock_abi = landlock_abi();
+        if (p.landlock_abi >= 1)
+                p.works[SANDBOX_LAYER_LANDLOCK] = true;
+        else
+                snprintf(p.why[SANDBOX_LAYER_LANDLOCK], 256, "%s",
+                         p.landlock_abi == -EOPNOTSUPP ? "disabled at boot (add landlock to lsm=)"
+                         : p.landlock_abi == -ENOSYS   ? "not in this kernel"
+                                                       : strerror(-p.landlock_abi));
+        p.works[SANDBOX_LAYER_SECCOMP] = seccomp_is_available();
+        if (!p.works[SANDBOX_LAYER_SECCOMP])
+                snprintf(p.why[SANDBOX_LAYER_SECCOMP], 256, "seccomp filters are not available");
+        p.works[SANDBOX_LAYER_RLIMITS] = true;
+        probe_cgroup(&p);
+        probe_end_to_end(&p);
+        *ret = p;
+}

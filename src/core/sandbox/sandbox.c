@@ -1,0 +1,1008 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/sandbox/sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "basic/fd-util.h"
+#include "basic/path-util.h"
+#include "basic/strv.h"
+#include "core/sandbox/landlock.h"
+#include "core/sandbox/seccomp-policy.h"
+
+/* The new mount API; the Debian 12 headers have the numbers but not all constants. */
+#ifndef OPEN_TREE_CLONE
+#        define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#        define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#        define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#ifndef AT_RECURSIVE
+#        define AT_RECURSIVE 0x8000
+#endif
+#define SB_MOUNT_ATTR_RDONLY 0x00000001
+#define SB_MOUNT_ATTR_NOSUID 0x00000002
+#define SB_MOUNT_ATTR_NODEV 0x00000004
+#define SB_MOUNT_ATTR_IDMAP 0x00100000
+
+struct sb_mount_attr {
+        uint64_t attr_set;
+        uint64_t attr_clr;
+        uint64_t propagation;
+        uint64_t userns_fd;
+};
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#        define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* Where the new root is assembled, in the child's own mount namespace (see build_root()). */
+#define BASE "/tmp"
+/* The new root's own tmpfs holds only mount points and a few symlinks. */
+#define ROOT_TMPFS_OPTS "size=1m,nr_inodes=4096,mode=0755"
+
+enum mnt_kind {
+        MNT_BIND_RO,
+        MNT_BIND_RW,
+        MNT_DEV_NODE, /* bind, keeps device access */
+        MNT_TMPFS,
+        MNT_PROC,
+        MNT_SYMLINK, /* src is the link text */
+};
+
+struct mnt_entry {
+        enum mnt_kind kind;
+        char *src;    /* host path (bind), link text (symlink) */
+        char *target; /* BASE + inside path */
+        char *opts;   /* tmpfs options */
+        bool is_dir;
+        bool idmap; /* bind through the idmap user namespace (root only) */
+        int src_fd; /* opened in the child before the base tmpfs hides /tmp */
+};
+
+struct plan {
+        struct mnt_entry *m;
+        size_t n;
+        char *cwd_inside; /* = o->cwd */
+        char **ll_ro, **ll_rw;
+        struct seccomp_program seccomp;
+        int userns_fd; /* idmap user namespace, root only, or -1 */
+        bool as_root;
+        uid_t uid;
+        gid_t gid;
+        char uid_map[64], gid_map[64];
+};
+
+/* One step of the child's setup, reported to the parent when it fails. */
+enum stage {
+        ST_SIGNALS,
+        ST_SYNC,
+        ST_PRIVATE,
+        ST_OPEN_SOURCE,
+        ST_BASE_TMPFS,
+        ST_MKPOINT,
+        ST_BIND,
+        ST_IDMAP,
+        ST_READONLY,
+        ST_TMPFS,
+        ST_PROC,
+        ST_SYMLINK,
+        ST_PIVOT,
+        ST_ROOT_RO,
+        ST_HOSTNAME,
+        ST_DROP_IDS,
+        ST_USERNS,
+        ST_INIT,
+        ST_FORK,
+        ST_STDIO,
+        ST_RLIMIT,
+        ST_CHDIR,
+        ST_NNP,
+        ST_LANDLOCK,
+        ST_SECCOMP,
+        ST_EXEC,
+};
+
+struct child_error {
+        int stage;
+        int error;
+        int index; /* mount entry, or -1 */
+};
+
+static const char *const layer_names[_SANDBOX_LAYER_MAX] = {
+        [SANDBOX_LAYER_NAMESPACES] = "namespaces",
+        [SANDBOX_LAYER_LANDLOCK] = "landlock",
+        [SANDBOX_LAYER_SECCOMP] = "seccomp",
+        [SANDBOX_LAYER_RLIMITS] = "rlimits",
+};
+
+const char *sandbox_layer_to_string(enum sandbox_layer l)
+{
+        return (unsigned) l < _SANDBOX_LAYER_MAX ? layer_names[l] : "?";
+}
+
+static inline bool streq(const char *a, const char *b)
+{
+        return strcmp(a, b) == 0;
+}
+
+static void closedirp(DIR **d)
+{
+        if (*d)
+                closedir(*d);
+}
+
+/* Write @s to the existing file @path (a /proc control file): 0 or -errno. */
+static int write_string_file(const char *path, const char *s)
+{
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+        size_t n = strlen(s);
+        ssize_t k;
+
+        if (fd < 0)
+                return -errno;
+        k = write(fd, s, n);
+        if (k < 0)
+                return -errno;
+        return (size_t) k == n ? 0 : -EIO;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The plan: everything the child needs, allocated before fork                                 */
+
+static void plan_release(struct plan *p)
+{
+        for (size_t i = 0; i < p->n; i++) {
+                free(p->m[i].src);
+                free(p->m[i].target);
+                free(p->m[i].opts);
+        }
+        free(p->m);
+        free(p->cwd_inside);
+        strv_free(p->ll_ro);
+        strv_free(p->ll_rw);
+        seccomp_program_release(&p->seccomp);
+        p->userns_fd = safe_close(p->userns_fd);
+}
+
+static int plan_add(struct plan *p, enum mnt_kind kind, const char *src, const char *inside,
+                    bool is_dir)
+{
+        struct mnt_entry *m;
+        char *target;
+
+        /* An entry for the same inside path replaces nothing: the first one wins. */
+        for (size_t i = 0; i < p->n; i++)
+                if (streq(p->m[i].target + strlen(BASE), inside))
+                        return 0;
+        if (asprintf(&target, "%s%s", BASE, inside) < 0)
+                return -ENOMEM;
+        m = reallocarray(p->m, p->n + 1, sizeof(*m));
+        if (!m) {
+                free(target);
+                return -ENOMEM;
+        }
+        p->m = m;
+        m = &p->m[p->n];
+        *m = (struct mnt_entry){.kind = kind, .target = target, .is_dir = is_dir, .src_fd = -1};
+        if (src && !(m->src = strdup(src))) {
+                free(target);
+                return -ENOMEM;
+        }
+        p->n++;
+        return 0;
+}
+
+/* Bind @path read-only at the same place when it exists. */
+static int plan_bind_existing(struct plan *p, const char *path, enum mnt_kind kind)
+{
+        struct stat st;
+
+        if (!path || path[0] != '/' || stat(path, &st) < 0)
+                return 0;
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) && kind != MNT_DEV_NODE)
+                return 0;
+        return plan_add(p, kind, path, path, S_ISDIR(st.st_mode));
+}
+
+/* Number of components: parents are mounted before their children. */
+static size_t depth(const char *s)
+{
+        size_t d = 0;
+
+        for (; *s; s++)
+                if (*s == '/' && s[1] && s[1] != '/')
+                        d++;
+        return d;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+        const struct mnt_entry *x = a, *y = b;
+        size_t dx = depth(x->target), dy = depth(y->target);
+
+        if (dx != dy)
+                return dx < dy ? -1 : 1;
+        return strcmp(x->target, y->target);
+}
+
+/* Top-level names of the host root that are symlinks into /usr (merged /usr). */
+static int plan_usr_links(struct plan *p)
+{
+        static const char *const names[] = {"bin", "sbin", "lib", "lib32", "lib64", "libx32"};
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                char host[32], link[PATH_MAX];
+                ssize_t k;
+                int r;
+
+                snprintf(host, sizeof(host), "/%s", names[i]);
+                k = readlink(host, link, sizeof(link) - 1);
+                if (k > 0) {
+                        link[k] = 0;
+                        r = plan_add(p, MNT_SYMLINK, link, host, false);
+                } else
+                        r = plan_bind_existing(p, host, MNT_BIND_RO);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The files of /etc a Python program reasonably needs; nothing with secrets. */
+static int plan_etc(struct plan *p, bool network)
+{
+        static const char *const names[] = {
+                "ld.so.cache",  "ld.so.conf", "ld.so.conf.d",    "localtime",
+                "timezone",     "passwd",     "group",           "nsswitch.conf",
+                "hosts",        "host.conf",  "gai.conf",        "protocols",
+                "services",     "ssl",        "ca-certificates", "ca-certificates.conf",
+                "mime.types",   "os-release", "alternatives",    "debian_version",
+                "matplotlibrc", "fonts",
+        };
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                _cleanup_free_ char *path = path_join("/etc", names[i]);
+                if (!path)
+                        return -ENOMEM;
+                r = plan_bind_existing(p, path, MNT_BIND_RO);
+                if (r < 0)
+                        return r;
+        }
+        if (network) {
+                r = plan_bind_existing(p, "/etc/resolv.conf", MNT_BIND_RO);
+                if (r < 0)
+                        return r;
+        }
+        /* Debian's python3.X reads /etc/python3.X (sitecustomize). */
+        d = opendir("/etc");
+        while (d && (de = readdir(d))) {
+                _cleanup_free_ char *path = NULL;
+                if (strncmp(de->d_name, "python", 6) != 0)
+                        continue;
+                path = path_join("/etc", de->d_name);
+                if (!path)
+                        return -ENOMEM;
+                r = plan_bind_existing(p, path, MNT_BIND_RO);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int plan_ll(char ***list, const char *path)
+{
+        return strv_extend(list, path);
+}
+
+/* An unshared user namespace whose map sends on-disk uid 0 to the sandbox's host uid. */
+static int make_idmap_userns(struct diag *reterr)
+{
+        int sync[2], fd;
+        char path[64], map[64];
+        pid_t pid;
+
+        if (pipe2(sync, O_CLOEXEC) < 0)
+                return diag_set(reterr, -errno, "namespaces: pipe2 failed: %m");
+        pid = (pid_t) syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+        if (pid == 0) {
+                char c;
+                safe_close(sync[1]);
+                (void) !read(sync[0], &c, 1);
+                _exit(0);
+        }
+        safe_close(sync[0]);
+        if (pid < 0) {
+                int r = -errno;
+                safe_close(sync[1]);
+                return diag_set(reterr, r, "namespaces: cannot create a user namespace: %s",
+                                strerror(-r));
+        }
+        snprintf(map, sizeof(map), "0 %u 1\n", (unsigned) SANDBOX_HOST_UID);
+        snprintf(path, sizeof(path), "/proc/%d/uid_map", (int) pid);
+        fd = write_string_file(path, map);
+        if (fd >= 0) {
+                snprintf(path, sizeof(path), "/proc/%d/gid_map", (int) pid);
+                fd = write_string_file(path, map);
+        }
+        if (fd >= 0) {
+                snprintf(path, sizeof(path), "/proc/%d/ns/user", (int) pid);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        fd = -errno;
+        }
+        safe_close(sync[1]);
+        (void) waitpid(pid, NULL, 0);
+        if (fd < 0)
+                return diag_set(reterr, fd, "namespaces: cannot set up the id mapping: %s",
+                                strerror(-fd));
+        return fd;
+}
+
+static int plan_build(struct plan *p, const struct sandbox_opts *o, struct diag *reterr)
+{
+        bool ns = o->layers & (1u << SANDBOX_LAYER_NAMESPACES);
+        char opts[128];
+        int r = 0;
+
+        p->as_root = geteuid() == 0;
+        p->uid = p->as_root ? SANDBOX_INSIDE_UID : getuid();
+        p->gid = p->as_root ? SANDBOX_INSIDE_UID : getgid();
+        p->cwd_inside = strdup(o->cwd);
+        if (!p->cwd_inside)
+                return -ENOMEM;
+
+        if (ns) {
+                struct stat st;
+
+                if (streq(o->cwd, "/"))
+                        return diag_set(reterr, -EINVAL,
+                                        "namespaces: the working directory '/' cannot be "
+                                        "confined (choose a project directory with --cwd)");
+                /* The working directory first: read-only trees inside it stay on top. */
+                r = r ?: plan_add(p, MNT_BIND_RW, o->cwd, o->cwd, true);
+                if (o->staging_dir && !streq(o->staging_dir, o->cwd))
+                        r = r ?: plan_add(p, MNT_BIND_RO, o->staging_dir, o->staging_dir, true);
+                if (p->as_root && r >= 0) {
+                        p->userns_fd = make_idmap_userns(reterr);
+                        if (p->userns_fd < 0)
+                                return p->userns_fd;
+                        /* Idmap what root owns; anything else keeps its owner. */
+                        for (size_t i = 0; i < p->n; i++)
+                                if (stat(p->m[i].src, &st) == 0 && st.st_uid == 0)
+                                        p->m[i].idmap = true;
+                }
+                r = r ?: plan_bind_existing(p, "/usr", MNT_BIND_RO);
+                r = r ?: plan_usr_links(p);
+                r = r ?: plan_etc(p, o->network);
+                for (char *const *s = o->ro_paths; r >= 0 && s && *s; s++)
+                        r = plan_bind_existing(p, *s, MNT_BIND_RO);
+                snprintf(opts, sizeof(opts), "size=%llu,nr_inodes=%llu,mode=1777",
+                         (unsigned long long) o->limits.tmp_bytes,
+                         (unsigned long long) MAX(o->limits.tmp_bytes / 16384, 1024));
+                r = r ?: plan_add(p, MNT_TMPFS, NULL, "/tmp", true);
+                r = r ?: plan_add(p, MNT_PROC, NULL, "/proc", true);
+                r = r ?: plan_add(p, MNT_TMPFS, NULL, "/dev/shm", true);
+                for (size_t i = 0; r >= 0 && i < p->n; i++)
+                        if (p->m[i].kind == MNT_TMPFS && !(p->m[i].opts = strdup(opts)))
+                                r = -ENOMEM;
+                r = r ?: plan_bind_existing(p, "/dev/null", MNT_DEV_NODE);
+                r = r ?: plan_bind_existing(p, "/dev/zero", MNT_DEV_NODE);
+                r = r ?: plan_bind_existing(p, "/dev/full", MNT_DEV_NODE);
+                r = r ?: plan_bind_existing(p, "/dev/random", MNT_DEV_NODE);
+                r = r ?: plan_bind_existing(p, "/dev/urandom", MNT_DEV_NODE);
+                r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd", "/dev/fd", false);
+                r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd/0", "/dev/stdin", false);
+                r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd/1", "/dev/stdout", false);
+                r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd/2", "/dev/stderr", false);
+                if (r < 0)
+                        return diag_set(reterr, r, "namespaces: cannot plan the file system: %s",
+                                        strerror(-r));
+                qsort(p->m, p->n, sizeof(*p->m), cmp_entry);
+                if (!p->as_root) {
+                        snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1\n", (unsigned) p->uid,
+                                 (unsigned) getuid());
+                        snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1\n", (unsigned) p->gid,
+                                 (unsigned) getgid());
+                } else {
+                        snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1\n", (unsigned) p->uid,
+                                 (unsigned) SANDBOX_HOST_UID);
+                        snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1\n", (unsigned) p->gid,
+                                 (unsigned) SANDBOX_HOST_UID);
+                }
+        }
+
+        if ((o->layers & (1u << SANDBOX_LAYER_LANDLOCK)) && o->landlock_abi >= 1) {
+                if (ns) {
+                        /* Paths as the script sees them, inside the new root. */
+                        static const char *const ro[] = {"/usr",   "/etc",   "/proc",
+                                                         "/bin",   "/sbin",  "/lib",
+                                                         "/lib64", "/lib32", "/libx32"};
+                        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(ro); i++)
+                                r = plan_ll(&p->ll_ro, ro[i]);
+                        for (char *const *s = o->ro_paths; r >= 0 && s && *s; s++)
+                                r = plan_ll(&p->ll_ro, *s);
+                        if (o->staging_dir && r >= 0)
+                                r = plan_ll(&p->ll_ro, o->staging_dir);
+                        r = r ?: plan_ll(&p->ll_rw, "/tmp");
+                        r = r ?: plan_ll(&p->ll_rw, "/dev");
+                } else {
+                        /* No private /tmp without namespaces: the host's is shared. */
+                        r = r ?: plan_ll(&p->ll_ro, "/");
+                        r = r ?: plan_ll(&p->ll_rw, "/tmp");
+                        r = r ?: plan_ll(&p->ll_rw, "/dev");
+                        if (o->staging_dir && r >= 0)
+                                r = plan_ll(&p->ll_rw, o->staging_dir);
+                }
+                r = r ?: plan_ll(&p->ll_rw, o->cwd);
+                if (r < 0)
+                        return diag_set(reterr, r, "landlock: out of memory");
+        }
+        if (o->layers & (1u << SANDBOX_LAYER_SECCOMP)) {
+                struct seccomp_policy_opts so = {.allow_inet = o->network};
+                r = seccomp_policy_build(&so, &p->seccomp, reterr);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The child: only system calls from here on (it was forked from a multi-threaded ptc)        */
+
+_noreturn_ static void fail(int errfd, int stage, int index)
+{
+        struct child_error e = {.stage = stage, .error = errno, .index = index};
+
+        (void) !write(errfd, &e, sizeof(e));
+        _exit(127);
+}
+
+static int mkdir_parents(char *path)
+{
+        for (char *s = path + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = 0;
+                if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+                        *s = '/';
+                        return -1;
+                }
+                *s = '/';
+        }
+        return 0;
+}
+
+static int make_mount_point(struct mnt_entry *m)
+{
+        int fd;
+
+        if (mkdir_parents(m->target) < 0)
+                return -1;
+        if (m->kind == MNT_SYMLINK)
+                return 0;
+        if (m->is_dir || m->kind == MNT_TMPFS || m->kind == MNT_PROC)
+                return mkdir(m->target, 0755) < 0 && errno != EEXIST ? -1 : 0;
+        fd = open(m->target, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return errno == EEXIST ? 0 : -1;
+        close(fd);
+        return 0;
+}
+
+static int set_mount_attr(const char *path, uint64_t set, bool recursive)
+{
+        struct sb_mount_attr a = {.attr_set = set};
+
+        return (int) syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &a,
+                             sizeof(a));
+}
+
+static void bind_entry(struct mnt_entry *m, int userns_fd, int errfd, int index)
+{
+        char src[64];
+        bool ro = m->kind == MNT_BIND_RO;
+
+        if (m->idmap && userns_fd >= 0) {
+                struct sb_mount_attr a = {
+                        .attr_set = SB_MOUNT_ATTR_IDMAP | SB_MOUNT_ATTR_NOSUID |
+                                    SB_MOUNT_ATTR_NODEV | (ro ? SB_MOUNT_ATTR_RDONLY : 0),
+                        .userns_fd = (uint64_t) userns_fd,
+                };
+                int t = (int) syscall(SYS_open_tree, m->src_fd, "",
+                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+                if (t < 0)
+                        fail(errfd, ST_IDMAP, index);
+                /* A file system without idmap support gets a plain bind below. */
+                if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &a, sizeof(a)) == 0) {
+                        if (syscall(SYS_move_mount, t, "", AT_FDCWD, m->target,
+                                    MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                                fail(errfd, ST_IDMAP, index);
+                        close(t);
+                        return;
+                }
+                close(t);
+        }
+        snprintf(src, sizeof(src), "/proc/self/fd/%d", m->src_fd);
+        if (mount(src, m->target, NULL, MS_BIND | MS_REC, NULL) < 0)
+                fail(errfd, ST_BIND, index);
+        if (set_mount_attr(m->target,
+                           SB_MOUNT_ATTR_NOSUID |
+                                   (m->kind == MNT_DEV_NODE ? 0 : SB_MOUNT_ATTR_NODEV) |
+                                   (ro ? SB_MOUNT_ATTR_RDONLY : 0),
+                           true) < 0)
+                fail(errfd, ST_READONLY, index);
+}
+
+static void build_root(struct plan *p, int errfd)
+{
+        /* Nothing we mount may propagate back to the host. */
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                fail(errfd, ST_PRIVATE, -1);
+        /* Sources first: the base tmpfs is about to hide the host's /tmp. */
+        for (size_t i = 0; i < p->n; i++) {
+                struct mnt_entry *m = &p->m[i];
+                if (m->kind != MNT_BIND_RO && m->kind != MNT_BIND_RW && m->kind != MNT_DEV_NODE)
+                        continue;
+                m->src_fd = open(m->src, O_PATH | O_CLOEXEC);
+                if (m->src_fd < 0)
+                        fail(errfd, ST_OPEN_SOURCE, (int) i);
+        }
+        /*
+         * The new root is a tmpfs mounted on the host's /tmp (in this namespace only). After
+         * pivot_root(".", ".") it is "/" and no longer covers anything.
+         */
+        if (mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTS) < 0)
+                fail(errfd, ST_BASE_TMPFS, -1);
+        for (size_t i = 0; i < p->n; i++) {
+                struct mnt_entry *m = &p->m[i];
+
+                if (make_mount_point(m) < 0)
+                        fail(errfd, ST_MKPOINT, (int) i);
+                switch (m->kind) {
+                case MNT_BIND_RO:
+                case MNT_BIND_RW:
+                case MNT_DEV_NODE:
+                        bind_entry(m, p->userns_fd, errfd, (int) i);
+                        break;
+                case MNT_TMPFS:
+                        if (mount("tmpfs", m->target, "tmpfs", MS_NOSUID | MS_NODEV, m->opts) < 0)
+                                fail(errfd, ST_TMPFS, (int) i);
+                        break;
+                case MNT_PROC:
+                        if (mount("proc", m->target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                                  NULL) < 0)
+                                fail(errfd, ST_PROC, (int) i);
+                        break;
+                case MNT_SYMLINK:
+                        if (symlink(m->src, m->target) < 0 && errno != EEXIST)
+                                fail(errfd, ST_SYMLINK, (int) i);
+                        break;
+                }
+        }
+        for (size_t i = 0; i < p->n; i++)
+                if (p->m[i].src_fd >= 0) {
+                        close(p->m[i].src_fd);
+                        p->m[i].src_fd = -1;
+                }
+        if (chdir(BASE) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
+            umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+                fail(errfd, ST_PIVOT, -1);
+        if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) <
+            0)
+                fail(errfd, ST_ROOT_RO, -1);
+        if (sethostname("ptc", 3) < 0)
+                fail(errfd, ST_HOSTNAME, -1);
+}
+
+static int write_at(const char *path, const char *s)
+{
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ssize_t k;
+
+        if (fd < 0)
+                return -1;
+        k = write(fd, s, strlen(s));
+        close(fd);
+        return k == (ssize_t) strlen(s) ? 0 : -1;
+}
+
+/* Root only: become the sandbox uid, then enter a user namespace of our own. */
+static void drop_root(struct plan *p, int errfd)
+{
+        if (setgroups(0, NULL) < 0 ||
+            setresgid(SANDBOX_HOST_UID, SANDBOX_HOST_UID, SANDBOX_HOST_UID) < 0 ||
+            setresuid(SANDBOX_HOST_UID, SANDBOX_HOST_UID, SANDBOX_HOST_UID) < 0)
+                fail(errfd, ST_DROP_IDS, -1);
+        /* The uid change made us non-dumpable, which hides our own uid_map from us. */
+        if (prctl(PR_SET_DUMPABLE, 1) < 0 || unshare(CLONE_NEWUSER) < 0 ||
+            write_at("/proc/self/setgroups", "deny") < 0 ||
+            write_at("/proc/self/uid_map", p->uid_map) < 0 ||
+            write_at("/proc/self/gid_map", p->gid_map) < 0)
+                fail(errfd, ST_USERNS, -1);
+}
+
+static void set_limit(int resource, uint64_t v, int errfd)
+{
+        struct rlimit rl = {.rlim_cur = (rlim_t) v, .rlim_max = (rlim_t) v};
+
+        if (v && setrlimit(resource, &rl) < 0)
+                fail(errfd, ST_RLIMIT, resource);
+}
+
+/* The script's own setup after fork: limits, NO_NEW_PRIVS, Landlock, seccomp, exec. */
+_noreturn_ static void exec_script(const struct sandbox_opts *o, struct plan *p, int errfd)
+{
+        const struct sandbox_limits *l = &o->limits;
+
+        if (setsid() < 0)
+                fail(errfd, ST_INIT, -1);
+        if (o->layers & (1u << SANDBOX_LAYER_RLIMITS)) {
+                set_limit(RLIMIT_DATA, l->data_bytes, errfd);
+                set_limit(RLIMIT_AS, l->data_bytes * 4, errfd);
+                set_limit(RLIMIT_NPROC, l->pids, errfd);
+                set_limit(RLIMIT_NOFILE, l->nofile, errfd);
+                set_limit(RLIMIT_FSIZE, l->fsize_bytes, errfd);
+                set_limit(RLIMIT_CPU, l->cpu_seconds, errfd);
+                {
+                        struct rlimit zero = {0, 0};
+                        if (setrlimit(RLIMIT_CORE, &zero) < 0)
+                                fail(errfd, ST_RLIMIT, RLIMIT_CORE);
+                }
+        }
+        if (chdir(p->cwd_inside) < 0)
+                fail(errfd, ST_CHDIR, -1);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                fail(errfd, ST_NNP, -1);
+        if (p->ll_ro || p->ll_rw) {
+                struct landlock_policy lp = {
+                        .ro_paths = (const char *const *) p->ll_ro,
+                        .rw_paths = (const char *const *) p->ll_rw,
+                        .deny_tcp = !o->network,
+                        .scope = true,
+                };
+                int r = landlock_apply(&lp, o->landlock_abi);
+                if (r < 0) {
+                        errno = -r;
+                        fail(errfd, ST_LANDLOCK, -1);
+                }
+        }
+        if (p->seccomp.filter) {
+                int r = seccomp_program_load(&p->seccomp);
+                if (r < 0) {
+                        errno = -r;
+                        fail(errfd, ST_SECCOMP, -1);
+                }
+        }
+        execve(o->path, o->argv, o->envp);
+        fail(errfd, ST_EXEC, -1);
+}
+
+static void reset_signals(void)
+{
+        sigset_t none;
+
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        for (int s = 1; s < NSIG; s++)
+                if (s != SIGKILL && s != SIGSTOP)
+                        (void) signal(s, SIG_DFL);
+}
+
+static int setup_stdio(const struct sandbox_opts *o)
+{
+        int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int out = o->stdout_fd, err = o->stderr_fd;
+
+        if (devnull < 0)
+                return -1;
+        if (out < 3)
+                out = fcntl(out, F_DUPFD_CLOEXEC, 3);
+        if (err < 3)
+                err = fcntl(err, F_DUPFD_CLOEXEC, 3);
+        if (out < 0 || err < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+                return -1;
+        return 0;
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+        stop_requested = 1;
+}
+
+/* SIGINT to the script's main thread, SIGTERM to every other process of the namespace. */
+static void forward_stop(pid_t script)
+{
+        char buf[4096];
+        int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        long k;
+
+        (void) syscall(SYS_tgkill, script, script, SIGINT);
+        if (fd < 0)
+                return;
+        while ((k = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+                for (long off = 0; off < k;) {
+                        struct dirent64 *de = (struct dirent64 *) (buf + off);
+                        pid_t pid = 0;
+                        const char *s = de->d_name;
+
+                        off += de->d_reclen;
+                        for (; *s >= '0' && *s <= '9' && pid < 1 << 22; s++)
+                                pid = pid * 10 + (*s - '0');
+                        if (*s == 0 && pid > 1 && pid != script)
+                                (void) kill(pid, SIGTERM);
+                }
+        }
+        close(fd);
+}
+
+/*
+ * pid 1 of the sandbox: starts the script, reaps everything, forwards a stop once, and
+ * reports the script's status when it is gone (the kernel then kills the rest).
+ */
+_noreturn_ static void run_init(const struct sandbox_opts *o, struct plan *p, int errfd,
+                                int status_fd)
+{
+        struct sigaction sa = {.sa_handler = on_stop_signal};
+        bool forwarded = false;
+        int status = 0;
+        pid_t script, pid;
+
+        if (setsid() < 0)
+                fail(errfd, ST_INIT, -1);
+        script = fork();
+        if (script < 0)
+                fail(errfd, ST_FORK, -1);
+        if (script == 0) {
+                close(status_fd);
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                        fail(errfd, ST_INIT, -1);
+                exec_script(o, p, errfd);
+        }
+        /* The script's exec closes its copy of errfd; the parent then reads EOF. */
+        close(errfd);
+        (void) prctl(PR_SET_DUMPABLE, 0);
+        sigemptyset(&sa.sa_mask);
+        (void) sigaction(SIGINT, &sa, NULL);
+        (void) sigaction(SIGTERM, &sa, NULL);
+        (void) sigaction(SIGHUP, &sa, NULL);
+        for (;;) {
+                int st;
+
+                if (stop_requested && !forwarded) {
+                        forwarded = true;
+                        forward_stop(script);
+                }
+                pid = waitpid(-1, &st, 0);
+                if (pid == script) {
+                        status = st;
+                        break;
+                }
+                if (pid < 0 && errno == ECHILD)
+                        break;
+        }
+        (void) !write(status_fd, &status, sizeof(status));
+        _exit(0);
+}
+
+struct child_args {
+        const struct sandbox_opts *o;
+        struct plan *p;
+        int errfd, syncfd, status_fd;
+};
+
+_noreturn_ static void child_main(struct child_args *a)
+{
+        const struct sandbox_opts *o = a->o;
+        struct plan *p = a->p;
+        bool ns = o->layers & (1u << SANDBOX_LAYER_NAMESPACES);
+        char c;
+
+        reset_signals();
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                fail(a->errfd, ST_SIGNALS, -1);
+        /* The parent writes one byte when it is ready; EOF means it died. */
+        if (read(a->syncfd, &c, 1) != 1)
+                _exit(127);
+        close(a->syncfd);
+        if (setup_stdio(o) < 0)
+                fail(a->errfd, ST_STDIO, -1);
+        /* Nothing of ptc's but 0-2 may cross exec, even fds leaked by a library. */
+        (void) syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+
+        if (!ns)
+                exec_script(o, p, a->errfd);
+
+        if (!p->as_root) {
+                /*
+                 * Unprivileged, we map our own uid (the one mapping the kernel allows us).
+                 * ptc is non-dumpable, which would leave our /proc/self files owned by root.
+                 */
+                if (prctl(PR_SET_DUMPABLE, 1) < 0 || write_at("/proc/self/setgroups", "deny") < 0 ||
+                    write_at("/proc/self/uid_map", p->uid_map) < 0 ||
+                    write_at("/proc/self/gid_map", p->gid_map) < 0)
+                        fail(a->errfd, ST_USERNS, -1);
+                (void) prctl(PR_SET_DUMPABLE, 0);
+        }
+        build_root(p, a->errfd);
+        if (p->as_root) {
+                drop_root(p, a->errfd);
+                /* A credential change clears the parent-death signal. */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                        fail(a->errfd, ST_SIGNALS, -1);
+        }
+        /* Did ptc die before the parent-death signal was armed again? */
+        {
+                struct pollfd pf = {.fd = a->status_fd, .events = 0};
+                if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLERR | POLLHUP)))
+                        _exit(127);
+        }
+        run_init(o, p, a->errfd, a->status_fd);
+}
+
+static const char *stage_text(int stage)
+{
+        static const char *const text[] = {
+                [ST_SIGNALS] = "namespaces: cannot set up signals",
+                [ST_SYNC] = "namespaces: lost the parent",
+                [ST_PRIVATE] = "namespaces: cannot make the mount namespace private",
+                [ST_OPEN_SOURCE] = "namespaces: cannot open",
+                [ST_BASE_TMPFS] = "namespaces: cannot mount the root tmpfs",
+                [ST_MKPOINT] = "namespaces: cannot create the mount point for",
+                [ST_BIND] = "namespaces: cannot bind-mount",
+                [ST_IDMAP] = "namespaces: cannot idmap-mount",
+                [ST_READONLY] = "namespaces: cannot set the mount flags of",
+                [ST_TMPFS] = "namespaces: cannot mount a tmpfs on",
+                [ST_PROC] = "namespaces: cannot mount a fresh /proc",
+                [ST_SYMLINK] = "namespaces: cannot create the symlink",
+                [ST_PIVOT] = "namespaces: cannot pivot into the new root",
+                [ST_ROOT_RO] = "namespaces: cannot make the root read-only",
+                [ST_HOSTNAME] = "namespaces: cannot set the host name",
+                [ST_DROP_IDS] = "namespaces: cannot switch to the sandbox uid",
+                [ST_USERNS] = "namespaces: cannot enter a user namespace",
+                [ST_INIT] = "namespaces: cannot set up the init",
+                [ST_FORK] = "namespaces: cannot fork the script",
+                [ST_STDIO] = "cannot set up stdio",
+                [ST_RLIMIT] = "rlimits: cannot set a resource limit",
+                [ST_CHDIR] = "cannot change to the working directory",
+                [ST_NNP] = "cannot set no_new_privs",
+                [ST_LANDLOCK] = "landlock: cannot restrict the script",
+                [ST_SECCOMP] = "seccomp: cannot install the filter",
+                [ST_EXEC] = "cannot execute",
+        };
+
+        return stage >= 0 && (size_t) stage < ELEMENTSOF(text) && text[stage] ? text[stage]
+                                                                              : "setup failed";
+}
+
+int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret, struct diag *reterr)
+{
+        _cleanup_(plan_release) struct plan p = {.userns_fd = -1};
+        bool ns = o->layers & (1u << SANDBOX_LAYER_NAMESPACES);
+        int errp[2] = {-1, -1}, syncp[2] = {-1, -1}, statusp[2] = {-1, -1};
+        struct clone_args ca = {.exit_signal = SIGCHLD};
+        struct child_args a;
+        struct child_error ce;
+        int pidfd = -1, r;
+        pid_t pid;
+        ssize_t k;
+
+        r = plan_build(&p, o, reterr);
+        if (r < 0)
+                return r;
+        if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(syncp, O_CLOEXEC) < 0 ||
+            (ns && pipe2(statusp, O_CLOEXEC) < 0)) {
+                r = diag_set(reterr, -errno, "cannot create pipes: %m");
+                goto out;
+        }
+        if (ns) {
+                ca.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+                if (!o->network)
+                        ca.flags |= CLONE_NEWNET;
+                /* Root builds the file system as root and enters a user namespace later. */
+                if (!p.as_root)
+                        ca.flags |= CLONE_NEWUSER;
+        }
+        ca.flags |= CLONE_PIDFD;
+        ca.pidfd = (uint64_t) (uintptr_t) &pidfd;
+
+        a = (struct child_args){
+                .o = o, .p = &p, .errfd = errp[1], .syncfd = syncp[0], .status_fd = statusp[1]};
+        pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
+        if (pid == 0) {
+                close(errp[0]);
+                close(syncp[1]);
+                if (statusp[0] >= 0)
+                        close(statusp[0]);
+                child_main(&a);
+        }
+        if (pid < 0) {
+                r = diag_set(reterr, -errno, "namespaces: cannot create the namespaces: %m");
+                goto out;
+        }
+        errp[1] = safe_close(errp[1]);
+        syncp[0] = safe_close(syncp[0]);
+        statusp[1] = safe_close(statusp[1]);
+
+        if (write(syncp[1], "g", 1) != 1) {
+                r = diag_set(reterr, -errno, "namespaces: the child is gone: %m");
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                goto out;
+        }
+        syncp[1] = safe_close(syncp[1]);
+
+        do
+                k = read(errp[0], &ce, sizeof(ce));
+        while (k < 0 && errno == EINTR);
+        if (k == (ssize_t) sizeof(ce)) {
+                const char *what = "";
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                if (ce.index >= 0 && (size_t) ce.index < p.n && ce.stage != ST_RLIMIT)
+                        what = p.m[ce.index].target + strlen(BASE);
+                if (ce.stage == ST_EXEC)
+                        what = o->path;
+                else if (ce.stage == ST_CHDIR)
+                        what = o->cwd;
+                r = diag_set(reterr, -ce.error, "%s%s%s%s: %s", stage_text(ce.stage),
+                             *what ? " '" : "", what, *what ? "'" : "", strerror(ce.error));
+                goto out;
+        }
+        *ret = (struct sandbox_proc){.pid = pid, .pidfd = pidfd, .status_fd = statusp[0]};
+        pidfd = -1;
+        statusp[0] = -1;
+        r = 0;
+out:
+        safe_close(pidfd);
+        safe_close(errp[0]);
+        safe_close(errp[1]);
+        safe_close(syncp[0]);
+        safe_close(syncp[1]);
+        safe_close(statusp[0]);
+        safe_close(statusp[1]);
+        return r;
+}
+
+int sandbox_read_status(int status_fd, int *ret_status)
+{
+        int st;
+        ssize_t k;
+
+        do
+                k = read(status_fd, &st, sizeof(st));
+        while (k < 0 && errno == EINTR);
+        if (k != (ssize_t) sizeof(st))
+                return -ENODATA;
+        if (WIFEXITED(st))
+                *ret_status = WEXITSTATUS(st);
+        else if (WIFSIGNALED(st))
+                *ret_status = -WTERMSIG(st);
+        else
+                *ret_status = -SIGKILL;
+        return 0;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Starting the script confined (DESIGN.md section 8, docs/isolation.md).
+ *
+ * With every layer, sandbox_spawn() makes a child in new user, mount, pid, net, ipc and uts
+ * namespaces. That child is pid 1 of the new pid namespace: it builds a read-only root from
+ * bind mounts (usr, a few files of /etc, the interpreter's prefix), a private size-limited
+ * /tmp, a fresh /proc and a minimal /dev, with the working directory mounted read-write and
+ * the staging directory at the same paths as on the host, pivots into it, drops to an
+ * unprivileged uid, and stays behind as a small reaping init. The script runs as its child
+ * (pid 2) under resource limits, NO_NEW_PRIVS, Landlock and seccomp.
+ *
+ * When ptc runs as root the mount work happens as root in the new mount namespace, and the
+ * script then runs as SANDBOX_HOST_UID (a uid no account uses) in a user namespace of its own,
+ * so RLIMIT_NPROC holds. The working and staging directories are idmapped onto that uid, so
+ * the script can use a root-owned working directory and what it writes there stays owned by
+ * root on disk. Unprivileged, the user namespace comes first (the kernel requires it for the
+ * rest) and the script keeps the user's uid.
+ *
+ * Without the namespace layers (auto on a machine without user namespaces), the child applies
+ * what is left (limits, NO_NEW_PRIVS, Landlock, seccomp) and execs the script directly.
+ *
+ * The init forwards a stop: SIGINT (or SIGTERM/SIGHUP) to it means SIGINT to the script's main
+ * thread and SIGTERM to every other process of the sandbox; it exits as soon as the script
+ * does, and the kernel then kills whatever is left in the pid namespace. It reports the
+ * script's wait status through a pipe (sandbox_read_status()).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "basic/diag.h"
+#include "basic/macro.h"
+
+/* The host uid and gid of a script started by root (see above). */
+#define SANDBOX_HOST_UID ((uid_t) 2147483646)
+/* The uid and gid the script has inside when ptc runs as root. */
+#define SANDBOX_INSIDE_UID ((uid_t) 1000)
+
+enum sandbox_layer {
+        SANDBOX_LAYER_NAMESPACES, /* user, mount, pid, net, ipc, uts + the file-system view */
+        SANDBOX_LAYER_LANDLOCK,
+        SANDBOX_LAYER_SECCOMP,
+        SANDBOX_LAYER_RLIMITS,
+        _SANDBOX_LAYER_MAX,
+};
+
+#define SANDBOX_LAYERS_ALL ((1u << _SANDBOX_LAYER_MAX) - 1)
+
+const char *sandbox_layer_to_string(enum sandbox_layer l);
+
+struct sandbox_limits {
+        uint64_t data_bytes;  /* RLIMIT_DATA; RLIMIT_AS is 4x this */
+        uint64_t pids;        /* RLIMIT_NPROC */
+        uint64_t nofile;      /* RLIMIT_NOFILE, soft and hard */
+        uint64_t fsize_bytes; /* RLIMIT_FSIZE */
+        uint64_t cpu_seconds; /* RLIMIT_CPU, a backstop behind the wall-clock deadline */
+        uint64_t tmp_bytes;   /* size of the private /tmp and /dev/shm */
+};
+
+struct sandbox_opts {
+        unsigned layers;          /* bit set of enum sandbox_layer */
+        const char *path;         /* interpreter, absolute */
+        char *const *argv;        /* borrowed */
+        char *const *envp;        /* borrowed */
+        const char *cwd;          /* working directory: read-write, same path inside */
+        const char *staging_dir;  /* read-only inside unless it is @cwd */
+        char *const *ro_paths;    /* more trees to show read-only (interpreter prefixes,
+                                   * PYTHONPATH entries); missing ones are skipped */
+        int stdout_fd, stderr_fd; /* required */
+        bool network;             /* keep the host network (no net namespace, inet sockets) */
+        struct sandbox_limits limits;
+        int landlock_abi; /* from landlock_abi(); < 1 skips Landlock */
+};
+
+struct sandbox_proc {
+        pid_t pid;     /* the init (or, without namespaces, the script itself) */
+        int pidfd;     /* for pid, or -1 */
+        int status_fd; /* read end of the init's status pipe, or -1 without namespaces */
+};
+
+/*
+ * Start the script confined by o->layers. The caller reaps ret->pid and closes the fds.
+ * Errors: -errno with a message in @reterr that names the layer and the step ("namespaces:
+ * cannot mount a fresh /proc: Operation not permitted").
+ */
+_must_check_ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
+                               struct diag *reterr);
+
+/*
+ * After the init exited: the script's exit status as ptc reports it (the exit code, or -N for
+ * a signal). Returns -ENODATA when the init died before reporting (it was killed).
+ */
+int sandbox_read_status(int status_fd, int *ret_status);
+
+/* What works on this machine, for ptc doctor and for isolation auto. */
+struct sandbox_probe {
+        bool works[_SANDBOX_LAYER_MAX];
+        char why[_SANDBOX_LAYER_MAX][256]; /* when it does not work: why */
+        int landlock_abi;                  /* or -errno */
+        bool cgroup_limits;                /* a delegated cgroup v2 with memory and pids */
+        char cgroup_why[256];
+};
+
+/* Probe every layer; the namespaces probe starts a short-lived child. */
+void sandbox_probe(struct sandbox_probe *ret);
