@@ -12,6 +12,7 @@
 #include "basic/path-util.h"
 #include "cli/cli.h"
 #include "core/registry/registry.h"
+#include "core/sandbox/sandbox.h"
 #include "core/spawn/interpreter.h"
 #include "core/spawn/spawn.h"
 #include "core/web/search-providers.h"
@@ -56,6 +57,30 @@ static void show_web(const struct ptc_config *c)
                 printf("  web_extract  %s (%s)\n", p.name, p.base_url);
 }
 
+static void show_isolation(const struct ptc_config *c)
+{
+        struct sandbox_probe p;
+        bool all = true;
+
+        sandbox_probe(&p);
+        printf("isolation layers (what --isolation strict uses):\n");
+        for (int l = 0; l < _SANDBOX_LAYER_MAX; l++) {
+                all = all && p.works[l];
+                if (l == SANDBOX_LAYER_LANDLOCK && p.works[l])
+                        printf("  %-11s works (ABI %d)\n", sandbox_layer_to_string(l),
+                               p.landlock_abi);
+                else if (p.works[l])
+                        printf("  %-11s works\n", sandbox_layer_to_string(l));
+                else
+                        printf("  %-11s does not work: %s\n", sandbox_layer_to_string(l), p.why[l]);
+        }
+        printf("  %-11s %s\n", "cgroup", p.cgroup_why);
+        printf("isolation: configured %s, effective %s\n", config_isolation_to_string(c->isolation),
+               c->isolation == PTC_ISOLATION_STRICT
+                       ? (all ? "strict (every layer)" : "none: strict cannot be set up here")
+                       : "none (auto does not confine yet; use strict)");
+}
+
 int cmd_doctor(int argc, char **argv)
 {
         _cleanup_free_ char *cfgpath = NULL, *names = NULL;
@@ -93,14 +118,7 @@ int cmd_doctor(int argc, char **argv)
                pidfd >= 0 ? "pidfd + epoll" : "SIGCHLD signalfd + epoll (no pidfd)");
         if (pidfd >= 0)
                 close(pidfd);
-        printf("isolation layers:\n"
-               "  namespaces  not in this build\n"
-               "  seccomp     not in this build\n"
-               "  landlock    not in this build\n"
-               "  rlimits     not in this build\n"
-               "isolation: configured %s, effective none (the environment scrub, a new session,\n"
-               "  and whole-tree kill apply at every level)\n",
-               config_isolation_to_string(config.isolation));
+        show_isolation(&config);
         config_release(&config);
         return EXIT_OK;
 }
