@@ -203,10 +203,11 @@ def test_terminal_timeout_from_config(ptc):
     assert r.elapsed < 4, r
 
 
-def test_isolation_strict_from_config_exits_2(ptc):
+def test_isolation_strict_from_config(ptc):
     cfg = ptc.write_config("sandbox:\n  isolation: strict\n")
-    r = ptc.run("print(1)", "--config", cfg)
-    assert r.rc == 2 and r.data is None, r
+    r = ptc.run("import os; print(os.getppid())", "--config", cfg)
+    expect(r, 0, "success")
+    assert r.output == "1\n", r
 
 
 def test_isolation_flag_beats_config(ptc):
