@@ -24,6 +24,19 @@ char *path_join(const char *a, const char *b)
         return r;
 }
 
+bool path_is_below(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+
+        while (n > 1 && dir[n - 1] == '/')
+                n--;
+        if (path[0] != '/' || dir[0] != '/')
+                return false;
+        if (n == 1)
+                return true;
+        return strncmp(path, dir, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
 int mkdir_p(const char *path, mode_t mode)
 {
         _cleanup_free_ char *p = strdup(path);

@@ -9,6 +9,12 @@
 /* "a" + "b" -> "a/b" (no double slash). New string, caller frees; NULL on ENOMEM. */
 char *path_join(const char *a, const char *b);
 
+/*
+ * True when the absolute path @path is @dir or below it, by its components
+ * ("/a/bc" is not below "/a/b"); no symlinks are resolved.
+ */
+bool path_is_below(const char *path, const char *dir);
+
 /* mkdir -p with @mode for created directories. Returns 0 or -errno. */
 _must_check_ int mkdir_p(const char *path, mode_t mode);
 

@@ -68,6 +68,20 @@ int strv_extend(char ***l, const char *s)
         return strv_consume(l, strdup(s));
 }
 
+int strv_copy(char *const *l, char ***ret)
+{
+        _cleanup_strv_free_ char **copy = calloc(strv_length(l) + 1, sizeof(char *));
+        size_t i = 0;
+
+        if (!copy)
+                return -ENOMEM;
+        for (; l && l[i]; i++)
+                if (!(copy[i] = strdup(l[i])))
+                        return -ENOMEM;
+        *ret = TAKE_PTR(copy);
+        return 0;
+}
+
 int strv_split(const char *s, const char *seps, char ***ret)
 {
         _cleanup_strv_free_ char **l = NULL;

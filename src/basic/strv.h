@@ -32,5 +32,7 @@ bool strv_contains(char *const *l, const char *s);
 _must_check_ int strv_extend(char ***l, const char *s);
 /* Append @s, taking ownership even on failure. */
 _must_check_ int strv_consume(char ***l, char *s);
+/* A deep copy of @l (NULL copies as an empty list, never as NULL). */
+_must_check_ int strv_copy(char *const *l, char ***ret);
 /* Split @s at any of @seps, dropping empty fields. */
 _must_check_ int strv_split(const char *s, const char *seps, char ***ret);

@@ -144,6 +144,18 @@ static void test_write_file_atomic_keeps_mode(void **state)
         assert_int_equal(access(dir, F_OK), -1);
 }
 
+static void test_path_is_below(void **state)
+{
+        assert_true(path_is_below("/a/b", "/a/b"));
+        assert_true(path_is_below("/a/b/c", "/a/b"));
+        assert_true(path_is_below("/a/b/c", "/a/b/"));
+        assert_true(path_is_below("/x", "/"));
+        assert_false(path_is_below("/a/bc", "/a/b"));
+        assert_false(path_is_below("/a", "/a/b"));
+        assert_false(path_is_below("a/b", "/a"));
+        assert_false(path_is_below("/a/b", "a"));
+}
+
 static void test_path_join(void **state)
 {
         _cleanup_free_ char *a = path_join("/a/", "/b"), *b = path_join("/", "x"),
@@ -184,6 +196,7 @@ int main(void)
                 cmocka_unit_test(test_parse_numbers_strict),
                 cmocka_unit_test(test_write_file_atomic_keeps_mode),
                 cmocka_unit_test(test_path_join),
+                cmocka_unit_test(test_path_is_below),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
