@@ -63,7 +63,7 @@ static void show_isolation(const struct ptc_config *c)
         bool all = true;
 
         sandbox_probe(&p);
-        printf("isolation layers (what --isolation strict uses):\n");
+        printf("isolation layers (strict needs all; auto uses those that work):\n");
         for (int l = 0; l < _SANDBOX_LAYER_MAX; l++) {
                 all = all && p.works[l];
                 if (l == SANDBOX_LAYER_LANDLOCK && p.works[l])
@@ -75,10 +75,24 @@ static void show_isolation(const struct ptc_config *c)
                         printf("  %-11s does not work: %s\n", sandbox_layer_to_string(l), p.why[l]);
         }
         printf("  %-11s %s\n", "cgroup", p.cgroup_why);
-        printf("isolation: configured %s, effective %s\n", config_isolation_to_string(c->isolation),
-               c->isolation == PTC_ISOLATION_STRICT
-                       ? (all ? "strict (every layer)" : "none: strict cannot be set up here")
-                       : "none (auto does not confine yet; use strict)");
+        printf("isolation: configured %s, effective ", config_isolation_to_string(c->isolation));
+        if (c->isolation == PTC_ISOLATION_NONE)
+                printf("none\n");
+        else if (all)
+                printf("strict (every layer)\n");
+        else if (c->isolation == PTC_ISOLATION_STRICT)
+                printf("none: strict cannot be set up here, runs fail\n");
+        else {
+                const char *sep = "";
+
+                printf("partial (");
+                for (int l = 0; l < _SANDBOX_LAYER_MAX; l++)
+                        if (p.works[l]) {
+                                printf("%s%s", sep, sandbox_layer_to_string(l));
+                                sep = ", ";
+                        }
+                printf(")\n");
+        }
 }
 
 int cmd_doctor(int argc, char **argv)

@@ -45,6 +45,9 @@
 /* After the script exits, how long leftover writers may keep its pipes open. */
 #define DRAIN_USEC (500 * USEC_PER_MSEC)
 #define READS_PER_WAKEUP 4
+/* RLIMIT_NOFILE in the sandbox (or less, if ptc was started with less): enough for a script
+ * that holds a thousand RPC connections, small enough to bound what one script pins. */
+#define EXEC_SANDBOX_NOFILE 4096
 #define SPILL_KEEP_FILES 50
 #define SPILL_KEEP_SECONDS (24 * 3600)
 
@@ -65,8 +68,7 @@ struct execution {
 
         pid_t pid; /* the script, or the sandbox's init */
         int pidfd;
-        int status_fd;   /* the sandbox init's status pipe, or -1 */
-        unsigned layers; /* isolation layers in force (enum sandbox_layer bits) */
+        int status_fd; /* the sandbox init's status pipe, or -1 */
         struct loop_source *pid_src;
         int out_fd, err_fd;
         struct loop_source *out_src, *err_src;
@@ -384,16 +386,9 @@ static int build_child_env(struct execution *e, const char *token)
         const char *inherited;
         int r;
 
-        for (char *const *p = o->base_env; p && *p; p++) {
-                r = strv_extend(&env, *p);
-                if (r < 0)
-                        return r;
-        }
-        if (!env) {
-                env = calloc(1, sizeof(char *));
-                if (!env)
-                        return -ENOMEM;
-        }
+        r = strv_copy(o->base_env, &env);
+        if (r < 0)
+                return r;
         inherited = env_get(o->base_env, "PYTHONPATH");
         if (inherited && *inherited) {
                 if (asprintf(&pp, "%s:%s", e->staging.dir, inherited) < 0)
@@ -462,85 +457,52 @@ static int interpreter_trees(const struct exec_opts *o, char ***ret)
         return 0;
 }
 
+/* The layers an isolation level asks for, before anything was tried. */
+static int wanted_layers(enum ptc_isolation level, int ll_abi, unsigned *ret, struct diag *reterr)
+{
+        unsigned layers = SANDBOX_LAYERS_ALL;
+
+        if (ll_abi < 1) {
+                if (level == PTC_ISOLATION_STRICT)
+                        return diag_set(reterr, -EOPNOTSUPP,
+                                        "isolation 'strict' cannot be set up: landlock: not "
+                                        "available in this kernel (%s)",
+                                        strerror(-ll_abi));
+                log_warning("isolation auto: landlock: not available in this kernel (%s); "
+                            "running without the landlock layer (see ptc doctor)",
+                            strerror(-ll_abi));
+                layers &= ~(1u << SANDBOX_LAYER_LANDLOCK);
+        }
+        if (!seccomp_is_available()) {
+                if (level == PTC_ISOLATION_STRICT)
+                        return diag_set(reterr, -EOPNOTSUPP,
+                                        "isolation 'strict' cannot be set up: seccomp: not "
+                                        "available in this kernel");
+                log_warning("isolation auto: seccomp: not available in this kernel; running "
+                            "without the seccomp layer (see ptc doctor)");
+                layers &= ~(1u << SANDBOX_LAYER_SECCOMP);
+        }
+        *ret = layers;
+        return 0;
+}
+
 /*
- * Start the script: in the sandbox (isolation strict), or plainly. auto still means the
- * plain start: turning every working layer on by default is the next step of issue 5.
+ * Start the script confined (isolation strict or auto), or plainly (none). strict fails
+ * when a layer cannot be set up; auto warns and starts again without it.
  */
 static int start_child(struct execution *e, int out_fd, int err_fd, struct diag *reterr)
 {
         const struct exec_opts *o = e->o;
         const struct ptc_config *c = o->config;
         char *argv[] = {(char *) o->python, e->staging.script_path, NULL};
-        _cleanup_strv_free_ char **trees = NULL, **env = NULL;
+        _cleanup_strv_free_ char **trees = NULL, **ns_env = NULL;
+        uint64_t mib = 1024 * 1024, nofile = EXEC_SANDBOX_NOFILE;
+        const char *home;
         struct sandbox_opts sb;
         struct sandbox_proc sp;
         int ll_abi, r;
 
-        if (c->isolation == PTC_ISOLATION_STRICT) {
-                uint64_t mib = 1024 * 1024, nofile = 1024;
-
-                ll_abi = landlock_abi();
-                if (o->child_nofile && o->child_nofile->rlim_cur < nofile)
-                        nofile = o->child_nofile->rlim_cur;
-                r = interpreter_trees(o, &trees);
-                if (r < 0)
-                        return diag_set(reterr, r, "out of memory");
-                /* Inside, the host's home and temporary directories do not exist. */
-                for (char *const *p = e->child_env; p && *p; p++)
-                        if ((r = strv_extend(&env, *p)) < 0)
-                                return diag_set(reterr, r, "out of memory");
-                if ((r = env_set(&env, "HOME", "/tmp")) < 0 ||
-                    (r = env_set(&env, "TMPDIR", "/tmp")) < 0)
-                        return diag_set(reterr, r, "out of memory");
-                sb = (struct sandbox_opts){
-                        .layers = SANDBOX_LAYERS_ALL,
-                        .path = o->python,
-                        .argv = argv,
-                        .envp = env,
-                        .cwd = e->tool_ctx.cwd,
-                        .staging_dir = e->staging.dir,
-                        .ro_paths = trees,
-                        .stdout_fd = out_fd,
-                        .stderr_fd = err_fd,
-                        .network = c->network,
-                        .landlock_abi = ll_abi,
-                        .limits =
-                                {
-                                        .data_bytes = (uint64_t) c->memory_mb * mib,
-                                        .pids = (uint64_t) c->pids,
-                                        .nofile = nofile,
-                                        .fsize_bytes = 1024 * mib,
-                                        .cpu_seconds = (uint64_t) c->timeout * 2 + 10,
-                                        .tmp_bytes =
-                                                MAX((uint64_t) c->memory_mb * mib / 4, 16 * mib),
-                                },
-                };
-                {
-                        if (ll_abi < 1)
-                                return diag_set(reterr, -EOPNOTSUPP,
-                                                "isolation 'strict' cannot be set up: landlock: "
-                                                "not available in this kernel (%s)",
-                                                strerror(-ll_abi));
-                        if (!seccomp_is_available())
-                                return diag_set(reterr, -EOPNOTSUPP,
-                                                "isolation 'strict' cannot be set up: seccomp: "
-                                                "not available in this kernel");
-                        struct diag why = {};
-
-                        r = sandbox_spawn(&sb, &sp, &why);
-                        if (r < 0)
-                                return diag_set(reterr, r,
-                                                "isolation 'strict' cannot be set up: %s",
-                                                why.message);
-                }
-                e->pid = sp.pid;
-                e->pidfd = sp.pidfd;
-                e->status_fd = sp.status_fd;
-                e->layers = sb.layers;
-                return 0;
-        }
-
-        {
+        if (c->isolation == PTC_ISOLATION_NONE) {
                 struct spawn_opts so = {
                         .path = o->python,
                         .argv = argv,
@@ -555,6 +517,66 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
                 };
                 return spawn_process(&so, &e->pid, &e->pidfd, reterr);
         }
+
+        ll_abi = landlock_abi();
+        sb = (struct sandbox_opts){
+                .path = o->python,
+                .argv = argv,
+                .cwd = e->tool_ctx.cwd,
+                .staging_dir = e->staging.dir,
+                .stdout_fd = out_fd,
+                .stderr_fd = err_fd,
+                .network = c->network,
+                .landlock_abi = ll_abi,
+        };
+        r = wanted_layers(c->isolation, ll_abi, &sb.layers, reterr);
+        if (r < 0)
+                return r;
+        if (o->child_nofile && o->child_nofile->rlim_cur < nofile)
+                nofile = o->child_nofile->rlim_cur;
+        sb.limits = (struct sandbox_limits){
+                .data_bytes = (uint64_t) c->memory_mb * mib,
+                .pids = (uint64_t) c->pids,
+                .nofile = nofile,
+                .fsize_bytes = 1024 * mib,
+                .cpu_seconds = (uint64_t) c->timeout * 2 + 10,
+                .tmp_bytes = MAX((uint64_t) c->memory_mb * mib / 4, 16 * mib),
+        };
+        r = interpreter_trees(o, &trees);
+        /*
+         * Inside the namespaces only the working directory of the host's file system is
+         * writable: HOME stays when it is in there, else it and TMPDIR are the private /tmp.
+         */
+        home = env_get(e->child_env, "HOME");
+        r = r ?: strv_copy(e->child_env, &ns_env);
+        if (!home || !path_is_below(home, sb.cwd))
+                r = r ?: env_set(&ns_env, "HOME", "/tmp");
+        r = r ?: env_set(&ns_env, "TMPDIR", "/tmp");
+        if (r < 0)
+                return diag_set(reterr, r, "out of memory");
+        sb.ro_paths = trees;
+
+        for (;;) {
+                enum sandbox_layer failed;
+                struct diag why = {};
+
+                sb.envp = sb.layers & (1u << SANDBOX_LAYER_NAMESPACES) ? ns_env : e->child_env;
+                r = sandbox_spawn(&sb, &sp, &failed, &why);
+                if (r >= 0)
+                        break;
+                if (c->isolation == PTC_ISOLATION_STRICT)
+                        return diag_set(reterr, r, "isolation 'strict' cannot be set up: %s",
+                                        why.message);
+                if (failed == _SANDBOX_LAYER_MAX || !(sb.layers & (1u << failed)))
+                        return diag_set(reterr, r, "cannot start the script: %s", why.message);
+                log_warning("isolation auto: %s; running without the %s layer (see ptc doctor)",
+                            why.message, sandbox_layer_to_string(failed));
+                sb.layers &= ~(1u << failed);
+        }
+        e->pid = sp.pid;
+        e->pidfd = sp.pidfd;
+        e->status_fd = sp.status_fd;
+        return 0;
 }
 
 static int setup(struct execution *e, struct diag *reterr)

@@ -80,17 +80,31 @@ static void probe_end_to_end(struct sandbox_probe *p)
                 snprintf(p->why[SANDBOX_LAYER_NAMESPACES], 256, "cannot prepare the probe: %m");
                 return;
         }
-        if (sandbox_spawn(&o, &sp, &d) < 0) {
-                snprintf(p->why[SANDBOX_LAYER_NAMESPACES], 256, "%.250s", d.message);
-        } else {
+        /* As isolation auto does: a layer that fails is reported and left out. */
+        for (;;) {
+                enum sandbox_layer failed;
+
+                if (sandbox_spawn(&o, &sp, &failed, &d) < 0) {
+                        if (failed == _SANDBOX_LAYER_MAX || !(o.layers & (1u << failed)))
+                                failed = SANDBOX_LAYER_NAMESPACES;
+                        p->works[failed] = false;
+                        snprintf(p->why[failed], 256, "%.250s", d.message);
+                        if (!(o.layers & (1u << failed)))
+                                break;
+                        o.layers &= ~(1u << failed);
+                        continue;
+                }
                 (void) waitpid(sp.pid, NULL, 0);
-                if (sandbox_read_status(sp.status_fd, &status) == 0 && status == 0)
+                if (!(o.layers & (1u << SANDBOX_LAYER_NAMESPACES)))
+                        status = 0;
+                else if (sandbox_read_status(sp.status_fd, &status) == 0 && status == 0)
                         p->works[SANDBOX_LAYER_NAMESPACES] = true;
                 else
                         snprintf(p->why[SANDBOX_LAYER_NAMESPACES], 256,
                                  "a confined /bin/true did not succeed");
                 safe_close(sp.pidfd);
                 safe_close(sp.status_fd);
+                break;
         }
         (void) rmdir(dir);
 }

@@ -23,6 +23,7 @@
 #include "basic/fd-util.h"
 #include "basic/path-util.h"
 #include "basic/strv.h"
+#include "basic/time-util.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/seccomp-policy.h"
 
@@ -58,6 +59,7 @@ struct sb_mount_attr {
 /* Where the new root is assembled, in the child's own mount namespace (see build_root()). */
 #define BASE "/tmp"
 /* The new root's own tmpfs holds only mount points and a few symlinks. */
+#define SETUP_TIMEOUT_MS 10000
 #define ROOT_TMPFS_OPTS "size=1m,nr_inodes=4096,mode=0755"
 
 enum mnt_kind {
@@ -82,7 +84,6 @@ struct mnt_entry {
 struct plan {
         struct mnt_entry *m;
         size_t n;
-        char *cwd_inside; /* = o->cwd */
         char **ll_ro, **ll_rw;
         struct seccomp_program seccomp;
         int userns_fd; /* idmap user namespace, root only, or -1 */
@@ -95,7 +96,6 @@ struct plan {
 /* One step of the child's setup, reported to the parent when it fails. */
 enum stage {
         ST_SIGNALS,
-        ST_SYNC,
         ST_PRIVATE,
         ST_OPEN_SOURCE,
         ST_BASE_TMPFS,
@@ -152,6 +152,7 @@ static void closedirp(DIR **d)
 }
 
 /* Write @s to the existing file @path (a /proc control file): 0 or -errno. */
+/* Async-signal-safe (the child uses it too); errno stays that of the failed call. */
 static int write_string_file(const char *path, const char *s)
 {
         _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -177,7 +178,6 @@ static void plan_release(struct plan *p)
                 free(p->m[i].opts);
         }
         free(p->m);
-        free(p->cwd_inside);
         strv_free(p->ll_ro);
         strv_free(p->ll_rw);
         seccomp_program_release(&p->seccomp);
@@ -361,7 +361,8 @@ static int make_idmap_userns(struct diag *reterr)
         return fd;
 }
 
-static int plan_build(struct plan *p, const struct sandbox_opts *o, struct diag *reterr)
+static int plan_build(struct plan *p, const struct sandbox_opts *o, enum sandbox_layer *failed,
+                      struct diag *reterr)
 {
         bool ns = o->layers & (1u << SANDBOX_LAYER_NAMESPACES);
         char opts[128];
@@ -370,12 +371,11 @@ static int plan_build(struct plan *p, const struct sandbox_opts *o, struct diag 
         p->as_root = geteuid() == 0;
         p->uid = p->as_root ? SANDBOX_INSIDE_UID : getuid();
         p->gid = p->as_root ? SANDBOX_INSIDE_UID : getgid();
-        p->cwd_inside = strdup(o->cwd);
-        if (!p->cwd_inside)
-                return -ENOMEM;
 
         if (ns) {
                 struct stat st;
+
+                *failed = SANDBOX_LAYER_NAMESPACES;
 
                 if (streq(o->cwd, "/"))
                         return diag_set(reterr, -EINVAL,
@@ -435,6 +435,7 @@ static int plan_build(struct plan *p, const struct sandbox_opts *o, struct diag 
         }
 
         if ((o->layers & (1u << SANDBOX_LAYER_LANDLOCK)) && o->landlock_abi >= 1) {
+                *failed = SANDBOX_LAYER_LANDLOCK;
                 if (ns) {
                         /* Paths as the script sees them, inside the new root. */
                         static const char *const ro[] = {"/usr",   "/etc",   "/proc",
@@ -462,10 +463,13 @@ static int plan_build(struct plan *p, const struct sandbox_opts *o, struct diag 
         }
         if (o->layers & (1u << SANDBOX_LAYER_SECCOMP)) {
                 struct seccomp_policy_opts so = {.allow_inet = o->network};
+
+                *failed = SANDBOX_LAYER_SECCOMP;
                 r = seccomp_policy_build(&so, &p->seccomp, reterr);
                 if (r < 0)
                         return r;
         }
+        *failed = _SANDBOX_LAYER_MAX;
         return 0;
 }
 
@@ -617,30 +621,35 @@ static void build_root(struct plan *p, int errfd)
                 fail(errfd, ST_HOSTNAME, -1);
 }
 
-static int write_at(const char *path, const char *s)
+/*
+ * Map our uid and gid in the user namespace we are in (the one line the kernel lets us
+ * write). ptc is non-dumpable, and so are we after a uid change: our /proc/self files would
+ * then be root's, so we flip the flag first.
+ */
+static int write_own_maps(const struct plan *p)
 {
-        int fd = open(path, O_WRONLY | O_CLOEXEC);
-        ssize_t k;
-
-        if (fd < 0)
+        if (prctl(PR_SET_DUMPABLE, 1) < 0 ||
+            write_string_file("/proc/self/setgroups", "deny") < 0 ||
+            write_string_file("/proc/self/uid_map", p->uid_map) < 0 ||
+            write_string_file("/proc/self/gid_map", p->gid_map) < 0)
                 return -1;
-        k = write(fd, s, strlen(s));
-        close(fd);
-        return k == (ssize_t) strlen(s) ? 0 : -1;
+        return 0;
 }
 
-/* Root only: become the sandbox uid, then enter a user namespace of our own. */
+/*
+ * Root only: become the sandbox uid, then enter a user namespace of our own. The raw system
+ * calls, not glibc's wrappers: those run the set*id broadcast to every thread of the process,
+ * under a lock another thread of ptc may have held when we were cloned. That was a real hang
+ * (three runs started at once, one child waiting on that lock forever).
+ */
 static void drop_root(struct plan *p, int errfd)
 {
-        if (setgroups(0, NULL) < 0 ||
-            setresgid(SANDBOX_HOST_UID, SANDBOX_HOST_UID, SANDBOX_HOST_UID) < 0 ||
-            setresuid(SANDBOX_HOST_UID, SANDBOX_HOST_UID, SANDBOX_HOST_UID) < 0)
+        const long id = SANDBOX_HOST_UID;
+
+        if (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setresgid, id, id, id) < 0 ||
+            syscall(SYS_setresuid, id, id, id) < 0)
                 fail(errfd, ST_DROP_IDS, -1);
-        /* The uid change made us non-dumpable, which hides our own uid_map from us. */
-        if (prctl(PR_SET_DUMPABLE, 1) < 0 || unshare(CLONE_NEWUSER) < 0 ||
-            write_at("/proc/self/setgroups", "deny") < 0 ||
-            write_at("/proc/self/uid_map", p->uid_map) < 0 ||
-            write_at("/proc/self/gid_map", p->gid_map) < 0)
+        if (unshare(CLONE_NEWUSER) < 0 || write_own_maps(p) < 0)
                 fail(errfd, ST_USERNS, -1);
 }
 
@@ -672,8 +681,15 @@ _noreturn_ static void exec_script(const struct sandbox_opts *o, struct plan *p,
                                 fail(errfd, ST_RLIMIT, RLIMIT_CORE);
                 }
         }
-        if (chdir(p->cwd_inside) < 0)
+        if (chdir(o->cwd) < 0)
                 fail(errfd, ST_CHDIR, -1);
+        /* stdin again, from this root: the host's /dev/null would read as "/null" in here. */
+        {
+                int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || dup2(fd, 0) < 0)
+                        fail(errfd, ST_STDIO, -1);
+                close(fd);
+        }
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 fail(errfd, ST_NNP, -1);
         if (p->ll_ro || p->ll_rw) {
@@ -774,7 +790,8 @@ _noreturn_ static void run_init(const struct sandbox_opts *o, struct plan *p, in
 
         if (setsid() < 0)
                 fail(errfd, ST_INIT, -1);
-        script = fork();
+        /* Not fork(): glibc's takes its malloc and stdio locks, maybe held at our clone. */
+        script = (pid_t) syscall(SYS_clone, (unsigned long) SIGCHLD, 0UL, NULL, NULL, 0UL);
         if (script < 0)
                 fail(errfd, ST_FORK, -1);
         if (script == 0) {
@@ -838,13 +855,8 @@ _noreturn_ static void child_main(struct child_args *a)
                 exec_script(o, p, a->errfd);
 
         if (!p->as_root) {
-                /*
-                 * Unprivileged, we map our own uid (the one mapping the kernel allows us).
-                 * ptc is non-dumpable, which would leave our /proc/self files owned by root.
-                 */
-                if (prctl(PR_SET_DUMPABLE, 1) < 0 || write_at("/proc/self/setgroups", "deny") < 0 ||
-                    write_at("/proc/self/uid_map", p->uid_map) < 0 ||
-                    write_at("/proc/self/gid_map", p->gid_map) < 0)
+                /* Unprivileged, the user namespace came with the clone. */
+                if (write_own_maps(p) < 0)
                         fail(a->errfd, ST_USERNS, -1);
                 (void) prctl(PR_SET_DUMPABLE, 0);
         }
@@ -864,11 +876,27 @@ _noreturn_ static void child_main(struct child_args *a)
         run_init(o, p, a->errfd, a->status_fd);
 }
 
+/* Which layer a failed step belongs to (the namespace steps come first in enum stage). */
+static enum sandbox_layer stage_layer(int stage)
+{
+        if (stage >= ST_SIGNALS && stage <= ST_FORK)
+                return SANDBOX_LAYER_NAMESPACES;
+        switch (stage) {
+        case ST_RLIMIT:
+                return SANDBOX_LAYER_RLIMITS;
+        case ST_LANDLOCK:
+                return SANDBOX_LAYER_LANDLOCK;
+        case ST_SECCOMP:
+                return SANDBOX_LAYER_SECCOMP;
+        default:
+                return _SANDBOX_LAYER_MAX;
+        }
+}
+
 static const char *stage_text(int stage)
 {
         static const char *const text[] = {
                 [ST_SIGNALS] = "namespaces: cannot set up signals",
-                [ST_SYNC] = "namespaces: lost the parent",
                 [ST_PRIVATE] = "namespaces: cannot make the mount namespace private",
                 [ST_OPEN_SOURCE] = "namespaces: cannot open",
                 [ST_BASE_TMPFS] = "namespaces: cannot mount the root tmpfs",
@@ -899,21 +927,50 @@ static const char *stage_text(int stage)
                                                                               : "setup failed";
 }
 
-int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret, struct diag *reterr)
+/* read() that gives up after @timeout_ms: the count, 0 at EOF, or -errno (-ETIMEDOUT). */
+static ssize_t read_with_deadline(int fd, void *buf, size_t n, int timeout_ms)
+{
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        usec_t end = now_usec() + (usec_t) timeout_ms * USEC_PER_MSEC;
+
+        for (;;) {
+                usec_t now = now_usec();
+                ssize_t k;
+                int r;
+
+                if (now >= end)
+                        return -ETIMEDOUT;
+                r = poll(&pf, 1, (int) ((end - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC));
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return -errno;
+                if (r == 0)
+                        continue;
+                k = read(fd, buf, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                return k < 0 ? -errno : k;
+        }
+}
+
+int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
+                  enum sandbox_layer *ret_failed_layer, struct diag *reterr)
 {
         _cleanup_(plan_release) struct plan p = {.userns_fd = -1};
         bool ns = o->layers & (1u << SANDBOX_LAYER_NAMESPACES);
         int errp[2] = {-1, -1}, syncp[2] = {-1, -1}, statusp[2] = {-1, -1};
         struct clone_args ca = {.exit_signal = SIGCHLD};
         struct child_args a;
+        enum sandbox_layer failed = _SANDBOX_LAYER_MAX;
         struct child_error ce;
         int pidfd = -1, r;
         pid_t pid;
         ssize_t k;
 
-        r = plan_build(&p, o, reterr);
+        r = plan_build(&p, o, &failed, reterr);
         if (r < 0)
-                return r;
+                goto out;
         if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(syncp, O_CLOEXEC) < 0 ||
             (ns && pipe2(statusp, O_CLOEXEC) < 0)) {
                 r = diag_set(reterr, -errno, "cannot create pipes: %m");
@@ -941,7 +998,11 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret, struct
                 child_main(&a);
         }
         if (pid < 0) {
-                r = diag_set(reterr, -errno, "namespaces: cannot create the namespaces: %m");
+                r = diag_set(reterr, -errno, "%s: %m",
+                             ns ? "namespaces: cannot create the namespaces"
+                                : "cannot start the script");
+                if (ns)
+                        failed = SANDBOX_LAYER_NAMESPACES;
                 goto out;
         }
         errp[1] = safe_close(errp[1]);
@@ -956,9 +1017,18 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret, struct
         }
         syncp[1] = safe_close(syncp[1]);
 
-        do
-                k = read(errp[0], &ce, sizeof(ce));
-        while (k < 0 && errno == EINTR);
+        /* The setup takes milliseconds; a child stuck in it must not hang ptc. */
+        k = read_with_deadline(errp[0], &ce, sizeof(ce), SETUP_TIMEOUT_MS);
+        if (k == -ETIMEDOUT) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                r = diag_set(reterr, -ETIMEDOUT,
+                             "%s: the confined child did not finish its setup within %d s",
+                             ns ? "namespaces" : "sandbox", SETUP_TIMEOUT_MS / 1000);
+                if (ns)
+                        failed = SANDBOX_LAYER_NAMESPACES;
+                goto out;
+        }
         if (k == (ssize_t) sizeof(ce)) {
                 const char *what = "";
                 (void) kill(pid, SIGKILL);
@@ -971,6 +1041,7 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret, struct
                         what = o->cwd;
                 r = diag_set(reterr, -ce.error, "%s%s%s%s: %s", stage_text(ce.stage),
                              *what ? " '" : "", what, *what ? "'" : "", strerror(ce.error));
+                failed = stage_layer(ce.stage);
                 goto out;
         }
         *ret = (struct sandbox_proc){.pid = pid, .pidfd = pidfd, .status_fd = statusp[0]};
@@ -978,6 +1049,8 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret, struct
         statusp[0] = -1;
         r = 0;
 out:
+        if (r < 0 && ret_failed_layer)
+                *ret_failed_layer = failed;
         safe_close(pidfd);
         safe_close(errp[0]);
         safe_close(errp[1]);

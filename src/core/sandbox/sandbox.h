@@ -85,10 +85,12 @@ struct sandbox_proc {
 /*
  * Start the script confined by o->layers. The caller reaps ret->pid and closes the fds.
  * Errors: -errno with a message in @reterr that names the layer and the step ("namespaces:
- * cannot mount a fresh /proc: Operation not permitted").
+ * cannot mount a fresh /proc: Operation not permitted"), and in @ret_failed_layer (may be
+ * NULL) the layer that failed, or _SANDBOX_LAYER_MAX when the failure is no layer's (the
+ * interpreter cannot be executed, no memory, ...): isolation auto retries without that layer.
  */
 _must_check_ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
-                               struct diag *reterr);
+                               enum sandbox_layer *ret_failed_layer, struct diag *reterr);
 
 /*
  * After the init exited: the script's exit status as ptc reports it (the exit code, or -N for
