@@ -136,6 +136,44 @@ def wait_for_file(path, seconds=10.0):
     return False
 
 
+def processes_marked(marker):
+    """Host pids of live processes whose environment or command line holds @marker
+    (a test's scratch path: every process of its runs inherits it through ptc's
+    socket variable). Unlike pids a script reports, this works inside a pid namespace."""
+    found = []
+    me = os.getpid()
+    needle = marker.encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        for what in ("environ", "cmdline"):
+            try:
+                with open(f"/proc/{name}/{what}", "rb") as f:
+                    if needle in f.read():
+                        if pid_alive(int(name)):
+                            found.append(int(name))
+                        break
+            except OSError:
+                pass
+    return found
+
+
+def script_marker(ptc):
+    """The marker of @ptc's scripts and what they start: ptc's socket variable, naming a
+    staging dir below the test's TMPDIR (ptc itself does not carry it)."""
+    return f"PTC_RPC_SOCKET={ptc.tmpdir}/"
+
+
+def wait_no_process_marked(marker, seconds=2.0):
+    """Wait up to @seconds until no process holds @marker; returns what is left."""
+    end = time.monotonic() + seconds
+    while True:
+        left = processes_marked(marker)
+        if not left or time.monotonic() >= end:
+            return left
+        time.sleep(0.05)
+
+
 def kill_pids(pids):
     for pid in pids:
         try:

@@ -103,9 +103,22 @@ def test_unknown_names_dropped(ptc):
 
 
 def test_path_and_home_present(ptc):
-    e = child_env(ptc)
+    e = child_env(ptc, "--isolation", "none")
     assert e["PATH"] == ptc.env["PATH"]
     assert e["HOME"] == str(ptc.home)
+    assert e["TMPDIR"] == str(ptc.tmpdir)
+
+
+@pytest.mark.parametrize("level", ["auto", "strict"])
+def test_confined_home_and_tmpdir(ptc, level):
+    """Confined, the host's home is not in the script's view: HOME and TMPDIR are the
+    private /tmp, unless HOME is inside the working directory."""
+    e = child_env(ptc, "--isolation", level)
+    assert e["PATH"] == ptc.env["PATH"]
+    assert e["HOME"] == "/tmp" and e["TMPDIR"] == "/tmp", e
+    inside = ptc.workdir / "home"
+    e = child_env(ptc, "--isolation", level, env={"HOME": str(inside)})
+    assert e["HOME"] == str(inside) and e["TMPDIR"] == "/tmp", e
 
 
 def test_ptc_variables_present(ptc):

@@ -15,6 +15,7 @@ The file skips itself while the build says strict is not available (exit 2).
 
 import os
 import platform
+import resource
 import shutil
 import signal
 import socket
@@ -919,7 +920,7 @@ def test_file_descriptor_limit(iso, level):
         if LEVEL == "none":
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
         fds, err = [], None
-        for _ in range(5000):
+        for _ in range(10000):
             try:
                 fds.append(os.open("/dev/null", os.O_RDONLY))
             except OSError as e:
@@ -934,12 +935,13 @@ def test_file_descriptor_limit(iso, level):
         """)
     d = as_json(r)
     if level == "none":
-        if d["limit"][1] <= 1100:
+        if d["limit"][1] <= 4200:
             pytest.skip(f"the host's hard RLIMIT_NOFILE is {d['limit'][1]}")
-        assert d["opened"] > 1024, r
+        assert d["opened"] > 4096, r
     else:
-        assert d["limit"] == [1024, 1024], r
-        assert d["opened"] <= 1024 and d["error"] == "EMFILE", r
+        # 4096, or ptc's own soft limit at start when that is lower
+        assert d["limit"][0] == d["limit"][1] <= 4096, r
+        assert d["opened"] <= d["limit"][0] and d["error"] == "EMFILE", r
         assert d["raise_hard"] == "ValueError", r
 
 
@@ -1094,7 +1096,8 @@ def test_resource_limits(iso, level):
         emit(d)
         """], "--config", iso.config(memory_mb=128, pids=64))
     d = as_json(r)
-    want = {"DATA": 128 * MiB, "AS": 512 * MiB, "NPROC": 64, "NOFILE": 1024,
+    want = {"DATA": 128 * MiB, "AS": 512 * MiB, "NPROC": 64,
+            "NOFILE": min(4096, resource.getrlimit(resource.RLIMIT_NOFILE)[0]),
             "FSIZE": 1024 * MiB, "CORE": 0}
     if level == "none":
         # sandbox.memory_mb and pids do not act here, and a privileged script
@@ -1161,3 +1164,16 @@ def test_proc_shows_only_the_run(iso, level):
     else:
         assert d["pids"] == sorted([1, 2, d["child"]]), r
         assert d["test_visible"] is False, r
+
+
+def test_concurrent_starts_never_hang(iso):
+    """Many confined starts at once (as ptc mcp makes them). The child of a multi-threaded
+    ptc once waited forever on a glibc lock held by another thread at the clone (about one
+    start in ten with three at once); every start must finish, and quickly."""
+    for _ in range(5):
+        procs = [iso.spawn(["run", "--isolation", "strict", "-c", "print('ok')"])
+                 for _ in range(6)]
+        for p in procs:
+            r = finish(p, timeout=20.0)
+            expect(r, 0, "success")
+            assert r.output == "ok\n", r

@@ -233,10 +233,17 @@ def slow_script(pid_file):
             "print('not reached')\n")
 
 
+# The driver watches the pids the script reports, so these run under isolation none (under
+# auto they would be pids of the script's own namespace); test_mcp_server.py checks the same
+# cancellation and close under auto by the scripts' environment marker.
+HOST_PIDS = ("--isolation", "none")
+
+
 def test_cancel_kills_the_script_and_the_session_goes_on(sdk, ptc):
     pid_file = ptc.tmp / "pids"
     slow = slow_script(pid_file)
-    d = sdk.run("cancel", sdk.spec(slow_code=slow, pid_file=str(pid_file), abort_after_ms=500,
+    d = sdk.run("cancel", sdk.spec(HOST_PIDS, slow_code=slow, pid_file=str(pid_file),
+                                   abort_after_ms=500,
                                    abort_reason="cancelled by the test",
                                    after_code="print('after')"))
     assert d["pid_file_seen"], f"the slow script never wrote its pids: {d}"
@@ -266,7 +273,7 @@ def test_cancel_kills_the_script_and_the_session_goes_on(sdk, ptc):
 
 def test_close_with_a_call_in_flight(sdk, ptc):
     pid_file = ptc.tmp / "pids"
-    d = sdk.run("close_inflight", sdk.spec(slow_code=slow_script(pid_file),
+    d = sdk.run("close_inflight", sdk.spec(HOST_PIDS, slow_code=slow_script(pid_file),
                                            pid_file=str(pid_file)))
     assert d["pid_file_seen"], f"the slow script never wrote its pids: {d}"
     # run() checked that ptc exited 0 by itself, within 1.9 s of stdin closing.

@@ -19,7 +19,8 @@ import uuid
 
 import pytest
 
-from conftest import expect_usage_error, kill_group, kill_pids, wait_for_file, wait_gone
+from conftest import (expect_usage_error, kill_group, kill_pids, processes_marked, script_marker,
+                      wait_for_file, wait_no_process_marked)
 
 LATEST = "2025-11-25"
 EXPOSED = {"read_file", "write_file", "terminal", "search_files", "patch", "web_extract"}
@@ -433,13 +434,14 @@ def test_concurrent_calls(mcp):
 def test_too_many_calls_in_flight(mcp, ptc):
     piddir = ptc.workdir / "pids"
     piddir.mkdir()
-    code = ("import os, time\n"
-            f"open(os.path.join({str(piddir)!r}, str(os.getpid())), 'w').close()\n"
+    # Named by uuid: under isolation auto every script is pid 2 of its own namespace.
+    code = ("import os, time, uuid\n"
+            f"open(os.path.join({str(piddir)!r}, uuid.uuid4().hex), 'w').close()\n"
             "time.sleep(20)\n")
     c = mcp()
     ids = [c.send_request("tools/call", {"name": "execute_code", "arguments": {"code": code}})
            for _ in range(33)]
-    pids = []
+    running = 0
     try:
         r = c.response(ids[32], timeout=10)
         assert r.get("error", {}).get("code") == -32000, r
@@ -448,14 +450,14 @@ def test_too_many_calls_in_flight(mcp, ptc):
         end = time.monotonic() + 15
         while len(os.listdir(piddir)) < 32 and time.monotonic() < end:
             time.sleep(0.05)
-        pids = [int(n) for n in os.listdir(piddir)]
-        assert len(pids) == 32, f"{len(pids)} of 32 calls running"
+        running = len(os.listdir(piddir))
+        assert running == 32, f"{running} of 32 calls running"
+        assert len(processes_marked(script_marker(ptc))) >= 32
     finally:
         for id in ids[:32]:
             c.notify("notifications/cancelled", {"requestId": id, "reason": "test"})
-        pids = pids or [int(n) for n in os.listdir(piddir)]
-        alive = [p for p in pids if not wait_gone(p, 3)]
-        kill_pids(pids)
+        alive = wait_no_process_marked(script_marker(ptc), 3)
+        kill_pids(alive)
     assert alive == [], f"cancelled scripts still alive: {alive}"
     # The slots come back once the cancelled calls are gone.
     end = time.monotonic() + 10
@@ -531,10 +533,12 @@ def test_cancel_kills_script_and_sends_no_response(mcp, ptc):
     c = mcp()
     code, pidfile = sleeper(ptc)
     id = c.send_request("tools/call", {"name": "execute_code", "arguments": {"code": code}})
-    pid = read_pid(pidfile)
+    read_pid(pidfile)
+    assert processes_marked(script_marker(ptc)), "the running script is not found"
     try:
         c.notify("notifications/cancelled", {"requestId": id, "reason": "test"})
-        assert wait_gone(pid, 3), f"script pid {pid} still alive 3 s after the cancel"
+        left = wait_no_process_marked(script_marker(ptc), 3)
+        assert not left, f"script processes {left} still alive 3 s after the cancel"
         got = c.drain(3)
         assert [m for m in got if m.get("id") == id] == [], got
         c.ping_ok()
@@ -544,7 +548,7 @@ def test_cancel_kills_script_and_sends_no_response(mcp, ptc):
             time.sleep(0.05)
         assert any(w in c.stderr.lower() for w in ("interrupt", "cancel")), c
     finally:
-        kill_pids([pid])
+        kill_pids(processes_marked(script_marker(ptc)))
 
 
 def test_cancel_unknown_request_is_ignored(mcp):
@@ -680,15 +684,17 @@ def test_eof_exits_0_and_kills_running_call(mcp, ptc):
     c = mcp()
     code, pidfile = sleeper(ptc)
     c.send_request("tools/call", {"name": "execute_code", "arguments": {"code": code}})
-    pid = read_pid(pidfile)
+    read_pid(pidfile)
+    assert processes_marked(script_marker(ptc)), "the running script is not found"
     try:
         t0 = time.monotonic()
         c.close_stdin()
         assert c.wait_exit(5) == 0, c
         assert time.monotonic() - t0 < 5
-        assert wait_gone(pid, 2), f"script pid {pid} survived the server's exit"
+        left = wait_no_process_marked(script_marker(ptc), 2)
+        assert not left, f"script processes {left} survived the server's exit"
     finally:
-        kill_pids([pid])
+        kill_pids(processes_marked(script_marker(ptc)))
 
 
 def test_eof_when_idle_exits_0(mcp):

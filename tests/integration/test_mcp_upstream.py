@@ -181,6 +181,12 @@ def params(stubs, fname):
     return names
 
 
+# Scripts that look for the upstream servers (processes of ptc, outside the script's
+# confinement) in /proc run under isolation none: under auto the script has a /proc of
+# its own and cannot see them (test_isolation.py checks that).
+SEE_HOST = ("--isolation", "none")
+
+
 def run_json(ptc, cfg, code, *opts, **kw):
     """`ptc run --config CFG OPTS FILE`; expects success and returns the printed JSON."""
     r = ptc.run_file(code, "--config", cfg, *opts, **kw)
@@ -360,7 +366,7 @@ def test_everything_server_stopped_after_run(ptc):
 import json
 from hermes_tools import everything_echo
 print(json.dumps({{"echo": everything_echo(message="x"), "pids": scan({a!r}, {b!r})}}))
-''')
+''', *SEE_HOST)
     assert out["echo"] == {"text": "Echo: x"}, r
     assert len(out["pids"]) >= 1, f"server not found by its marker during the run: {r!r}"
     assert_gone(out["pids"], "server-everything")
@@ -678,7 +684,7 @@ import json
 from hermes_tools import fake_pids
 p = fake_pids()
 print(json.dumps({{"pid": p["pid"], "found": scan({a!r}, {b!r})}}))
-''')
+''', *SEE_HOST)
     assert out["pid"] in out["found"], r
     assert_gone([out["pid"]], "fake server")
     assert_no_marker_procs(mark, "fake server")
@@ -693,7 +699,7 @@ def test_fake_fork_child_stopped_after_run(ptc):
         p = fake_pids()
         p["alive"] = [os.path.exists("/proc/%d" % p["pid"]), os.path.exists("/proc/%d" % p["child"])]
         print(json.dumps(p))
-    ''')
+    ''', *SEE_HOST)
     assert out["child"] > 0 and out["alive"] == [True, True], r
     assert_gone([out["pid"], out["child"]], "fork-child fake and its child")
     assert_no_marker_procs(mark, "fork-child fake")

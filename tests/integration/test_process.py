@@ -1,6 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Supervision of the process tree: deadlines, kill escalation, daemons,
-leftover descendants, interrupts, parent death (DESIGN.md 6, section 9 item 8)."""
+leftover descendants, interrupts, parent death (DESIGN.md 6, section 9 item 8).
+
+Every test runs twice: under isolation none (the seed's envelope: ptc is a subreaper
+and kills the script's process tree) and under auto (the default: the script is in a
+pid namespace of its own). Inside a pid namespace the pids a script reports are not
+the host's, so "nothing is left" is checked by the test's scratch path, which every
+process of a run carries in its environment."""
 
 import os
 import signal
@@ -10,7 +16,18 @@ import time
 
 import pytest
 
-from conftest import expect, kill_pids, parse_stdout, wait_for_file, wait_gone
+from conftest import (expect, kill_pids, parse_stdout, wait_for_file, wait_gone,
+                      wait_no_process_marked)
+
+
+@pytest.fixture(autouse=True, params=["none", "auto"])
+def isolation(request, ptc):
+    """Run the module's tests under both isolation levels (through the config file)."""
+    cfg = ptc.xdg_config / "ptc"
+    cfg.mkdir()
+    (cfg / "config.yaml").write_text(f"sandbox:\n  isolation: {request.param}\n")
+    ptc.isolation = request.param
+    return request.param
 
 DAEMON = """
 import os, signal, sys, time
@@ -45,10 +62,22 @@ def read_pids(path):
     return [int(x) for x in path.read_text().split()]
 
 
-def assert_all_gone(pids, what):
+def tool_pids_are_host_pids(ptc):
+    """A terminal command's $$ is a host pid, unless root runs it confined: then the command
+    is pid 1 of its own namespace (docs/isolation.md, the tools' side)."""
+    return ptc.isolation == "none" or os.geteuid() != 0
+
+
+def assert_all_gone(ptc, pids, what, host_pids=False):
+    """Nothing of the run is left. @pids, as the script saw them, are checked too
+    when they are host pids (isolation none, or pids of tool processes)."""
+    if ptc.isolation != "none" and not host_pids:
+        pids = []
     try:
         alive = [p for p in pids if not wait_gone(p, 2.0)]
         assert not alive, f"{what}: still running after ptc returned: {alive}"
+        left = wait_no_process_marked(str(ptc.tmp))
+        assert not left, f"{what}: processes of the run still running: {left}"
     finally:
         kill_pids(pids)
 
@@ -61,22 +90,22 @@ def test_two_second_timeout_returns_in_time(ptc):
 
 
 def test_timeout_kills_double_forked_setsid_daemon(ptc):
-    pidfile = ptc.path("daemon.pid")
+    pidfile = ptc.workdir / "daemon.pid"
     r = ptc.run(daemon_script(pidfile, "time.sleep(60)\n"), "--timeout", "2")
     expect(r, 124, "timeout")
     assert r.output.startswith("daemon started\n"), r
     assert r.elapsed < 3.5, r
-    assert_all_gone(read_pids(pidfile), "double-forked daemon")
+    assert_all_gone(ptc, read_pids(pidfile), "double-forked daemon")
 
 
 def test_timeout_kills_sigterm_ignoring_daemon(ptc):
-    pidfile = ptc.path("daemon.pid")
+    pidfile = ptc.workdir / "daemon.pid"
     code = daemon_script(pidfile, "time.sleep(60)\n",
                          extra="signal.signal(signal.SIGTERM, signal.SIG_IGN)")
     r = ptc.run(code, "--timeout", "1")
     expect(r, 124, "timeout")
     assert r.elapsed < 4.5, r
-    assert_all_gone(read_pids(pidfile), "SIGTERM-ignoring daemon")
+    assert_all_gone(ptc, read_pids(pidfile), "SIGTERM-ignoring daemon")
 
 
 def test_sigterm_ignoring_script_is_killed_after_grace(ptc):
@@ -94,26 +123,26 @@ def test_sigterm_ignoring_script_is_killed_after_grace(ptc):
 
 
 def test_normal_exit_kills_leftover_daemon_holding_stdio(ptc):
-    pidfile = ptc.path("daemon.pid")
+    pidfile = ptc.workdir / "daemon.pid"
     r = ptc.run(daemon_script(pidfile, "print('script done')\n"), "--timeout", "30")
     expect(r, 0, "success")
     assert r.output == "daemon started\nscript done\n", r
     # The daemon still holds the stdout pipe: ptc must not wait for EOF.
     assert r.elapsed < 5, r
-    assert_all_gone(read_pids(pidfile), "leftover daemon (inherited stdio)")
+    assert_all_gone(ptc, read_pids(pidfile), "leftover daemon (inherited stdio)")
 
 
 def test_normal_exit_kills_leftover_daemon_with_closed_stdio(ptc):
-    pidfile = ptc.path("daemon.pid")
+    pidfile = ptc.workdir / "daemon.pid"
     r = ptc.run(daemon_script(pidfile, "print('script done')\n", extra=CLOSE_STDIO),
                 "--timeout", "30")
     expect(r, 0, "success")
     assert r.elapsed < 5, r
-    assert_all_gone(read_pids(pidfile), "leftover daemon (closed stdio)")
+    assert_all_gone(ptc, read_pids(pidfile), "leftover daemon (closed stdio)")
 
 
 def test_normal_exit_kills_plain_children(ptc):
-    pidfile = ptc.path("kids.pid")
+    pidfile = ptc.workdir / "kids.pid"
     r = ptc.run(f"""
         import subprocess
         kids = [subprocess.Popen(['sleep', '60'], start_new_session=(i % 2 == 0))
@@ -123,15 +152,15 @@ def test_normal_exit_kills_plain_children(ptc):
         """, "--timeout", "30")
     expect(r, 0, "success")
     assert r.elapsed < 5, r
-    assert_all_gone(read_pids(pidfile), "children of an exited script")
+    assert_all_gone(ptc, read_pids(pidfile), "children of an exited script")
 
 
 def test_error_exit_also_kills_leftovers(ptc):
-    pidfile = ptc.path("daemon.pid")
+    pidfile = ptc.workdir / "daemon.pid"
     r = ptc.run(daemon_script(pidfile, "raise SystemExit(5)\n"), "--timeout", "30")
     expect(r, 1, "error")
     assert r.data["exit_code"] == 5, r
-    assert_all_gone(read_pids(pidfile), "daemon of a failed script")
+    assert_all_gone(ptc, read_pids(pidfile), "daemon of a failed script")
 
 
 def test_timeout_cancels_in_flight_tool_call(ptc):
@@ -146,7 +175,8 @@ def test_timeout_cancels_in_flight_tool_call(ptc):
     assert r.elapsed < 3.5, r
     assert "never" not in r.output
     if pidfile.exists():
-        assert_all_gone(read_pids(pidfile), "terminal command of a timed-out script")
+        assert_all_gone(ptc, read_pids(pidfile), "terminal command of a timed-out script",
+                        host_pids=tool_pids_are_host_pids(ptc))
 
 
 def test_script_closing_stdout_early_still_waited_for(ptc):
@@ -170,7 +200,7 @@ def test_closed_stdio_script_times_out(ptc):
 
 
 def test_many_processes_killed_on_timeout(ptc):
-    pidfile = ptc.path("many.pid")
+    pidfile = ptc.workdir / "many.pid"
     r = ptc.run(f"""
         import os, time
         pids = []
@@ -186,11 +216,11 @@ def test_many_processes_killed_on_timeout(ptc):
         time.sleep(60)
         """, "--timeout", "2")
     expect(r, 124, "timeout")
-    assert_all_gone(read_pids(pidfile), "forked children")
+    assert_all_gone(ptc, read_pids(pidfile), "forked children")
 
 
 def _start_and_wait_ready(ptc, code, *opts):
-    ready = ptc.path("ready")
+    ready = ptc.workdir / "ready"
     code = textwrap.dedent(code).replace("READY", repr(str(ready)))
     proc = ptc.spawn(["run", *opts, "-c", code])
     if not wait_for_file(ready, 15):
@@ -232,7 +262,7 @@ def test_signal_to_ptc_interrupts(ptc, sig):
         assert d["output"] == "started\n\n[execution interrupted]", d
         assert elapsed < 3.0, elapsed
     finally:
-        assert_all_gone([child], "interrupted script")
+        assert_all_gone(ptc, [child], "interrupted script")
 
 
 def test_interrupt_with_empty_stdout(ptc):
@@ -264,7 +294,7 @@ def test_interrupt_kills_sigterm_ignoring_script(ptc):
         assert rc == 130 and d["status"] == "interrupted", (rc, d, err)
         assert time.monotonic() - t0 < 4.5
     finally:
-        assert_all_gone([child], "SIGTERM-ignoring interrupted script")
+        assert_all_gone(ptc, [child], "SIGTERM-ignoring interrupted script")
 
 
 def test_interrupt_during_tool_call(ptc):
@@ -282,17 +312,18 @@ def test_interrupt_during_tool_call(ptc):
     assert rc == 130 and d["status"] == "interrupted", (rc, d, err)
     assert time.monotonic() - t0 < 3.5
     if pidfile.exists() and pidfile.read_text().strip():
-        assert_all_gone(read_pids(pidfile), "terminal command of an interrupted script")
+        assert_all_gone(ptc, read_pids(pidfile), "terminal command of an interrupted script",
+                        host_pids=tool_pids_are_host_pids(ptc))
 
 
 def test_interrupt_kills_daemon(ptc):
-    pidfile = ptc.path("daemon.pid")
+    pidfile = ptc.workdir / "daemon.pid"
     code = daemon_script(pidfile, "open(READY, 'w').write('1')\ntime.sleep(60)\n")
     proc, ready = _start_and_wait_ready(ptc, code)
     proc.send_signal(signal.SIGTERM)
     rc, d, err = _finish(proc)
     assert rc == 130, (rc, d, err)
-    assert_all_gone(read_pids(pidfile), "daemon of an interrupted script")
+    assert_all_gone(ptc, read_pids(pidfile), "daemon of an interrupted script")
 
 
 def test_child_dies_with_ptc(ptc):
@@ -300,7 +331,7 @@ def test_child_dies_with_ptc(ptc):
     child = int(ready.read_text())
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=10)
-    assert_all_gone([child], "script after ptc was SIGKILLed")
+    assert_all_gone(ptc, [child], "script after ptc was SIGKILLed")
 
 
 STAGING = """
@@ -347,3 +378,18 @@ def test_endless_output_until_deadline(ptc):
     assert d["output"].endswith("\n\n\u23f0 Script timed out after 2s and was killed."), \
         d["output"][-200:]
     assert "[OUTPUT TRUNCATED - " in d["output"]
+
+
+def test_leftover_check_sees_a_running_script(ptc):
+    """The control for every "nothing is left" check here: while a run is going, its
+    script (and ptc) are found by the scratch-path marker, in both isolation levels."""
+    proc, ready = _start_and_wait_ready(ptc, SLEEPER)
+    try:
+        found = wait_no_process_marked(str(ptc.tmp), 0)
+        assert proc.pid in found, found
+        # ptc, the script, and under auto the sandbox's init
+        assert len(found) >= (2 if ptc.isolation == "none" else 3), found
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _finish(proc)
+    assert_all_gone(ptc, [], "interrupted script")
