@@ -4,6 +4,7 @@
 
 #include "basic/log.h"
 #include "cli/cli.h"
+#include "core/tools/pidns-init.h"
 #include "ptc-version.h"
 
 static void help(void)
@@ -37,6 +38,10 @@ int main(int argc, char **argv)
                 {"tool", cmd_tool}, {"doctor", cmd_doctor}, {"mcp", cmd_mcp},
         };
 
+        /* A terminal command's pid 1 (core/tools/pidns-init.h): before anything else. */
+        if (argc > 0 && strcmp(argv[0], PIDNS_INIT_ARGV0) == 0)
+                pidns_init_main(argc, argv);
+        pidns_init_set_available();
         log_set_program_name("ptc");
         if (argc < 2) {
                 help();

@@ -3,17 +3,21 @@
 
 import json
 import os
+import signal
+import textwrap
 import time
+import uuid
 
 import pytest
 
-from conftest import expect, kill_pids, wait_gone
+from conftest import (expect, kill_pids, processes_marked, wait_for_file,
+                      wait_no_process_marked)
 
 
-def term(ptc, args, **kw):
+def term(ptc, args, opts=(), **kw):
     if isinstance(args, str):
         args = {"command": args}
-    r = ptc.run_ptc(["tool", "terminal", json.dumps(args)], **kw)
+    r = ptc.run_ptc(["tool", *opts, "terminal", json.dumps(args)], **kw)
     assert r.rc == 0, r
     assert r.data is not None, r
     return r.data
@@ -99,15 +103,86 @@ def test_terminal_timeout(ptc):
     assert elapsed < 4, elapsed
 
 
-def test_terminal_timeout_kills_process_group(ptc):
+def unique_sleep():
+    """`sleep 30.<digits>`: a command line no other process has, to find it by."""
+    return f"sleep 30.{uuid.uuid4().int % 10**12:012d}"
+
+
+@pytest.mark.parametrize("level", ["none", "auto"])
+def test_terminal_timeout_kills_process_group(ptc, level):
     pidfile = ptc.path("bg.pid")
-    d = term(ptc, {"command": f"sh -c 'echo $$ > {pidfile}; exec sleep 30'", "timeout": 1})
+    sleep = unique_sleep()
+    cfg = ptc.write_config(f"sandbox:\n  isolation: {level}\n")
+    d = term(ptc, {"command": f"sh -c 'echo $$ > {pidfile}; exec {sleep}'", "timeout": 1},
+             opts=("--config", cfg))
     assert d["exit_code"] == 124, d
-    pid = int(pidfile.read_text())
+    assert pidfile.read_text().strip(), "the command never ran"
+    left = wait_no_process_marked(sleep, 2.0)
+    kill_pids(left)
+    assert not left, f"{sleep} survived the terminal timeout: {left}"
+
+
+# --- the tools' side of isolation (DESIGN.md 8): ptc is not visible to the command --------
+
+SHOW_PROCS = ("echo pid=$$ ppid=$PPID; cat /proc/$PPID/environ | tr '\\0' '\\n' | rev; "
+              "for p in /proc/[0-9]*; do echo \"$p $(tr '\\0' ' ' < $p/cmdline)\"; done")
+SECRET = "hunter2-9f8e7d6c5b4a"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="commands get a pid namespace only as root "
+                    "(docs/decisions.md); unprivileged, ptc is non-dumpable instead")
+@pytest.mark.parametrize("level", ["none", "auto", "strict"])
+def test_terminal_cannot_see_ptc(ptc, level):
+    r = ptc.run(f"""
+        from hermes_tools import terminal
+        print(terminal({SHOW_PROCS!r})["output"])
+        """, "--isolation", level, env={"PROVIDER_API_KEY": SECRET})
+    expect(r, 0, "success")
+    out = r.output
+    assert SECRET not in out and SECRET[::-1] not in out, out
+    ptc_seen = [l for l in out.splitlines() if str(ptc.bin) in l]
+    if level == "none":
+        # the control: the command sees ptc (and the script), so the check below can fail
+        assert ptc_seen, out
+        assert "pid=1 " not in out, out
+    else:
+        # pid 1 is the namespace's init (ptc's binary afresh, core/tools/pidns-init.h)
+        assert "pid=2 ppid=1" in out, out
+        assert not ptc_seen, out
+        procs = [l for l in out.splitlines() if l.startswith("/proc/")]
+        assert procs[0].startswith("/proc/1 ptc-pidns-init "), out
+        assert len(procs) <= 5, out  # init, bash, and what this command line runs
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="commands get a pid namespace only as root")
+def test_terminal_daemon_dies_with_the_command(ptc):
+    """In its own pid namespace a command's daemon (a new session, out of the command's
+    process group) dies with the command, not only when ptc exits."""
+    sleep = unique_sleep()
+    daemon = ("import subprocess as s; s.Popen(" + repr(sleep.split()) + ", "
+              "start_new_session=True, stdin=s.DEVNULL, stdout=s.DEVNULL, stderr=s.DEVNULL)")
+    command = f'python3 -c "{daemon}"; pgrep -f "{sleep}" >/dev/null && echo running'
+    # from a file: on ptc's command line the marker would be found in ptc itself
+    script = ptc.path("daemon.py")
+    script.write_text(textwrap.dedent(f"""
+        import time
+        from hermes_tools import terminal
+        print(terminal({command!r})["output"], flush=True)
+        open("ready", "w").write("1")
+        time.sleep(30)
+        """))
+    proc = ptc.spawn(["run", str(script)])
     try:
-        assert wait_gone(pid, 2.0), f"sleep {pid} survived the terminal timeout"
+        assert wait_for_file(ptc.workdir / "ready", 15), "the script never got there"
+        # the command has returned and the run goes on: the daemon must be gone already
+        left = wait_no_process_marked(sleep, 2.0)
+        assert not left, f"the daemon {sleep} outlived its command: {left}"
     finally:
-        kill_pids([pid])
+        kill_pids(processes_marked(sleep))
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=10)
+    # it was running while the command ran (so the check above could find it)
+    assert json.loads(out)["output"].startswith("running\n"), out
 
 
 def test_terminal_foreground_timeout_over_max(ptc):
@@ -179,11 +254,15 @@ def test_terminal_guard_skipped_for_help(ptc):
     assert d.get("status") != "error", d
 
 
-def test_ptc_tool_terminal_cannot_read_secrets_from_ptc(ptc):
-    d = term(ptc, "cat /proc/$PPID/comm; tr '\\0' '\\n' < /proc/$PPID/environ "
-                  "| grep -c tool-proc-secret || true",
+@pytest.mark.parametrize("level", ["none", "auto"])
+def test_ptc_tool_terminal_cannot_read_secrets_from_ptc(ptc, level):
+    cfg = ptc.write_config(f"sandbox:\n  isolation: {level}\n")
+    d = term(ptc, "cat /proc/$PPID/comm 2>/dev/null; tr '\\0' '\\n' 2>/dev/null "
+                  "< /proc/$PPID/environ | grep -c tool-proc-secret || true", opts=("--config", cfg),
              env={"MY_API_KEY": "tool-proc-secret-abcdef", "OPENAI_API_KEY":
                   "tool-proc-secret-123456"})
+    # The parent is ptc (none), or ptc's binary afresh as the pid namespace's init (auto,
+    # as root): either way no secret in its environment.
     comm, count = d["output"].split("\n")
     assert comm.startswith("ptc"), d
     assert count == "0", d

@@ -143,6 +143,13 @@ struct tool_process {
         usec_t deadline;           /* CLOCK_MONOTONIC; USEC_INFINITY = none */
         int cancel_fd;             /* POLLIN = cancel; -1 = none */
         struct capture *output;    /* where the output goes; NULL = discarded */
+        /*
+         * Start it as pid 1 of new pid and mount namespaces with a fresh /proc: it sees its
+         * own processes only, never ptc (root only: unprivileged, a pid namespace needs a
+         * user namespace, which would change file ownership and break sudo). Where the
+         * kernel refuses (a container, no CAP_SYS_ADMIN), a plain start, once and for all.
+         */
+        bool own_pid_namespace;
 };
 
 struct tool_process_result {

@@ -5,12 +5,16 @@
  * Each call is a fresh `/bin/bash -c COMMAND` with the execution's scrubbed
  * environment (DESIGN.md section 8), stdin from /dev/null, stdout and stderr
  * merged, in its own session. When the shell exits, whatever it left running
- * in its process group is killed, so `cmd &` cannot outlive the call. The
- * seed's approval system for dangerous commands is not part of ptc.
+ * in its process group is killed, so `cmd &` cannot outlive the call. As root
+ * (unless isolation is none) the shell is pid 1 of a pid namespace of its own
+ * with a fresh /proc: ptc is not visible to it, and its exit kills everything
+ * it started, daemons included. The seed's approval system for dangerous
+ * commands is not part of ptc.
  *
- * Calls run on worker threads, many at once: nothing here keeps mutable
- * global state (the guard regexes are compiled once, then only read), and
- * children are reaped by pid, never with waitpid(-1).
+ * Calls run on worker threads, many at once: the only mutable global state is
+ * an atomic flag (the kernel refused pid namespaces), the guard regexes are
+ * compiled once and then only read, and children are reaped by pid, never
+ * with waitpid(-1).
  */
 
 #include "core/tools/tool.h"
@@ -20,10 +24,12 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -42,6 +48,7 @@
 #include "core/output/capture.h"
 #include "core/output/redact.h"
 #include "core/tools/file-safety.h"
+#include "core/tools/pidns-init.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #        define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -96,8 +103,17 @@ struct child_args {
         const char *cwd;
         int out_w, err_w, null_fd;
         pid_t parent;
+        bool in_pid_namespace;
+        int init_exe_fd;  /* ptc's binary (O_PATH), for the pid namespace's init */
+        char **init_argv; /* PIDNS_INIT_ARGV0, path, fallback, argv... */
         sigset_t empty_mask;
 };
+
+/* The child's word to the parent when its pid namespace cannot be set up (errno added). */
+#define PIDNS_SETUP_FAILED 0x10000
+
+/* -1 once the kernel refused a pid namespace: do not try again. */
+static int pidns_state;
 
 /* Between fork and exec: async-signal-safe calls only (everything was prepared before fork). */
 static _noreturn_ void child_exec(const struct child_args *a)
@@ -110,7 +126,23 @@ static _noreturn_ void child_exec(const struct child_args *a)
         /* Die with the thread that started us, and re-check it did not die already. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
                 goto fail;
-        if (getppid() != a->parent)
+        if (a->in_pid_namespace) {
+                /* getppid() is 0 in here; the parent's end of the error pipe tells instead. */
+                struct pollfd pf = {.fd = a->err_w, .events = 0};
+
+                if (poll(&pf, 1, 0) > 0 && (pf.revents & POLLERR))
+                        _exit(127);
+                /*
+                 * A fresh /proc shows this namespace's processes only. Slave first: host mounts
+                 * still reach us, ours (and the proc mount) never reach the host.
+                 */
+                if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
+                    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+                        e = PIDNS_SETUP_FAILED + errno;
+                        (void) !write(a->err_w, &e, sizeof(e));
+                        _exit(127);
+                }
+        } else if (getppid() != a->parent)
                 _exit(127);
 
         /* ptc blocks signals for its signalfd and ignores SIGPIPE; neither is for children. */
@@ -136,6 +168,11 @@ static _noreturn_ void child_exec(const struct child_args *a)
         (void) syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 #endif
 
+        if (a->in_pid_namespace) {
+                /* ptc afresh as pid 1, the command as its child (core/tools/pidns-init.h). */
+                syscall(SYS_execveat, a->init_exe_fd, "", a->init_argv, a->envp, AT_EMPTY_PATH);
+                goto fail;
+        }
         execve(a->o->path, a->o->argv, a->envp);
         if (errno == ENOENT && a->o->fallback_path)
                 execve(a->o->fallback_path, a->o->argv, a->envp);
@@ -143,6 +180,37 @@ fail:
         e = errno;
         (void) !write(a->err_w, &e, sizeof(e));
         _exit(127);
+}
+
+/*
+ * fork(), or with o->own_pid_namespace a clone into new pid and mount namespaces (the raw
+ * system call: glibc has no wrapper that forks into a new pid namespace, and the child makes
+ * system calls only). Returns the pid or -errno.
+ */
+static pid_t start_child(struct child_args *a)
+{
+        pid_t pid;
+
+        a->in_pid_namespace = false;
+        if (a->o->own_pid_namespace && a->init_argv &&
+            __atomic_load_n(&pidns_state, __ATOMIC_RELAXED) >= 0) {
+                pid = (pid_t) syscall(SYS_clone,
+                                      (unsigned long) (CLONE_NEWPID | CLONE_NEWNS | SIGCHLD), 0UL,
+                                      NULL, NULL, 0UL);
+                if (pid == 0) {
+                        a->in_pid_namespace = true;
+                        child_exec(a);
+                }
+                if (pid > 0)
+                        return pid;
+                log_debug_errno(-errno,
+                                "terminal: no pid namespace (%m), commands run without one");
+                __atomic_store_n(&pidns_state, -1, __ATOMIC_RELAXED);
+        }
+        pid = fork();
+        if (pid == 0)
+                child_exec(a);
+        return pid < 0 ? -errno : pid;
 }
 
 static void reap(pid_t pid, int *status)
@@ -190,6 +258,8 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
         _cleanup_close_ int out_r = -EBADF, out_w = -EBADF, err_r = -EBADF, err_w = -EBADF;
         _cleanup_close_ int null_fd = -EBADF, pidfd = -EBADF;
         _cleanup_free_ char *chunk = NULL;
+        _cleanup_free_ char **init_argv = NULL; /* the strings are borrowed */
+        _cleanup_close_ int init_exe_fd = -EBADF;
         struct child_args a = {};
         int pipefd[2], status = 0, e = 0;
         bool out_open = true, zombie = false, reaped = false;
@@ -202,7 +272,27 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
         chunk = malloc(READ_CHUNK);
         if (!chunk)
                 return -ENOMEM;
+        if (o->own_pid_namespace && __atomic_load_n(&pidns_state, __ATOMIC_RELAXED) >= 0) {
+                size_t n = 0;
 
+                while (o->argv[n])
+                        n++;
+                init_exe_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+                if (init_exe_fd < 0)
+                        /* No /proc: no pid namespace either (start_child() needs init_argv). */
+                        log_debug_errno(-errno, "terminal: cannot open /proc/self/exe: %m");
+                else {
+                        init_argv = calloc(n + 4, sizeof(char *));
+                        if (!init_argv)
+                                return -ENOMEM;
+                        init_argv[0] = (char *) PIDNS_INIT_ARGV0;
+                        init_argv[1] = (char *) o->path;
+                        init_argv[2] = (char *) (o->fallback_path ?: "");
+                        memcpy(init_argv + 3, o->argv, n * sizeof(char *));
+                }
+        }
+
+again:
         if (pipe2(pipefd, O_CLOEXEC) < 0)
                 return -errno;
         out_r = pipefd[0];
@@ -223,14 +313,14 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                 .err_w = err_w,
                 .null_fd = null_fd,
                 .parent = getpid(),
+                .init_exe_fd = init_exe_fd,
+                .init_argv = init_argv,
         };
         sigemptyset(&a.empty_mask);
 
-        pid = fork();
+        pid = start_child(&a);
         if (pid < 0)
-                return -errno;
-        if (pid == 0)
-                child_exec(&a);
+                return pid;
 
         out_w = safe_close(out_w);
         err_w = safe_close(err_w);
@@ -241,6 +331,17 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
         while (k < 0 && errno == EINTR);
         if (k == (ssize_t) sizeof(e)) {
                 reap(pid, &status);
+                if (e >= PIDNS_SETUP_FAILED) {
+                        /* Nothing ran yet: start it again, plainly, and never try again. */
+                        log_debug("terminal: no fresh /proc in a pid namespace (%s), commands "
+                                  "run without one",
+                                  strerror(e - PIDNS_SETUP_FAILED));
+                        __atomic_store_n(&pidns_state, -1, __ATOMIC_RELAXED);
+                        out_r = safe_close(out_r);
+                        err_r = safe_close(err_r);
+                        null_fd = safe_close(null_fd);
+                        goto again;
+                }
                 return e > 0 ? -e : -EIO;
         }
 
@@ -798,6 +899,10 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                         .deadline = deadline,
                         .cancel_fd = ctx->cancel_fd,
                         .output = &cap,
+                        /* ptc invisible to the command (DESIGN.md 8); none is the seed's. */
+                        .own_pid_namespace = geteuid() == 0 && pidns_init_is_available() &&
+                                             ctx->config &&
+                                             ctx->config->isolation != PTC_ISOLATION_NONE,
                 };
 
                 r = tool_process_run(&p, &pr);
