@@ -1145,6 +1145,22 @@ def test_no_new_privs_and_seccomp(iso, level):
         assert d == {"NoNewPrivs": "1", "Seccomp": "2"}, r
 
 
+def test_namespaces_of_their_own(iso, level):
+    """Every namespace kind the sandbox makes (cgroup too: the host's cgroup paths are
+    hidden) differs from the host's; under none they are the host's."""
+    kinds = ["cgroup", "ipc", "mnt", "net", "pid", "user", "uts"]
+    r = run(iso, level, """
+        emit({k: os.readlink("/proc/self/ns/" + k) for k in KINDS})
+        """, KINDS=kinds)
+    d = as_json(r)
+    host = {k: os.readlink("/proc/self/ns/" + k) for k in kinds}
+    same = sorted(k for k in kinds if d[k] == host[k])
+    if level == "none":
+        assert same == kinds, (d, host)
+    else:
+        assert same == [], (d, host)
+
+
 def test_proc_shows_only_the_run(iso, level):
     r = run(iso, level, r"""
         child = os.fork()

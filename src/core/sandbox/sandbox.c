@@ -977,7 +977,8 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
                 goto out;
         }
         if (ns) {
-                ca.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+                ca.flags =
+                        CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
                 if (!o->network)
                         ca.flags |= CLONE_NEWNET;
                 /* Root builds the file system as root and enters a user namespace later. */

@@ -4,8 +4,8 @@
 /*
  * Starting the script confined (DESIGN.md section 8, docs/isolation.md).
  *
- * With every layer, sandbox_spawn() makes a child in new user, mount, pid, net, ipc and uts
- * namespaces. That child is pid 1 of the new pid namespace: it builds a read-only root from
+ * With every layer, sandbox_spawn() makes a child in new user, mount, pid, net, ipc, uts and
+ * cgroup namespaces. That child is pid 1 of the new pid namespace: it builds a read-only root from
  * bind mounts (usr, a few files of /etc, the interpreter's prefix), a private size-limited
  * /tmp, a fresh /proc and a minimal /dev, with the working directory mounted read-write and
  * the staging directory at the same paths as on the host, pivots into it, drops to an
@@ -41,7 +41,7 @@
 #define SANDBOX_INSIDE_UID ((uid_t) 1000)
 
 enum sandbox_layer {
-        SANDBOX_LAYER_NAMESPACES, /* user, mount, pid, net, ipc, uts + the file-system view */
+        SANDBOX_LAYER_NAMESPACES, /* 7 namespaces + the file-system view */
         SANDBOX_LAYER_LANDLOCK,
         SANDBOX_LAYER_SECCOMP,
         SANDBOX_LAYER_RLIMITS,
