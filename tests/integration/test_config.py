@@ -210,6 +210,33 @@ def test_isolation_strict_from_config(ptc):
     assert r.output == "1\n", r
 
 
+@pytest.mark.parametrize("text,words", [
+    ("terminal:\n  isolation: auto\n", ["terminal.isolation", "auto", "none", "strict"]),
+    ("terminal:\n  network: maybe\n", ["terminal.network", "maybe"]),
+])
+def test_terminal_isolation_bad_values(ptc, text, words):
+    expect_usage_error(ptc.run("print(1)", "--config", ptc.write_config(text)), *words)
+
+
+def test_terminal_strict_from_config(ptc):
+    cfg = ptc.write_config("terminal:\n  isolation: strict\n")
+    r = ptc.run("""
+        import time
+        from hermes_tools import terminal
+        print(terminal('ls /proc | grep -c "^[0-9]"; exit 7')['exit_code'])
+        t = time.monotonic()
+        d = terminal('echo started; sleep 5; echo after', timeout=1)
+        print(d['exit_code'], repr(d['output']), time.monotonic() - t < 2.5)
+        print(terminal('pwd', workdir='/')['error'])
+        """, "--config", cfg)
+    expect(r, 0, "success")
+    assert r.output.split("\n")[:2] == [
+        "7", "124 'started\\n\\n[Command timed out after 1s]' True"], r
+    assert r.output.split("\n")[2].startswith(
+        "Failed to run command: terminal isolation 'strict' cannot be set up: namespaces: "
+        "the working directory '/' cannot be confined"), r
+
+
 def test_isolation_flag_beats_config(ptc):
     cfg = ptc.write_config("sandbox:\n  isolation: strict\n")
     expect(ptc.run("print(1)", "--config", cfg, "--isolation", "none"), 0, "success")

@@ -1193,3 +1193,49 @@ def test_concurrent_starts_never_hang(iso):
             r = finish(p, timeout=20.0)
             expect(r, 0, "success")
             assert r.output == "ok\n", r
+
+
+# --- the terminal under terminal.isolation: strict ----------------------------------
+
+def test_terminal_strict(iso, level):
+    """terminal.isolation: strict confines terminal commands like the script: the home
+    directory, writes outside the working directory, the host's processes and the loopback
+    network are out of reach. The control: with terminal.isolation none (the default) the
+    same command reaches every one of them."""
+    secret = token()
+    iso.mkdir(iso.home / ".ssh", 0o700)
+    key = iso.write(iso.home / ".ssh" / "id_rsa", secret + "\n", 0o600)
+    outside = iso.tmp / f"outside-{token()}"
+    srv = listener(socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+    cfg = iso.own(iso.write_config(f"terminal:\n  isolation: {level}\n", name="term.yaml"))
+    command = (f"cat {key} 2>/dev/null | grep -c {secret}; "
+               f"touch {outside} 2>/dev/null && echo wrote || echo no-write; "
+               f"(echo {secret} > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo connected "
+               "|| echo no-connect; "
+               "ls /proc | grep -c '^[0-9]'; echo $HOME; id -u; pwd")
+    try:
+        r = run(iso, level, """
+            from hermes_tools import terminal
+            d = terminal(COMMAND)
+            emit({"lines": d["output"].split("\\n"), "exit_code": d["exit_code"],
+                  "error": d.get("error")})
+            """, "--config", cfg, COMMAND=command)
+        got = received(srv, 2.0 if level == "none" else 0.3)
+    finally:
+        srv.close()
+    d = as_json(r)
+    assert d["error"] is None and len(d["lines"]) == 7, r
+    found, wrote, connect, nprocs, home, uid, cwd = d["lines"]
+    assert cwd == str(iso.workdir), r
+    if level == "none":
+        assert (found, wrote, connect) == ("1", "wrote", "connected"), r
+        assert got == [(secret + "\n").encode()], (got, r)
+        assert int(nprocs) > 10 and home == str(iso.home), r
+    else:
+        assert (found, connect) == ("0", "no-connect"), r
+        assert got == [], f"the listener saw {got}: {r!r}"
+        # (unprivileged, the touch may succeed in the private /tmp: the host never sees it)
+        assert not outside.exists(), (wrote, r)
+        assert int(nprocs) <= 6 and home == "/tmp", r
+        assert uid == str(1000 if iso.is_root else iso.uid), r

@@ -1185,6 +1185,22 @@ static int parse_backend(struct ctx *x, const struct key_spec *k, const char *ke
         return value_word(x, v, key, backend_words, ELEMENTSOF(backend_words), &i);
 }
 
+/* terminal.isolation: none (commands run as ptc's user) or strict (the script's sandbox). */
+static int parse_terminal_isolation(struct ctx *x, const struct key_spec *k, const char *key,
+                                    const struct node *v, void *target)
+{
+        static const char *const words[] = {"none", "strict"};
+        struct ptc_config *c = target;
+        size_t i;
+        int r;
+
+        r = value_word(x, v, key, words, ELEMENTSOF(words), &i);
+        if (r < 0)
+                return r;
+        c->terminal_strict = i == 1;
+        return 0;
+}
+
 static const struct key_spec terminal_keys[] = {
         {"env_passthrough", parse_env_passthrough, 0, 0, 0},
         {"timeout", parse_terminal_timeout, offsetof(struct ptc_config, terminal_timeout), 1,
@@ -1192,6 +1208,8 @@ static const struct key_spec terminal_keys[] = {
         {"max_timeout", parse_terminal_max_timeout,
          offsetof(struct ptc_config, terminal_max_timeout), 1, CONFIG_MAX_SECONDS},
         {"backend", parse_backend, 0, 0, 0},
+        {"isolation", parse_terminal_isolation, 0, 0, 0},
+        {"network", parse_bool_key, offsetof(struct ptc_config, terminal_network), 0, 0},
 };
 
 /* sandbox */

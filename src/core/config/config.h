@@ -51,6 +51,8 @@ struct ptc_config {
         char **env_passthrough;       /* names that pass the env scrub; never NULL */
         int64_t terminal_timeout;     /* default 180 */
         int64_t terminal_max_timeout; /* default 600 */
+        bool terminal_strict;         /* terminal.isolation: strict; default none (false) */
+        bool terminal_network;        /* terminal.network, under strict; default false */
 
         /* sandbox */
         enum ptc_isolation isolation; /* default auto */

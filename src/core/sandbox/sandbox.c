@@ -743,21 +743,25 @@ static int setup_stdio(const struct sandbox_opts *o)
         return 0;
 }
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested; /* the signal that asked */
 
 static void on_stop_signal(int sig)
 {
-        stop_requested = 1;
+        stop_requested = sig;
 }
 
-/* SIGINT to the script's main thread, SIGTERM to every other process of the namespace. */
-static void forward_stop(pid_t script)
+/*
+ * SIGINT to the script's main thread (Python then unwinds and flushes), SIGTERM to every other
+ * process of the namespace. Asked by SIGTERM (a terminal command's timeout), the script gets
+ * SIGTERM too: a shell ignores a SIGINT when its foreground child died of something else.
+ */
+static void forward_stop(pid_t script, int asked_by)
 {
         char buf[4096];
         int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         long k;
 
-        (void) syscall(SYS_tgkill, script, script, SIGINT);
+        (void) syscall(SYS_tgkill, script, script, asked_by == SIGTERM ? SIGTERM : SIGINT);
         if (fd < 0)
                 return;
         while ((k = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
@@ -812,7 +816,7 @@ _noreturn_ static void run_init(const struct sandbox_opts *o, struct plan *p, in
 
                 if (stop_requested && !forwarded) {
                         forwarded = true;
-                        forward_stop(script);
+                        forward_stop(script, stop_requested);
                 }
                 pid = waitpid(-1, &st, 0);
                 if (pid == script) {

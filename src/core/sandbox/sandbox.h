@@ -22,8 +22,9 @@
  * Without the namespace layers (auto on a machine without user namespaces), the child applies
  * what is left (limits, NO_NEW_PRIVS, Landlock, seccomp) and execs the script directly.
  *
- * The init forwards a stop: SIGINT (or SIGTERM/SIGHUP) to it means SIGINT to the script's main
- * thread and SIGTERM to every other process of the sandbox; it exits as soon as the script
+ * The init forwards a stop: SIGINT (or SIGHUP) to it means SIGINT to the script's main thread
+ * and SIGTERM to every other process of the sandbox; SIGTERM to it means SIGTERM to all (for a
+ * shell, which would ignore the SIGINT). It exits as soon as the script
  * does, and the kernel then kills whatever is left in the pid namespace. It reports the
  * script's wait status through a pipe (sandbox_read_status()).
  */

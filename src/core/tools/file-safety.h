@@ -132,6 +132,8 @@ _must_check_ int tool_json_set(json_t *o, const char *key, json_t *v);
 
 /* --- running a helper process (terminal.c; also used by write_file's Python linter) --- */
 
+struct sandbox_opts; /* core/sandbox/sandbox.h */
+
 struct tool_process {
         const char *path;          /* executable, absolute */
         const char *fallback_path; /* tried when @path does not exist (ENOENT); may be NULL */
@@ -150,12 +152,19 @@ struct tool_process {
          * kernel refuses (a container, no CAP_SYS_ADMIN), a plain start, once and for all.
          */
         bool own_pid_namespace;
+        /*
+         * Confine it in the script's sandbox instead (terminal.isolation: strict): path,
+         * argv, envp, cwd and the limits come from here, the stdio fds are set by
+         * tool_process_run(). Borrowed; NULL = not confined.
+         */
+        const struct sandbox_opts *sandbox;
 };
 
 struct tool_process_result {
         int exit_code; /* exit status, or -signal as Python's returncode */
         bool timed_out;
         bool cancelled;
+        char error[512]; /* when it could not start: why, if more is known than the errno */
 };
 
 /*

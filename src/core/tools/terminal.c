@@ -43,10 +43,14 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/macro.h"
+#include "basic/path-util.h"
 #include "basic/time-util.h"
 #include "core/output/ansi.h"
 #include "core/output/capture.h"
 #include "core/output/redact.h"
+#include "core/sandbox/landlock.h"
+#include "core/sandbox/sandbox.h"
+#include "core/sandbox/seccomp-policy.h"
 #include "core/tools/file-safety.h"
 #include "core/tools/pidns-init.h"
 
@@ -256,7 +260,7 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
 {
         static char *const empty_env[] = {NULL};
         _cleanup_close_ int out_r = -EBADF, out_w = -EBADF, err_r = -EBADF, err_w = -EBADF;
-        _cleanup_close_ int null_fd = -EBADF, pidfd = -EBADF;
+        _cleanup_close_ int null_fd = -EBADF, pidfd = -EBADF, status_fd = -EBADF;
         _cleanup_free_ char *chunk = NULL;
         _cleanup_free_ char **init_argv = NULL; /* the strings are borrowed */
         _cleanup_close_ int init_exe_fd = -EBADF;
@@ -305,6 +309,27 @@ again:
         if (null_fd < 0)
                 return -errno;
 
+        if (o->sandbox) {
+                /* The sandbox's init is the child; it reports the command's status. */
+                struct sandbox_opts so = *o->sandbox;
+                struct sandbox_proc sp;
+                struct diag d = {};
+                int r;
+
+                so.stdout_fd = out_w;
+                so.stderr_fd = o->merge_stderr ? out_w : null_fd;
+                r = sandbox_spawn(&so, &sp, NULL, &d);
+                if (r < 0) {
+                        (void) snprintf(ret->error, sizeof(ret->error), "%.500s", d.message);
+                        return r;
+                }
+                pid = sp.pid;
+                pidfd = sp.pidfd;
+                status_fd = sp.status_fd;
+                out_w = safe_close(out_w);
+                goto started;
+        }
+
         a = (struct child_args){
                 .o = o,
                 .envp = o->envp ?: empty_env,
@@ -345,13 +370,15 @@ again:
                 return e > 0 ? -e : -EIO;
         }
 
+started:
         e = fd_set_nonblock(out_r, true);
         if (e < 0) {
                 (void) kill(-pid, SIGKILL);
                 reap(pid, &status);
                 return e;
         }
-        pidfd = pidfd_open_sys(pid);
+        if (pidfd < 0)
+                pidfd = pidfd_open_sys(pid);
         if (pidfd < 0) {
                 /*
                  * FIXME: drop once kernel 5.3 (pidfd_open) is the minimum. Without a pidfd
@@ -457,7 +484,11 @@ again:
 
         ret->timed_out = timed_out;
         ret->cancelled = cancelled;
-        if (WIFEXITED(status))
+        if (status_fd >= 0) {
+                /* No report: the init was killed (cancel, or SIGKILL after the grace). */
+                if (sandbox_read_status(status_fd, &ret->exit_code) < 0)
+                        ret->exit_code = -SIGKILL;
+        } else if (WIFEXITED(status))
                 ret->exit_code = WEXITSTATUS(status);
         else if (WIFSIGNALED(status))
                 ret->exit_code = -WTERMSIG(status); /* Python's returncode */
@@ -714,6 +745,71 @@ static const char *char_repr(const char *p, char *buf, size_t size)
         return buf;
 }
 
+/*
+ * terminal.isolation: strict: the command in the script's sandbox (docs/isolation.md), with
+ * @cwd read-write and at its host path, the rest of the view read-only, no network unless
+ * terminal.network, the sandbox's limits. HOME and TMPDIR are the private /tmp (unless HOME
+ * is inside @cwd): *ret_env is a new array of borrowed strings, for the caller to free.
+ * Fails (-EOPNOTSUPP, why in @err) when a layer is missing from this kernel.
+ */
+static int strict_sandbox(const struct ptc_config *c, char **argv, char *const *envp,
+                          const char *cwd, struct sandbox_opts *ret, char ***ret_env, char *err,
+                          size_t errlen)
+{
+        static char home_tmp[] = "HOME=/tmp", tmpdir_tmp[] = "TMPDIR=/tmp";
+        const uint64_t mib = 1024 * 1024;
+        int abi = landlock_abi();
+        size_t n = 0, k = 0;
+        bool home_kept = false;
+        char **env;
+
+        if (abi < 1) {
+                (void) snprintf(err, errlen, "landlock: not available in this kernel (%s)",
+                                strerror(-abi));
+                return -EOPNOTSUPP;
+        }
+        if (!seccomp_is_available()) {
+                (void) snprintf(err, errlen, "seccomp: not available in this kernel");
+                return -EOPNOTSUPP;
+        }
+        while (envp && envp[n])
+                n++;
+        env = calloc(n + 3, sizeof(char *));
+        if (!env)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const char *home = strncmp(envp[i], "HOME=", 5) == 0 ? envp[i] + 5 : NULL;
+
+                if (strncmp(envp[i], "TMPDIR=", 7) == 0 || (home && !path_is_below(home, cwd)))
+                        continue;
+                home_kept = home_kept || home;
+                env[k++] = envp[i];
+        }
+        env[k++] = tmpdir_tmp;
+        if (!home_kept)
+                env[k++] = home_tmp;
+        *ret_env = env;
+        *ret = (struct sandbox_opts){
+                .layers = SANDBOX_LAYERS_ALL,
+                .path = SHELL_PATH,
+                .argv = argv,
+                .envp = env,
+                .cwd = cwd,
+                .network = c->terminal_network,
+                .landlock_abi = abi,
+                .limits =
+                        {
+                                .data_bytes = (uint64_t) c->memory_mb * mib,
+                                .pids = (uint64_t) c->pids,
+                                .nofile = 4096,
+                                .fsize_bytes = 1024 * mib,
+                                .cpu_seconds = (uint64_t) c->terminal_max_timeout * 2 + 10,
+                                .tmp_bytes = MAX((uint64_t) c->memory_mb * mib / 4, 16 * mib),
+                        },
+        };
+        return 0;
+}
+
 /* {"output": "", "exit_code": -1, "error": msg, "status": status} */
 static int status_result(json_t **ret, const char *status, const char *fmt, ...) _printf_(3, 4);
 static int status_result(json_t **ret, const char *status, const char *fmt, ...)
@@ -888,6 +984,8 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         deadline = MIN(timeout_deadline, ctx->deadline);
         {
                 char *argv[] = {(char *) SHELL_PATH, (char *) "-c", (char *) command, NULL};
+                _cleanup_free_ char **sb_env = NULL; /* the strings are borrowed */
+                struct sandbox_opts sb;
                 struct tool_process p = {
                         .path = SHELL_PATH,
                         .fallback_path = SHELL_FALLBACK,
@@ -905,7 +1003,26 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                                              ctx->config->isolation != PTC_ISOLATION_NONE,
                 };
 
+                if (ctx->config && ctx->config->terminal_strict) {
+                        r = strict_sandbox(ctx->config, argv, ctx->env, workdir_abs, &sb, &sb_env,
+                                           pr.error, sizeof(pr.error));
+                        if (r < 0) {
+                                capture_release(&cap);
+                                return status_result(ret_result, "error",
+                                                     "Failed to run command: terminal isolation "
+                                                     "'strict' cannot be set up: %s",
+                                                     pr.error);
+                        }
+                        p.sandbox = &sb;
+                }
                 r = tool_process_run(&p, &pr);
+        }
+        if (r < 0 && pr.error[0]) {
+                capture_release(&cap);
+                return status_result(ret_result, "error",
+                                     "Failed to run command: terminal isolation 'strict' cannot "
+                                     "be set up: %s",
+                                     pr.error);
         }
         if (r < 0) {
                 capture_release(&cap);
