@@ -110,6 +110,8 @@ static void test_config_init_defaults(void **state)
         assert_int_equal(strv_length(c.env_passthrough), 0);
         assert_int_equal(c.terminal_timeout, 180);
         assert_int_equal(c.terminal_max_timeout, 600);
+        assert_false(c.terminal_strict);
+        assert_false(c.terminal_network);
         assert_int_equal(c.isolation, PTC_ISOLATION_AUTO);
         assert_int_equal(c.memory_mb, 1024);
         assert_int_equal(c.pids, 256);
@@ -296,6 +298,8 @@ static void test_config_load_file_valid_values(void **state)
                                    "  timeout: \"30\"\n"
                                    "  max_timeout: 86400\n"
                                    "  backend: LOCAL\n"
+                                   "  isolation: Strict\n"
+                                   "  network: on\n"
                                    "sandbox:\n"
                                    "  isolation: none\n"
                                    "  memory_mb: 16\n"
@@ -330,6 +334,8 @@ static void test_config_load_file_valid_values(void **state)
         assert_string_equal(c.env_passthrough[1], "_BAR2");
         assert_int_equal(c.terminal_timeout, 30);
         assert_int_equal(c.terminal_max_timeout, 86400);
+        assert_true(c.terminal_strict);
+        assert_true(c.terminal_network);
         assert_int_equal(c.isolation, PTC_ISOLATION_NONE);
         assert_int_equal(c.memory_mb, 16);
         assert_int_equal(c.pids, 1000000);
@@ -497,6 +503,11 @@ static void test_config_load_file_invalid_values(void **state)
                 {"terminal:\n  timeout: 900\n",
                  "2: terminal.timeout: invalid value '900' (allowed: an integer from 1 to "
                  "terminal.max_timeout (600))"},
+                {"terminal:\n  isolation: auto\n",
+                 "2: terminal.isolation: invalid value 'auto' (allowed: none, strict)"},
+                {"terminal:\n  network: 2\n",
+                 "2: terminal.network: invalid value '2' (allowed: true, false, yes, no, on, "
+                 "off)"},
                 {"sandbox:\n  isolation: full\n",
                  "2: sandbox.isolation: invalid value 'full' (allowed: none, auto, strict)"},
                 {"sandbox:\n  memory_mb: 15\n",
@@ -555,10 +566,7 @@ static void test_config_load_file_unknown_key(void **state)
         (void) state;
         expect_error("terminal:\n  env_passthrough: []\n\n\n\n\n  colour: red\n",
                      "7: terminal.colour: unknown key (allowed: env_passthrough, timeout, "
-                     "max_timeout, backend)");
-        expect_error("terminal:\n  isolation: strict\n",
-                     "2: terminal.isolation: unknown key (allowed: env_passthrough, timeout, "
-                     "max_timeout, backend)");
+                     "max_timeout, backend, isolation, network)");
         expect_error("code_execution:\n  Timeout: 5\n",
                      "2: code_execution.Timeout: unknown key (allowed: timeout, max_tool_calls, "
                      "mode, module_name, max_stdout_bytes, max_stderr_bytes, python, tools)");
