@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""What an isolation level costs on the hello workload, paired and interleaved.
+
+compare.py measures one ptc configuration per run, and on a small VM the machine's speed
+drifts between runs by more than the cost being measured (its own `python3 -c pass` row moves
+by 2-3 ms). Here the levels alternate run by run (ABBA order) in one process, so drift hits
+both alike; the difference of the medians is the cost.
+
+    bench/isolation-cost.py [--ptc build/ptc] [--runs 80] [--levels none,auto,strict]
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HELLO = ROOT.parent / "shared" / "bench" / "workloads" / "hello.py"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ptc", default=str(ROOT / "build" / "ptc"))
+    ap.add_argument("--runs", type=int, default=80)
+    ap.add_argument("--levels", default="none,auto,strict")
+    ap.add_argument("--script", default=str(HELLO))
+    a = ap.parse_args()
+    levels = a.levels.split(",")
+    times = {lvl: [] for lvl in levels}
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": os.environ.get("HOME", "/")}
+    with tempfile.TemporaryDirectory(prefix="ptc-isocost-") as cwd:
+        env["XDG_CACHE_HOME"] = cwd + "/cache"
+        for i in range(a.runs + 2):
+            order = levels if i % 2 == 0 else levels[::-1]
+            for lvl in order:
+                t = time.perf_counter()
+                subprocess.run([a.ptc, "run", "--isolation", lvl, a.script], cwd=cwd, env=env,
+                               stdout=subprocess.DEVNULL, check=True)
+                if i >= 2:  # two warm-up rounds
+                    times[lvl].append((time.perf_counter() - t) * 1000)
+    base = statistics.median(times[levels[0]])
+    print(f"{a.runs} runs per level, interleaved; script {a.script}")
+    print("| isolation | median ms | p25–p75 ms | median − " + levels[0] + " |")
+    print("|---|---:|---|---:|")
+    for lvl in levels:
+        v = times[lvl]
+        q = statistics.quantiles(v, n=4)
+        m = statistics.median(v)
+        print(f"| {lvl} | {m:.1f} | {q[0]:.1f}–{q[2]:.1f} | {m - base:+.1f} |")
+
+
+if __name__ == "__main__":
+    main()
