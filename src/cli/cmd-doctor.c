@@ -15,6 +15,7 @@
 #include "core/sandbox/sandbox.h"
 #include "core/spawn/interpreter.h"
 #include "core/spawn/spawn.h"
+#include "core/tools/pidns-init.h"
 #include "core/web/search-providers.h"
 #include "ptc-version.h"
 
@@ -95,6 +96,36 @@ static void show_isolation(const struct ptc_config *c)
         }
 }
 
+/* What confines terminal commands (docs/isolation.md, the tools' side). */
+static void show_terminal(const struct ptc_config *c)
+{
+        int r;
+
+        if (c->terminal_strict) {
+                printf("terminal: isolation strict: each command in the script's sandbox "
+                       "(network %s); a layer missing above fails the call\n",
+                       c->terminal_network ? "on" : "off");
+                return;
+        }
+        if (c->isolation == PTC_ISOLATION_NONE) {
+                printf("terminal: commands run as ptc's user (isolation none)\n");
+                return;
+        }
+        if (geteuid() != 0) {
+                printf("terminal: commands run as ptc's user; ptc is non-dumpable, so they "
+                       "cannot read its environment or memory\n");
+                return;
+        }
+        r = pidns_probe();
+        if (r < 0)
+                printf("terminal: commands run as root without a pid namespace (%s): they "
+                       "can see ptc\n",
+                       strerror(-r));
+        else
+                printf("terminal: commands run as root, each in its own pid namespace (ptc "
+                       "is not visible to them)\n");
+}
+
 int cmd_doctor(int argc, char **argv)
 {
         _cleanup_free_ char *cfgpath = NULL, *names = NULL;
@@ -133,6 +164,7 @@ int cmd_doctor(int argc, char **argv)
         if (pidfd >= 0)
                 close(pidfd);
         show_isolation(&config);
+        show_terminal(&config);
         config_release(&config);
         return EXIT_OK;
 }

@@ -1239,3 +1239,48 @@ def test_terminal_strict(iso, level):
         assert not outside.exists(), (wrote, r)
         assert int(nprocs) <= 6 and home == "/tmp", r
         assert uid == str(1000 if iso.is_root else iso.uid), r
+
+
+# --- ptc doctor ------------------------------------------------------------------------------
+
+LAYERS = ("namespaces", "landlock", "seccomp", "rlimits")
+
+
+def doctor(iso, config_text=None):
+    env = None
+    if config_text is not None:
+        env = {"PTC_CONFIG": str(iso.own(iso.write_config(config_text, name="doctor.yaml")))}
+    r = iso.run_ptc(["doctor"], env=env)
+    assert r.rc == 0, r
+    return r.stdout.decode()
+
+
+def test_doctor_reports_every_layer(iso):
+    """Every layer works on these machines, for root and for an unprivileged user (the
+    attack tests above rely on it): doctor says so, and auto is effectively strict."""
+    out = doctor(iso)
+    for layer in LAYERS:
+        line = next((l for l in out.splitlines() if l.strip().startswith(layer + " ")), None)
+        assert line and " works" in line, out
+    assert "  cgroup " in out, out
+    assert "isolation: configured auto, effective strict (every layer)" in out, out
+    if iso.is_root:
+        assert ("terminal: commands run as root, each in its own pid namespace (ptc is not "
+                "visible to them)") in out, out
+    else:
+        assert "terminal: commands run as ptc's user; ptc is non-dumpable" in out, out
+
+
+@pytest.mark.parametrize("text,want", [
+    ("sandbox:\n  isolation: none\n",
+     ["isolation: configured none, effective none",
+      "terminal: commands run as ptc's user (isolation none)"]),
+    ("sandbox:\n  isolation: strict\n",
+     ["isolation: configured strict, effective strict (every layer)"]),
+    ("terminal:\n  isolation: strict\n  network: true\n",
+     ["terminal: isolation strict: each command in the script's sandbox (network on)"]),
+])
+def test_doctor_follows_the_config(iso, text, want):
+    out = doctor(iso, text)
+    for w in want:
+        assert w in out, out

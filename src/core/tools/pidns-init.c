@@ -2,9 +2,12 @@
 #include "core/tools/pidns-init.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +29,29 @@ bool pidns_init_is_available(void)
 static void on_signal(int sig)
 {
         pending_signal = sig;
+}
+
+int pidns_probe(void)
+{
+        int st;
+        pid_t pid =
+                (pid_t) syscall(SYS_clone, (unsigned long) (CLONE_NEWPID | CLONE_NEWNS | SIGCHLD),
+                                0UL, NULL, NULL, 0UL);
+
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
+                    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                        _exit(errno & 0xff ?: 1);
+                _exit(0);
+        }
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+                return 0;
+        return WIFEXITED(st) ? -WEXITSTATUS(st) : -EIO;
 }
 
 void pidns_init_main(int argc, char **argv)

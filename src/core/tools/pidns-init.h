@@ -31,3 +31,9 @@ _noreturn_ void pidns_init_main(int argc, char **argv);
  */
 void pidns_init_set_available(void);
 bool pidns_init_is_available(void);
+
+/*
+ * For ptc doctor: can this process give a command a pid namespace with a fresh /proc (a
+ * child tries, as terminal.c would)? 0, or -errno of the step that failed.
+ */
+int pidns_probe(void);
