@@ -45,9 +45,6 @@
 /* After the script exits, how long leftover writers may keep its pipes open. */
 #define DRAIN_USEC (500 * USEC_PER_MSEC)
 #define READS_PER_WAKEUP 4
-/* RLIMIT_NOFILE in the sandbox (or less, if ptc was started with less): enough for a script
- * that holds a thousand RPC connections, small enough to bound what one script pins. */
-#define EXEC_SANDBOX_NOFILE 4096
 #define SPILL_KEEP_FILES 50
 #define SPILL_KEEP_SECONDS (24 * 3600)
 
@@ -495,9 +492,9 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
         const struct exec_opts *o = e->o;
         const struct ptc_config *c = o->config;
         char *argv[] = {(char *) o->python, e->staging.script_path, NULL};
-        _cleanup_strv_free_ char **trees = NULL, **ns_env = NULL;
-        uint64_t mib = 1024 * 1024, nofile = EXEC_SANDBOX_NOFILE;
-        const char *home;
+        _cleanup_strv_free_ char **trees = NULL;
+        _cleanup_free_ char **ns_env = NULL; /* the strings are e->child_env's */
+        uint64_t nofile = SANDBOX_NOFILE;
         struct sandbox_opts sb;
         struct sandbox_proc sp;
         int ll_abi, r;
@@ -534,24 +531,11 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
                 return r;
         if (o->child_nofile && o->child_nofile->rlim_cur < nofile)
                 nofile = o->child_nofile->rlim_cur;
-        sb.limits = (struct sandbox_limits){
-                .data_bytes = (uint64_t) c->memory_mb * mib,
-                .pids = (uint64_t) c->pids,
-                .nofile = nofile,
-                .fsize_bytes = 1024 * mib,
-                .cpu_seconds = (uint64_t) c->timeout * 2 + 10,
-                .tmp_bytes = MAX((uint64_t) c->memory_mb * mib / 4, 16 * mib),
-        };
+        /* RLIMIT_CPU is a backstop behind the wall-clock deadline. */
+        sb.limits = sandbox_limits_for((uint64_t) c->memory_mb, (uint64_t) c->pids, nofile,
+                                       (uint64_t) c->timeout * 2 + 10);
         r = interpreter_trees(o, &trees);
-        /*
-         * Inside the namespaces only the working directory of the host's file system is
-         * writable: HOME stays when it is in there, else it and TMPDIR are the private /tmp.
-         */
-        home = env_get(e->child_env, "HOME");
-        r = r ?: strv_copy(e->child_env, &ns_env);
-        if (!home || !path_is_below(home, sb.cwd))
-                r = r ?: env_set(&ns_env, "HOME", "/tmp");
-        r = r ?: env_set(&ns_env, "TMPDIR", "/tmp");
+        r = r ?: sandbox_env(e->child_env, sb.cwd, &ns_env);
         if (r < 0)
                 return diag_set(reterr, r, "out of memory");
         sb.ro_paths = trees;

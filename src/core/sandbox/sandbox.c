@@ -1066,6 +1066,45 @@ out:
         return r;
 }
 
+struct sandbox_limits sandbox_limits_for(uint64_t memory_mb, uint64_t pids, uint64_t nofile,
+                                         uint64_t cpu_seconds)
+{
+        const uint64_t mib = 1024 * 1024;
+
+        return (struct sandbox_limits){
+                .data_bytes = memory_mb * mib,
+                .pids = pids,
+                .nofile = nofile,
+                .fsize_bytes = 1024 * mib,
+                .cpu_seconds = cpu_seconds,
+                .tmp_bytes = MAX(memory_mb * mib / 4, 16 * mib),
+        };
+}
+
+int sandbox_env(char *const *envp, const char *cwd, char ***ret)
+{
+        static char home_tmp[] = "HOME=/tmp", tmpdir_tmp[] = "TMPDIR=/tmp";
+        size_t n = strv_length(envp), k = 0;
+        bool home_kept = false;
+        char **env = calloc(n + 3, sizeof(char *));
+
+        if (!env)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const char *home = strncmp(envp[i], "HOME=", 5) == 0 ? envp[i] + 5 : NULL;
+
+                if (strncmp(envp[i], "TMPDIR=", 7) == 0 || (home && !path_is_below(home, cwd)))
+                        continue;
+                home_kept = home_kept || home;
+                env[k++] = envp[i];
+        }
+        env[k++] = tmpdir_tmp;
+        if (!home_kept)
+                env[k++] = home_tmp;
+        *ret = env;
+        return 0;
+}
+
 int sandbox_read_status(int status_fd, int *ret_status)
 {
         int st;

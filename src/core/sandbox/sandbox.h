@@ -62,6 +62,25 @@ struct sandbox_limits {
         uint64_t tmp_bytes;   /* size of the private /tmp and /dev/shm */
 };
 
+/* RLIMIT_NOFILE inside: room for a thousand RPC connections, small enough to bound a run. */
+#define SANDBOX_NOFILE 4096
+
+/*
+ * The limits of a confined run (script or terminal command) from the sandbox config:
+ * RLIMIT_DATA @memory_mb MiB, NPROC @pids, NOFILE @nofile, FSIZE 1 GiB, CPU @cpu_seconds, and
+ * a /tmp of a quarter of the memory (at least 16 MiB).
+ */
+struct sandbox_limits sandbox_limits_for(uint64_t memory_mb, uint64_t pids, uint64_t nofile,
+                                         uint64_t cpu_seconds);
+
+/*
+ * The environment inside the namespaces, where only @cwd of the host's file system is
+ * writable: @envp with TMPDIR=/tmp, and HOME=/tmp unless HOME is inside @cwd. *ret is a new
+ * array of pointers into @envp and static strings: free the array, not the strings.
+ * Returns 0 or -ENOMEM.
+ */
+_must_check_ int sandbox_env(char *const *envp, const char *cwd, char ***ret);
+
 struct sandbox_opts {
         unsigned layers;          /* bit set of enum sandbox_layer */
         const char *path;         /* interpreter, absolute */

@@ -43,7 +43,6 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/macro.h"
-#include "basic/path-util.h"
 #include "basic/time-util.h"
 #include "core/output/ansi.h"
 #include "core/output/capture.h"
@@ -748,20 +747,15 @@ static const char *char_repr(const char *p, char *buf, size_t size)
 /*
  * terminal.isolation: strict: the command in the script's sandbox (docs/isolation.md), with
  * @cwd read-write and at its host path, the rest of the view read-only, no network unless
- * terminal.network, the sandbox's limits. HOME and TMPDIR are the private /tmp (unless HOME
- * is inside @cwd): *ret_env is a new array of borrowed strings, for the caller to free.
- * Fails (-EOPNOTSUPP, why in @err) when a layer is missing from this kernel.
+ * terminal.network, the sandbox's limits, HOME and TMPDIR as for the script (sandbox_env():
+ * *ret_env is the caller's to free). Fails (-EOPNOTSUPP, why in @err) when a layer is
+ * missing from this kernel.
  */
 static int strict_sandbox(const struct ptc_config *c, char **argv, char *const *envp,
                           const char *cwd, struct sandbox_opts *ret, char ***ret_env, char *err,
                           size_t errlen)
 {
-        static char home_tmp[] = "HOME=/tmp", tmpdir_tmp[] = "TMPDIR=/tmp";
-        const uint64_t mib = 1024 * 1024;
-        int abi = landlock_abi();
-        size_t n = 0, k = 0;
-        bool home_kept = false;
-        char **env;
+        int abi = landlock_abi(), r;
 
         if (abi < 1) {
                 (void) snprintf(err, errlen, "landlock: not available in this kernel (%s)",
@@ -772,40 +766,22 @@ static int strict_sandbox(const struct ptc_config *c, char **argv, char *const *
                 (void) snprintf(err, errlen, "seccomp: not available in this kernel");
                 return -EOPNOTSUPP;
         }
-        while (envp && envp[n])
-                n++;
-        env = calloc(n + 3, sizeof(char *));
-        if (!env)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                const char *home = strncmp(envp[i], "HOME=", 5) == 0 ? envp[i] + 5 : NULL;
-
-                if (strncmp(envp[i], "TMPDIR=", 7) == 0 || (home && !path_is_below(home, cwd)))
-                        continue;
-                home_kept = home_kept || home;
-                env[k++] = envp[i];
+        r = sandbox_env(envp, cwd, ret_env);
+        if (r < 0) {
+                (void) snprintf(err, errlen, "out of memory");
+                return r;
         }
-        env[k++] = tmpdir_tmp;
-        if (!home_kept)
-                env[k++] = home_tmp;
-        *ret_env = env;
         *ret = (struct sandbox_opts){
                 .layers = SANDBOX_LAYERS_ALL,
                 .path = SHELL_PATH,
                 .argv = argv,
-                .envp = env,
+                .envp = *ret_env,
                 .cwd = cwd,
                 .network = c->terminal_network,
                 .landlock_abi = abi,
-                .limits =
-                        {
-                                .data_bytes = (uint64_t) c->memory_mb * mib,
-                                .pids = (uint64_t) c->pids,
-                                .nofile = 4096,
-                                .fsize_bytes = 1024 * mib,
-                                .cpu_seconds = (uint64_t) c->terminal_max_timeout * 2 + 10,
-                                .tmp_bytes = MAX((uint64_t) c->memory_mb * mib / 4, 16 * mib),
-                        },
+                .limits = sandbox_limits_for((uint64_t) c->memory_mb, (uint64_t) c->pids,
+                                             SANDBOX_NOFILE,
+                                             (uint64_t) c->terminal_max_timeout * 2 + 10),
         };
         return 0;
 }
