@@ -75,7 +75,8 @@ static void show_isolation(const struct ptc_config *c)
                 else
                         printf("  %-11s does not work: %s\n", sandbox_layer_to_string(l), p.why[l]);
         }
-        printf("  %-11s %s\n", "cgroup", p.cgroup_why);
+        printf("  %-11s %s%s\n", "cgroup",
+               cgroup_base()->path ? "" : "not used: ", cgroup_base()->why);
         printf("isolation: configured %s, effective ", config_isolation_to_string(c->isolation));
         if (c->isolation == PTC_ISOLATION_NONE)
                 printf("none\n");

@@ -1284,3 +1284,169 @@ def test_doctor_follows_the_config(iso, text, want):
     out = doctor(iso, text)
     for w in want:
         assert w in out, out
+
+
+# --- cgroup v2: a leaf per run ---------------------------------------------------------------
+
+def cgroup_dir(pid="self"):
+    """The host directory of @pid's cgroup v2, or None (no cgroup2 mount)."""
+    mount = root = None
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            if post.startswith("cgroup2 "):
+                fields = pre.split()
+                root, mount = fields[3], fields[4]
+                break
+    if mount is None:
+        return None
+    with open(f"/proc/{pid}/cgroup") as f:
+        for line in f:
+            if line.startswith("0::"):
+                own = line[3:].rstrip("\n")
+                rel = own[len(root):] if root != "/" else own
+                return Path(mount) / rel.lstrip("/")
+    return None
+
+
+def writable_cgroup_base():
+    base = cgroup_dir()
+    if base is None or not os.access(base, os.W_OK):
+        pytest.skip("no cgroup v2 directory writable by root here")
+    return base
+
+
+def procs_of(leaf):
+    return [int(p) for p in (leaf / "cgroup.procs").read_text().split()]
+
+
+def cgroup_path_of(pid):
+    with open(f"/proc/{pid}/cgroup") as f:
+        return next(l[3:].rstrip("\n") for l in f if l.startswith("0::"))
+
+
+# The script starts a child, says it is ready and waits for the test's go.
+HOLD = """
+    import subprocess
+    child = subprocess.Popen(["sleep", "60"])
+    open(READY, "w").write("ready")
+    wait_path(GO)
+    child.kill(); child.wait()
+    emit({"held": True})
+    """
+
+
+def hold_and_inspect(iso, proc, args, base, leaves_wanted):
+    """Wait until the held run is ready, note its leaves below @base with their
+    processes, let it go; ({leaf: pids}, the run's Result)."""
+    ready, go = iso.workdir / "ready", iso.workdir / "go"
+    try:
+        assert wait_for_file(ready, 20), (args, proc.poll())
+        seen = {leaf: procs_of(leaf) for leaf in sorted(base.glob(f"ptc-{proc.pid}-*"))}
+        iso.write(go, "go")
+        r = finish(proc, args, timeout=DEFAULT_TIMEOUT)
+    finally:
+        reap(proc)
+    assert len(seen) == leaves_wanted, (seen, args)
+    for leaf, pids in seen.items():
+        assert pids, f"nothing in {leaf}"
+        for pid in pids:
+            try:
+                assert cgroup_path_of(pid).endswith("/" + leaf.name), (pid, leaf)
+            except (FileNotFoundError, ProcessLookupError):
+                pass  # ended since
+        assert not leaf.exists(), f"{leaf} was left behind: {r!r}"
+        alive = [p for p in pids if Path(f"/proc/{p}").exists()]
+        assert not alive, f"{alive} of {leaf} outlived the run"
+    return seen, r
+
+
+def test_a_run_lives_in_a_cgroup_leaf_of_its_own(iso):
+    """As root (cgroup v2 writable: the unified hierarchy here), a confined run starts in a
+    leaf of its own (clone3 CLONE_INTO_CGROUP): the sandbox's init, the script and the
+    script's child are all in it, and the leaf and they are gone after the run. Unprivileged,
+    with nothing delegated to the user, no leaf is made and the run works the same."""
+    base = writable_cgroup_base() if iso.is_root else cgroup_dir()
+    proc, args = spawn(iso, "strict", HOLD, READY=str(iso.workdir / "ready"),
+                       GO=str(iso.workdir / "go"))
+    seen, r = hold_and_inspect(iso, proc, args, base, 1 if iso.is_root else 0)
+    assert as_json(r) == {"held": True}, r
+    for leaf, pids in seen.items():
+        assert len(pids) >= 3, (leaf, pids)  # the init, the script, sleep
+
+
+def test_terminal_strict_commands_get_a_leaf_too(iso):
+    """With terminal.isolation strict, each command starts in a leaf of its own as well
+    (beside the script's), removed when the command ends."""
+    if not iso.is_root:
+        pytest.skip("needs a writable cgroup (root here)")
+    base = writable_cgroup_base()
+    cfg = iso.own(iso.write_config("terminal:\n  isolation: strict\n", name="term.yaml"))
+    proc, args = spawn(iso, "strict", """
+        from hermes_tools import terminal
+        d = terminal(f"echo ready > {READY}; while [ ! -e {GO} ]; do sleep 0.02; done; echo done")
+        emit({"output": d["output"], "exit_code": d["exit_code"]})
+        """, "--config", cfg, READY=str(iso.workdir / "ready"), GO=str(iso.workdir / "go"))
+    seen, r = hold_and_inspect(iso, proc, args, base, 2)
+    assert as_json(r) == {"output": "done", "exit_code": 0}, r
+
+
+def test_a_delegated_cgroup_serves_an_unprivileged_user(iso):
+    """A cgroup delegated to the user (the directory and its control files are the user's,
+    as systemd's Delegate=yes makes them) is used: the run's leaf is made in it, ptc doctor
+    names it, and nothing is left in it afterwards."""
+    if iso.is_root:
+        pytest.skip("the unprivileged variant is the point")
+    if os.geteuid() != 0:
+        pytest.skip("making a delegated cgroup needs root")
+    base = writable_cgroup_base()
+    delegated = base / token("ptc-test-")
+    delegated.mkdir()
+    try:
+        for f in (delegated, *(delegated / n for n in ("cgroup.procs", "cgroup.threads",
+                                                       "cgroup.subtree_control"))):
+            os.chown(f, iso.uid, iso.gid)
+
+        def in_delegated(argv):
+            # The shell moves itself into the delegated cgroup, then becomes ptc.
+            return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"',
+                    str(delegated / "cgroup.procs"), *iso.as_user(argv)]
+
+        doc = subprocess.run(in_delegated([iso.bin, "doctor"]), env=iso.make_env(None),
+                             cwd=str(iso.workdir), capture_output=True, timeout=60)
+        out = doc.stdout.decode()
+        assert doc.returncode == 0 and \
+            f"cgroup      a leaf per run in {delegated}, ended by cgroup.kill" in out, out
+        body = script(HOLD, LEVEL="strict", READY=str(iso.workdir / "ready"),
+                      GO=str(iso.workdir / "go"))
+        args = [iso.bin, "run", "--isolation", "strict", "-c", body]
+        proc = subprocess.Popen(in_delegated(args), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=iso.make_env(None), cwd=str(iso.workdir),
+                                start_new_session=True)
+        seen, r = hold_and_inspect(iso, proc, short_args(args), delegated, 1)
+        assert as_json(r) == {"held": True}, r
+        assert procs_of(delegated) == [], "ptc's own cgroup still holds a process"
+        assert [p.name for p in delegated.iterdir() if p.is_dir()] == [], \
+            list(delegated.iterdir())
+    finally:
+        for _ in range(50):
+            try:
+                delegated.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+def test_doctor_cgroup_line(iso):
+    """Root here may make leaves in the unified hierarchy, which offers no memory or pids
+    controller; the unprivileged user may not, and doctor says why."""
+    out = doctor(iso)
+    line = next(l for l in out.splitlines() if l.startswith("  cgroup "))
+    if iso.is_root:
+        base = writable_cgroup_base()
+        assert line.startswith(f"  cgroup      a leaf per run in {base}, ended by "
+                               "cgroup.kill; "), out
+    else:
+        assert line == (f"  cgroup      not used: ptc's cgroup {cgroup_dir()} is not "
+                        "delegated to it (not writable)"), out

@@ -34,6 +34,7 @@
 #include "core/output/redact.h"
 #include "core/registry/registry.h"
 #include "core/rpc/rpc-server.h"
+#include "core/sandbox/cgroup.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
 #include "core/sandbox/seccomp-policy.h"
@@ -65,7 +66,8 @@ struct execution {
 
         pid_t pid; /* the script, or the sandbox's init */
         int pidfd;
-        int status_fd; /* the sandbox init's status pipe, or -1 */
+        int status_fd;            /* the sandbox init's status pipe, or -1 */
+        struct run_cgroup cgroup; /* the run's cgroup v2 leaf, if it has one */
         struct loop_source *pid_src;
         int out_fd, err_fd;
         struct loop_source *out_src, *err_src;
@@ -209,6 +211,7 @@ static void child_exited(struct execution *e)
          * for it are told to stop.
          */
         signal_tools(e);
+        run_cgroup_kill(&e->cgroup);
         (void) proc_kill_execution(0, 2 * USEC_PER_SEC);
         arm_timer(e, now_usec() + DRAIN_USEC);
 }
@@ -534,6 +537,16 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
         /* RLIMIT_CPU is a backstop behind the wall-clock deadline. */
         sb.limits = sandbox_limits_for((uint64_t) c->memory_mb, (uint64_t) c->pids, nofile,
                                        (uint64_t) c->timeout * 2 + 10);
+        /* A cgroup leaf of its own where ptc may make one (cgroup.h); the rlimits stay. */
+        if (cgroup_base()->path) {
+                struct diag why = {};
+
+                if (run_cgroup_create(cgroup_base(), (uint64_t) c->memory_mb << 20,
+                                      (uint64_t) c->pids, &e->cgroup, &why) < 0)
+                        log_warning("isolation: running without a cgroup: %s", why.message);
+                else
+                        sb.cgroup = &e->cgroup;
+        }
         r = interpreter_trees(o, &trees);
         r = r ?: sandbox_env(e->child_env, sb.cwd, &ns_env);
         if (r < 0)
@@ -701,6 +714,7 @@ static void teardown(struct execution *e)
         if (e->cancel_fd >= 0)
                 signal_tools(e);
         e->rpc = rpc_server_free(e->rpc);
+        (void) run_cgroup_destroy(&e->cgroup, 2 * USEC_PER_SEC);
         (void) proc_kill_execution(0, 2 * USEC_PER_SEC);
         loop_remove(e->out_src);
         loop_remove(e->err_src);
@@ -806,6 +820,7 @@ int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_stat
                 .sig_fd = -EBADF,
                 .cancel_fd = -EBADF,
                 .status_fd = -EBADF,
+                .cgroup = RUN_CGROUP_NULL,
         };
         int r;
 

@@ -18,33 +18,6 @@
 #include "core/sandbox/sandbox.h"
 #include "core/sandbox/seccomp-policy.h"
 
-static void probe_cgroup(struct sandbox_probe *p)
-{
-        static const char *const files[] = {"/sys/fs/cgroup/cgroup.controllers",
-                                            "/sys/fs/cgroup/unified/cgroup.controllers"};
-
-        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-                _cleanup_free_ char *text = NULL;
-                size_t n;
-
-                if (read_file_at(AT_FDCWD, files[i], 4096, &text, &n) < 0)
-                        continue;
-                if (strstr(text, "memory") && strstr(text, "pids")) {
-                        /* ptc does not use it yet: rlimits bound memory and processes. */
-                        snprintf(p->cgroup_why, sizeof(p->cgroup_why),
-                                 "cgroup v2 with memory and pids at %s, not used yet (rlimits "
-                                 "bound memory and processes)",
-                                 files[i]);
-                        return;
-                }
-                snprintf(p->cgroup_why, sizeof(p->cgroup_why),
-                         "no delegated cgroup v2 with memory and pids controllers (%s lists: %.*s)",
-                         files[i], (int) strcspn(text, "\n"), text);
-                return;
-        }
-        snprintf(p->cgroup_why, sizeof(p->cgroup_why), "no cgroup v2 hierarchy found");
-}
-
 static void probe_end_to_end(struct sandbox_probe *p)
 {
         char dir[] = "/tmp/ptc-probe-XXXXXX";
@@ -125,7 +98,6 @@ void sandbox_probe(struct sandbox_probe *ret)
         if (!p.works[SANDBOX_LAYER_SECCOMP])
                 snprintf(p.why[SANDBOX_LAYER_SECCOMP], 256, "seccomp filters are not available");
         p.works[SANDBOX_LAYER_RLIMITS] = true;
-        probe_cgroup(&p);
         probe_end_to_end(&p);
         *ret = p;
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "basic/fd-util.h"
+#include "basic/log.h"
 #include "basic/path-util.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
@@ -992,9 +993,23 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         ca.flags |= CLONE_PIDFD;
         ca.pidfd = (uint64_t) (uintptr_t) &pidfd;
 
+        if (o->cgroup && o->cgroup->path) {
+                ca.flags |= CLONE_INTO_CGROUP;
+                ca.cgroup = (uint64_t) o->cgroup->fd;
+        }
+
         a = (struct child_args){
                 .o = o, .p = &p, .errfd = errp[1], .syncfd = syncp[0], .status_fd = statusp[1]};
         pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
+        if (pid < 0 && (ca.flags & CLONE_INTO_CGROUP)) {
+                /* A kernel before 5.7, or a leaf the kernel refuses: the cgroup is an extra,
+                 * the rlimits hold without it. */
+                log_debug("cannot start inside the cgroup %s: %m; starting without it",
+                          o->cgroup->path);
+                ca.flags &= ~CLONE_INTO_CGROUP;
+                ca.cgroup = 0;
+                pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
+        }
         if (pid == 0) {
                 close(errp[0]);
                 close(syncp[1]);

@@ -35,6 +35,7 @@
 
 #include "basic/diag.h"
 #include "basic/macro.h"
+#include "core/sandbox/cgroup.h"
 
 /* The host uid and gid of a script started by root (see above). */
 #define SANDBOX_HOST_UID ((uid_t) 2147483646)
@@ -93,7 +94,8 @@ struct sandbox_opts {
         int stdout_fd, stderr_fd; /* required */
         bool network;             /* keep the host network (no net namespace, inet sockets) */
         struct sandbox_limits limits;
-        int landlock_abi; /* from landlock_abi(); < 1 skips Landlock */
+        int landlock_abi;                /* from landlock_abi(); < 1 skips Landlock */
+        const struct run_cgroup *cgroup; /* start inside this leaf (CLONE_INTO_CGROUP), or NULL */
 };
 
 struct sandbox_proc {
@@ -123,9 +125,10 @@ struct sandbox_probe {
         bool works[_SANDBOX_LAYER_MAX];
         char why[_SANDBOX_LAYER_MAX][256]; /* when it does not work: why */
         int landlock_abi;                  /* or -errno */
-        bool cgroup_limits;                /* a delegated cgroup v2 with memory and pids */
-        char cgroup_why[256];
 };
 
-/* Probe every layer; the namespaces probe starts a short-lived child. */
+/*
+ * Probe every layer; the namespaces probe starts a short-lived child. The cgroup, an extra
+ * rather than a layer, is cgroup_base()'s to tell.
+ */
 void sandbox_probe(struct sandbox_probe *ret);

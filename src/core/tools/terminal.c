@@ -263,6 +263,7 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
         _cleanup_free_ char *chunk = NULL;
         _cleanup_free_ char **init_argv = NULL; /* the strings are borrowed */
         _cleanup_close_ int init_exe_fd = -EBADF;
+        _cleanup_(run_cgroup_destroyp) struct run_cgroup cgroup = RUN_CGROUP_NULL;
         struct child_args a = {};
         int pipefd[2], status = 0, e = 0;
         bool out_open = true, zombie = false, reaped = false;
@@ -317,6 +318,10 @@ again:
 
                 so.stdout_fd = out_w;
                 so.stderr_fd = o->merge_stderr ? out_w : null_fd;
+                /* A cgroup leaf of its own where ptc may make one; destroyed on return. */
+                if (cgroup_base()->path && run_cgroup_create(cgroup_base(), so.limits.data_bytes,
+                                                             so.limits.pids, &cgroup, &d) >= 0)
+                        so.cgroup = &cgroup;
                 r = sandbox_spawn(&so, &sp, NULL, &d);
                 if (r < 0) {
                         (void) snprintf(ret->error, sizeof(ret->error), "%.500s", d.message);
