@@ -28,30 +28,37 @@ def main():
     ap.add_argument("--runs", type=int, default=80)
     ap.add_argument("--levels", default="none,auto,strict")
     ap.add_argument("--script", default=str(HELLO))
+    ap.add_argument("--baseline", metavar="BIN",
+                    help="also measure each level with this ptc binary (an older build), "
+                         "interleaved with --ptc's runs, rows marked 'BIN'")
     a = ap.parse_args()
-    levels = a.levels.split(",")
-    times = {lvl: [] for lvl in levels}
+    configs = [(lvl, a.ptc, lvl) for lvl in a.levels.split(",")]
+    if a.baseline:
+        configs += [(f"{lvl} (baseline)", a.baseline, lvl) for lvl in a.levels.split(",")]
+    times = {name: [] for name, _, _ in configs}
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": os.environ.get("HOME", "/")}
     with tempfile.TemporaryDirectory(prefix="ptc-isocost-") as cwd:
         env["XDG_CACHE_HOME"] = cwd + "/cache"
         for i in range(a.runs + 2):
-            order = levels if i % 2 == 0 else levels[::-1]
-            for lvl in order:
+            order = configs if i % 2 == 0 else configs[::-1]
+            for name, binary, lvl in order:
                 t = time.perf_counter()
-                subprocess.run([a.ptc, "run", "--isolation", lvl, a.script], cwd=cwd, env=env,
+                subprocess.run([binary, "run", "--isolation", lvl, a.script], cwd=cwd, env=env,
                                stdout=subprocess.DEVNULL, check=True)
                 if i >= 2:  # two warm-up rounds
-                    times[lvl].append((time.perf_counter() - t) * 1000)
-    base = statistics.median(times[levels[0]])
-    print(f"{a.runs} runs per level, interleaved; script {a.script}")
-    print("| isolation | median ms | p25–p75 ms | median − " + levels[0] + " |")
+                    times[name].append((time.perf_counter() - t) * 1000)
+    first = configs[0][0]
+    base = statistics.median(times[first])
+    print(f"{a.runs} runs per configuration, interleaved; script {a.script}")
+    if a.baseline:
+        print(f"baseline: {a.baseline}")
+    print("| isolation | median ms | p25–p75 ms | median − " + first + " |")
     print("|---|---:|---|---:|")
-    for lvl in levels:
-        v = times[lvl]
+    for name, _, _ in configs:
+        v = times[name]
         q = statistics.quantiles(v, n=4)
         m = statistics.median(v)
-        print(f"| {lvl} | {m:.1f} | {q[0]:.1f}–{q[2]:.1f} | {m - base:+.1f} |")
-
+        print(f"| {name} | {m:.1f} | {q[0]:.1f}–{q[2]:.1f} | {m - base:+.1f} |")
 
 if __name__ == "__main__":
     main()
