@@ -269,9 +269,12 @@ int cgroup_base_prepare(const char *mountinfo, const char *self_cgroup, pid_t se
         enabled = read_limits(dirfd, "cgroup.subtree_control") & offered;
         if (offered & ~enabled) {
                 r = enable_controllers(dirfd, offered & ~enabled);
-                /* "No internal processes": only a cgroup without processes may enable them. */
-                if (r == -EBUSY && strcmp(rel, "/") != 0 && strcmp(rel, "") != 0 &&
-                    move_self_to_leaf(dirfd, self) == 0)
+                /*
+                 * "No internal processes": only a cgroup without processes may enable them.
+                 * The true root is exempt and never answers EBUSY; the root of a cgroup
+                 * namespace (a container: ptc may be its only process) is not.
+                 */
+                if (r == -EBUSY && move_self_to_leaf(dirfd, self) == 0)
                         (void) enable_controllers(dirfd, offered & ~enabled);
                 enabled = read_limits(dirfd, "cgroup.subtree_control") & offered;
         }
