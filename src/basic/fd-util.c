@@ -43,6 +43,20 @@ int write_all(int fd, const void *p, size_t n)
         return 0;
 }
 
+int write_string_at(int dirfd, const char *path, const char *s)
+{
+        _cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        size_t n = strlen(s);
+        ssize_t k;
+
+        if (fd < 0)
+                return -errno;
+        k = write(fd, s, n);
+        if (k < 0)
+                return -errno;
+        return (size_t) k == n ? 0 : -EIO;
+}
+
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
 {
         _cleanup_close_ int fd = -EBADF;

@@ -15,6 +15,13 @@ _must_check_ int fd_set_nonblock(int fd, bool nonblock);
 _must_check_ int write_all(int fd, const void *p, size_t n);
 
 /*
+ * Write @s in one write() to the existing file @path under @dirfd (AT_FDCWD for a plain path),
+ * as the control files of /proc and cgroupfs want it: a short write is an error. Async-signal-
+ * safe (a sandbox child uses it); errno stays that of the failed call. 0, -errno or -EIO.
+ */
+_must_check_ int write_string_at(int dirfd, const char *path, const char *s);
+
+/*
  * A memfd (named @name, close-on-exec) holding the @n bytes of @p, its offset
  * rewound to 0: a child's stdin that cannot deadlock the way a pipe can.
  * Returns the fd (caller closes) or -errno.

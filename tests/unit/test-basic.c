@@ -144,6 +144,31 @@ static void test_write_file_atomic_keeps_mode(void **state)
         assert_int_equal(access(dir, F_OK), -1);
 }
 
+/* Control-file writes: existing files only, relative to a directory fd, no symlinks. */
+static void test_write_string_at(void **state)
+{
+        char dir[] = "/tmp/ptc-test-basic-XXXXXX";
+        _cleanup_free_ char *p = NULL, *link = NULL, *data = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        size_t n;
+
+        assert_non_null(mkdtemp(dir));
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        assert_int_equal(write_string_at(dfd, "missing", "1"), -ENOENT); /* never creates */
+        p = path_join(dir, "control");
+        assert_int_equal(write_file_atomic(p, "max\n", 4, 0644), 0);
+        assert_int_equal(write_string_at(dfd, "control", "64"), 0);
+        assert_int_equal(write_string_at(AT_FDCWD, p, "1"), 0);
+        assert_int_equal(read_file_at(dfd, "control", 100, &data, &n), 0);
+        assert_string_equal(data, "14x\n"); /* not truncated, as cgroupfs does not need */
+        link = path_join(dir, "link");
+        assert_int_equal(symlink(p, link), 0);
+        assert_int_equal(write_string_at(dfd, "link", "1"), -ELOOP);
+        assert_int_equal(write_string_at(dfd, ".", "1"), -EISDIR);
+        assert_int_equal(rm_rf(dir), 0);
+}
+
 static void test_path_is_below(void **state)
 {
         assert_true(path_is_below("/a/b", "/a/b"));
@@ -195,6 +220,7 @@ int main(void)
                 cmocka_unit_test(test_strv_split_and_contains),
                 cmocka_unit_test(test_parse_numbers_strict),
                 cmocka_unit_test(test_write_file_atomic_keeps_mode),
+                cmocka_unit_test(test_write_string_at),
                 cmocka_unit_test(test_path_join),
                 cmocka_unit_test(test_path_is_below),
         };

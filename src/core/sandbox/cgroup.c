@@ -38,21 +38,6 @@ static bool has_word(const char *text, const char *word)
         return false;
 }
 
-/* Write @s to the control file @name in @dirfd: 0 or -errno. */
-static int write_control(int dirfd, const char *name, const char *s)
-{
-        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-        size_t n = strlen(s);
-        ssize_t k;
-
-        if (fd < 0)
-                return -errno;
-        k = write(fd, s, n);
-        if (k < 0)
-                return -errno;
-        return (size_t) k == n ? 0 : -EIO;
-}
-
 /* mountinfo escapes space, tab, newline and backslash as \ooo. In place. */
 static void unescape_octal(char *s)
 {
@@ -144,11 +129,11 @@ static int enable_controllers(int dirfd, unsigned missing)
 
         /* One write each: the kernel fails a whole line for one refused controller. */
         if (missing & CGROUP_LIMIT_MEMORY) {
-                k = write_control(dirfd, "cgroup.subtree_control", "+memory");
+                k = write_string_at(dirfd, "cgroup.subtree_control", "+memory");
                 r = r ?: k;
         }
         if (missing & CGROUP_LIMIT_PIDS) {
-                k = write_control(dirfd, "cgroup.subtree_control", "+pids");
+                k = write_string_at(dirfd, "cgroup.subtree_control", "+pids");
                 r = r ?: k;
         }
         return r;
@@ -176,7 +161,7 @@ static int move_self_to_leaf(int dirfd, pid_t self)
         leaf = openat(dirfd, MAIN_LEAF, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (leaf < 0)
                 return -errno;
-        return write_control(leaf, "cgroup.procs", pid);
+        return write_string_at(leaf, "cgroup.procs", pid);
 }
 
 /*
@@ -323,21 +308,21 @@ int run_cgroup_set_limits(int fd, unsigned limits, uint64_t memory_bytes, uint64
 
         if ((limits & CGROUP_LIMIT_MEMORY) && memory_bytes) {
                 snprintf(num, sizeof(num), "%llu", (unsigned long long) memory_bytes);
-                r = write_control(fd, "memory.max", num);
+                r = write_string_at(fd, "memory.max", num);
                 if (r < 0)
                         return r;
                 /* Swap would let the run exceed memory.max (the file is missing without
                  * swap accounting); one OOM kill ends the whole run. */
-                r = write_control(fd, "memory.swap.max", "0");
+                r = write_string_at(fd, "memory.swap.max", "0");
                 if (r < 0 && r != -ENOENT)
                         return r;
-                r = write_control(fd, "memory.oom.group", "1");
+                r = write_string_at(fd, "memory.oom.group", "1");
                 if (r < 0 && r != -ENOENT)
                         return r;
         }
         if ((limits & CGROUP_LIMIT_PIDS) && pids) {
                 snprintf(num, sizeof(num), "%llu", (unsigned long long) pids);
-                r = write_control(fd, "pids.max", num);
+                r = write_string_at(fd, "pids.max", num);
                 if (r < 0)
                         return r;
         }
@@ -400,7 +385,7 @@ void run_cgroup_kill(const struct run_cgroup *c)
 {
         if (!c->path)
                 return;
-        if (write_control(c->fd, "cgroup.kill", "1") == -ENOENT)
+        if (write_string_at(c->fd, "cgroup.kill", "1") == -ENOENT)
                 kill_listed(c->fd);
 }
 

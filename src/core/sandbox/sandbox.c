@@ -152,22 +152,6 @@ static void closedirp(DIR **d)
                 closedir(*d);
 }
 
-/* Write @s to the existing file @path (a /proc control file): 0 or -errno. */
-/* Async-signal-safe (the child uses it too); errno stays that of the failed call. */
-static int write_string_file(const char *path, const char *s)
-{
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-        size_t n = strlen(s);
-        ssize_t k;
-
-        if (fd < 0)
-                return -errno;
-        k = write(fd, s, n);
-        if (k < 0)
-                return -errno;
-        return (size_t) k == n ? 0 : -EIO;
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* The plan: everything the child needs, allocated before fork                                 */
 
@@ -318,35 +302,60 @@ static int plan_ll(char ***list, const char *path)
         return strv_extend(list, path);
 }
 
-/* An unshared user namespace whose map sends on-disk uid 0 to the sandbox's host uid. */
+#define IDMAP_HELPER_STACK (16 * 1024)
+
+/*
+ * The helper holds the user namespace until the pipe @arg ({read, write}) closes: when we are
+ * done, or die. It shares our memory and our thread's TLS, so it makes raw system calls only,
+ * none of which can fail in a way that writes errno here (with every signal blocked: close
+ * an fd it has, read a pipe that stays open until we close it, exit).
+ */
+static int idmap_helper(void *arg)
+{
+        const int *sync = arg;
+        sigset_t all;
+        char c;
+
+        /* No handler may run here (and interrupt the read): block all there is. */
+        sigfillset(&all);
+        (void) syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, _NSIG / 8);
+        (void) syscall(SYS_close, sync[1]); /* our copy of the write end */
+        (void) syscall(SYS_read, sync[0], &c, 1);
+        syscall(SYS_exit, 0);
+        return 0;
+}
+
+/*
+ * An unshared user namespace whose map sends on-disk uid 0 to the sandbox's host uid. The
+ * helper that holds it while we write its maps shares our memory (CLONE_VM): no page tables
+ * to copy and tear down, which made this one of the costliest steps of a root start.
+ */
 static int make_idmap_userns(struct diag *reterr)
 {
+        _cleanup_free_ char *stack = malloc(IDMAP_HELPER_STACK);
         int sync[2], fd;
         char path[64], map[64];
         pid_t pid;
 
+        if (!stack)
+                return diag_set(reterr, -ENOMEM, "namespaces: out of memory");
         if (pipe2(sync, O_CLOEXEC) < 0)
                 return diag_set(reterr, -errno, "namespaces: pipe2 failed: %m");
-        pid = (pid_t) syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
-        if (pid == 0) {
-                char c;
-                safe_close(sync[1]);
-                (void) !read(sync[0], &c, 1);
-                _exit(0);
-        }
-        safe_close(sync[0]);
+        pid = clone(idmap_helper, stack + IDMAP_HELPER_STACK, CLONE_NEWUSER | CLONE_VM | SIGCHLD,
+                    sync);
         if (pid < 0) {
                 int r = -errno;
+                safe_close(sync[0]);
                 safe_close(sync[1]);
                 return diag_set(reterr, r, "namespaces: cannot create a user namespace: %s",
                                 strerror(-r));
         }
         snprintf(map, sizeof(map), "0 %u 1\n", (unsigned) SANDBOX_HOST_UID);
         snprintf(path, sizeof(path), "/proc/%d/uid_map", (int) pid);
-        fd = write_string_file(path, map);
+        fd = write_string_at(AT_FDCWD, path, map);
         if (fd >= 0) {
                 snprintf(path, sizeof(path), "/proc/%d/gid_map", (int) pid);
-                fd = write_string_file(path, map);
+                fd = write_string_at(AT_FDCWD, path, map);
         }
         if (fd >= 0) {
                 snprintf(path, sizeof(path), "/proc/%d/ns/user", (int) pid);
@@ -355,7 +364,10 @@ static int make_idmap_userns(struct diag *reterr)
                         fd = -errno;
         }
         safe_close(sync[1]);
-        (void) waitpid(pid, NULL, 0);
+        /* Reaped before its stack is freed (and before sync[0], which it reads, closes). */
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        safe_close(sync[0]);
         if (fd < 0)
                 return diag_set(reterr, fd, "namespaces: cannot set up the id mapping: %s",
                                 strerror(-fd));
@@ -630,9 +642,9 @@ static void build_root(struct plan *p, int errfd)
 static int write_own_maps(const struct plan *p)
 {
         if (prctl(PR_SET_DUMPABLE, 1) < 0 ||
-            write_string_file("/proc/self/setgroups", "deny") < 0 ||
-            write_string_file("/proc/self/uid_map", p->uid_map) < 0 ||
-            write_string_file("/proc/self/gid_map", p->gid_map) < 0)
+            write_string_at(AT_FDCWD, "/proc/self/setgroups", "deny") < 0 ||
+            write_string_at(AT_FDCWD, "/proc/self/uid_map", p->uid_map) < 0 ||
+            write_string_at(AT_FDCWD, "/proc/self/gid_map", p->gid_map) < 0)
                 return -1;
         return 0;
 }
