@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "basic/fd-util.h"
@@ -22,6 +23,8 @@
  * the kernel can show (clone3 into the leaf, cgroup.kill, removal) is driven through the real
  * binary in tests/integration/test_isolation.py.
  */
+
+#define USER_UID ((uid_t) 1000) /* ptc as a user: a writable cgroup is a delegated one */
 
 struct fixture {
         char dir[64]; /* the fake cgroup2 mount */
@@ -119,7 +122,7 @@ static void test_no_cgroup2_mount(void **state)
         assert_int_equal(cgroup_base_prepare("22 1 0:21 / /proc rw - proc proc rw\n"
                                              "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup "
                                              "cgroup rw,cpu\n",
-                                             "0::/\n", getpid(), &b),
+                                             "0::/\n", getpid(), USER_UID, &b),
                          0);
         assert_null(b.path);
         assert_string_equal(b.why, "no cgroup v2 hierarchy is mounted");
@@ -131,7 +134,7 @@ static void test_no_v2_line(void **state)
         _cleanup_free_ char *mi = mountinfo_for(f, "/");
         struct cgroup_base b;
 
-        assert_int_equal(cgroup_base_prepare(mi, "4:memory:/x\n", getpid(), &b), 0);
+        assert_int_equal(cgroup_base_prepare(mi, "4:memory:/x\n", getpid(), USER_UID, &b), 0);
         assert_null(b.path);
         assert_string_equal(b.why, "ptc's cgroup v2 is unknown (no 0:: line)");
 }
@@ -146,7 +149,7 @@ static void test_both_controllers_enabled(void **state)
         struct cgroup_base b;
 
         assert_int_equal(cgroup_base_prepare(mi, "1:name=systemd:/\n0::/user.slice/ptc.scope\n",
-                                             getpid(), &b),
+                                             getpid(), USER_UID, &b),
                          0);
         assert_string_equal(b.path, dir);
         assert_int_equal(b.limits, CGROUP_LIMIT_MEMORY | CGROUP_LIMIT_PIDS);
@@ -165,7 +168,7 @@ static void test_only_pids_offered(void **state)
         _cleanup_free_ char *dir = make_cgroup(f, "a", "cpu pids hugetlb\n", "pids\n");
         struct cgroup_base b;
 
-        assert_int_equal(cgroup_base_prepare(mi, "0::/a\n", getpid(), &b), 0);
+        assert_int_equal(cgroup_base_prepare(mi, "0::/a\n", getpid(), USER_UID, &b), 0);
         assert_string_equal(b.path, dir);
         assert_int_equal(b.limits, CGROUP_LIMIT_PIDS);
         assert_non_null(strstr(b.why, "; pids.max (no memory controller: RLIMIT_DATA"));
@@ -179,7 +182,7 @@ static void test_root_without_controllers(void **state)
         struct cgroup_base b;
 
         free(make_cgroup(f, "", "hugetlb\n", ""));
-        assert_int_equal(cgroup_base_prepare(mi, "0::/\n", getpid(), &b), 0);
+        assert_int_equal(cgroup_base_prepare(mi, "0::/\n", getpid(), USER_UID, &b), 0);
         assert_string_equal(b.path, f->dir); /* the mount itself */
         assert_int_equal(b.limits, 0);
         assert_non_null(strstr(b.why, "; no memory or pids controller there: rlimits bound"));
@@ -207,10 +210,40 @@ static void test_stale_leaves_pruned(void **state)
         assert_int_equal(mkdir(live, 0755), 0);
         assert_int_equal(mkdir(dead, 0755), 0);
         assert_int_equal(mkdir(other, 0755), 0);
-        assert_int_equal(cgroup_base_prepare(mi, "0::/g\n", getpid(), &b), 0);
+        assert_int_equal(cgroup_base_prepare(mi, "0::/g\n", getpid(), USER_UID, &b), 0);
         assert_int_equal(stat(live, &st), 0);
         assert_int_equal(stat(other, &st), 0); /* not a name ptc makes */
         assert_int_equal(stat(dead, &st) < 0 ? errno : 0, ENOENT);
+        cgroup_base_release(&b);
+}
+
+/* Root outside the root cgroup uses only a cgroup marked delegated. */
+static void test_root_needs_a_delegated_cgroup(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_free_ char *mi = mountinfo_for(f, "/");
+        _cleanup_free_ char *dir =
+                make_cgroup(f, "system.slice/x.service", "memory pids\n", "memory pids\n");
+        struct cgroup_base b;
+
+        assert_int_equal(cgroup_base_prepare(mi, "0::/system.slice/x.service\n", getpid(), 0, &b),
+                         0);
+        assert_null(b.path);
+        assert_non_null(strstr(b.why, "needs the trusted.delegate xattr"));
+        /* Its own root (of the host, or of a container's cgroup namespace) is root's. */
+        free(make_cgroup(f, "", "memory pids\n", "memory pids\n"));
+        assert_int_equal(cgroup_base_prepare(mi, "0::/\n", getpid(), 0, &b), 0);
+        assert_string_equal(b.path, f->dir);
+        cgroup_base_release(&b);
+        /* Marked as systemd marks Delegate=yes (trusted.* needs root; user.* works on tmpfs). */
+        if (setxattr(dir, "trusted.delegate", "1", 1, 0) < 0 &&
+            setxattr(dir, "user.delegate", "1", 1, 0) < 0) {
+                skip();
+                return;
+        }
+        assert_int_equal(cgroup_base_prepare(mi, "0::/system.slice/x.service\n", getpid(), 0, &b),
+                         0);
+        assert_string_equal(b.path, dir);
         cgroup_base_release(&b);
 }
 
@@ -225,7 +258,7 @@ static void test_offered_but_not_enabled(void **state)
 
         /* A directory: reading finds nothing, writing fails (EISDIR). */
         assert_int_equal(mkdir(sub, 0755), 0);
-        assert_int_equal(cgroup_base_prepare(mi, "0::/b\n", getpid(), &b), 0);
+        assert_int_equal(cgroup_base_prepare(mi, "0::/b\n", getpid(), USER_UID, &b), 0);
         assert_string_equal(b.path, dir);
         assert_int_equal(b.limits, 0);
         assert_non_null(strstr(b.why, "(offered but not enabled: ptc shares its cgroup)"));
@@ -240,11 +273,12 @@ static void test_mount_of_a_subtree(void **state)
         _cleanup_free_ char *dir = make_cgroup(f, "app", "memory pids\n", "memory pids\n");
         struct cgroup_base b;
 
-        assert_int_equal(cgroup_base_prepare(mi, "0::/machine/c1/app\n", getpid(), &b), 0);
+        assert_int_equal(cgroup_base_prepare(mi, "0::/machine/c1/app\n", getpid(), USER_UID, &b),
+                         0);
         assert_string_equal(b.path, dir);
         cgroup_base_release(&b);
 
-        assert_int_equal(cgroup_base_prepare(mi, "0::/machine/c2\n", getpid(), &b), 0);
+        assert_int_equal(cgroup_base_prepare(mi, "0::/machine/c2\n", getpid(), USER_UID, &b), 0);
         assert_null(b.path);
         assert_non_null(strstr(b.why, "is not below the mounted /machine/c1"));
 }
@@ -259,11 +293,11 @@ static void test_hostile_own_paths(void **state)
 
         free(make_cgroup(f, "c", "memory pids\n", "memory pids\n"));
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                assert_int_equal(cgroup_base_prepare(mi, bad[i], getpid(), &b), 0);
+                assert_int_equal(cgroup_base_prepare(mi, bad[i], getpid(), USER_UID, &b), 0);
                 assert_null(b.path);
         }
         /* Not a cgroup directory (no cgroup.controllers). */
-        assert_int_equal(cgroup_base_prepare(mi, "0::/missing\n", getpid(), &b), 0);
+        assert_int_equal(cgroup_base_prepare(mi, "0::/missing\n", getpid(), USER_UID, &b), 0);
         assert_null(b.path);
         assert_non_null(strstr(b.why, "cannot open ptc's cgroup"));
 }
@@ -281,7 +315,7 @@ static void test_escaped_mount_point(void **state)
         write_text(spaced, "cgroup.subtree_control", "\n");
         assert_true(asprintf(&mi, "41 31 0:38 / %s/with\\040space rw - cgroup2 cgroup2 rw\n",
                              f->dir) > 0);
-        assert_int_equal(cgroup_base_prepare(mi, "0::/\n", getpid(), &b), 0);
+        assert_int_equal(cgroup_base_prepare(mi, "0::/\n", getpid(), USER_UID, &b), 0);
         assert_string_equal(b.path, spaced);
         cgroup_base_release(&b);
 }
@@ -370,6 +404,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_only_pids_offered, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_without_controllers, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_offered_but_not_enabled, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_root_needs_a_delegated_cgroup, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_stale_leaves_pruned, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mount_of_a_subtree, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hostile_own_paths, setup, teardown),

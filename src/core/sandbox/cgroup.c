@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "basic/fd-util.h"
@@ -165,8 +166,9 @@ static int move_self_to_leaf(int dirfd, pid_t self)
 }
 
 /*
- * Remove the empty leaves a ptc that died without cleaning up (SIGKILL, a crash) left in
- * @dirfd. A leaf still holding processes stays: rmdir refuses it.
+ * The leaves of a ptc that died without cleaning up (SIGKILL, a crash): what still runs in
+ * them is the remains of a confined run and is killed; empty ones are removed (a leaf whose
+ * processes are still dying goes the next time). MAIN_LEAF goes too once no ptc is in it.
  */
 static void prune_stale_leaves(int dirfd)
 {
@@ -178,16 +180,22 @@ static void prune_stale_leaves(int dirfd)
                 return;
         fd = -1; /* the DIR owns it */
         while ((de = readdir(d))) {
+                _cleanup_close_ int leaf = -1;
                 int pid, n = 0;
                 unsigned seq;
 
                 if (sscanf(de->d_name, "ptc-%d-%u%n", &pid, &seq, &n) != 2 ||
                     de->d_name[n] != '\0' || pid <= 0)
                         continue;
-                if (kill((pid_t) pid, 0) < 0 && errno == ESRCH)
-                        (void) unlinkat(dirfd, de->d_name, AT_REMOVEDIR);
+                if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+                        continue;
+                leaf = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                if (leaf >= 0 && write_string_at(leaf, "cgroup.kill", "1") < 0)
+                        log_debug("cgroup: cannot kill the remains in %s: %m", de->d_name);
+                (void) unlinkat(dirfd, de->d_name, AT_REMOVEDIR);
         }
         closedir(d);
+        (void) unlinkat(dirfd, MAIN_LEAF, AT_REMOVEDIR); /* EBUSY while a ptc is in it */
 }
 
 static void describe(struct cgroup_base *b, unsigned offered)
@@ -206,7 +214,22 @@ static void describe(struct cgroup_base *b, unsigned offered)
                  offered & ~b->limits ? " (offered but not enabled: ptc shares its cgroup)" : "");
 }
 
-int cgroup_base_prepare(const char *mountinfo, const char *self_cgroup, pid_t self,
+/* trusted.delegate (systemd >= 251 for Delegate=yes) or user.delegate is "1". */
+static bool marked_delegated(int dirfd)
+{
+        static const char *const names[] = {"trusted.delegate", "user.delegate"};
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                char v[8];
+                ssize_t n = fgetxattr(dirfd, names[i], v, sizeof(v));
+
+                if (n == 1 && v[0] == '1')
+                        return true;
+        }
+        return false;
+}
+
+int cgroup_base_prepare(const char *mountinfo, const char *self_cgroup, pid_t self, uid_t euid,
                         struct cgroup_base *ret)
 {
         _cleanup_free_ char *mount = NULL, *root = NULL, *own = NULL, *dir = NULL;
@@ -249,6 +272,18 @@ int cgroup_base_prepare(const char *mountinfo, const char *self_cgroup, pid_t se
                          "ptc's cgroup %.200s is not delegated to it (not writable)", dir);
                 return 0;
         }
+        /*
+         * Root may write every cgroup, but only its own root and a cgroup delegated to it
+         * are its to use: elsewhere (sudo in a login session, a service without
+         * Delegate=yes) the cgroup belongs to systemd. systemd >= 251 marks delegated ones.
+         */
+        if (euid == 0 && strcmp(rel, "/") != 0 && *rel && !marked_delegated(dirfd)) {
+                snprintf(ret->why, sizeof(ret->why),
+                         "ptc's cgroup %.150s is not delegated to it (root outside the root "
+                         "cgroup needs the trusted.delegate xattr of systemd's Delegate=yes)",
+                         dir);
+                return 0;
+        }
 
         offered = read_limits(dirfd, "cgroup.controllers");
         enabled = read_limits(dirfd, "cgroup.subtree_control") & offered;
@@ -283,14 +318,16 @@ static void find_the_base(void)
 {
         _cleanup_free_ char *mountinfo = NULL, *self = NULL;
         size_t n;
+        int r;
 
-        if (read_file_at(AT_FDCWD, "/proc/self/mountinfo", PROC_TEXT_MAX, &mountinfo, &n) < 0 ||
-            read_file_at(AT_FDCWD, "/proc/self/cgroup", PROC_TEXT_MAX, &self, &n) < 0) {
+        r = read_file_at(AT_FDCWD, "/proc/self/mountinfo", PROC_TEXT_MAX, &mountinfo, &n);
+        r = r ?: read_file_at(AT_FDCWD, "/proc/self/cgroup", PROC_TEXT_MAX, &self, &n);
+        if (r < 0) {
                 snprintf(the_base.why, sizeof(the_base.why), "cannot read /proc/self: %s",
-                         strerror(errno));
+                         strerror(-r));
                 return;
         }
-        if (cgroup_base_prepare(mountinfo, self, getpid(), &the_base) < 0)
+        if (cgroup_base_prepare(mountinfo, self, getpid(), geteuid(), &the_base) < 0)
                 snprintf(the_base.why, sizeof(the_base.why), "out of memory");
         log_debug("cgroup: %s", the_base.why);
 }

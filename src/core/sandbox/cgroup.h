@@ -4,9 +4,13 @@
 /*
  * A cgroup v2 leaf per confined run (DESIGN.md section 8, docs/isolation.md "cgroup v2").
  *
- * Where ptc may create cgroups below its own (it runs as root in the root cgroup, or in a
- * cgroup delegated to it), every confined run starts inside a leaf of its own through
- * clone3(CLONE_INTO_CGROUP), so no process of the run is ever outside it. The leaf gets
+ * Where ptc may create cgroups below its own (root in the root cgroup of its cgroup namespace,
+ * or a cgroup delegated to it: writable for a user, marked with the trusted.delegate xattr
+ * for root), every confined run starts inside a leaf of its own through
+ * clone3(CLONE_INTO_CGROUP), so no process of the run starts outside it. The leaf is as
+ * strong as the other layers: its control files belong to the run's user when ptc is not
+ * root, and only the namespaces (no /sys inside) or Landlock (read-only outside the working
+ * directory) keep the script from raising its limits or moving itself out. The leaf gets
  * memory.max (swap off, OOM kills the whole run) and pids.max when the memory and pids
  * controllers are there, and cgroup.kill ends the run at once. The rlimits stay either way:
  * the cgroup adds to them and never replaces them, so a machine without a delegated cgroup
@@ -20,6 +24,7 @@
  */
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "basic/diag.h"
 #include "basic/macro.h"
@@ -47,11 +52,11 @@ const struct cgroup_base *cgroup_base(void);
 /*
  * The work of cgroup_base(), on explicit inputs so it can be tested on a directory tree that
  * stands in for cgroupfs: @mountinfo and @self_cgroup are the texts of /proc/self/mountinfo
- * and /proc/self/cgroup, @self the pid that may move itself. Fills *ret (->path owned:
- * cgroup_base_release()). Returns 0 (usable or not: see ->path) or -ENOMEM.
+ * and /proc/self/cgroup, @self the pid that may move itself, @euid its effective uid. Fills *ret
+ * (->path owned: cgroup_base_release()). Returns 0 (usable or not: see ->path) or -ENOMEM.
  */
 _must_check_ int cgroup_base_prepare(const char *mountinfo, const char *self_cgroup, pid_t self,
-                                     struct cgroup_base *ret);
+                                     uid_t euid, struct cgroup_base *ret);
 void cgroup_base_release(struct cgroup_base *b);
 
 /* One run's leaf. */
