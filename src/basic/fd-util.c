@@ -54,7 +54,11 @@ int write_string_at(int dirfd, const char *path, const char *s)
         k = write(fd, s, n);
         if (k < 0)
                 return -errno;
-        return (size_t) k == n ? 0 : -EIO;
+        if ((size_t) k != n) {
+                errno = EIO;
+                return -EIO;
+        }
+        return 0;
 }
 
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)

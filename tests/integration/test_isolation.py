@@ -1391,32 +1391,43 @@ def test_terminal_strict_commands_get_a_leaf_too(iso):
     assert as_json(r) == {"output": "done", "exit_code": 0}, r
 
 
-def test_a_delegated_cgroup_serves_an_unprivileged_user(iso):
-    """A cgroup delegated to the user (the directory and its control files are the user's,
-    as systemd's Delegate=yes makes them) is used: the run's leaf is made in it, ptc doctor
-    names it, and nothing is left in it afterwards."""
-    if iso.is_root:
-        pytest.skip("the unprivileged variant is the point")
+def test_a_delegated_cgroup_is_used(iso):
+    """A cgroup delegated to ptc is used: for a user, one whose directory and control files
+    are the user's (as systemd's Delegate=yes makes them); for root outside the root cgroup,
+    only one marked with the trusted.delegate xattr (systemd >= 251), never any cgroup it
+    merely may write (a login session's, a service's). ptc doctor names it, the run's leaf is
+    made in it, and nothing is left in it afterwards."""
     if os.geteuid() != 0:
         pytest.skip("making a delegated cgroup needs root")
     base = writable_cgroup_base()
     delegated = base / token("ptc-test-")
     delegated.mkdir()
     try:
-        for f in (delegated, *(delegated / n for n in ("cgroup.procs", "cgroup.threads",
-                                                       "cgroup.subtree_control"))):
-            os.chown(f, iso.uid, iso.gid)
-
         def in_delegated(argv):
-            # The shell moves itself into the delegated cgroup, then becomes ptc.
+            # The shell moves itself into the cgroup, then becomes ptc.
             return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"',
                     str(delegated / "cgroup.procs"), *iso.as_user(argv)]
 
-        doc = subprocess.run(in_delegated([iso.bin, "doctor"]), env=iso.make_env(None),
-                             cwd=str(iso.workdir), capture_output=True, timeout=60)
-        out = doc.stdout.decode()
-        assert doc.returncode == 0 and \
-            f"cgroup      a leaf per run in {delegated}, ended by cgroup.kill" in out, out
+        def doctor_line():
+            doc = subprocess.run(in_delegated([iso.bin, "doctor"]), env=iso.make_env(None),
+                                 cwd=str(iso.workdir), capture_output=True, timeout=60)
+            out = doc.stdout.decode()
+            assert doc.returncode == 0, out
+            return next(l for l in out.splitlines() if l.startswith("  cgroup "))
+
+        if iso.is_root:
+            line = doctor_line()
+            assert line == (f"  cgroup      not used: ptc's cgroup {delegated} is not delegated "
+                            "to it (root outside the root cgroup needs the trusted.delegate "
+                            "xattr of systemd's Delegate=yes)"), line
+            os.setxattr(delegated, "trusted.delegate", b"1")
+        else:
+            for f in (delegated, *(delegated / n for n in ("cgroup.procs", "cgroup.threads",
+                                                           "cgroup.subtree_control"))):
+                os.chown(f, iso.uid, iso.gid)
+        line = doctor_line()
+        assert line.startswith(f"  cgroup      a leaf per run in {delegated}, ended by "
+                               "cgroup.kill"), line
         body = script(HOLD, LEVEL="strict", READY=str(iso.workdir / "ready"),
                       GO=str(iso.workdir / "go"))
         args = [iso.bin, "run", "--isolation", "strict", "-c", body]
@@ -1450,3 +1461,27 @@ def test_doctor_cgroup_line(iso):
     else:
         assert line == (f"  cgroup      not used: ptc's cgroup {cgroup_dir()} is not "
                         "delegated to it (not writable)"), out
+
+
+def test_concurrent_strict_commands_do_not_wait_for_each_other(iso):
+    """Concurrent terminal.isolation strict commands: a start must not wait for another
+    command's sandbox to end. The sandbox's init never execs, so CLOEXEC does not close what
+    it inherited from ptc; it used to keep the setup pipes of starts that other threads had
+    in flight, and a short command then waited for a long one (4 s here, ~1 run in 2)."""
+    cfg = iso.own(iso.write_config("terminal:\n  isolation: strict\n", name="term.yaml"))
+    for _ in range(3):
+        r = run(iso, "strict", """
+            from concurrent.futures import ThreadPoolExecutor
+            from hermes_tools import terminal
+            def timed(cmd):
+                t = time.monotonic()
+                d = terminal(cmd)
+                return cmd, time.monotonic() - t, d["exit_code"]
+            with ThreadPoolExecutor(15) as ex:
+                res = list(ex.map(timed, ["sleep 3"] * 3 + ["echo hi"] * 12))
+            emit({"codes": sorted({c for _, _, c in res}),
+                  "short": sorted(round(s, 2) for cmd, s, _ in res if cmd == "echo hi")})
+            """, "--config", cfg)
+        d = as_json(r)
+        assert d["codes"] == [0], r
+        assert max(d["short"]) < 2.0, d

@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <linux/sched.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -302,23 +303,20 @@ static int plan_ll(char ***list, const char *path)
         return strv_extend(list, path);
 }
 
-#define IDMAP_HELPER_STACK (16 * 1024)
+#define IDMAP_HELPER_STACK (64 * 1024)
 
 /*
  * The helper holds the user namespace until the pipe @arg ({read, write}) closes: when we are
  * done, or die. It shares our memory and our thread's TLS, so it makes raw system calls only,
- * none of which can fail in a way that writes errno here (with every signal blocked: close
- * an fd it has, read a pipe that stays open until we close it, exit).
+ * none of which can fail in a way that writes errno here: it starts with every signal
+ * blocked (no handler can run on its stack), closes an fd it has, reads a pipe that stays
+ * open until we close it, and exits. ptc is linked with -z now: no lazy binding in here.
  */
 static int idmap_helper(void *arg)
 {
         const int *sync = arg;
-        sigset_t all;
         char c;
 
-        /* No handler may run here (and interrupt the read): block all there is. */
-        sigfillset(&all);
-        (void) syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, _NSIG / 8);
         (void) syscall(SYS_close, sync[1]); /* our copy of the write end */
         (void) syscall(SYS_read, sync[0], &c, 1);
         syscall(SYS_exit, 0);
@@ -333,6 +331,7 @@ static int idmap_helper(void *arg)
 static int make_idmap_userns(struct diag *reterr)
 {
         _cleanup_free_ char *stack = malloc(IDMAP_HELPER_STACK);
+        sigset_t all, old;
         int sync[2], fd;
         char path[64], map[64];
         pid_t pid;
@@ -341,15 +340,19 @@ static int make_idmap_userns(struct diag *reterr)
                 return diag_set(reterr, -ENOMEM, "namespaces: out of memory");
         if (pipe2(sync, O_CLOEXEC) < 0)
                 return diag_set(reterr, -errno, "namespaces: pipe2 failed: %m");
+        sigfillset(&all);
+        (void) pthread_sigmask(SIG_SETMASK, &all, &old);
         pid = clone(idmap_helper, stack + IDMAP_HELPER_STACK, CLONE_NEWUSER | CLONE_VM | SIGCHLD,
                     sync);
         if (pid < 0) {
                 int r = -errno;
+                (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
                 safe_close(sync[0]);
                 safe_close(sync[1]);
                 return diag_set(reterr, r, "namespaces: cannot create a user namespace: %s",
                                 strerror(-r));
         }
+        (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
         snprintf(map, sizeof(map), "0 %u 1\n", (unsigned) SANDBOX_HOST_UID);
         snprintf(path, sizeof(path), "/proc/%d/uid_map", (int) pid);
         fd = write_string_at(AT_FDCWD, path, map);
@@ -819,6 +822,14 @@ _noreturn_ static void run_init(const struct sandbox_opts *o, struct plan *p, in
         }
         /* The script's exec closes its copy of errfd; the parent then reads EOF. */
         close(errfd);
+        /*
+         * We never exec, so CLOEXEC does not act here: close for real what was open in ptc
+         * when we were cloned, pipes of other threads' starts among them (holding one would
+         * keep that start waiting for EOF). Only the status pipe is left, and stdio.
+         */
+        if (status_fd > 3)
+                (void) syscall(SYS_close_range, 3U, (unsigned) status_fd - 1, 0U);
+        (void) syscall(SYS_close_range, (unsigned) status_fd + 1, ~0U, 0U);
         (void) prctl(PR_SET_DUMPABLE, 0);
         sigemptyset(&sa.sa_mask);
         (void) sigaction(SIGINT, &sa, NULL);
