@@ -11,3 +11,9 @@ typedef uint64_t usec_t;
 
 /* CLOCK_MONOTONIC in microseconds. */
 usec_t now_usec(void);
+
+/*
+ * The poll() timeout until @deadline (CLOCK_MONOTONIC): milliseconds rounded up, so that poll
+ * never returns before it; 0 once it has passed, -1 for USEC_INFINITY, at most INT_MAX.
+ */
+int poll_timeout_ms(usec_t deadline);

@@ -538,15 +538,7 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
         sb.limits = sandbox_limits_for((uint64_t) c->memory_mb, (uint64_t) c->pids, nofile,
                                        (uint64_t) c->timeout * 2 + 10);
         /* A cgroup leaf of its own where ptc may make one (cgroup.h); the rlimits stay. */
-        if (cgroup_base()->path) {
-                struct diag why = {};
-
-                if (run_cgroup_create(cgroup_base(), (uint64_t) c->memory_mb << 20,
-                                      (uint64_t) c->pids, &e->cgroup, &why) < 0)
-                        log_warning("isolation: running without a cgroup: %s", why.message);
-                else
-                        sb.cgroup = &e->cgroup;
-        }
+        sb.cgroup = run_cgroup_start(sb.limits.data_bytes, sb.limits.pids, "isolation", &e->cgroup);
         r = interpreter_trees(o, &trees);
         r = r ?: sandbox_env(e->child_env, sb.cwd, &ns_env);
         if (r < 0)

@@ -132,18 +132,6 @@ static usec_t usec_sub(usec_t a, usec_t b)
         return a > b ? a - b : 0;
 }
 
-/* poll() timeout for @deadline, rounded up so that poll never returns before it. */
-static int timeout_ms(usec_t deadline)
-{
-        usec_t left, ms;
-
-        if (deadline == USEC_INFINITY)
-                return -1;
-        left = usec_sub(deadline, now_usec());
-        ms = (left + USEC_PER_MSEC - 1) / USEC_PER_MSEC;
-        return ms > INT_MAX ? INT_MAX : (int) ms;
-}
-
 /* "60", "1.5", "0.3": whole seconds when whole, else tenths. */
 static void format_seconds(char *out, size_t n, usec_t usec)
 {
@@ -317,7 +305,7 @@ static int send_message(struct mcp_client *c, json_t *msg, usec_t deadline)
                         break;
                 }
                 /* The pipe is full: the server is busy or stopped reading. */
-                k = poll(&pfd, 1, timeout_ms(deadline));
+                k = poll(&pfd, 1, poll_timeout_ms(deadline));
                 if (k < 0 && errno != EINTR) {
                         r = -EPIPE;
                         break;
@@ -628,7 +616,7 @@ static void *reader_main(void *arg)
                  * (pidfd) or mcp_client_free() (stop_fd, after killing the
                  * server) wakes this.
                  */
-                r = poll(pfd, ELEMENTSOF(pfd), timeout_ms(eof_deadline));
+                r = poll(pfd, ELEMENTSOF(pfd), poll_timeout_ms(eof_deadline));
                 if (r < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -792,7 +780,7 @@ static int request(struct mcp_client *c, const char *method, json_t *params, use
                         break;
 
                 /* USEC_INFINITY: the answer, the server's death or @cancel_fd wakes this. */
-                k = poll(pfd, cancel_fd >= 0 ? 2 : 1, timeout_ms(deadline));
+                k = poll(pfd, cancel_fd >= 0 ? 2 : 1, poll_timeout_ms(deadline));
                 if (k < 0 && errno != EINTR) {
                         r = -errno;
                         break;
@@ -1125,7 +1113,7 @@ static int exited_diag(struct mcp_client *c, usec_t deadline, struct diag *reter
 
                 deadline = MIN(deadline, now_usec() + EOF_EXIT_GRACE_USEC);
                 do
-                        k = poll(&pfd, 1, timeout_ms(deadline));
+                        k = poll(&pfd, 1, poll_timeout_ms(deadline));
                 while (k < 0 && errno == EINTR);
                 if (k > 0)
                         (void) note_exit(c);
@@ -1392,7 +1380,7 @@ static bool wait_exit(struct mcp_client *c, usec_t deadline)
         int k;
 
         do
-                k = poll(&pfd, 1, timeout_ms(deadline));
+                k = poll(&pfd, 1, poll_timeout_ms(deadline));
         while (k < 0 && errno == EINTR);
         return k > 0;
 }

@@ -108,7 +108,7 @@ static int find_own_cgroup(const char *self_cgroup, char **ret)
         return -ENOENT;
 }
 
-/* The controllers of @wanted named in the control file @name of @dirfd. */
+/* Which of memory and pids the control file @name of @dirfd names. */
 static unsigned read_limits(int dirfd, const char *name)
 {
         _cleanup_free_ char *text = NULL;
@@ -401,6 +401,21 @@ int run_cgroup_create(const struct cgroup_base *b, uint64_t memory_bytes, uint64
         return 0;
 }
 
+const struct run_cgroup *run_cgroup_start(uint64_t memory_bytes, uint64_t pids, const char *who,
+                                          struct run_cgroup *ret)
+{
+        struct diag why = {};
+
+        *ret = RUN_CGROUP_NULL;
+        if (!cgroup_base()->path)
+                return NULL;
+        if (run_cgroup_create(cgroup_base(), memory_bytes, pids, ret, &why) < 0) {
+                log_warning("%s: running without a cgroup: %s", who, why.message);
+                return NULL;
+        }
+        return ret;
+}
+
 /* Kernels before 5.14 have no cgroup.kill: SIGKILL each process listed. */
 static void kill_listed(int fd)
 {
@@ -418,12 +433,19 @@ static void kill_listed(int fd)
         }
 }
 
+/* Whether the kill was whole (cgroup.kill), not one round of the fallback. */
+static bool kill_all(const struct run_cgroup *c)
+{
+        if (write_string_at(c->fd, "cgroup.kill", "1") != -ENOENT)
+                return true;
+        kill_listed(c->fd);
+        return false;
+}
+
 void run_cgroup_kill(const struct run_cgroup *c)
 {
-        if (!c->path)
-                return;
-        if (write_string_at(c->fd, "cgroup.kill", "1") == -ENOENT)
-                kill_listed(c->fd);
+        if (c->path)
+                (void) kill_all(c);
 }
 
 /* "populated 0" in cgroup.events: the leaf and its descendants hold no process. */
@@ -442,22 +464,24 @@ int run_cgroup_destroy(struct run_cgroup *c, usec_t timeout)
 {
         _cleanup_close_ int events = -1;
         usec_t deadline = now_usec() + timeout;
+        bool whole;
         int r = 0;
 
         if (!c->path)
                 return 0;
-        run_cgroup_kill(c);
+        whole = kill_all(c);
         events = openat(c->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
         while (events >= 0 && !is_empty(events)) {
-                usec_t now = now_usec();
                 struct pollfd p = {.fd = events, .events = POLLPRI};
+                int ms = poll_timeout_ms(deadline);
 
-                if (now >= deadline)
+                if (ms == 0)
                         break;
                 /* The kernel signals a change of cgroup.events with POLLPRI. */
-                if (poll(&p, 1, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR)
+                if (poll(&p, 1, ms) < 0 && errno != EINTR)
                         break;
-                kill_listed(c->fd); /* a no-op after cgroup.kill; the fallback needs rounds */
+                if (!whole)
+                        kill_listed(c->fd); /* the fallback: forks since the last round */
         }
         if (rmdir(c->path) < 0) {
                 r = -errno;

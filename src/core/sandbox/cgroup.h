@@ -76,6 +76,14 @@ _must_check_ int run_cgroup_create(const struct cgroup_base *b, uint64_t memory_
                                    uint64_t pids, struct run_cgroup *ret, struct diag *reterr);
 
 /*
+ * The leaf a run starts in, below cgroup_base(): run_cgroup_create() there, or NULL (and
+ * *ret RUN_CGROUP_NULL) without a base or when the leaf cannot be made, which is logged as a
+ * warning naming @who ("isolation", "terminal"). Returns @ret or NULL.
+ */
+const struct run_cgroup *run_cgroup_start(uint64_t memory_bytes, uint64_t pids, const char *who,
+                                          struct run_cgroup *ret);
+
+/*
  * Write the limits @limits (CGROUP_LIMIT_*) allows into the cgroup directory @fd:
  * memory.max @memory_bytes with memory.swap.max 0 and memory.oom.group 1, pids.max @pids;
  * a value of 0 is not written. Returns 0 or -errno.

@@ -61,8 +61,9 @@ struct sb_mount_attr {
 /* Where the new root is assembled, in the child's own mount namespace (see build_root()). */
 #define BASE "/tmp"
 /* The new root's own tmpfs holds only mount points and a few symlinks. */
-#define SETUP_TIMEOUT_MS 10000
 #define ROOT_TMPFS_OPTS "size=1m,nr_inodes=4096,mode=0755"
+/* The child's setup takes milliseconds; one stuck in it is killed after this. */
+#define SETUP_TIMEOUT_MS 10000
 
 enum mnt_kind {
         MNT_BIND_RO,
@@ -962,13 +963,12 @@ static ssize_t read_with_deadline(int fd, void *buf, size_t n, int timeout_ms)
         usec_t end = now_usec() + (usec_t) timeout_ms * USEC_PER_MSEC;
 
         for (;;) {
-                usec_t now = now_usec();
+                int r, timeout = poll_timeout_ms(end);
                 ssize_t k;
-                int r;
 
-                if (now >= end)
+                if (timeout == 0)
                         return -ETIMEDOUT;
-                r = poll(&pf, 1, (int) ((end - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC));
+                r = poll(&pf, 1, timeout);
                 if (r < 0 && errno == EINTR)
                         continue;
                 if (r < 0)

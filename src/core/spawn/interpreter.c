@@ -165,15 +165,15 @@ static int run_probe(const char *path, struct probe *ret)
         }
         for (;;) {
                 struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
-                usec_t now = now_usec();
+                int ms = poll_timeout_ms(end);
                 ssize_t k;
 
-                if (now >= end) {
+                if (ms == 0) {
                         (void) kill(pid, SIGKILL);
                         r = -ETIMEDOUT;
                         break;
                 }
-                if (poll(&p, 1, (int) ((end - now) / USEC_PER_MSEC) + 1) < 0) {
+                if (poll(&p, 1, ms) < 0) {
                         if (errno == EINTR)
                                 continue;
                         r = -errno;

@@ -319,13 +319,8 @@ again:
                 so.stdout_fd = out_w;
                 so.stderr_fd = o->merge_stderr ? out_w : null_fd;
                 /* A cgroup leaf of its own where ptc may make one; destroyed on return. */
-                if (cgroup_base()->path) {
-                        if (run_cgroup_create(cgroup_base(), so.limits.data_bytes, so.limits.pids,
-                                              &cgroup, &d) >= 0)
-                                so.cgroup = &cgroup;
-                        else
-                                log_warning("terminal: running without a cgroup: %s", d.message);
-                }
+                so.cgroup =
+                        run_cgroup_start(so.limits.data_bytes, so.limits.pids, "terminal", &cgroup);
                 r = sandbox_spawn(&so, &sp, NULL, &d);
                 if (r < 0) {
                         (void) snprintf(ret->error, sizeof(ret->error), "%.500s", d.message);
