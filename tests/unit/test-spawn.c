@@ -1107,6 +1107,30 @@ static void test_interpreter_resolve_shim_broken(void **state)
         release_config(&c);
 }
 
+/* A shim that never answers: the probe gives up at its deadline instead of hanging ptc. */
+static void test_interpreter_resolve_shim_hangs(void **state)
+{
+        struct fixture *f = *state;
+        char bin[128], shim[160], path[300];
+        struct ptc_config c;
+        struct diag d = {};
+        char *p = NULL;
+        usec_t start = now_usec();
+        int r;
+
+        make_dir(f->dir, "hangbin", bin, sizeof(bin));
+        snprintf(shim, sizeof(shim), "%s/python3", bin);
+        write_script(shim, "#!/bin/sh\nexec sleep 60\n");
+        snprintf(path, sizeof(path), "%s:/usr/bin", bin);
+        assert_int_equal(setenv("PATH", path, 1), 0);
+        init_config(&c, "python3");
+        r = interpreter_resolve(&c, PTC_MODE_STRICT, &p, &d);
+        assert_true(r < 0);
+        assert_non_null(strstr(d.message, shim));
+        assert_true(now_usec() - start < 20 * USEC_PER_SEC);
+        release_config(&c);
+}
+
 static void test_interpreter_resolve_project_venv(void **state)
 {
         struct fixture *f = *state;
@@ -1214,6 +1238,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_interpreter_resolve_strict_path, setup_interp,
                                                 teardown_interp),
                 cmocka_unit_test_setup_teardown(test_interpreter_resolve_shim_cached, setup_interp,
+                                                teardown_interp),
+                cmocka_unit_test_setup_teardown(test_interpreter_resolve_shim_hangs, setup_interp,
                                                 teardown_interp),
                 cmocka_unit_test_setup_teardown(test_interpreter_resolve_shim_broken, setup_interp,
                                                 teardown_interp),

@@ -165,7 +165,7 @@ static int run_probe(const char *path, struct probe *ret)
         }
         for (;;) {
                 struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
-                int ms = poll_timeout_ms(end);
+                int ms = poll_timeout_ms(end), n;
                 ssize_t k;
 
                 if (ms == 0) {
@@ -173,13 +173,16 @@ static int run_probe(const char *path, struct probe *ret)
                         r = -ETIMEDOUT;
                         break;
                 }
-                if (poll(&p, 1, ms) < 0) {
+                n = poll(&p, 1, ms);
+                if (n < 0) {
                         if (errno == EINTR)
                                 continue;
                         r = -errno;
                         (void) kill(pid, SIGKILL);
                         break;
                 }
+                if (n == 0)
+                        continue; /* the deadline: a read now would block on a silent child */
                 k = read(pipefd[0], buf + len, sizeof(buf) - 1 - len);
                 if (k < 0 && errno == EINTR)
                         continue;
