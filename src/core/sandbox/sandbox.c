@@ -307,19 +307,24 @@ static int plan_ll(char ***list, const char *path)
 #define IDMAP_HELPER_STACK (64 * 1024)
 
 /*
- * The helper holds the user namespace until the pipe @arg ({read, write}) closes: when we are
- * done, or die. It shares our memory and our thread's TLS, so it makes raw system calls only,
- * none of which can fail in a way that writes errno here: it starts with every signal
- * blocked (no handler can run on its stack), closes an fd it has, reads a pipe that stays
- * open until we close it, and exits. ptc is linked with -z now: no lazy binding in here.
+ * The helper holds the user namespace until we kill it (SIGKILL, when its maps are written
+ * and the namespace is open) or until the thread that made it dies. It shares our memory and
+ * our thread's TLS, so it makes raw system calls only, none of which can fail in a way that
+ * writes errno here; it starts with every signal blocked (no handler can run on its stack).
+ * ptc is linked with -z now: no lazy binding in here.
+ *
+ * Not a pipe it waits to see closed: without CLONE_FILES it holds a copy of every fd ptc had
+ * at the clone, the write ends of the helpers other threads have in flight among them, and
+ * two concurrent starts then waited for each other's EOF forever.
  */
 static int idmap_helper(void *arg)
 {
-        const int *sync = arg;
-        char c;
+        pid_t parent = *(const pid_t *) arg;
 
-        (void) syscall(SYS_close, sync[1]); /* our copy of the write end */
-        (void) syscall(SYS_read, sync[0], &c, 1);
+        (void) syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
+        if (syscall(SYS_getppid) == parent)
+                /* No fds and no timeout: sleeps until SIGKILL, which no mask holds back. */
+                (void) syscall(SYS_ppoll, NULL, 0UL, NULL, NULL, 0UL);
         syscall(SYS_exit, 0);
         return 0;
 }
@@ -332,24 +337,20 @@ static int idmap_helper(void *arg)
 static int make_idmap_userns(struct diag *reterr)
 {
         _cleanup_free_ char *stack = malloc(IDMAP_HELPER_STACK);
+        pid_t self = getpid(), pid;
         sigset_t all, old;
-        int sync[2], fd;
         char path[64], map[64];
-        pid_t pid;
+        int fd;
 
         if (!stack)
                 return diag_set(reterr, -ENOMEM, "namespaces: out of memory");
-        if (pipe2(sync, O_CLOEXEC) < 0)
-                return diag_set(reterr, -errno, "namespaces: pipe2 failed: %m");
         sigfillset(&all);
         (void) pthread_sigmask(SIG_SETMASK, &all, &old);
         pid = clone(idmap_helper, stack + IDMAP_HELPER_STACK, CLONE_NEWUSER | CLONE_VM | SIGCHLD,
-                    sync);
+                    &self);
         if (pid < 0) {
                 int r = -errno;
                 (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
-                safe_close(sync[0]);
-                safe_close(sync[1]);
                 return diag_set(reterr, r, "namespaces: cannot create a user namespace: %s",
                                 strerror(-r));
         }
@@ -367,11 +368,10 @@ static int make_idmap_userns(struct diag *reterr)
                 if (fd < 0)
                         fd = -errno;
         }
-        safe_close(sync[1]);
-        /* Reaped before its stack is freed (and before sync[0], which it reads, closes). */
+        /* Our unreaped child: the pid is still its own. Reaped before its stack is freed. */
+        (void) kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                 ;
-        safe_close(sync[0]);
         if (fd < 0)
                 return diag_set(reterr, fd, "namespaces: cannot set up the id mapping: %s",
                                 strerror(-fd));
