@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int fd_set_nonblock(int fd, bool nonblock)
@@ -171,4 +173,48 @@ int memfd_with_data(const char *name, const void *p, size_t n)
         if (lseek(fd, 0, SEEK_SET) < 0)
                 return -errno;
         return TAKE_FD(fd);
+}
+
+/* close_range(2) of [@lo, @hi], or (before Linux 5.9) close() of each fd below RLIMIT_NOFILE. */
+static int close_fd_range(unsigned lo, unsigned hi)
+{
+        struct rlimit rl;
+
+#ifdef SYS_close_range
+        if (syscall(SYS_close_range, lo, hi, 0U) == 0)
+                return 0;
+        if (errno != ENOSYS)
+                return -errno;
+#endif
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return -errno;
+        for (unsigned fd = lo; fd <= hi && fd < rl.rlim_cur; fd++)
+                (void) close((int) fd);
+        return 0;
+}
+
+int close_all_fds_but(int *keep, size_t n)
+{
+        unsigned next = 0;
+
+        /* Insertion sort: a handful of fds, and no library call. */
+        for (size_t i = 1; i < n; i++)
+                for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+                        int t = keep[j];
+                        keep[j] = keep[j - 1];
+                        keep[j - 1] = t;
+                }
+        for (size_t i = 0; i < n; i++) {
+                int r;
+
+                if (keep[i] < 0 || (unsigned) keep[i] < next)
+                        continue; /* skipped, or a duplicate */
+                if ((unsigned) keep[i] > next) {
+                        r = close_fd_range(next, (unsigned) keep[i] - 1);
+                        if (r < 0)
+                                return r;
+                }
+                next = (unsigned) keep[i] + 1;
+        }
+        return close_fd_range(next, ~0U);
 }

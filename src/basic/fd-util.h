@@ -22,6 +22,14 @@ _must_check_ int write_all(int fd, const void *p, size_t n);
 _must_check_ int write_string_at(int dirfd, const char *path, const char *s);
 
 /*
+ * Close every fd of this process but those in @keep (@n of them; negative entries are
+ * skipped, the array is sorted in place). For a child between clone and exec, where CLOEXEC
+ * has not acted yet and a copy of another thread's pipe end would keep that pipe open:
+ * async-signal-safe. 0 or -errno.
+ */
+int close_all_fds_but(int *keep, size_t n);
+
+/*
  * A memfd (named @name, close-on-exec) holding the @n bytes of @p, its offset
  * rewound to 0: a child's stdin that cannot deadlock the way a pipe can.
  * Returns the fd (caller closes) or -errno.

@@ -10,6 +10,7 @@
 #include "basic/diag.h"
 #include "basic/log.h"
 #include "basic/path-util.h"
+#include "basic/process-util.h"
 #include "cli/cli.h"
 #include "core/registry/registry.h"
 #include "core/sandbox/sandbox.h"

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../lib/ptc-test.h"
@@ -13,6 +15,7 @@
 #include "basic/fd-util.h"
 #include "basic/parse-util.h"
 #include "basic/path-util.h"
+#include "basic/process-util.h"
 #include "basic/strv.h"
 #include "basic/utf8.h"
 
@@ -169,6 +172,72 @@ static void test_write_string_at(void **state)
         assert_int_equal(rm_rf(dir), 0);
 }
 
+/* In a child: open fds, keep some (unsorted, a duplicate, a -1), check what is left. */
+static void test_close_all_fds_but(void **state)
+{
+        int status;
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                int a[2], b[2], high, keep[6], open_count = 0;
+
+                if (pipe(a) < 0 || pipe(b) < 0 || (high = fcntl(a[0], F_DUPFD, 200)) < 0)
+                        _exit(10);
+                keep[0] = high;
+                keep[1] = 2;
+                keep[2] = b[0];
+                keep[3] = -1;
+                keep[4] = b[0];
+                keep[5] = 1;
+                if (close_all_fds_but(keep, ELEMENTSOF(keep)) < 0)
+                        _exit(11);
+                if (fcntl(high, F_GETFD) < 0 || fcntl(b[0], F_GETFD) < 0 || fcntl(1, F_GETFD) < 0 ||
+                    fcntl(2, F_GETFD) < 0)
+                        _exit(12); /* a kept fd was closed */
+                for (int fd = 0; fd < 1024; fd++)
+                        open_count += fcntl(fd, F_GETFD) >= 0;
+                _exit(open_count == 4 ? 0 : 13); /* 0, a[*] and b[1] closed */
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_pidfd_exited(void **state)
+{
+        int sync[2], self = self_pidfd(), status;
+        struct pollfd pf;
+        pid_t pid;
+        _cleanup_close_ int fd = -EBADF;
+
+        assert_false(pidfd_exited(-1));
+        if (self == -ENOSYS)
+                skip(); /* no pidfds in this kernel (or valgrind) */
+        assert_true(self >= 0);
+        assert_int_equal(self_pidfd(), self); /* opened once */
+        assert_false(pidfd_exited(self));
+
+        assert_int_equal(pipe(sync), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char c;
+                close(sync[1]);
+                _exit(read(sync[0], &c, 1) == 0 ? 0 : 1);
+        }
+        close(sync[0]);
+        fd = pidfd_open_compat(pid);
+        assert_true(fd >= 0);
+        assert_false(pidfd_exited(fd));
+        close(sync[1]); /* the child reads EOF and exits */
+        pf = (struct pollfd){.fd = fd, .events = POLLIN};
+        assert_int_equal(poll(&pf, 1, 10000), 1);
+        assert_true(pidfd_exited(fd)); /* a zombie has exited too */
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(pidfd_exited(fd));
+}
+
 static void test_path_is_below(void **state)
 {
         assert_true(path_is_below("/a/b", "/a/b"));
@@ -221,6 +290,8 @@ int main(void)
                 cmocka_unit_test(test_parse_numbers_strict),
                 cmocka_unit_test(test_write_file_atomic_keeps_mode),
                 cmocka_unit_test(test_write_string_at),
+                cmocka_unit_test(test_close_all_fds_but),
+                cmocka_unit_test(test_pidfd_exited),
                 cmocka_unit_test(test_path_join),
                 cmocka_unit_test(test_path_is_below),
         };

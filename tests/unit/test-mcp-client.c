@@ -19,6 +19,7 @@
 #include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/path-util.h"
+#include "basic/process-util.h"
 #include "basic/time-util.h"
 #include "core/config/config.h"
 #include "core/mcp/mcp-client.h"
@@ -531,7 +532,7 @@ static void test_mcp_client_server_ping(void **state)
 
 /* ---- teardown ---- */
 
-static bool pidfd_exited(int pidfd, int ms)
+static bool pidfd_exits_within(int pidfd, int ms)
 {
         struct pollfd p = {.fd = pidfd, .events = POLLIN};
 
@@ -552,7 +553,7 @@ static void test_mcp_client_free_kills_group(void **state)
         assert_int_equal(getpgid(child), pid);
         child_fd = pidfd_open_compat(child);
         assert_true(child_fd >= 0);
-        assert_false(pidfd_exited(child_fd, 0));
+        assert_false(pidfd_exits_within(child_fd, 0));
 
         t0 = now_usec();
         c = mcp_client_free(c);
@@ -561,7 +562,7 @@ static void test_mcp_client_free_kills_group(void **state)
         assert_int_equal(kill(pid, 0), -1);
         assert_int_equal(errno, ESRCH);
         /* The grandchild is reaped by init, later: its pidfd says it is dead already. */
-        assert_true(pidfd_exited(child_fd, 1000));
+        assert_true(pidfd_exits_within(child_fd, 1000));
 }
 
 static void test_mcp_client_free_sigkill(void **state)

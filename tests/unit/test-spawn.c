@@ -20,6 +20,7 @@
 #include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/path-util.h"
+#include "basic/process-util.h"
 #include "basic/time-util.h"
 #include "core/config/config.h"
 #include "core/spawn/interpreter.h"

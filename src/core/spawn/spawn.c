@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "basic/fd-util.h"
+#include "basic/process-util.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #        define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -30,16 +31,6 @@ struct child_error {
         int stage;
         int error;
 };
-
-int pidfd_open_compat(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-        int fd = (int) syscall(SYS_pidfd_open, pid, 0);
-        return fd < 0 ? -errno : fd;
-#else
-        return -ENOSYS;
-#endif
-}
 
 _noreturn_ static void child_fail(int errpipe, int stage)
 {

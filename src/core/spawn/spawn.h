@@ -40,6 +40,3 @@ struct spawn_opts {
  */
 _must_check_ int spawn_process(const struct spawn_opts *o, pid_t *ret_pid, int *ret_pidfd,
                                struct diag *reterr);
-
-/* pidfd_open(2), -errno on failure (ENOSYS on old kernels and valgrind). */
-int pidfd_open_compat(pid_t pid);

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+#include "basic/process-util.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int pidfd_open_compat(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+        /* pidfds are always close-on-exec. */
+        int fd = (int) syscall(SYS_pidfd_open, pid, 0);
+        return fd < 0 ? -errno : fd;
+#else
+        (void) pid;
+        return -ENOSYS;
+#endif
+}
+
+static int self_pidfd_value = -ENOSYS;
+static pthread_once_t self_pidfd_once = PTHREAD_ONCE_INIT;
+
+static void self_pidfd_open(void)
+{
+        self_pidfd_value = pidfd_open_compat(getpid());
+}
+
+int self_pidfd(void)
+{
+        (void) pthread_once(&self_pidfd_once, self_pidfd_open);
+        return self_pidfd_value;
+}
+
+bool pidfd_exited(int pidfd)
+{
+        struct pollfd pf = {.fd = pidfd, .events = POLLIN};
+
+        if (pidfd < 0)
+                return false;
+        return poll(&pf, 1, 0) > 0 && (pf.revents & (POLLIN | POLLHUP));
+}

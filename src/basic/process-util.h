@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Process helpers: pidfds, and how a child knows that ptc is gone. */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "basic/macro.h"
+
+/* pidfd_open(2), close-on-exec. The fd (caller closes) or -errno (ENOSYS before Linux 5.3 and
+ * under valgrind). */
+_must_check_ int pidfd_open_compat(pid_t pid);
+
+/*
+ * A pidfd of this process, opened once and kept (never close it): a child polls it to learn
+ * whether ptc has exited, which no copy of any fd held by a sibling can hide (a pipe's
+ * POLLERR can). -errno when there is no pidfd. Thread-safe.
+ */
+int self_pidfd(void);
+
+/*
+ * Has the process behind @pidfd exited (all of its threads)? A poll with no wait, async-
+ * signal-safe: a child between clone and exec may ask. false when @pidfd < 0 (cannot know).
+ */
+bool pidfd_exited(int pidfd);
