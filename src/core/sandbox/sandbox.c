@@ -24,6 +24,7 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/path-util.h"
+#include "basic/process-util.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "core/sandbox/landlock.h"
@@ -729,16 +730,36 @@ _noreturn_ static void exec_script(const struct sandbox_opts *o, struct plan *p,
                         fail(errfd, ST_SECCOMP, -1);
                 }
         }
+        /* The init's stop signals were blocked since the clone; the script starts with none. */
+        {
+                sigset_t none;
+                sigemptyset(&none);
+                (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        }
         execve(o->path, o->argv, o->envp);
         fail(errfd, ST_EXEC, -1);
 }
 
+/*
+ * The signals the init waits for with sigwaitinfo(): blocked from the clone on, because pid 1
+ * of a namespace drops a signal whose action is the default when it arrives, and a stop sent
+ * before the init is ready would be lost. exec_script() unblocks them.
+ */
+static void init_signal_set(sigset_t *set)
+{
+        sigemptyset(set);
+        sigaddset(set, SIGINT);
+        sigaddset(set, SIGTERM);
+        sigaddset(set, SIGHUP);
+        sigaddset(set, SIGCHLD);
+}
+
 static void reset_signals(void)
 {
-        sigset_t none;
+        sigset_t init_set;
 
-        sigemptyset(&none);
-        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        init_signal_set(&init_set);
+        (void) sigprocmask(SIG_SETMASK, &init_set, NULL);
         for (int s = 1; s < NSIG; s++)
                 if (s != SIGKILL && s != SIGSTOP)
                         (void) signal(s, SIG_DFL);
@@ -758,13 +779,6 @@ static int setup_stdio(const struct sandbox_opts *o)
         if (out < 0 || err < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
                 return -1;
         return 0;
-}
-
-static volatile sig_atomic_t stop_requested; /* the signal that asked */
-
-static void on_stop_signal(int sig)
-{
-        stop_requested = sig;
 }
 
 /*
@@ -799,15 +813,17 @@ static void forward_stop(pid_t script, int asked_by)
 
 /*
  * pid 1 of the sandbox: starts the script, reaps everything, forwards a stop once, and
- * reports the script's status when it is gone (the kernel then kills the rest).
+ * reports the script's status when it is gone (the kernel then kills the rest). It waits for
+ * its signals (blocked since the clone) with sigwaitinfo(): none is lost between a check and
+ * a wait, as with a handler that sets a flag.
  */
 _noreturn_ static void run_init(const struct sandbox_opts *o, struct plan *p, int errfd,
                                 int status_fd)
 {
-        struct sigaction sa = {.sa_handler = on_stop_signal};
-        bool forwarded = false;
+        bool forwarded = false, script_gone = false;
+        sigset_t wait_set;
         int status = 0;
-        pid_t script, pid;
+        pid_t script;
 
         if (setsid() < 0)
                 fail(errfd, ST_INIT, -1);
@@ -823,33 +839,31 @@ _noreturn_ static void run_init(const struct sandbox_opts *o, struct plan *p, in
         }
         /* The script's exec closes its copy of errfd; the parent then reads EOF. */
         close(errfd);
-        /*
-         * We never exec, so CLOEXEC does not act here: close for real what was open in ptc
-         * when we were cloned, pipes of other threads' starts among them (holding one would
-         * keep that start waiting for EOF). Only the status pipe is left, and stdio.
-         */
-        if (status_fd > 3)
-                (void) syscall(SYS_close_range, 3U, (unsigned) status_fd - 1, 0U);
-        (void) syscall(SYS_close_range, (unsigned) status_fd + 1, ~0U, 0U);
+        if (p->userns_fd >= 0)
+                close(p->userns_fd);
         (void) prctl(PR_SET_DUMPABLE, 0);
-        sigemptyset(&sa.sa_mask);
-        (void) sigaction(SIGINT, &sa, NULL);
-        (void) sigaction(SIGTERM, &sa, NULL);
-        (void) sigaction(SIGHUP, &sa, NULL);
-        for (;;) {
-                int st;
+        init_signal_set(&wait_set);
+        while (!script_gone) {
+                siginfo_t si;
+                pid_t pid;
+                int st, sig = sigwaitinfo(&wait_set, &si);
 
-                if (stop_requested && !forwarded) {
+                if (sig < 0)
+                        continue; /* EINTR */
+                if (sig != SIGCHLD) {
+                        if (!forwarded)
+                                forward_stop(script, sig);
                         forwarded = true;
-                        forward_stop(script, stop_requested);
+                        continue;
                 }
-                pid = waitpid(-1, &st, 0);
-                if (pid == script) {
-                        status = st;
-                        break;
-                }
+                /* One SIGCHLD may stand for several exits. */
+                while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+                        if (pid == script) {
+                                status = st;
+                                script_gone = true;
+                        }
                 if (pid < 0 && errno == ECHILD)
-                        break;
+                        script_gone = true;
         }
         (void) !write(status_fd, &status, sizeof(status));
         _exit(0);
@@ -859,7 +873,26 @@ struct child_args {
         const struct sandbox_opts *o;
         struct plan *p;
         int errfd, syncfd, status_fd;
+        int ptc_pidfd; /* self_pidfd() of ptc, or -errno */
+        pid_t ptc;     /* getpid() of ptc */
 };
+
+/*
+ * Did ptc die before our parent-death signal was armed? Outside a pid namespace getppid()
+ * says. Inside (it is 0 there) ptc's pidfd does, whoever holds what; without one, the status
+ * pipe's POLLERR (its read end is ptc's alone once every child has closed what it inherited,
+ * which ours do first thing).
+ */
+static bool ptc_gone(const struct child_args *a, bool in_pid_namespace)
+{
+        struct pollfd pf = {.fd = a->status_fd, .events = 0};
+
+        if (!in_pid_namespace)
+                return getppid() != a->ptc;
+        if (a->ptc_pidfd >= 0)
+                return pidfd_exited(a->ptc_pidfd);
+        return a->status_fd >= 0 && poll(&pf, 1, 0) > 0 && (pf.revents & (POLLERR | POLLHUP));
+}
 
 _noreturn_ static void child_main(struct child_args *a)
 {
@@ -871,14 +904,27 @@ _noreturn_ static void child_main(struct child_args *a)
         reset_signals();
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
                 fail(a->errfd, ST_SIGNALS, -1);
-        /* The parent writes one byte when it is ready; EOF means it died. */
+        if (ptc_gone(a, ns))
+                _exit(127);
+        if (setup_stdio(o) < 0)
+                fail(a->errfd, ST_STDIO, -1);
+        /*
+         * We hold a copy of every fd ptc had at the clone, the pipes of other threads' starts
+         * among them: close them now, not at exec (CLOEXEC), which the init never reaches, nor
+         * after the setup, while a start that waits for EOF on one of them would wait for us.
+         * Nothing of ptc's but 0-2 may cross exec, even fds leaked by a library.
+         */
+        {
+                int keep[] = {0,           1, 2, a->errfd, a->syncfd, a->status_fd, a->ptc_pidfd,
+                              p->userns_fd};
+
+                if (close_all_fds_but(keep, ELEMENTSOF(keep)) < 0)
+                        fail(a->errfd, ST_STDIO, -1);
+        }
+        /* The parent writes one byte when it is ready (it lives: ptc_gone() said so). */
         if (read(a->syncfd, &c, 1) != 1)
                 _exit(127);
         close(a->syncfd);
-        if (setup_stdio(o) < 0)
-                fail(a->errfd, ST_STDIO, -1);
-        /* Nothing of ptc's but 0-2 may cross exec, even fds leaked by a library. */
-        (void) syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 
         if (!ns)
                 exec_script(o, p, a->errfd);
@@ -895,13 +941,11 @@ _noreturn_ static void child_main(struct child_args *a)
                 /* A credential change clears the parent-death signal. */
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
                         fail(a->errfd, ST_SIGNALS, -1);
-        }
-        /* Did ptc die before the parent-death signal was armed again? */
-        {
-                struct pollfd pf = {.fd = a->status_fd, .events = 0};
-                if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLERR | POLLHUP)))
+                if (ptc_gone(a, ns))
                         _exit(127);
         }
+        if (a->ptc_pidfd >= 0)
+                close(a->ptc_pidfd); /* our copy; ptc keeps its own */
         run_init(o, p, a->errfd, a->status_fd);
 }
 
@@ -1004,6 +1048,18 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
                 r = diag_set(reterr, -errno, "cannot create pipes: %m");
                 goto out;
         }
+        /*
+         * The status is read once the init is reaped, when no one can write any more: a child
+         * another thread cloned meanwhile may still hold a copy of the write end, so a read
+         * must never wait for EOF.
+         */
+        if (ns) {
+                r = fd_set_nonblock(statusp[0], true);
+                if (r < 0) {
+                        r = diag_set(reterr, r, "cannot set up the status pipe: %s", strerror(-r));
+                        goto out;
+                }
+        }
         if (ns) {
                 ca.flags =
                         CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
@@ -1022,7 +1078,14 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         }
 
         a = (struct child_args){
-                .o = o, .p = &p, .errfd = errp[1], .syncfd = syncp[0], .status_fd = statusp[1]};
+                .o = o,
+                .p = &p,
+                .errfd = errp[1],
+                .syncfd = syncp[0],
+                .status_fd = statusp[1],
+                .ptc_pidfd = self_pidfd(),
+                .ptc = getpid(),
+        };
         pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
         if (pid < 0 && (ca.flags & CLONE_INTO_CGROUP)) {
                 /* A kernel before 5.7, or a leaf the kernel refuses: the cgroup is an extra,

@@ -115,8 +115,9 @@ _must_check_ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc
                                enum sandbox_layer *ret_failed_layer, struct diag *reterr);
 
 /*
- * After the init exited: the script's exit status as ptc reports it (the exit code, or -N for
- * a signal). Returns -ENODATA when the init died before reporting (it was killed).
+ * After the init was reaped: the script's exit status as ptc reports it (the exit code, or -N
+ * for a signal). Never waits (the pipe is non-blocking). Returns -ENODATA when the init died
+ * before reporting (it was killed).
  */
 int sandbox_read_status(int status_fd, int *ret_status);
 
