@@ -43,6 +43,7 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/macro.h"
+#include "basic/process-util.h"
 #include "basic/time-util.h"
 #include "core/output/ansi.h"
 #include "core/output/capture.h"
@@ -81,18 +82,6 @@
 /* ---------------------------------------------------------------------------------------- */
 /* Running a process                                                                        */
 
-static int pidfd_open_sys(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-        int fd = (int) syscall(SYS_pidfd_open, pid, 0);
-
-        return fd < 0 ? -errno : fd;
-#else
-        return -ENOSYS;
-#endif
-}
-
-/* Move @fd above 2 so the dup2() onto 0..2 never meets itself. Async-signal-safe. */
 static int fd_above_stdio(int fd)
 {
         if (fd > 2 || fd < 0)
@@ -104,8 +93,9 @@ struct child_args {
         const struct tool_process *o;
         char *const *envp;
         const char *cwd;
-        int out_w, err_w, null_fd;
+        int out_w, err_r, err_w, null_fd;
         pid_t parent;
+        int ptc_pidfd; /* self_pidfd(): is ptc alive, from inside a pid namespace */
         bool in_pid_namespace;
         int init_exe_fd;  /* ptc's binary (O_PATH), for the pid namespace's init */
         char **init_argv; /* PIDNS_INIT_ARGV0, path, fallback, argv... */
@@ -130,10 +120,16 @@ static _noreturn_ void child_exec(const struct child_args *a)
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
                 goto fail;
         if (a->in_pid_namespace) {
-                /* getppid() is 0 in here; the parent's end of the error pipe tells instead. */
+                /*
+                 * getppid() is 0 in here; ptc's pidfd tells instead. Without one (Linux < 5.3),
+                 * the error pipe's POLLERR once we dropped our copy of its read end (a sibling
+                 * cloned meanwhile may still hold one: best effort).
+                 */
                 struct pollfd pf = {.fd = a->err_w, .events = 0};
 
-                if (poll(&pf, 1, 0) > 0 && (pf.revents & POLLERR))
+                (void) close(a->err_r);
+                if (a->ptc_pidfd >= 0 ? pidfd_exited(a->ptc_pidfd)
+                                      : poll(&pf, 1, 0) > 0 && (pf.revents & POLLERR))
                         _exit(127);
                 /*
                  * A fresh /proc shows this namespace's processes only. Slave first: host mounts
@@ -338,9 +334,11 @@ again:
                 .envp = o->envp ?: empty_env,
                 .cwd = o->cwd ?: "/",
                 .out_w = out_w,
+                .err_r = err_r,
                 .err_w = err_w,
                 .null_fd = null_fd,
                 .parent = getpid(),
+                .ptc_pidfd = self_pidfd(),
                 .init_exe_fd = init_exe_fd,
                 .init_argv = init_argv,
         };
@@ -381,7 +379,7 @@ started:
                 return e;
         }
         if (pidfd < 0)
-                pidfd = pidfd_open_sys(pid);
+                pidfd = pidfd_open_compat(pid);
         if (pidfd < 0) {
                 /*
                  * FIXME: drop once kernel 5.3 (pidfd_open) is the minimum. Without a pidfd
