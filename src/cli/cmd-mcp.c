@@ -67,6 +67,8 @@
 #define MCP_CHILD_GRACE_USEC (30 * USEC_PER_SEC)
 /* After SIGTERM (cancel), how long before SIGKILL. */
 #define MCP_CANCEL_GRACE_USEC (5 * USEC_PER_SEC)
+/* After a SIGKILL of ptc run: its pipes close with it, unless something it started kept one. */
+#define MCP_KILL_DRAIN_USEC (2 * USEC_PER_SEC)
 /* At EOF: how long running calls get to wind down. */
 #define MCP_SHUTDOWN_USEC (10 * USEC_PER_SEC)
 
@@ -338,11 +340,13 @@ static int run_child(struct call *c, const char *code, size_t code_len, double t
                         sent_term = true;
                         kill_at = now + MCP_CANCEL_GRACE_USEC;
                 }
+                if (sent_kill && now >= hard_deadline)
+                        break; /* a pipe still open after the kill: give up on it */
                 if (!sent_kill && now >= MIN(hard_deadline, kill_at)) {
                         (void) kill(pid, SIGKILL);
                         sent_kill = true;
                         kill_at = USEC_INFINITY;
-                        hard_deadline = USEC_INFINITY;
+                        hard_deadline = now + MCP_KILL_DRAIN_USEC;
                 }
                 if (p[0].revents) {
                         k = read(out_r, chunk, sizeof(chunk));
