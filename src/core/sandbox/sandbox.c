@@ -1088,10 +1088,17 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         };
         pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
         if (pid < 0 && (ca.flags & CLONE_INTO_CGROUP)) {
-                /* A kernel before 5.7, or a leaf the kernel refuses: the cgroup is an extra,
-                 * the rlimits hold without it. */
-                log_debug("cannot start inside the cgroup %s: %m; starting without it",
-                          o->cgroup->path);
+                static bool warned;
+
+                /*
+                 * A kernel before 5.7, or a leaf the kernel refuses: the cgroup is an extra,
+                 * the rlimits hold without it. If the refusal was for something else, the
+                 * second clone fails the same way and says so. Said once per process.
+                 */
+                if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+                        log_warning("cannot start inside the cgroup %s: %m; starting without "
+                                    "it (the rlimits still bound memory and processes)",
+                                    o->cgroup->path);
                 ca.flags &= ~CLONE_INTO_CGROUP;
                 ca.cgroup = 0;
                 pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
