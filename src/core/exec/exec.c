@@ -37,7 +37,6 @@
 #include "core/sandbox/cgroup.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
-#include "core/sandbox/seccomp-policy.h"
 #include "core/spawn/proc-tree.h"
 #include "core/spawn/spawn.h"
 #include "core/stubs/stubs.h"
@@ -460,29 +459,23 @@ static int interpreter_trees(const struct exec_opts *o, char ***ret)
 /* The layers an isolation level asks for, before anything was tried. */
 static int wanted_layers(enum ptc_isolation level, int ll_abi, unsigned *ret, struct diag *reterr)
 {
-        unsigned layers = SANDBOX_LAYERS_ALL;
+        char why[_SANDBOX_LAYER_MAX][256];
+        unsigned missing = sandbox_kernel_missing(ll_abi, why);
 
-        if (ll_abi < 1) {
+        for (int l = 0; l < _SANDBOX_LAYER_MAX; l++) {
+                const char *name = sandbox_layer_to_string((enum sandbox_layer) l);
+
+                if (!(missing & (1u << l)))
+                        continue;
                 if (level == PTC_ISOLATION_STRICT)
                         return diag_set(reterr, -EOPNOTSUPP,
-                                        "isolation 'strict' cannot be set up: landlock: not "
-                                        "available in this kernel (%s)",
-                                        strerror(-ll_abi));
-                log_warning("isolation auto: landlock: not available in this kernel (%s); "
-                            "running without the landlock layer (see ptc doctor)",
-                            strerror(-ll_abi));
-                layers &= ~(1u << SANDBOX_LAYER_LANDLOCK);
+                                        "isolation 'strict' cannot be set up: %s: %s", name,
+                                        why[l]);
+                log_warning("isolation auto: %s: %s; running without the %s layer (see ptc "
+                            "doctor)",
+                            name, why[l], name);
         }
-        if (!seccomp_is_available()) {
-                if (level == PTC_ISOLATION_STRICT)
-                        return diag_set(reterr, -EOPNOTSUPP,
-                                        "isolation 'strict' cannot be set up: seccomp: not "
-                                        "available in this kernel");
-                log_warning("isolation auto: seccomp: not available in this kernel; running "
-                            "without the seccomp layer (see ptc doctor)");
-                layers &= ~(1u << SANDBOX_LAYER_SECCOMP);
-        }
-        *ret = layers;
+        *ret = SANDBOX_LAYERS_ALL & ~missing;
         return 0;
 }
 

@@ -82,21 +82,33 @@ static void probe_end_to_end(struct sandbox_probe *p)
         (void) rmdir(dir);
 }
 
+unsigned sandbox_kernel_missing(int landlock_abi, char ret_why[_SANDBOX_LAYER_MAX][256])
+{
+        unsigned missing = 0;
+
+        if (landlock_abi < 1) {
+                missing |= 1u << SANDBOX_LAYER_LANDLOCK;
+                snprintf(ret_why[SANDBOX_LAYER_LANDLOCK], 256, "%s",
+                         landlock_abi == -EOPNOTSUPP ? "disabled at boot (add landlock to lsm=)"
+                         : landlock_abi == -ENOSYS   ? "not in this kernel"
+                                                     : strerror(-landlock_abi));
+        }
+        if (!seccomp_is_available()) {
+                missing |= 1u << SANDBOX_LAYER_SECCOMP;
+                snprintf(ret_why[SANDBOX_LAYER_SECCOMP], 256, "seccomp filters are not available");
+        }
+        return missing;
+}
+
 void sandbox_probe(struct sandbox_probe *ret)
 {
         struct sandbox_probe p = {};
+        unsigned missing;
 
         p.landlock_abi = landlock_abi();
-        if (p.landlock_abi >= 1)
-                p.works[SANDBOX_LAYER_LANDLOCK] = true;
-        else
-                snprintf(p.why[SANDBOX_LAYER_LANDLOCK], 256, "%s",
-                         p.landlock_abi == -EOPNOTSUPP ? "disabled at boot (add landlock to lsm=)"
-                         : p.landlock_abi == -ENOSYS   ? "not in this kernel"
-                                                       : strerror(-p.landlock_abi));
-        p.works[SANDBOX_LAYER_SECCOMP] = seccomp_is_available();
-        if (!p.works[SANDBOX_LAYER_SECCOMP])
-                snprintf(p.why[SANDBOX_LAYER_SECCOMP], 256, "seccomp filters are not available");
+        missing = sandbox_kernel_missing(p.landlock_abi, p.why);
+        p.works[SANDBOX_LAYER_LANDLOCK] = !(missing & (1u << SANDBOX_LAYER_LANDLOCK));
+        p.works[SANDBOX_LAYER_SECCOMP] = !(missing & (1u << SANDBOX_LAYER_SECCOMP));
         p.works[SANDBOX_LAYER_RLIMITS] = true;
         probe_end_to_end(&p);
         *ret = p;

@@ -129,6 +129,14 @@ struct sandbox_probe {
 };
 
 /*
+ * The layers this kernel cannot give at all, whatever the machine's setup: Landlock
+ * (@landlock_abi, landlock_abi()'s answer, < 1) and seccomp. Returns their bit set and, for
+ * each, why in @ret_why[layer] ("disabled at boot (add landlock to lsm=)"). Cheap: strict and
+ * auto ask it for every start, ptc doctor through sandbox_probe().
+ */
+unsigned sandbox_kernel_missing(int landlock_abi, char ret_why[_SANDBOX_LAYER_MAX][256]);
+
+/*
  * Probe every layer; the namespaces probe starts a short-lived child. The cgroup, an extra
  * rather than a layer, is cgroup_base()'s to tell.
  */

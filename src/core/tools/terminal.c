@@ -50,7 +50,6 @@
 #include "core/output/redact.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
-#include "core/sandbox/seccomp-policy.h"
 #include "core/tools/file-safety.h"
 #include "core/tools/pidns-init.h"
 
@@ -757,17 +756,16 @@ static int strict_sandbox(const struct ptc_config *c, char **argv, char *const *
                           const char *cwd, struct sandbox_opts *ret, char ***ret_env, char *err,
                           size_t errlen)
 {
+        char why[_SANDBOX_LAYER_MAX][256];
         int abi = landlock_abi(), r;
+        unsigned missing = sandbox_kernel_missing(abi, why);
 
-        if (abi < 1) {
-                (void) snprintf(err, errlen, "landlock: not available in this kernel (%s)",
-                                strerror(-abi));
-                return -EOPNOTSUPP;
-        }
-        if (!seccomp_is_available()) {
-                (void) snprintf(err, errlen, "seccomp: not available in this kernel");
-                return -EOPNOTSUPP;
-        }
+        for (int l = 0; l < _SANDBOX_LAYER_MAX; l++)
+                if (missing & (1u << l)) {
+                        (void) snprintf(err, errlen, "%s: %s",
+                                        sandbox_layer_to_string((enum sandbox_layer) l), why[l]);
+                        return -EOPNOTSUPP;
+                }
         r = sandbox_env(envp, cwd, ret_env);
         if (r < 0) {
                 (void) snprintf(err, errlen, "out of memory");
