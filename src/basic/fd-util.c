@@ -175,7 +175,10 @@ int memfd_with_data(const char *name, const void *p, size_t n)
         return TAKE_FD(fd);
 }
 
-/* close_range(2) of [@lo, @hi], or (before Linux 5.9) close() of each fd below RLIMIT_NOFILE. */
+/*
+ * close_range(2) of [@lo, @hi], or when that fails (ENOSYS before Linux 5.9; EPERM from a
+ * container's seccomp profile that does not know it) close() of each fd below RLIMIT_NOFILE.
+ */
 static int close_fd_range(unsigned lo, unsigned hi)
 {
         struct rlimit rl;
@@ -183,8 +186,6 @@ static int close_fd_range(unsigned lo, unsigned hi)
 #ifdef SYS_close_range
         if (syscall(SYS_close_range, lo, hi, 0U) == 0)
                 return 0;
-        if (errno != ENOSYS)
-                return -errno;
 #endif
         if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
                 return -errno;

@@ -212,8 +212,8 @@ static void test_pidfd_exited(void **state)
         _cleanup_close_ int fd = -EBADF;
 
         assert_false(pidfd_exited(-1));
-        if (self == -ENOSYS)
-                skip(); /* no pidfds in this kernel (or valgrind) */
+        if (self < 0)
+                skip(); /* no pidfds: an old kernel, valgrind, a seccomp profile refusing them */
         assert_true(self >= 0);
         assert_int_equal(self_pidfd(), self); /* opened once */
         assert_false(pidfd_exited(self));
