@@ -846,10 +846,15 @@ _noreturn_ static void run_init(const struct sandbox_opts *o, struct plan *p, in
         while (!script_gone) {
                 siginfo_t si;
                 pid_t pid;
-                int st, sig = sigwaitinfo(&wait_set, &si);
+                /* sigwaitinfo(), raw: we are a clone of a multi-threaded process. */
+                int st, sig = (int) syscall(SYS_rt_sigtimedwait, &wait_set, &si, NULL,
+                                            (size_t) (_NSIG / 8));
 
-                if (sig < 0)
-                        continue; /* EINTR */
+                if (sig < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        _exit(1); /* cannot wait: no report, ptc sees the script killed */
+                }
                 if (sig != SIGCHLD) {
                         if (!forwarded)
                                 forward_stop(script, sig);
