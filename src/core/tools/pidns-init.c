@@ -14,7 +14,6 @@
 extern char **environ;
 
 static bool available;
-static volatile sig_atomic_t pending_signal;
 
 void pidns_init_set_available(void)
 {
@@ -24,11 +23,6 @@ void pidns_init_set_available(void)
 bool pidns_init_is_available(void)
 {
         return __atomic_load_n(&available, __ATOMIC_RELAXED);
-}
-
-static void on_signal(int sig)
-{
-        pending_signal = sig;
 }
 
 int pidns_probe(void)
@@ -54,33 +48,35 @@ int pidns_probe(void)
         return WIFEXITED(st) ? -WEXITSTATUS(st) : -EIO;
 }
 
+void pidns_init_wait_set(sigset_t *ret)
+{
+        sigemptyset(ret);
+        sigaddset(ret, SIGTERM);
+        sigaddset(ret, SIGINT);
+        sigaddset(ret, SIGHUP);
+        sigaddset(ret, SIGCHLD);
+}
+
+/*
+ * The signals stay blocked (since before our exec) and are taken with sigwaitinfo(): none is
+ * lost between a check and a wait, as with a handler that sets a flag.
+ */
 void pidns_init_main(int argc, char **argv)
 {
-        struct sigaction sa = {.sa_handler = on_signal};
-        sigset_t none;
+        sigset_t wait_set;
         pid_t child;
-        int status = 0;
 
         if (argc < 4)
                 _exit(127);
-        /*
-         * Handlers before the fork, so a stop that arrives early is not lost: the command
-         * gets the default dispositions back before its exec.
-         */
-        sigemptyset(&sa.sa_mask);
-        (void) sigaction(SIGTERM, &sa, NULL);
-        (void) sigaction(SIGINT, &sa, NULL);
-        (void) sigaction(SIGHUP, &sa, NULL);
+        pidns_init_wait_set(&wait_set);
+        (void) sigprocmask(SIG_BLOCK, &wait_set, NULL);
 
         child = fork();
         if (child < 0)
                 _exit(127);
         if (child == 0) {
-                struct sigaction dfl = {.sa_handler = SIG_DFL};
+                sigset_t none;
 
-                (void) sigaction(SIGTERM, &dfl, NULL);
-                (void) sigaction(SIGINT, &dfl, NULL);
-                (void) sigaction(SIGHUP, &dfl, NULL);
                 sigemptyset(&none);
                 (void) sigprocmask(SIG_SETMASK, &none, NULL);
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -91,25 +87,28 @@ void pidns_init_main(int argc, char **argv)
         }
 
         for (;;) {
-                int st;
-                pid_t pid = waitpid(-1, &st, 0);
+                siginfo_t si;
+                pid_t pid;
+                int st, sig = sigwaitinfo(&wait_set, &si);
 
-                if (pid == child) {
-                        status = st;
-                        break;
+                if (sig < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        _exit(127);
                 }
-                if (pid < 0 && errno == EINTR) {
+                if (sig != SIGCHLD) {
                         /* Normally the signal reached the whole process group already. */
-                        if (pending_signal)
-                                (void) kill(child, pending_signal);
-                        pending_signal = 0;
+                        (void) kill(child, sig);
                         continue;
                 }
-                if (pid < 0)
+                while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+                        if (pid == child) {
+                                /* pid 1 cannot die of its own signal: N shows as 128+N. */
+                                if (WIFEXITED(st))
+                                        _exit(WEXITSTATUS(st));
+                                _exit(128 + (WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL));
+                        }
+                if (pid < 0 && errno == ECHILD)
                         _exit(127);
         }
-        /* pid 1 cannot die of its own signal: a signal N shows as 128+N, as in a shell. */
-        if (WIFEXITED(status))
-                _exit(WEXITSTATUS(status));
-        _exit(128 + (WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL));
 }

@@ -99,6 +99,7 @@ struct child_args {
         int init_exe_fd;  /* ptc's binary (O_PATH), for the pid namespace's init */
         char **init_argv; /* PIDNS_INIT_ARGV0, path, fallback, argv... */
         sigset_t empty_mask;
+        sigset_t init_mask; /* pidns_init_wait_set(): kept blocked across the init's exec */
 };
 
 /* The child's word to the parent when its pid namespace cannot be set up (errno added). */
@@ -147,7 +148,8 @@ static _noreturn_ void child_exec(const struct child_args *a)
         for (int s = 1; s < NSIG; s++)
                 if (s != SIGKILL && s != SIGSTOP)
                         (void) sigaction(s, &dfl, NULL);
-        if (sigprocmask(SIG_SETMASK, &a->empty_mask, NULL) < 0)
+        if (sigprocmask(SIG_SETMASK, a->in_pid_namespace ? &a->init_mask : &a->empty_mask, NULL) <
+            0)
                 goto fail;
 
         in_fd = fd_above_stdio(a->o->stdin_fd >= 0 ? a->o->stdin_fd : a->null_fd);
@@ -342,6 +344,7 @@ again:
                 .init_argv = init_argv,
         };
         sigemptyset(&a.empty_mask);
+        pidns_init_wait_set(&a.init_mask);
 
         pid = start_child(&a);
         if (pid < 0)
