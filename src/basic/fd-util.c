@@ -13,6 +13,25 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+int fd_ensure_stdio(void)
+{
+        for (int fd = 0; fd < 3; fd++) {
+                int n;
+
+                if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+                        continue;
+                /* The lowest free fd: this one, as the ones below are open. Not CLOEXEC. */
+                n = open("/dev/null", O_RDWR);
+                if (n < 0)
+                        return -errno;
+                if (n != fd) {
+                        (void) close(n);
+                        return -EBADF;
+                }
+        }
+        return 0;
+}
+
 int fd_set_nonblock(int fd, bool nonblock)
 {
         int flags, nflags;

@@ -11,6 +11,13 @@
 
 _must_check_ int fd_set_nonblock(int fd, bool nonblock);
 
+/*
+ * Open /dev/null on each of fds 0-2 that is closed, so that no fd made later lands there: a
+ * child dup2()s its stdio over 0-2 and would lose a pipe of ours that sat on one. For the
+ * start of main(). 0 or -errno.
+ */
+_must_check_ int fd_ensure_stdio(void);
+
 /* Write all of @p, retrying on EINTR (blocking fds). Returns 0 or -errno. */
 _must_check_ int write_all(int fd, const void *p, size_t n);
 

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "basic/fd-util.h"
 #include "basic/log.h"
 #include "cli/cli.h"
 #include "core/tools/pidns-init.h"
@@ -37,12 +38,18 @@ int main(int argc, char **argv)
                 {"run", cmd_run},   {"schema", cmd_schema}, {"stubs", cmd_stubs},
                 {"tool", cmd_tool}, {"doctor", cmd_doctor}, {"mcp", cmd_mcp},
         };
+        int r;
 
         /* A terminal command's pid 1 (core/tools/pidns-init.h): before anything else. */
         if (argc > 0 && strcmp(argv[0], PIDNS_INIT_ARGV0) == 0)
                 pidns_init_main(argc, argv);
         pidns_init_set_available();
         log_set_program_name("ptc");
+        r = fd_ensure_stdio();
+        if (r < 0) {
+                log_error_errno(r, "cannot open /dev/null on a closed stdin/stdout/stderr: %m");
+                return EXIT_INTERNAL;
+        }
         if (argc < 2) {
                 help();
                 return EXIT_USAGE;

@@ -13,6 +13,7 @@ created once per session when the tests run as root).
 The file skips itself while the build says strict is not available (exit 2).
 """
 
+import json
 import os
 import platform
 import resource
@@ -1485,6 +1486,24 @@ def test_concurrent_strict_commands_do_not_wait_for_each_other(iso):
         d = as_json(r)
         assert d["codes"] == [0], r
         assert max(d["short"]) < 2.0, d
+
+
+def test_closed_stdin_and_stderr_at_start(iso):
+    """ptc started with fds 0 and 2 closed still runs strict, a strict terminal command
+    included: it opens /dev/null on them first, so that no fd made later (a pipe that a
+    child dup2()s its stdio over) can land there."""
+    cfg = iso.own(iso.write_config("terminal:\n  isolation: strict\n", name="term.yaml"))
+    code = script("""
+        from hermes_tools import terminal
+        emit({"t": terminal("echo via-terminal")["output"], "stdin": sys.stdin.read()})
+        """, LEVEL="strict")
+    argv = iso.as_user([iso.bin, "run", "--isolation", "strict", "--config", cfg, "-c", code])
+    p = subprocess.run(["/bin/sh", "-c", 'exec "$@" <&- 2>&-', "sh", *argv],
+                       stdout=subprocess.PIPE, env=iso.make_env(None), cwd=str(iso.workdir),
+                       timeout=DEFAULT_TIMEOUT)
+    d = json.loads(p.stdout)
+    assert p.returncode == 0 and d["status"] == "success", d
+    assert json.loads(d["output"]) == {"t": "via-terminal", "stdin": ""}, d
 
 
 def test_concurrent_strict_commands_never_hang(iso):
