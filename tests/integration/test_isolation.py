@@ -13,6 +13,7 @@ created once per session when the tests run as root).
 The file skips itself while the build says strict is not available (exit 2).
 """
 
+import hashlib
 import json
 import os
 import platform
@@ -355,6 +356,33 @@ def test_system_directories_are_read_only(iso, level):
                 assert d[top] == "ok", r
         else:
             assert d[top] in READ_ONLY, f"{top}: {d[top]}: {r!r}"
+
+
+def test_etc_files_are_the_hosts_and_read_only(iso):
+    """The small files of /etc are copied into the new root (cheaper than a bind mount each):
+    same bytes as the host's, and no way to change them."""
+    names = [n for n in ["passwd", "group", "ld.so.cache", "services", "hosts", "localtime",
+                         "nsswitch.conf", "mime.types", "os-release"]
+             if os.path.isfile("/etc/" + n) and os.access("/etc/" + n, os.R_OK)]
+    r = run(iso, "strict", r"""
+        import hashlib
+        res = {}
+        for n in NAMES:
+            p = "/etc/" + n
+            res[n] = {"sha": hashlib.sha256(open(p, "rb").read()).hexdigest(),
+                      "append": attempt(lambda: open(p, "a").write("x")),
+                      "chmod": attempt(lambda: os.chmod(p, 0o666)),
+                      "unlink": attempt(lambda: os.unlink(p)),
+                      "rename": attempt(lambda: os.rename(p, "/etc/ptc-moved"))}
+        emit(res)
+        """, NAMES=names)
+    d = as_json(r)
+    assert sorted(d) == sorted(names), r
+    for n in names:
+        with open("/etc/" + n, "rb") as f:
+            assert d[n]["sha"] == hashlib.sha256(f.read()).hexdigest(), n
+        for what in ("append", "chmod", "unlink", "rename"):
+            assert d[n][what] in READ_ONLY | {"EBUSY"}, (n, what, d[n])
 
 
 def test_symlink_in_workdir_to_outside_file(iso, level):
