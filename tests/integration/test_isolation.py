@@ -385,6 +385,24 @@ def test_etc_files_are_the_hosts_and_read_only(iso):
             assert d[n][what] in READ_ONLY | {"EBUSY"}, (n, what, d[n])
 
 
+def test_a_restrictive_umask_changes_nothing_inside(iso):
+    """ptc started under umask 077: the new root's directories and /etc copies keep their
+    modes (the uid inside is not their owner as root), so the script still starts and reads
+    /etc/passwd. Under umask 077 strict used to fail ("cannot set up stdio")."""
+    code = script("""
+        st = os.stat("/etc/passwd")
+        emit({"mode": oct(st.st_mode & 0o777), "etc": oct(os.stat("/etc").st_mode & 0o777),
+              "read": len(open("/etc/passwd").read()) > 0})
+        """, LEVEL="strict")
+    argv = iso.as_user([iso.bin, "run", "--isolation", "strict", "-c", code])
+    p = subprocess.run(["/bin/sh", "-c", 'umask 077 && exec "$@"', "sh", *argv],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=iso.make_env(None), cwd=str(iso.workdir), timeout=DEFAULT_TIMEOUT)
+    d = json.loads(p.stdout)
+    assert d["status"] == "success", (d, p.stderr)
+    assert json.loads(d["output"]) == {"mode": "0o444", "etc": "0o755", "read": True}, d
+
+
 def test_symlink_in_workdir_to_outside_file(iso, level):
     outside = iso.mkdir(iso.tmp / "outside")
     victim = iso.write(outside / "victim.txt", "original\n")

@@ -64,7 +64,7 @@ struct sb_mount_attr {
 /* Where the new root is assembled, in the child's own mount namespace (see build_root()). */
 #define BASE "/tmp"
 /* The new root's own tmpfs holds mount points, a few symlinks and the copied /etc files. */
-#define ROOT_TMPFS_OPTS "size=4m,nr_inodes=4096,mode=0755"
+#define ROOT_TMPFS_OPTS "size=8m,nr_inodes=4096,mode=0755"
 /*
  * A small file of /etc is copied into the root's tmpfs rather than bind-mounted: a bind takes
  * two mount calls, which made the single files of /etc ~1.5 ms of a strict start. Up to this
@@ -234,8 +234,14 @@ static int plan_copy_existing(struct plan *p, const char *path)
 
         if (stat(path, &st) < 0)
                 return 0;
+        /*
+         * Readable by the script? As root, only what "others" may read (inside, the file's
+         * owner is unmapped); access() would say yes to everything. A bind shows the rest as
+         * it is on the host.
+         */
         if (!S_ISREG(st.st_mode) || st.st_size > COPY_FILE_MAX ||
-            p->copy_bytes + (size_t) st.st_size > COPY_TOTAL_MAX || access(path, R_OK) < 0)
+            p->copy_bytes + (size_t) st.st_size > COPY_TOTAL_MAX ||
+            (p->as_root ? !(st.st_mode & S_IROTH) : access(path, R_OK) < 0))
                 return plan_bind_existing(p, path, MNT_BIND_RO);
         p->copy_bytes += (size_t) st.st_size;
         return plan_add(p, MNT_COPY, path, path, false);
@@ -552,7 +558,7 @@ static int make_mount_point(struct mnt_entry *m)
 
         if (mkdir_parents(m->target) < 0)
                 return -1;
-        if (m->kind == MNT_SYMLINK)
+        if (m->kind == MNT_SYMLINK || m->kind == MNT_COPY)
                 return 0;
         if (m->is_dir || m->kind == MNT_TMPFS || m->kind == MNT_PROC)
                 return mkdir(m->target, 0755) < 0 && errno != EEXIST ? -1 : 0;
@@ -607,23 +613,52 @@ static void bind_entry(struct mnt_entry *m, int userns_fd, int errfd, int index)
                 fail(errfd, ST_READONLY, index);
 }
 
-/* Fill the file make_mount_point() created with the source's bytes (at most COPY_FILE_MAX). */
+/*
+ * Copy @m's source (opened O_RDONLY) to a new file at its target: 0 on success, 1 when the
+ * target exists already (a bind of a parent directory shows the host's file there: never
+ * write through it), 2 when the source is no longer a small regular file (the caller binds
+ * it instead, on the empty file made here), -1 on error. The copy keeps the source's read
+ * bits only.
+ */
 static int copy_entry(const struct mnt_entry *m)
 {
-        int fd = open(m->target, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-        size_t left = COPY_FILE_MAX;
-        ssize_t k = 0;
+        char buf[16384];
+        struct stat st;
+        size_t total = 0;
+        ssize_t k;
+        int fd, r = 0;
 
+        fd = open(m->target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
-                return -1;
-        while (left > 0 && (k = sendfile(fd, m->src_fd, NULL, left)) > 0)
-                left -= (size_t) k;
+                return errno == EEXIST ? 1 : -1;
+        if (fstat(m->src_fd, &st) < 0)
+                r = -1;
+        else if (!S_ISREG(st.st_mode) || st.st_size > COPY_FILE_MAX)
+                r = 2;
+        /* sendfile(), or read()/write() where the source's file system cannot splice. */
+        while (r == 0 && (k = sendfile(fd, m->src_fd, NULL, COPY_FILE_MAX + 1 - total)) != 0) {
+                if (k < 0 && (errno == EINVAL || errno == ENOSYS)) {
+                        k = read(m->src_fd, buf, MIN(sizeof(buf), COPY_FILE_MAX + 1 - total));
+                        if (k > 0 && write(fd, buf, (size_t) k) != k)
+                                k = -1;
+                        if (k == 0)
+                                break;
+                }
+                if (k < 0 && errno != EINTR)
+                        r = -1;
+                else if (k > 0 && (total += (size_t) k) > COPY_FILE_MAX)
+                        r = 2; /* it grew since: bind it rather than cut it */
+        }
+        if (r == 0 && fchmod(fd, st.st_mode & 0444) < 0)
+                r = -1;
         close(fd);
-        return k < 0 ? -1 : 0;
+        return r;
 }
 
 static void build_root(struct plan *p, int errfd)
 {
+        /* The modes we create are the modes we mean, whatever ptc's umask (our fs_struct). */
+        umask(022);
         /* Nothing we mount may propagate back to the host. */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 fail(errfd, ST_PRIVATE, -1);
@@ -633,7 +668,10 @@ static void build_root(struct plan *p, int errfd)
                 if (m->kind != MNT_BIND_RO && m->kind != MNT_BIND_RW && m->kind != MNT_DEV_NODE &&
                     m->kind != MNT_COPY)
                         continue;
-                m->src_fd = open(m->src, (m->kind == MNT_COPY ? O_RDONLY : O_PATH) | O_CLOEXEC);
+                /* Never blocks on what became a FIFO, nor takes a terminal: copy_entry() checks. */
+                m->src_fd = open(m->src,
+                                 (m->kind == MNT_COPY ? O_RDONLY | O_NONBLOCK | O_NOCTTY : O_PATH) |
+                                         O_CLOEXEC);
                 if (m->src_fd < 0)
                         fail(errfd, ST_OPEN_SOURCE, (int) i);
         }
@@ -667,10 +705,17 @@ static void build_root(struct plan *p, int errfd)
                         if (symlink(m->src, m->target) < 0 && errno != EEXIST)
                                 fail(errfd, ST_SYMLINK, (int) i);
                         break;
-                case MNT_COPY:
-                        if (copy_entry(m) < 0)
+                case MNT_COPY: {
+                        int r = copy_entry(m);
+
+                        if (r < 0)
                                 fail(errfd, ST_COPY, (int) i);
+                        if (r == 2) {
+                                m->kind = MNT_BIND_RO;
+                                bind_entry(m, p->userns_fd, errfd, (int) i);
+                        }
                         break;
+                }
                 }
         }
         for (size_t i = 0; i < p->n; i++)
@@ -896,6 +941,13 @@ _noreturn_ static void run_init(const struct sandbox_opts *o, struct plan *p, in
         if (setsid() < 0)
                 fail(errfd, ST_INIT, -1);
         /*
+         * Before the script exists: our memory is a copy of ptc's, and drop_root() made us
+         * dumpable again (the flag is the memory's, so the script has it until its exec).
+         */
+        (void) prctl(PR_SET_DUMPABLE, 0);
+        if (p->userns_fd >= 0)
+                close(p->userns_fd);
+        /*
          * The script shares our memory until its exec (CLONE_VM | CLONE_VFORK; we wait):
          * copying the page tables of what is a clone of all of ptc cost 0.5-0.9 ms. Not
          * fork(): glibc's takes its malloc and stdio locks, maybe held at our clone; its stack
@@ -916,9 +968,6 @@ _noreturn_ static void run_init(const struct sandbox_opts *o, struct plan *p, in
         }
         /* The script's exec closes its copy of errfd; the parent then reads EOF. */
         close(errfd);
-        if (p->userns_fd >= 0)
-                close(p->userns_fd);
-        (void) prctl(PR_SET_DUMPABLE, 0);
         init_signal_set(&wait_set);
         while (!script_gone) {
                 siginfo_t si;
