@@ -529,7 +529,7 @@ static int plan_build(struct plan *p, const struct sandbox_opts *o, enum sandbox
 /* ------------------------------------------------------------------------------------------ */
 /* The child: only system calls from here on (it was forked from a multi-threaded ptc)        */
 
-_noreturn_ static void fail(int errfd, int stage, int index)
+_noreturn_ _no_sanitize_address_ static void fail(int errfd, int stage, int index)
 {
         struct child_error e = {.stage = stage, .error = errno, .index = index};
 
@@ -765,7 +765,7 @@ static void drop_root(struct plan *p, int errfd)
                 fail(errfd, ST_USERNS, -1);
 }
 
-static void set_limit(int resource, uint64_t v, int errfd)
+_no_sanitize_address_ static void set_limit(int resource, uint64_t v, int errfd)
 {
         struct rlimit rl = {.rlim_cur = (rlim_t) v, .rlim_max = (rlim_t) v};
 
@@ -774,7 +774,9 @@ static void set_limit(int resource, uint64_t v, int errfd)
 }
 
 /* The script's own setup after fork: limits, NO_NEW_PRIVS, Landlock, seccomp, exec. */
-_noreturn_ static void exec_script(const struct sandbox_opts *o, struct plan *p, int errfd)
+/* Also on the script's CLONE_VM stack (run_init()): no ASan instrumentation. */
+_noreturn_ _no_sanitize_address_ static void exec_script(const struct sandbox_opts *o,
+                                                         struct plan *p, int errfd)
 {
         const struct sandbox_limits *l = &o->limits;
 
@@ -914,7 +916,7 @@ struct script_args {
 };
 
 /* The script's process until its exec, on the init's memory (the init waits: CLONE_VFORK). */
-static int script_main(void *arg)
+_no_sanitize_address_ static int script_main(void *arg)
 {
         const struct script_args *a = arg;
 
