@@ -33,6 +33,15 @@ int self_pidfd(void)
         return self_pidfd_value;
 }
 
+void init_signal_set(sigset_t *ret)
+{
+        sigemptyset(ret);
+        sigaddset(ret, SIGINT);
+        sigaddset(ret, SIGTERM);
+        sigaddset(ret, SIGHUP);
+        sigaddset(ret, SIGCHLD);
+}
+
 bool pidfd_exited(int pidfd)
 {
         struct pollfd pf = {.fd = pidfd, .events = POLLIN};

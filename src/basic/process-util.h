@@ -3,6 +3,7 @@
 
 /* Process helpers: pidfds, and how a child knows that ptc is gone. */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -24,3 +25,11 @@ int self_pidfd(void);
  * signal-safe: a child between clone and exec may ask. false when @pidfd < 0 (cannot know).
  */
 bool pidfd_exited(int pidfd);
+
+/*
+ * The signals a pid 1 of ours (the sandbox's init, a terminal command's ptc-pidns-init) waits
+ * for with sigwaitinfo(): INT, TERM, HUP, CHLD. They must stay blocked from the clone on:
+ * pid 1 of a namespace drops a signal whose action is the default, so one sent before the
+ * init is ready would be lost; a blocked one waits. Async-signal-safe.
+ */
+void init_signal_set(sigset_t *ret);

@@ -836,20 +836,7 @@ _noreturn_ _no_sanitize_address_ static void exec_script(const struct sandbox_op
         fail(errfd, ST_EXEC, -1);
 }
 
-/*
- * The signals the init waits for with sigwaitinfo(): blocked from the clone on, because pid 1
- * of a namespace drops a signal whose action is the default when it arrives, and a stop sent
- * before the init is ready would be lost. exec_script() unblocks them.
- */
-static void init_signal_set(sigset_t *set)
-{
-        sigemptyset(set);
-        sigaddset(set, SIGINT);
-        sigaddset(set, SIGTERM);
-        sigaddset(set, SIGHUP);
-        sigaddset(set, SIGCHLD);
-}
-
+/* Default dispositions; the init's signals (init_signal_set()) stay blocked until exec_script(). */
 static void reset_signals(void)
 {
         sigset_t init_set;

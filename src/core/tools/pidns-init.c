@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "basic/process-util.h"
+
 extern char **environ;
 
 static bool available;
@@ -48,15 +50,6 @@ int pidns_probe(void)
         return WIFEXITED(st) ? -WEXITSTATUS(st) : -EIO;
 }
 
-void pidns_init_wait_set(sigset_t *ret)
-{
-        sigemptyset(ret);
-        sigaddset(ret, SIGTERM);
-        sigaddset(ret, SIGINT);
-        sigaddset(ret, SIGHUP);
-        sigaddset(ret, SIGCHLD);
-}
-
 /*
  * The signals stay blocked (since before our exec) and are taken with sigwaitinfo(): none is
  * lost between a check and a wait, as with a handler that sets a flag.
@@ -68,7 +61,7 @@ void pidns_init_main(int argc, char **argv)
 
         if (argc < 4)
                 _exit(127);
-        pidns_init_wait_set(&wait_set);
+        init_signal_set(&wait_set);
         (void) sigprocmask(SIG_BLOCK, &wait_set, NULL);
 
         child = fork();

@@ -15,19 +15,11 @@
  * The environment, stdio, working directory and session are the command's already.
  */
 
-#include <signal.h>
 #include <stdbool.h>
 
 #include "basic/macro.h"
 
 #define PIDNS_INIT_ARGV0 "ptc-pidns-init"
-
-/*
- * The signals the init waits for: the exec that starts it must keep them blocked (pid 1 drops
- * a signal whose action is the default, so one sent before the init is ready would be lost;
- * a blocked one waits).
- */
-void pidns_init_wait_set(sigset_t *ret);
 
 /* Entry point, from main() when argv[0] is PIDNS_INIT_ARGV0. Never returns. */
 _noreturn_ void pidns_init_main(int argc, char **argv);

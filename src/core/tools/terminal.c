@@ -99,7 +99,7 @@ struct child_args {
         int init_exe_fd;  /* ptc's binary (O_PATH), for the pid namespace's init */
         char **init_argv; /* PIDNS_INIT_ARGV0, path, fallback, argv... */
         sigset_t empty_mask;
-        sigset_t init_mask; /* pidns_init_wait_set(): kept blocked across the init's exec */
+        sigset_t init_mask; /* init_signal_set(): kept blocked across the init's exec */
 };
 
 /* The child's word to the parent when its pid namespace cannot be set up (errno added). */
@@ -344,7 +344,7 @@ again:
                 .init_argv = init_argv,
         };
         sigemptyset(&a.empty_mask);
-        pidns_init_wait_set(&a.init_mask);
+        init_signal_set(&a.init_mask);
 
         pid = start_child(&a);
         if (pid < 0)
