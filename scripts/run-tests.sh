@@ -4,7 +4,7 @@
 # through the real binary).
 #   scripts/run-tests.sh           gcc build in build/
 #   scripts/run-tests.sh --asan    clang ASan+UBSan build in build-asan/
-# Ends with the line "N passed, N failed". Exit 0 only when nothing failed.
+# Ends with the line "N passed, N failed, N skipped". Exit 0 only when nothing failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
