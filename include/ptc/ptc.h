@@ -3,10 +3,10 @@
 
 /*
  * Public contracts of ptc shared by the command line and, later, libptc
- * embedders (DESIGN.md sections 3 and 4). Plain C11: no extensions here.
+ * embedders (docs/contracts.md 3 and 4). Plain C11: no extensions here.
  */
 
-/* Exit status of `ptc run` (DESIGN.md section 3). */
+/* Exit status of `ptc run` (docs/contracts.md 3). */
 enum ptc_exit {
         PTC_EXIT_OK = 0,            /* status "success" */
         PTC_EXIT_SCRIPT_FAILED = 1, /* status "error": the script failed */

@@ -69,7 +69,7 @@ int cli_build_registry(const struct ptc_config *c, char *const *tools,
                        const struct mcp_upstreams *upstreams, struct registry **ret);
 
 /*
- * The process-wide secret handling of DESIGN.md section 8: take secret
+ * The process-wide secret handling of docs/contracts.md 8: take secret
  * variables out of the environment (values go to the redactor), become
  * non-dumpable, and build the scrubbed environment for children.
  * @ret_kept (may be NULL): the removed "NAME=VALUE" entries, for a host that

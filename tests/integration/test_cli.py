@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The command line (DESIGN.md section 3): subcommands, options, exit status,
+"""The command line (docs/contracts.md 3): subcommands, options, exit status,
 stdout carrying only the result JSON."""
 
 import json

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The config file (DESIGN.md 5): where it is found, precedence, every key the
+"""The config file (docs/contracts.md 5): where it is found, precedence, every key the
 run uses, and errors that name the key and the value (exit 2)."""
 
 import os
@@ -271,7 +271,7 @@ def test_full_documented_config_is_accepted(ptc):
 
 def test_schema_reads_config_too(ptc):
     cfg = ptc.write_config("code_execution:\n  mode: fast\n")
-    # `ptc schema` has no --config in DESIGN.md; it still honours PTC_CONFIG.
+    # `ptc schema` has no --config (docs/contracts.md 3); it still honours PTC_CONFIG.
     r = ptc.run_ptc(["schema"], env={"PTC_CONFIG": str(cfg)})
     expect_usage_error(r, "fast")
 

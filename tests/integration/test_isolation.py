@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""--isolation strict against a hostile script (DESIGN.md section 8): secrets,
+"""--isolation strict against a hostile script (docs/contracts.md 8): secrets,
 file-system integrity, network, processes, resources, the kernel surface and
 the script's identity.
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Upstream MCP servers (config `mcp_servers`, DESIGN.md 5): their tools inside scripts.
+"""Upstream MCP servers (config `mcp_servers`, docs/contracts.md 5): their tools inside scripts.
 
 `ptc run` starts every configured server before the script, lists its tools and
 offers each one as `<server>_<tool>` (made a Python identifier) in the generated

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""The patch tool's replace mode (seed-behavior.md 2.4 "Replace mode", DESIGN.md
-section 9 item 11) through scripts: `ptc run` with patch(path=..., old_string=...,
+"""The patch tool's replace mode (docs/seed-behavior.md 2.4 "Replace mode",
+docs/contracts.md 9.11) through scripts: `ptc run` with patch(path=..., old_string=...,
 new_string=...)."""
 
 import json

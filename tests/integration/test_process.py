@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Supervision of the process tree: deadlines, kill escalation, daemons,
-leftover descendants, interrupts, parent death (DESIGN.md 6, section 9 item 8).
+leftover descendants, interrupts, parent death (docs/contracts.md 6 and 9.8).
 
 Every test runs twice: under isolation none (the seed's envelope: ptc is a subreaper
 and kills the script's process tree) and under auto (the default: the script is in a

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The terminal tool (seed-behavior.md 2.5), through `ptc tool` and scripts."""
+"""The terminal tool (docs/seed-behavior.md 2.5), through `ptc tool` and scripts."""
 
 import json
 import os
@@ -122,7 +122,7 @@ def test_terminal_timeout_kills_process_group(ptc, level):
     assert not left, f"{sleep} survived the terminal timeout: {left}"
 
 
-# --- the tools' side of isolation (DESIGN.md 8): ptc is not visible to the command --------
+# --- the tools' side of isolation (docs/contracts.md 8): ptc is not visible to the command ---
 
 SHOW_PROCS = ("echo pid=$$ ppid=$PPID; cat /proc/$PPID/environ | tr '\\0' '\\n' | rev; "
               "for p in /proc/[0-9]*; do echo \"$p $(tr '\\0' ' ' < $p/cmdline)\"; done")

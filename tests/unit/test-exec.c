@@ -292,7 +292,7 @@ static void assert_status(json_t *report, enum exec_status want)
 
         assert_int_equal(json_integer_value(json_object_get(report, "status")), want);
         assert_string_equal(str_of(r, "status"), exec_status_to_string(want));
-        /* Always present (DESIGN.md section 4). */
+        /* Always present (docs/contracts.md 4). */
         assert_true(json_is_string(json_object_get(r, "output")));
         assert_true(json_is_integer(json_object_get(r, "tool_calls_made")));
         assert_true(json_is_number(json_object_get(r, "duration_seconds")));

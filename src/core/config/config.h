@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The configuration of ptc (DESIGN.md section 5): built-in defaults, then a
+ * The configuration of ptc (docs/contracts.md 5): built-in defaults, then a
  * YAML file, then environment, then command-line flags. This module owns the
  * defaults and the YAML file; the CLI applies flags on top.
  *

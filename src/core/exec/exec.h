@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * One execution end to end (DESIGN.md section 2): staging dir, stub module,
+ * One execution end to end (docs/contracts.md 2): staging dir, stub module,
  * RPC server, the child, supervision on one event loop, output capture and
  * post-processing, the result JSON.
  */
@@ -47,7 +47,7 @@ enum exec_status {
 };
 
 /*
- * Run the script. On 0, *ret is the result object (DESIGN.md section 4) and
+ * Run the script. On 0, *ret is the result object (docs/contracts.md 4) and
  * *ret_status its status. A negative errno means ptc itself failed before or
  * around the script (staging, socket, spawn); @reterr says what.
  */

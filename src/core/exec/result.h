@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * The result JSON of an execution (DESIGN.md section 4) with the seed's texts
- * (seed-behavior.md 1.13).
+ * The result JSON of an execution (docs/contracts.md 4) with the seed's texts
+ * (docs/seed-behavior.md 1.13).
  */
 
 #include <stdbool.h>

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * A client of one upstream MCP server (config mcp_servers, DESIGN.md section
+ * A client of one upstream MCP server (config mcp_servers, docs/contracts.md
  * 5): its tools become tools a script can call (<server>_<tool>).
  *
  * The server is a child process speaking JSON-RPC 2.0 over stdio, one

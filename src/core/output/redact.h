@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Secret redaction (seed-behavior.md 1.12, DESIGN.md section 9 item 10).
+ * Secret redaction (docs/seed-behavior.md 1.12, docs/contracts.md 9.10).
  *
  * Two kinds:
  *  - by pattern: the seed's 13 categories (vendor-prefixed keys, NAME=value

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The RPC server between a script and ptc (DESIGN.md section 7,
+ * The RPC server between a script and ptc (docs/contracts.md 7,
  * docs/protocol.md): newline-delimited JSON over a Unix stream socket, any
  * number of connections, requests with ids answered in any order, every
  * request checked (token, tool allow-list, call budget).

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * A cgroup v2 leaf per confined run (DESIGN.md section 8, docs/isolation.md "cgroup v2").
+ * A cgroup v2 leaf per confined run (docs/contracts.md 8, docs/isolation.md "cgroup v2").
  *
  * Where ptc may create cgroups below its own (root in the root cgroup of its cgroup namespace,
  * or a cgroup delegated to it: writable for a user, marked with the trusted.delegate xattr

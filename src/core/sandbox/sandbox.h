@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Starting the script confined (DESIGN.md section 8, docs/isolation.md).
+ * Starting the script confined (docs/contracts.md 8, docs/isolation.md).
  *
  * With every layer, sandbox_spawn() makes a child in new user, mount, pid, net, ipc, uts and
  * cgroup namespaces. That child is pid 1 of the new pid namespace: it builds a read-only root from

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The seccomp layer of the sandbox (DESIGN.md section 8, docs/isolation.md).
+ * The seccomp layer of the sandbox (docs/contracts.md 8, docs/isolation.md).
  *
  * A denylist in front of a default ALLOW: it refuses the system calls that only serve an
  * escape or an attack on the kernel (new namespaces, every mount API, ptrace and

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Choosing the Python interpreter for a script (DESIGN.md section 6).
+ * Choosing the Python interpreter for a script (docs/contracts.md 6).
  *
  * strict: the configured interpreter (code_execution.python, default
  * "python3" on PATH). project: $VIRTUAL_ENV/bin/python(3), then

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * patch (seed-behavior.md 2.4): the seed's file_tools.patch_tool() and
+ * patch (docs/seed-behavior.md 2.4): the seed's file_tools.patch_tool() and
  * file_operations.patch_replace(). Replace mode is here; V4A mode is
  * v4a_apply() (v4a.c).
  *
@@ -10,7 +10,7 @@
  * atomic write, mode kept, through symlinks), re-read and compare, diff and
  * lint against the pre-edit content.
  *
- * Deliberate differences: the write is atomic (DESIGN.md section 9 item 11);
+ * Deliberate differences: the write is atomic (docs/contracts.md 9.11);
  * a CRLF file keeps CRLF line ends in the replaced text (FUZZY_KEEP_CRLF);
  * files over PATCH_FILE_MAX are refused instead of read; the diff's last line
  * without a newline gets "\ No newline at end of file". Concurrent patches of

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * read_file (seed-behavior.md 2.1): numbered lines of a text file.
+ * read_file (docs/seed-behavior.md 2.1): numbered lines of a text file.
  *
  * The seed shells out to wc, head and sed; we read the file directly but
  * keep what that pipeline produced: "%6d|text" lines joined by "\n", an
  * extra empty numbered line when the last printed line ended in a newline,
  * total_lines as the newline count. Unlike the seed there is no dedup stub
- * and no repeated-read guard (DESIGN.md section 9 item 6): a script may read
+ * and no repeated-read guard (docs/contracts.md 9.6): a script may read
  * the same file as often as it likes.
  *
  * Memory stays bounded whatever the file: only the requested lines are kept

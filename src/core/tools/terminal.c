@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * terminal (seed-behavior.md 2.5): run one shell command in the foreground.
+ * terminal (docs/seed-behavior.md 2.5): run one shell command in the foreground.
  *
  * Each call is a fresh `/bin/bash -c COMMAND` with the execution's scrubbed
- * environment (DESIGN.md section 8), stdin from /dev/null, stdout and stderr
+ * environment (docs/contracts.md 8), stdin from /dev/null, stdout and stderr
  * merged, in its own session. When the shell exits, whatever it left running
  * in its process group is killed, so `cmd &` cannot outlive the call. As root
  * (unless isolation is none) the shell is pid 1 of a pid namespace of its own
@@ -976,7 +976,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                         .deadline = deadline,
                         .cancel_fd = ctx->cancel_fd,
                         .output = &cap,
-                        /* ptc invisible to the command (DESIGN.md 8); none is the seed's. */
+                        /* ptc invisible to the command (docs/contracts.md 8); none: the seed's. */
                         .own_pid_namespace = geteuid() == 0 && pidns_init_is_available() &&
                                              ctx->config &&
                                              ctx->config->isolation != PTC_ISOLATION_NONE,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * V4A patch mode of the patch tool (seed-behavior.md 2.4; the seed's
- * tools/patch_parser.py), with ptc's deliberate differences (DESIGN.md
- * section 9 item 12):
+ * V4A patch mode of the patch tool (docs/seed-behavior.md 2.4; the seed's
+ * tools/patch_parser.py), with ptc's deliberate differences (docs/contracts.md
+ * 9.12):
  *
  * - markers are whole lines, so content lines that mention the format
  *   ("+*** End Patch") cannot end or restart the patch;
@@ -453,7 +453,7 @@ static int parse_body_line(struct parser *ps, const char *s, size_t n)
         if (!op)
                 return 0;
         if (n == 0) {
-                /* DESIGN.md 9.12: kept as an empty context line when more of the hunk follows. */
+                /* docs/contracts.md 9.12: an empty context line when more of the hunk follows. */
                 if (op->type == V4A_OP_UPDATE && ps->have_hunk)
                         ps->pending_blank++;
                 return 0;

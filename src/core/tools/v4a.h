@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * The patch tool's V4A multi-file mode (seed-behavior.md 2.4, "V4A patch
- * mode", with DESIGN.md section 9 item 12):
+ * The patch tool's V4A multi-file mode (docs/seed-behavior.md 2.4, "V4A patch
+ * mode", with docs/contracts.md 9.12):
  *
  *   *** Begin Patch                  optional; a whole line
  *   *** Update File: <path>          hunks follow

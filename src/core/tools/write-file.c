@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * write_file (seed-behavior.md 2.2): replace a file's content, creating its
+ * write_file (docs/seed-behavior.md 2.2): replace a file's content, creating its
  * parent directories, then syntax-check it (lint.c).
  *
- * Deliberate differences from the seed (DESIGN.md section 9 item 11): the
+ * Deliberate differences from the seed (docs/contracts.md 9.11): the
  * write is atomic (temp file in the same directory + rename) and keeps the
  * existing file's mode; a symlink is written through to its target and stays
  * a symlink. The refusals (system locations, credential files) and the

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The SSRF guard's address policy (DESIGN.md section 9 item 13).
+ * The SSRF guard's address policy (docs/contracts.md 9.13).
  *
  * Classes, IPv4 and IPv6 (IPv4-mapped, IPv4-compatible, NAT64 64:ff9b::/96
  * and 6to4 2002::/16 addresses are judged by the IPv4 address inside):

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The provider credentials ptc keeps (DESIGN.md section 8): API keys of the
+ * The provider credentials ptc keeps (docs/contracts.md 8): API keys of the
  * search and extraction providers, read from the environment.
  *
  * At start-up env_take_secrets() removes every secret-named variable from
