@@ -47,27 +47,29 @@ fi
 # Unit tests: one cmocka executable per module, TAP lines counted one by one.
 meson test -C "$dir" --suite unit --print-errorlogs >"$dir/unit.log" 2>&1
 unit_rc=$?
-read -r unit_pass unit_fail < <(/usr/bin/python3 - "$dir/meson-logs/testlog.json" <<'PY'
+read -r unit_pass unit_fail unit_skip < <(/usr/bin/python3 - "$dir/meson-logs/testlog.json" <<'PY'
 import json, re, sys
-p = f = 0
+p = f = s = 0
 try:
     for line in open(sys.argv[1]):
         t = json.loads(line)
         out = t.get("stdout") or ""
-        ok = len(re.findall(r"^ok \d+", out, re.M))
+        skip = len(re.findall(r"^ok \d+ # SKIP", out, re.M))
+        ok = len(re.findall(r"^ok \d+", out, re.M)) - skip
         nok = len(re.findall(r"^not ok \d+", out, re.M))
-        if ok + nok == 0:
+        if ok + nok + skip == 0:
             ok, nok = (1, 0) if t.get("result") == "OK" else (0, 1)
-        elif t.get("result") not in ("OK", "EXPECTEDFAIL") and nok == 0:
+        elif t.get("result") not in ("OK", "EXPECTEDFAIL", "SKIP") and nok == 0:
             nok = 1  # crashed after its last TAP line
         p += ok
         f += nok
+        s += skip
 except FileNotFoundError:
     f = 1
-print(p, f)
+print(p, f, s)
 PY
 )
-echo "unit ($variant): $unit_pass passed, $unit_fail failed"
+echo "unit ($variant): $unit_pass passed, $unit_fail failed, $unit_skip skipped"
 [ $unit_rc -ne 0 ] && grep -E "not ok|FAIL|Error" "$dir/unit.log" | head -40
 
 # Integration tests: pytest driving the real binary with real scripts.
@@ -96,5 +98,5 @@ passed=$((unit_pass + int_pass))
 failed=$((unit_fail + int_fail))
 if [ $unit_rc -ne 0 ] && [ "$unit_fail" -eq 0 ]; then failed=$((failed + 1)); fi
 if [ $int_rc -ne 0 ] && [ "$int_fail" -eq 0 ]; then failed=$((failed + 1)); fi
-echo "$passed passed, $failed failed, $int_skip skipped"
+echo "$passed passed, $failed failed, $((unit_skip + int_skip)) skipped"
 [ "$failed" -eq 0 ]

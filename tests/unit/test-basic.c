@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../lib/ptc-test.h"
+#include "../lib/test-child.h"
 
 #include "basic/buf.h"
 #include "basic/fd-util.h"
@@ -176,7 +177,7 @@ static void test_write_string_at(void **state)
 static void test_close_all_fds_but(void **state)
 {
         int status;
-        pid_t pid = fork();
+        pid_t pid = test_fork();
 
         assert_true(pid >= 0);
         if (pid == 0) {
@@ -219,7 +220,7 @@ static void test_pidfd_exited(void **state)
         assert_false(pidfd_exited(self));
 
         assert_int_equal(pipe(sync), 0);
-        pid = fork();
+        pid = test_fork();
         assert_true(pid >= 0);
         if (pid == 0) {
                 char c;

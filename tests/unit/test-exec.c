@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "../lib/ptc-test.h"
+#include "../lib/test-child.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -219,7 +220,7 @@ static json_t *run_exec(const struct fixture *f, const struct exec_case *c, doub
         fflush(stdout);
         fflush(stderr);
         t0 = now_usec();
-        pid = fork();
+        pid = test_fork();
         assert_true(pid >= 0);
         if (pid == 0) {
                 safe_close(p[0]);

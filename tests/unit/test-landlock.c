@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "../lib/ptc-test.h"
+#include "../lib/test-child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,10 +23,9 @@
 
 /*
  * Each case forks a child that sets NO_NEW_PRIVS, applies a policy and runs a probe; the
- * probe's errno (0 for success) comes back as the exit status. These two mark a child that
- * never got as far as the probe.
+ * probe's errno (0 for success) comes back as the exit status. CHILD_APPLY_FAILED and
+ * TEST_CHILD_NNP_FAILED mark a child that never got as far as the probe.
  */
-#define CHILD_NNP_FAILED 254
 #define CHILD_APPLY_FAILED 255
 
 #define TRUE_BIN "/bin/true"
@@ -113,12 +114,33 @@ static void reset_rw(const struct fixture *f)
 static struct fixture *get_fixture(void **state)
 {
         if (!*state)
-                skip();
+                test_skip("no Landlock in this kernel (landlock_abi(): %s)",
+                          strerror(-landlock_abi()));
         return *state;
 }
 
 /* Probes: return 0 or the errno of the step that failed. They run in the confined child. */
 typedef int (*probe_fn)(const struct fixture *f);
+
+struct confined {
+        const struct fixture *f;
+        const struct landlock_policy *p;
+        int abi;
+        probe_fn probe;
+};
+
+static int confined_main(void *userdata)
+{
+        const struct confined *c = userdata;
+        int r;
+
+        r = landlock_apply(c->p, c->abi);
+        if (r < 0) {
+                (void) fprintf(stderr, "landlock_apply: %s\n", strerror(-r));
+                return CHILD_APPLY_FAILED;
+        }
+        return c->probe(c->f);
+}
 
 /*
  * Fork, confine the child to @p for @abi, run @probe there; returns its exit status (0 or
@@ -127,24 +149,9 @@ typedef int (*probe_fn)(const struct fixture *f);
 static int run_confined(const struct fixture *f, const struct landlock_policy *p, int abi,
                         probe_fn probe)
 {
-        int status;
-        pid_t pid;
+        struct confined c = {.f = f, .p = p, .abi = abi, .probe = probe};
+        int status = test_run_child(true, confined_main, &c);
 
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                int r;
-
-                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                        _exit(CHILD_NNP_FAILED);
-                r = landlock_apply(p, abi);
-                if (r < 0) {
-                        (void) fprintf(stderr, "landlock_apply: %s\n", strerror(-r));
-                        _exit(CHILD_APPLY_FAILED);
-                }
-                _exit(probe(f));
-        }
-        assert_int_equal(waitpid(pid, &status, 0), pid);
         if (!WIFEXITED(status))
                 return -1;
         return WEXITSTATUS(status);
@@ -233,6 +240,33 @@ static int probe_mkdir_rw(const struct fixture *f)
         if (rmdir(path) < 0)
                 return errno;
         return 0;
+}
+
+static int probe_mknod_in_rw(const struct fixture *f, mode_t type, dev_t dev)
+{
+        char path[160];
+
+        (void) snprintf(path, sizeof(path), "%s/node", f->rw);
+        (void) unlink(path);
+        if (mknod(path, type | 0600, dev) < 0)
+                return errno;
+        (void) unlink(path);
+        return 0;
+}
+
+static int probe_mknod_chr_rw(const struct fixture *f)
+{
+        return probe_mknod_in_rw(f, S_IFCHR, makedev(1, 3));
+}
+
+static int probe_mknod_blk_rw(const struct fixture *f)
+{
+        return probe_mknod_in_rw(f, S_IFBLK, makedev(7, 0));
+}
+
+static int probe_mknod_fifo_rw(const struct fixture *f)
+{
+        return probe_mknod_in_rw(f, S_IFIFO, 0);
 }
 
 static int probe_read_out(const struct fixture *f)
@@ -396,7 +430,7 @@ static void test_landlock_abi_errata(_unused_ void **state)
         if (abi < 1) {
                 /* Only the documented reasons for no Landlock. */
                 assert_true(abi == -ENOSYS || abi == -EOPNOTSUPP);
-                skip();
+                test_skip("no Landlock in this kernel (%s)", strerror(-abi));
         }
         errata = landlock_errata();
         /* The errata query came with ABI 7 (Linux 6.15); older kernels answer EINVAL. */
@@ -445,6 +479,23 @@ static void test_landlock_apply_rw(void **state)
         assert_int_equal(run_confined(f, &p, f->abi, probe_write_ro), EACCES);
 }
 
+/* The rw trees get every right but device nodes: those are refused even to root. */
+static void test_landlock_apply_no_devices(void **state)
+{
+        struct fixture *f = get_fixture(state);
+        const char *const rw[] = {f->rw, NULL};
+        const struct landlock_policy p = {.rw_paths = rw};
+
+        assert_int_equal(run_confined(f, &p, f->abi, probe_mknod_fifo_rw), 0);
+        assert_int_equal(run_confined(f, &p, f->abi, probe_mknod_chr_rw), EACCES);
+        assert_int_equal(run_confined(f, &p, f->abi, probe_mknod_blk_rw), EACCES);
+        /* Unconfined, root makes them (anyone else lacks CAP_MKNOD). */
+        if (geteuid() == 0) {
+                assert_int_equal(probe_mknod_chr_rw(f), 0);
+                assert_int_equal(probe_mknod_blk_rw(f), 0);
+        }
+}
+
 static void test_landlock_apply_outside(void **state)
 {
         struct fixture *f = get_fixture(state);
@@ -473,7 +524,7 @@ static void test_landlock_apply_exec(void **state)
         const struct landlock_policy without_usr = {.ro_paths = only_ro};
 
         if (access(TRUE_BIN, X_OK) < 0)
-                skip();
+                test_skip("no " TRUE_BIN " to execute");
         assert_int_equal(run_confined(f, &with_usr, f->abi, probe_exec_true), 0);
         assert_int_equal(run_confined(f, &without_usr, f->abi, probe_exec_true), EACCES);
 }
@@ -553,7 +604,7 @@ static void test_landlock_apply_deny_tcp(void **state)
         const struct landlock_policy allow = {};
 
         if (f->abi < 4)
-                skip();
+                test_skip("Landlock ABI %d handles no TCP (ABI 4)", f->abi);
         listener = tcp_listener(f);
 
         assert_int_equal(run_confined(f, &deny, f->abi, probe_tcp_connect), EACCES);
@@ -573,7 +624,7 @@ static void test_landlock_apply_scope(void **state)
         const struct landlock_policy unscoped = {};
 
         if (f->abi < 6)
-                skip();
+                test_skip("Landlock ABI %d has no scopes (ABI 6)", f->abi);
         listener = unix_listener(f);
 
         assert_int_equal(run_confined(f, &scoped, f->abi, probe_unix_connect), EPERM);
@@ -629,6 +680,7 @@ int main(void)
                 cmocka_unit_test(test_landlock_apply_invalid),
                 cmocka_unit_test_setup_teardown(test_landlock_apply_ro, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_apply_rw, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_landlock_apply_no_devices, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_apply_outside, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_apply_exec, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_apply_file_rule, setup, teardown),

@@ -1,57 +1,23 @@
 /* SPDX-License-Identifier: MIT */
+/* The seccomp policy as compiled: its BPF program run through an interpreter. */
 #include "../lib/ptc-test.h"
+#include "../lib/seccomp-test.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include <seccomp.h>
 
-#include "basic/diag.h"
 #include "basic/fd-util.h"
 #include "basic/macro.h"
-#include "core/sandbox/seccomp-policy.h"
-
-#define ALLOW SECCOMP_RET_ALLOW
-#define ERRNO(e) (SECCOMP_RET_ERRNO | (uint32_t) (e))
-#define KILL SECCOMP_RET_KILL_PROCESS
-
-#define X32_SYSCALL_BIT 0x40000000
-#define PERSONA_ADDR_NO_RANDOMIZE 0x0040000UL
-#define NR_OPEN_TREE_ATTR 467 /* x86_64; newer than the installed headers */
-
-/* Exit codes of a child whose setup failed, above every errno. */
-enum {
-        CHILD_NNP_FAILED = 200,
-        CHILD_LOAD_FAILED,
-        CHILD_WAIT_FAILED,
-};
-
-static void build(bool allow_inet, struct seccomp_program *p)
-{
-        struct seccomp_policy_opts o = {.allow_inet = allow_inet};
-        struct diag d = {{0}};
-        int r;
-
-        r = seccomp_policy_build(&o, p, &d);
-        if (r < 0)
-                fail_msg("seccomp_policy_build: %s (%d)", d.message, r);
-        assert_non_null(p->filter);
-        assert_true(p->len > 0);
-}
 
 /*
  * A classic-BPF interpreter for the instructions libseccomp emits, so the program's answer can
@@ -59,12 +25,13 @@ static void build(bool allow_inet, struct seccomp_program *p)
  * with or without the filter) and for millions of argument values without a fork each. The
  * kernel tests below cross-check it on real system calls.
  */
-static uint32_t run_bpf(const struct seccomp_program *p, int nr, uint32_t arch, uint64_t a0,
-                        uint64_t a1)
+static uint32_t run_bpf_args(const struct seccomp_program *p, int nr, uint32_t arch,
+                             const uint64_t args[6])
 {
-        struct seccomp_data d = {.nr = nr, .arch = arch, .args = {a0, a1}};
+        struct seccomp_data d = {.nr = nr, .arch = arch};
         uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {0};
 
+        memcpy(d.args, args, sizeof(d.args));
         for (size_t pc = 0; pc < p->len; pc++) {
                 const struct sock_filter *f = &p->filter[pc];
                 const uint32_t k = f->k;
@@ -135,13 +102,35 @@ static uint32_t run_bpf(const struct seccomp_program *p, int nr, uint32_t arch, 
         return 0;
 }
 
-static uint32_t eval(const struct seccomp_program *p, const char *name, uint64_t a0, uint64_t a1)
+static uint32_t run_bpf(const struct seccomp_program *p, int nr, uint32_t arch, uint64_t a0,
+                        uint64_t a1)
+{
+        const uint64_t args[6] = {a0, a1};
+
+        return run_bpf_args(p, nr, arch, args);
+}
+
+static int resolve_or_fail(const char *name)
 {
         int nr = seccomp_syscall_resolve_name(name);
 
         if (nr < 0)
                 fail_msg("libseccomp does not know %s", name);
-        return run_bpf(p, nr, seccomp_arch_native(), a0, a1);
+        return nr;
+}
+
+static uint32_t eval(const struct seccomp_program *p, const char *name, uint64_t a0, uint64_t a1)
+{
+        return run_bpf(p, resolve_or_fail(name), seccomp_arch_native(), a0, a1);
+}
+
+/* @name with up to four arguments. */
+static uint32_t eval4(const struct seccomp_program *p, const char *name, uint64_t a0, uint64_t a1,
+                      uint64_t a2, uint64_t a3)
+{
+        const uint64_t args[6] = {a0, a1, a2, a3};
+
+        return run_bpf_args(p, resolve_or_fail(name), seccomp_arch_native(), args);
 }
 
 static void test_seccomp_is_available(void **state)
@@ -255,6 +244,10 @@ static const struct expect deny_expected[] = {
         {"adjtimex", ERRNO(EPERM)},
         {"sethostname", ERRNO(EPERM)},
         {"setdomainname", ERRNO(EPERM)},
+        {"openat2", ERRNO(ENOSYS)},
+        {"setxattr", ERRNO(EOPNOTSUPP)},
+        {"lsetxattr", ERRNO(EOPNOTSUPP)},
+        {"fsetxattr", ERRNO(EOPNOTSUPP)},
         /* Not refused: everyday calls, and Landlock, with which a script only loses rights. */
         {"read", ALLOW},
         {"write", ALLOW},
@@ -270,6 +263,11 @@ static const struct expect deny_expected[] = {
         {"landlock_create_ruleset", ALLOW},
         {"landlock_add_rule", ALLOW},
         {"landlock_restrict_self", ALLOW},
+        /* Reading and removing extended attributes. */
+        {"getxattr", ALLOW},
+        {"listxattr", ALLOW},
+        {"removexattr", ALLOW},
+        {"fremovexattr", ALLOW},
 };
 
 static void test_seccomp_policy_build_denylist(void **state)
@@ -294,6 +292,8 @@ static void test_seccomp_policy_build_denylist(void **state)
 #if defined(__x86_64__)
         /* Unknown to libseccomp 2.5.4, added by number. */
         assert_int_equal(run_bpf(&p, NR_OPEN_TREE_ATTR, AUDIT_ARCH_X86_64, 0, 0), ERRNO(EPERM));
+        assert_int_equal(run_bpf(&p, NR_SETXATTRAT, AUDIT_ARCH_X86_64, 0, 0), ERRNO(EOPNOTSUPP));
+        assert_int_equal(run_bpf(&p, NR_FCHMODAT2, AUDIT_ARCH_X86_64, 0, 0), ALLOW);
 #endif
         seccomp_program_release(&p);
 }
@@ -427,6 +427,114 @@ static void test_seccomp_policy_build_ioctl(void **state)
         seccomp_program_release(&p);
 }
 
+/* Each call that takes a mode: where the mode is, and for open/openat where the flags are. */
+static const struct mode_case {
+        const char *name;
+        unsigned mode_arg;
+        int flags_arg;
+} mode_cases[] = {
+        {"chmod", 1, -1}, {"fchmod", 1, -1},  {"fchmodat", 2, -1}, {"fchmodat2", 2, -1},
+        {"mkdir", 1, -1}, {"mkdirat", 2, -1}, {"mknod", 1, -1},    {"mknodat", 2, -1},
+        {"creat", 1, -1}, {"open", 2, 1},     {"openat", 3, 2},
+};
+
+static uint32_t eval_mode(const struct seccomp_program *p, const struct mode_case *c, uint64_t mode,
+                          uint64_t flags)
+{
+        uint64_t args[6] = {AT_FDCWD, 0, 0, 0, 0, 0};
+
+        args[c->mode_arg] = mode;
+        if (c->flags_arg >= 0)
+                args[c->flags_arg] = flags;
+        return run_bpf_args(p, seccomp_syscall_resolve_name(c->name), seccomp_arch_native(), args);
+}
+
+static bool is_mknod(const struct mode_case *c)
+{
+        return strcmp(c->name, "mknod") == 0 || strcmp(c->name, "mknodat") == 0;
+}
+
+/* What the policy should answer for @mode given to @c (with @flags for open/openat). */
+static uint32_t mode_want(const struct mode_case *c, uint64_t mode, uint64_t flags)
+{
+        const uint64_t tmpfile = O_TMPFILE & ~O_DIRECTORY;
+        bool creates = c->flags_arg < 0 || (flags & O_CREAT) || (flags & tmpfile) == tmpfile;
+
+        if (creates && (mode & (S_ISUID | S_ISGID)))
+                return ERRNO(EPERM);
+        if (is_mknod(c) && ((mode & S_IFMT) == S_IFCHR || (mode & S_IFMT) == S_IFBLK))
+                return ERRNO(EPERM);
+        return ALLOW;
+}
+
+static void test_seccomp_policy_build_setid_modes(void **state)
+{
+        static const uint64_t flags[] = {
+                O_RDONLY,
+                O_WRONLY | O_CLOEXEC,
+                O_CREAT | O_WRONLY,
+                O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC,
+                O_TMPFILE | O_WRONLY,
+                (O_TMPFILE & ~O_DIRECTORY) | O_RDWR, /* EINVAL to the kernel; refused first */
+                O_DIRECTORY | O_RDONLY,
+        };
+        static const uint64_t types[] = {0, S_IFREG, S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK, S_IFDIR};
+        struct seccomp_program p = {0};
+        size_t checked = 0;
+
+        (void) state;
+        build(false, &p);
+        for (size_t i = 0; i < ELEMENTSOF(mode_cases); i++) {
+                const struct mode_case *c = &mode_cases[i];
+
+                if (seccomp_syscall_resolve_name(c->name) < 0)
+                        continue; /* not on this architecture */
+                /* Flags count for open and openat only, file types for mknod only. */
+                const size_t n_flags = c->flags_arg >= 0 ? ELEMENTSOF(flags) : 1;
+                const size_t n_types = is_mknod(c) ? ELEMENTSOF(types) : 1;
+
+                for (size_t f = 0; f < n_flags; f++)
+                        for (size_t t = 0; t < n_types; t++)
+                                /* Every permission bit combination, and then with high bits. */
+                                for (uint64_t perm = 0; perm <= 07777; perm++) {
+                                        const uint64_t mode = types[t] | perm;
+                                        const uint64_t high = mode | UINT64_C(0xabcd) << 32;
+                                        const uint32_t want = mode_want(c, mode, flags[f]);
+
+                                        if (eval_mode(&p, c, mode, flags[f]) != want)
+                                                fail_msg("%s(mode %#llo, flags %#llo)", c->name,
+                                                         (unsigned long long) mode,
+                                                         (unsigned long long) flags[f]);
+                                        /* The kernel reads 16 bits of the mode. */
+                                        if (eval_mode(&p, c, high, flags[f]) != want)
+                                                fail_msg("%s(mode %#llx)", c->name,
+                                                         (unsigned long long) high);
+                                }
+                checked++;
+        }
+        /* The *at calls exist everywhere; fchmodat2 comes with Linux 6.6 or by number. */
+        assert_true(checked >= 5);
+
+        assert_int_equal(eval(&p, "chmod", 0, 04755), ERRNO(EPERM));
+        assert_int_equal(eval(&p, "chmod", 0, 02755), ERRNO(EPERM));
+        assert_int_equal(eval(&p, "chmod", 0, 01777), ALLOW); /* sticky is no privilege */
+        assert_int_equal(eval4(&p, "openat", AT_FDCWD, 0, O_CREAT | O_WRONLY, 06755), ERRNO(EPERM));
+        assert_int_equal(eval4(&p, "openat", AT_FDCWD, 0, O_RDONLY, 06755), ALLOW);
+        assert_int_equal(eval4(&p, "mknodat", AT_FDCWD, 0, S_IFCHR | 0666, 0x103), ERRNO(EPERM));
+        assert_int_equal(eval4(&p, "mknodat", AT_FDCWD, 0, S_IFIFO | 0666, 0), ALLOW);
+#if defined(__x86_64__)
+        {
+                const uint64_t suid[6] = {AT_FDCWD, 0, 04755, 0};
+                const uint64_t plain[6] = {AT_FDCWD, 0, 0755, 0};
+
+                assert_int_equal(run_bpf_args(&p, NR_FCHMODAT2, AUDIT_ARCH_X86_64, suid),
+                                 ERRNO(EPERM));
+                assert_int_equal(run_bpf_args(&p, NR_FCHMODAT2, AUDIT_ARCH_X86_64, plain), ALLOW);
+        }
+#endif
+        seccomp_program_release(&p);
+}
+
 static void test_seccomp_policy_build_foreign_abi(void **state)
 {
         struct seccomp_program p = {0};
@@ -447,427 +555,6 @@ static void test_seccomp_policy_build_foreign_abi(void **state)
         seccomp_program_release(&p);
 }
 
-/*
- * The kernel tests: run @fn in a forked child under @p (no filter when NULL) and return its wait
- * status. @fn returns 0 or the errno of the call it makes.
- */
-static int run_child(const struct seccomp_program *p, int (*fn)(void))
-{
-        int status = 0;
-        pid_t pid;
-
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                        _exit(CHILD_NNP_FAILED);
-                if (p && seccomp_program_load(p) < 0)
-                        _exit(CHILD_LOAD_FAILED);
-                _exit(fn());
-        }
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        return status;
-}
-
-static void expect_exit(const struct seccomp_program *p, int (*fn)(void), int want,
-                        const char *what)
-{
-        int status = run_child(p, fn);
-
-        if (!WIFEXITED(status))
-                fail_msg("%s: child killed by signal %d", what, WTERMSIG(status));
-        if (WEXITSTATUS(status) != want)
-                fail_msg("%s: expected %d (%s), got %d (%s)", what, want, strerror(want),
-                         WEXITSTATUS(status), strerror(WEXITSTATUS(status)));
-}
-
-#define EXPECT(p, fn, want) expect_exit(p, fn, want, #fn)
-
-static int result(long r)
-{
-        return r < 0 ? errno : 0;
-}
-
-static int close_result(long fd)
-{
-        if (fd < 0)
-                return errno;
-        (void) close((int) fd);
-        return 0;
-}
-
-static int do_socket_unix(void)
-{
-        return close_result(syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-}
-
-static int do_socket_unix_high(void)
-{
-        return close_result(syscall(SYS_socket, (long) (UINT64_C(1) << 32 | AF_UNIX),
-                                    SOCK_STREAM | SOCK_CLOEXEC, 0));
-}
-
-static int do_socketpair_unix(void)
-{
-        int sv[2];
-
-        if (syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-                return errno;
-        (void) close(sv[0]);
-        (void) close(sv[1]);
-        return 0;
-}
-
-static int do_socket_inet(void)
-{
-        return close_result(syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-}
-
-static int do_socket_netlink(void)
-{
-        return close_result(syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0));
-}
-
-static int do_socket_packet(void)
-{
-        return close_result(syscall(SYS_socket, AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-}
-
-static void test_seccomp_program_load_sockets(void **state)
-{
-        struct seccomp_program local = {0}, inet = {0};
-
-        (void) state;
-        if (!seccomp_is_available())
-                skip();
-        build(false, &local);
-        build(true, &inet);
-
-        /* Without the filter the kernel creates these sockets: the refusals below are ours. */
-        EXPECT(NULL, do_socket_inet, 0);
-        EXPECT(NULL, do_socket_netlink, 0);
-        EXPECT(NULL, do_socket_unix_high, 0);
-
-        EXPECT(&local, do_socket_unix, 0);
-        EXPECT(&local, do_socketpair_unix, 0);
-        EXPECT(&local, do_socket_inet, EAFNOSUPPORT);
-        EXPECT(&local, do_socket_netlink, EAFNOSUPPORT);
-        EXPECT(&local, do_socket_packet, EAFNOSUPPORT);
-        EXPECT(&local, do_socket_unix_high, EAFNOSUPPORT);
-
-        EXPECT(&inet, do_socket_unix, 0);
-        EXPECT(&inet, do_socketpair_unix, 0);
-        EXPECT(&inet, do_socket_inet, 0);
-        EXPECT(&inet, do_socket_netlink, EAFNOSUPPORT);
-        EXPECT(&inet, do_socket_packet, EAFNOSUPPORT);
-
-        seccomp_program_release(&local);
-        seccomp_program_release(&inet);
-}
-
-/* Raw clone(2) with @flags; the new process exits at once. 0 when it ran and exited 0. */
-static int clone_and_wait(unsigned long flags)
-{
-        int status = 0;
-        long pid;
-
-        pid = syscall(SYS_clone, flags, 0, 0, 0, 0);
-        if (pid < 0)
-                return errno;
-        if (pid == 0)
-                _exit(0);
-        if (waitpid((pid_t) pid, &status, 0) != pid)
-                return CHILD_WAIT_FAILED;
-        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : CHILD_WAIT_FAILED;
-}
-
-static int do_clone_newuser(void)
-{
-        return clone_and_wait(CLONE_NEWUSER | SIGCHLD);
-}
-
-static int do_clone_newnet(void)
-{
-        return clone_and_wait(CLONE_NEWNET | SIGCHLD);
-}
-
-static int do_clone_plain(void)
-{
-        return clone_and_wait(SIGCHLD);
-}
-
-static int do_fork(void)
-{
-        int status = 0;
-        pid_t pid = fork();
-
-        if (pid < 0)
-                return errno;
-        if (pid == 0)
-                _exit(0);
-        if (waitpid(pid, &status, 0) != pid)
-                return CHILD_WAIT_FAILED;
-        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : CHILD_WAIT_FAILED;
-}
-
-static void *thread_main(void *arg)
-{
-        return arg;
-}
-
-/* glibc tries clone3 first and falls back to clone(2) on ENOSYS. */
-static int do_pthread(void)
-{
-        pthread_t t;
-        void *out = NULL;
-        int r;
-
-        r = pthread_create(&t, NULL, thread_main, &r);
-        if (r != 0)
-                return r;
-        r = pthread_join(t, &out);
-        if (r != 0)
-                return r;
-        return out ? 0 : CHILD_WAIT_FAILED;
-}
-
-static int do_clone3(void)
-{
-        /* struct clone_args, version 0: flags, pidfd, child_tid, parent_tid, exit_signal, ... */
-        uint64_t args[8] = {0};
-        long pid;
-
-        args[4] = SIGCHLD;
-        pid = syscall(SYS_clone3, args, sizeof(args));
-        if (pid == 0)
-                _exit(0);
-        if (pid > 0) {
-                (void) waitpid((pid_t) pid, NULL, 0);
-                return 0;
-        }
-        return errno;
-}
-
-static int do_unshare_newuser(void)
-{
-        return result(syscall(SYS_unshare, CLONE_NEWUSER));
-}
-
-static void test_seccomp_program_load_namespaces(void **state)
-{
-        struct seccomp_program p = {0};
-
-        (void) state;
-        if (!seccomp_is_available())
-                skip();
-        build(false, &p);
-        EXPECT(&p, do_unshare_newuser, EPERM);
-        EXPECT(&p, do_clone_newuser, EPERM);
-        EXPECT(&p, do_clone_newnet, EPERM);
-        EXPECT(&p, do_clone3, ENOSYS);
-        EXPECT(&p, do_clone_plain, 0);
-        EXPECT(&p, do_fork, 0);
-        EXPECT(&p, do_pthread, 0);
-        seccomp_program_release(&p);
-}
-
-static int do_mount(void)
-{
-        /* A missing mount point: the kernel alone answers ENOENT (as root) or EPERM. */
-        return result(syscall(SYS_mount, "none", "/nonexistent-ptc-seccomp", "tmpfs", 0, NULL));
-}
-
-static int do_ptrace_traceme(void)
-{
-        return result(syscall(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0));
-}
-
-static int do_keyctl(void)
-{
-        /* KEYCTL_GET_KEYRING_ID of KEY_SPEC_SESSION_KEYRING, without creating it. */
-        return result(syscall(SYS_keyctl, 0, -3, 0));
-}
-
-static int do_bpf(void)
-{
-        return result(syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, NULL, 0));
-}
-
-static int do_io_uring_setup(void)
-{
-        return result(syscall(SYS_io_uring_setup, 1, NULL));
-}
-
-#if defined(__x86_64__)
-static int do_open_tree_attr(void)
-{
-        return result(syscall(NR_OPEN_TREE_ATTR, -1, "", 0, NULL, 0));
-}
-#endif
-
-static void test_seccomp_program_load_denied(void **state)
-{
-        struct seccomp_program p = {0};
-        int status;
-
-        (void) state;
-        if (!seccomp_is_available())
-                skip();
-        build(false, &p);
-        EXPECT(&p, do_mount, EPERM);
-        EXPECT(&p, do_ptrace_traceme, EPERM);
-        EXPECT(&p, do_keyctl, EPERM);
-        EXPECT(&p, do_bpf, EPERM);
-        EXPECT(&p, do_io_uring_setup, ENOSYS);
-        /* Without the filter the kernel answers EFAULT, or EPERM where io_uring is disabled. */
-        status = run_child(NULL, do_io_uring_setup);
-        assert_true(WIFEXITED(status));
-        assert_int_not_equal(WEXITSTATUS(status), ENOSYS);
-#if defined(__x86_64__)
-        EXPECT(&p, do_open_tree_attr, EPERM);
-#endif
-        seccomp_program_release(&p);
-}
-
-static int tty_ioctl(unsigned long cmd)
-{
-        _cleanup_close_ int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        char c = 'x';
-
-        if (fd < 0)
-                return CHILD_WAIT_FAILED;
-        /* /dev/null is no tty: the kernel's own answer is ENOTTY. */
-        return result(syscall(SYS_ioctl, fd, cmd, &c));
-}
-
-static int do_tiocsti(void)
-{
-        return tty_ioctl(TIOCSTI);
-}
-
-static int do_tiocsti_high(void)
-{
-        return tty_ioctl((unsigned long) (TIOCSTI | UINT64_C(1) << 32));
-}
-
-static int do_tioclinux(void)
-{
-        return tty_ioctl(TIOCLINUX);
-}
-
-static int do_tcgets(void)
-{
-        return tty_ioctl(TCGETS);
-}
-
-static void test_seccomp_program_load_ioctl(void **state)
-{
-        struct seccomp_program p = {0};
-
-        (void) state;
-        if (!seccomp_is_available())
-                skip();
-        build(false, &p);
-        EXPECT(NULL, do_tiocsti, ENOTTY);
-        EXPECT(NULL, do_tiocsti_high, ENOTTY);
-        EXPECT(&p, do_tiocsti, EPERM);
-        EXPECT(&p, do_tiocsti_high, EPERM);
-        EXPECT(&p, do_tioclinux, EPERM);
-        EXPECT(&p, do_tcgets, ENOTTY);
-        seccomp_program_release(&p);
-}
-
-static int do_personality_query(void)
-{
-        return result(syscall(SYS_personality, 0xffffffffUL));
-}
-
-static int do_personality_linux(void)
-{
-        return result(syscall(SYS_personality, 0UL));
-}
-
-static int do_personality_no_randomize(void)
-{
-        return result(syscall(SYS_personality, PERSONA_ADDR_NO_RANDOMIZE));
-}
-
-static int do_everyday(void)
-{
-        _cleanup_close_ int fd = -EBADF;
-        char buf[8];
-
-        if (syscall(SYS_getpid) != getpid())
-                return CHILD_WAIT_FAILED;
-        fd = (int) syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return errno;
-        if (syscall(SYS_read, fd, buf, sizeof(buf)) != 0)
-                return CHILD_WAIT_FAILED;
-        return 0;
-}
-
-static void test_seccomp_program_load_allowed(void **state)
-{
-        struct seccomp_program p = {0};
-
-        (void) state;
-        if (!seccomp_is_available())
-                skip();
-        build(false, &p);
-        EXPECT(&p, do_everyday, 0);
-        EXPECT(&p, do_personality_query, 0);
-        EXPECT(&p, do_personality_linux, 0);
-        EXPECT(NULL, do_personality_no_randomize, 0);
-        EXPECT(&p, do_personality_no_randomize, EPERM);
-        seccomp_program_release(&p);
-}
-
-#if defined(__x86_64__)
-static int do_x32_getpid(void)
-{
-        return result(syscall(39 | X32_SYSCALL_BIT));
-}
-
-static int do_i386_getpid(void)
-{
-        long r;
-
-        /* The ia32 compat entry: same process, audit arch i386. */
-        __asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) : "memory", "r8", "r9", "r10", "r11");
-        return r == getpid() ? 0 : CHILD_WAIT_FAILED;
-}
-#endif
-
-static void test_seccomp_program_load_foreign_abi(void **state)
-{
-#if defined(__x86_64__)
-        struct seccomp_program p = {0};
-        int status;
-
-        (void) state;
-        if (!seccomp_is_available())
-                skip();
-        build(false, &p);
-
-        status = run_child(&p, do_x32_getpid);
-        assert_true(WIFSIGNALED(status));
-        assert_int_equal(WTERMSIG(status), SIGSYS);
-
-        /* Only where the kernel runs i386 code at all (IA32_EMULATION, not disabled at boot). */
-        status = run_child(NULL, do_i386_getpid);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-                status = run_child(&p, do_i386_getpid);
-                assert_true(WIFSIGNALED(status));
-                assert_int_equal(WTERMSIG(status), SIGSYS);
-        }
-        seccomp_program_release(&p);
-#else
-        (void) state;
-        skip();
-#endif
-}
-
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -880,12 +567,7 @@ int main(void)
                 cmocka_unit_test(test_seccomp_policy_build_personality),
                 cmocka_unit_test(test_seccomp_policy_build_ioctl),
                 cmocka_unit_test(test_seccomp_policy_build_foreign_abi),
-                cmocka_unit_test(test_seccomp_program_load_sockets),
-                cmocka_unit_test(test_seccomp_program_load_namespaces),
-                cmocka_unit_test(test_seccomp_program_load_denied),
-                cmocka_unit_test(test_seccomp_program_load_ioctl),
-                cmocka_unit_test(test_seccomp_program_load_allowed),
-                cmocka_unit_test(test_seccomp_program_load_foreign_abi),
+                cmocka_unit_test(test_seccomp_policy_build_setid_modes),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "../lib/ptc-test.h"
+#include "../lib/test-child.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -540,7 +541,7 @@ static void test_spawn_process_swapped_stdio(void **state)
 
         fflush(stdout);
         fflush(stderr);
-        pid = fork();
+        pid = test_fork();
         assert_true(pid >= 0);
         if (pid == 0)
                 _exit(swapped_stdio_child());
@@ -563,7 +564,7 @@ static int start_orphan_sleep(bool die_with_parent, pid_t *ret_mid, pid_t *ret_s
         assert_int_equal(pipe2(ctl, O_CLOEXEC), 0);
         fflush(stdout);
         fflush(stderr);
-        mid = fork();
+        mid = test_fork();
         assert_true(mid >= 0);
         if (mid == 0) {
                 char *argv[] = {(char *) "/bin/sleep", (char *) "30", NULL};
@@ -900,7 +901,7 @@ static void run_forked(int (*fn)(const char *dir), const char *dir)
 
         fflush(stdout);
         fflush(stderr);
-        pid = fork();
+        pid = test_fork();
         assert_true(pid >= 0);
         if (pid == 0)
                 _exit(fn(dir));

@@ -119,6 +119,14 @@ struct ptc_landlock_path_beneath_attr {
         (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 
 /*
+ * Read-write trees: every right the ABI knows but making device nodes. A script has no use
+ * for one, and one made with CAP_MKNOD (root without the namespaces layer) would open a disk
+ * or a device past every other rule, in the sandbox and, left in the working directory, after
+ * it. The seccomp layer refuses the same (docs/isolation.md); this holds without it.
+ */
+#define FS_RIGHTS_NO_DEVICES (~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK))
+
+/*
  * The only rights a rule on a non-directory may carry; any other bit there makes
  * landlock_add_rule() fail with EINVAL (the kernel's ACCESS_FILE).
  */
@@ -251,7 +259,7 @@ int landlock_apply(const struct landlock_policy *p, int abi)
 
         r = add_paths(ruleset_fd, p->ro_paths, FS_RIGHTS_RO & fs);
         if (r >= 0)
-                r = add_paths(ruleset_fd, p->rw_paths, fs);
+                r = add_paths(ruleset_fd, p->rw_paths, fs & FS_RIGHTS_NO_DEVICES);
         if (r >= 0 && syscall(SYS_landlock_restrict_self, ruleset_fd, 0) < 0)
                 r = -errno;
 

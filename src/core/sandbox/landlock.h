@@ -31,7 +31,7 @@ int landlock_errata(void);
 
 struct landlock_policy {
         const char *const *ro_paths; /* NULL-terminated: read, read-dir, execute */
-        const char *const *rw_paths; /* NULL-terminated: every file-system right */
+        const char *const *rw_paths; /* NULL-terminated: every right but making device nodes */
         bool deny_tcp;               /* handle TCP bind/connect with no rule: refuse all */
         bool scope;                  /* abstract unix sockets + signals scoped to the domain */
 };

@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -35,16 +36,30 @@
 #endif
 
 /*
- * open_tree_attr(2) (Linux 6.15) belongs to the mount API but is newer than the syscall table of
- * libseccomp 2.5.4 (Linux 5.17), which cannot resolve its name. Since Linux 5.1 a new system
- * call has the same number on every architecture except alpha and mips, so it is spelled by
- * number where that is known to hold, and skipped elsewhere.
+ * System calls newer than the syscall table of libseccomp 2.5.4 (Linux 5.17), which cannot
+ * resolve their names: open_tree_attr(2) (Linux 6.15) belongs to the mount API, setxattrat(2)
+ * (6.13) sets extended attributes, fchmodat2(2) (6.6) changes a mode (Debian's 2.5.4 knows it,
+ * the upstream release does not). Since Linux 5.1 a new system call has the same number on
+ * every architecture except alpha and mips, so they are spelled by number where that is known
+ * to hold, and skipped elsewhere. A newer libseccomp resolves the names itself.
  */
 #if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__riscv)
-#        define NR_OPEN_TREE_ATTR 467
+#        define HAVE_UNIFIED_SYSCALL_NUMBERS 1
 #else
-#        define NR_OPEN_TREE_ATTR (-1)
+#        define HAVE_UNIFIED_SYSCALL_NUMBERS 0
 #endif
+
+static const struct {
+        const char *name;
+        int nr;
+} late_syscalls[] = {
+        {"fchmodat2", 452},
+        {"setxattrat", 463},
+        {"open_tree_attr", 467},
+};
+
+/* The flag of O_TMPFILE that makes it one (O_TMPFILE is __O_TMPFILE | O_DIRECTORY). */
+#define O_TMPFILE_BIT (O_TMPFILE & ~O_DIRECTORY)
 
 struct deny {
         const char *name;
@@ -132,6 +147,28 @@ static const struct deny deny_table[] = {
         {"ioperm", EPERM},
         {"modify_ldt", EPERM},
 
+        /*
+         * openat2 carries its flags and mode in a struct the filter cannot read, so the
+         * set-id rules below could not see them. ENOSYS, as from a kernel before 5.6: glibc
+         * and Python fall back to openat(2), whose mode the filter checks (systemd's
+         * RestrictSUIDSGID= does the same).
+         */
+        {"openat2", ENOSYS},
+
+        /*
+         * Setting extended attributes. The name is a string the filter cannot read, and
+         * "security.capability" gives a file capabilities that outlive the sandbox: a script
+         * that runs with capabilities (root without the namespaces layer) would leave, say, a
+         * cap_setuid copy of the interpreter on the host. EOPNOTSUPP, the answer of a file
+         * system without extended attributes: cp -p/-a, install and shutil.copy2 then copy
+         * without them and succeed (with EPERM all three fail). Reading and removing
+         * attributes stay allowed; io_uring's setxattr operations are refused with io_uring.
+         */
+        {"setxattr", EOPNOTSUPP},
+        {"lsetxattr", EOPNOTSUPP},
+        {"fsetxattr", EOPNOTSUPP},
+        {"setxattrat", EOPNOTSUPP},
+
         /* The landlock_* calls stay allowed: a script may only restrict itself further. */
 };
 
@@ -164,8 +201,9 @@ static int resolve(const char *name)
 
         if (nr >= 0)
                 return nr;
-        if (strcmp(name, "open_tree_attr") == 0 && NR_OPEN_TREE_ATTR >= 0)
-                return NR_OPEN_TREE_ATTR;
+        for (size_t i = 0; HAVE_UNIFIED_SYSCALL_NUMBERS && i < ELEMENTSOF(late_syscalls); i++)
+                if (strcmp(name, late_syscalls[i].name) == 0)
+                        return late_syscalls[i].nr;
         return -ENOENT;
 }
 
@@ -295,6 +333,86 @@ static int add_ioctl_rules(scmp_filter_ctx ctx, struct diag *reterr)
         return 0;
 }
 
+/*
+ * The calls that take a file mode, with the index of that argument, and for open and openat
+ * the index of the flags, whose mode counts only when they create a file. @required as for
+ * add_rule(): the *at calls and fchmod exist on every architecture; chmod, open, creat,
+ * mkdir and mknod do not (arm64 and riscv lack them), fchmodat2 only from Linux 6.6.
+ */
+static const struct mode_call {
+        const char *name;
+        unsigned mode_arg;
+        int flags_arg; /* -1: the mode always counts */
+        bool required;
+} mode_calls[] = {
+        {"chmod", 1, -1, false},     {"fchmod", 1, -1, true},  {"fchmodat", 2, -1, true},
+        {"fchmodat2", 2, -1, false}, {"mkdir", 1, -1, false},  {"mkdirat", 2, -1, true},
+        {"mknod", 1, -1, false},     {"mknodat", 2, -1, true}, {"creat", 1, -1, false},
+        {"open", 2, 1, false},       {"openat", 3, 2, true},
+};
+
+static int add_mode_rules(scmp_filter_ctx ctx, struct diag *reterr)
+{
+        /*
+         * No set-user-ID or set-group-ID bit from inside (systemd's RestrictSUIDSGID=): the
+         * working directory is on the host, idmapped to the invoking user (root included),
+         * so a setuid copy of a program made in here would run with that user's rights for
+         * anyone outside. Every call that sets a mode is covered, mknod(S_IFREG) and
+         * O_TMPFILE (linked in later through /proc/self/fd) too; openat2 answers ENOSYS
+         * above. The kernel reads a 16-bit umode_t, and the masks test single low bits, so
+         * high bits change nothing. A file's existing bits are the kernel's business: a write
+         * by anyone without CAP_FSETID clears them.
+         */
+        static const scmp_datum_t setid_bits[] = {S_ISUID, S_ISGID};
+        static const scmp_datum_t create_flags[] = {O_CREAT, O_TMPFILE_BIT};
+        /* Device nodes: a script has no use for one, and with CAP_MKNOD one opens the disk. */
+        static const scmp_datum_t device_types[] = {S_IFCHR, S_IFBLK};
+        const uint32_t action = SCMP_ACT_ERRNO(EPERM);
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(mode_calls); i++) {
+                const struct mode_call *c = &mode_calls[i];
+
+                for (size_t b = 0; b < ELEMENTSOF(setid_bits); b++) {
+                        struct scmp_arg_cmp cmp[2] = {
+                                SCMP_CMP(c->mode_arg, SCMP_CMP_MASKED_EQ, setid_bits[b],
+                                         setid_bits[b]),
+                        };
+
+                        if (c->flags_arg < 0) {
+                                r = add_rule(ctx, action, c->name, c->required, 1, cmp, reterr);
+                                if (r < 0)
+                                        return r;
+                                continue;
+                        }
+                        /* Rules for one call are ORed: one per flag that creates a file. */
+                        for (size_t f = 0; f < ELEMENTSOF(create_flags); f++) {
+                                cmp[1] = SCMP_CMP((unsigned) c->flags_arg, SCMP_CMP_MASKED_EQ,
+                                                  create_flags[f], create_flags[f]);
+                                r = add_rule(ctx, action, c->name, c->required, 2, cmp, reterr);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+        }
+
+        for (size_t i = 0; i < ELEMENTSOF(mode_calls); i++) {
+                const struct mode_call *c = &mode_calls[i];
+
+                if (strcmp(c->name, "mknod") != 0 && strcmp(c->name, "mknodat") != 0)
+                        continue;
+                for (size_t t = 0; t < ELEMENTSOF(device_types); t++) {
+                        struct scmp_arg_cmp cmp =
+                                SCMP_CMP(c->mode_arg, SCMP_CMP_MASKED_EQ, S_IFMT, device_types[t]);
+
+                        r = add_rule(ctx, action, c->name, c->required, 1, &cmp, reterr);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
 /* Copy the BPF program out of @ctx into a malloc'ed array. */
 static int export_program(scmp_filter_ctx ctx, struct seccomp_program *ret, struct diag *reterr)
 {
@@ -395,6 +513,9 @@ int seccomp_policy_build(const struct seccomp_policy_opts *o, struct seccomp_pro
         if (r < 0)
                 return r;
         r = add_ioctl_rules(ctx, reterr);
+        if (r < 0)
+                return r;
+        r = add_mode_rules(ctx, reterr);
         if (r < 0)
                 return r;
 

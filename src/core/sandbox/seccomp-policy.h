@@ -11,7 +11,10 @@
  * the low 32 bits (the kernel truncates the command, so TIOCSTI | 1 << 32 must not pass),
  * socket families other than AF_UNIX (plus AF_INET/AF_INET6 when the network is allowed), and
  * kills the process on a foreign architecture or the x32 ABI. clone3 answers ENOSYS, so glibc
- * falls back to clone(2), whose flags the filter can read.
+ * falls back to clone(2), whose flags the filter can read. Nothing that carries privileges out
+ * of the sandbox: no set-user-ID or set-group-ID bit through any call that takes a mode
+ * (openat2, whose mode the filter cannot read, answers ENOSYS), no character or block device
+ * node, no extended attribute set (EOPNOTSUPP: file capabilities are one).
  *
  * The program is compiled with libseccomp in the parent, before fork: libseccomp allocates,
  * and a child forked from a multi-threaded ptc may only make async-signal-safe calls.
