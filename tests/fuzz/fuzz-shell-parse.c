@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for the shell parser: any bytes in, and the result must be well formed:
- * argv NULL-terminated, the command index in range, no more than the caps.
+ * Fuzz target for the shell parser and the terminal guard: any bytes in, and the result
+ * must be well formed: argv NULL-terminated, the command index in range, no more than the
+ * caps, and the guard's answer one of its texts or none.
  *
  * The corpus (corpus/shell-parse/) replays under meson through fuzz-main.c. The
  * libFuzzer build is made by hand: clang -fsanitize=fuzzer,address,undefined
- * -D_GNU_SOURCE -I. -Isrc -I<builddir> on this file, the .c files of src/core/shell,
- * src/basic/buf.c and src/basic/diag.c; then run it on a copy of the corpus
- * (-max_total_time=60).
+ * -D_GNU_SOURCE -I. -Isrc -I<builddir> on this file, src/core/shell/shell-parse.c,
+ * src/core/shell/shell-wrappers.c, src/core/tools/terminal-guard.c, src/basic/buf.c and
+ * src/basic/diag.c; then run it on a copy of the corpus (-max_total_time=60).
  */
 
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "core/shell/shell-parse.h"
+#include "core/tools/terminal-guard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -43,6 +45,8 @@ static void check(const struct shell_parse *p)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         struct shell_parse *p = NULL;
+        const char *guidance;
+        char *s;
         int r;
 
         for (unsigned flags = 0; flags <= SHELL_PARSE_COMPLETE_LINES; flags++) {
@@ -53,5 +57,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 } else if (r != -EINVAL && r != -E2BIG && r != -ELOOP && r != -ENOMEM)
                         abort();
         }
+        s = strndup((const char *) data, size);
+        if (!s)
+                return 0;
+        if (terminal_guard_check(s, &guidance) < 0) {
+                /* Only -ENOMEM. */
+        }
+        free(s);
         return 0;
 }

@@ -16,6 +16,7 @@
 #include "basic/diag.h"
 #include "basic/macro.h"
 #include "core/shell/shell-parse.h"
+#include "core/tools/terminal-guard.h"
 
 /*
  * One line per simple command, joined by " ; ": the command flags (B background,
@@ -377,6 +378,207 @@ static void test_shell_parse_caps(void **state)
         p = shell_parse_free(p);
 }
 
+/* --- the terminal guard --- */
+
+enum { OK, DETACH, BACKGROUND, SERVER };
+
+static void test_terminal_guard_table(void **state)
+{
+        static const struct {
+                const char *cmd;
+                int want;
+        } cases[] = {
+                /* Ordinary commands the old pattern scan refused. */
+                {"printf %s 'it'\"'\"'s $HOME `id` \"q\" & ;'", OK},
+                {"curl -s 'https://api.example/x?a=1&b=2'", OK},
+                {"pip install uvicorn gunicorn", OK},
+                {"grep -c nodemon package.json", OK},
+                {"echo \"run vite later\"", OK},
+                {"echo 'a & b'", OK},
+                {"echo a\\&b", OK},
+                {"git commit -m 'start the dev server & watch'", OK},
+                {"npm install --save-dev nodemon vite", OK},
+                {"yarn add next", OK},
+                {"grep -rn 'python -m http.server' docs", OK},
+                {"man setsid", OK},
+                {"echo nohup disown", OK},
+                {"cat docker-compose.yml | grep 'docker compose up'", OK},
+                {"pgrep -f uvicorn || echo none", OK},
+                {"which vite nodemon", OK},
+                {"command -v uvicorn", OK},
+                {"type -a gunicorn", OK},
+                {"ls node_modules/.bin/vite", OK},
+                {"cat <<EOF\nnohup x &\nnpm run dev\nEOF", OK},
+                {"echo x # then nohup y &", OK},
+                {"sed -i 's/&/and/g' f", OK},
+                /* Ordinary commands with operators that are not a background '&'. */
+                {"echo a && echo b", OK},
+                {"echo a 2>&1", OK},
+                {"echo x &>/dev/null", OK},
+                {"make 2>&1 | tee log", OK},
+                {"make |& tee log", OK},
+                {"echo x >&2", OK},
+                {"case a in a) echo;& b) echo;; esac", OK},
+                {"[[ a && b ]] || echo", OK},
+                {"(cd sub && make)", OK},
+                {"x=$(date)&&echo $x", OK},
+                /* Bounded commands of the tools the guard knows. */
+                {"npm run build", OK},
+                {"npm test", OK},
+                {"npm run devtools", OK},
+                {"yarn install", OK},
+                {"vite build", OK},
+                {"npx vite build --mode production", OK},
+                {"next build", OK},
+                {"docker compose up -d", OK},
+                {"docker compose up --detach --build", OK},
+                {"docker compose -f a.yml up -d web", OK},
+                {"docker compose --project-name up ps", OK},
+                {"docker compose up --wait", OK},
+                {"docker compose down", OK},
+                {"python3 -m pytest -q", OK},
+                {"python -m pip install uvicorn", OK},
+                {"python -c 'import http.server'", OK},
+                {"python manage.py migrate", OK},
+                {"flask routes", OK},
+                {"rails db:migrate", OK},
+                {"uv run --with uvicorn python x.py", OK},
+                {"poetry run pytest", OK},
+                {"php -r 'echo 1;'", OK},
+                {"$SERVER --port 80", OK},
+                {"yarn $'' --version", OK}, /* an empty script name (found by the fuzzer) */
+                {"npm run ''", OK},
+                /* The help exemption. */
+                {"nohup --help", OK},
+                {"uvicorn --version", OK},
+                {"npm run dev -- -h", OK},
+                /* Refused: nohup, setsid, disown. */
+                {"nohup sleep 100 &", DETACH},
+                {"nohup python3 app.py > log 2>&1", DETACH},
+                {"setsid foo", DETACH},
+                {"setsid -f sleep 100", DETACH},
+                {"sleep 1; disown", DETACH},
+                {"sudo -u www nohup x", DETACH},
+                {"env A=1 nohup x", DETACH},
+                {"/usr/bin/nohup x", DETACH},
+                {"echo $(nohup x)", DETACH},
+                {"bash -c 'nohup x'", DETACH},
+                /* Refused: a background '&'. */
+                {"sleep 100 &", BACKGROUND},
+                {"sleep 1 & echo x", BACKGROUND},
+                {"sleep 1&echo x", BACKGROUND},
+                {"(sleep 30)& echo $!", BACKGROUND},
+                {"{ sleep 1; } &", BACKGROUND},
+                {"make && ./server &", BACKGROUND},
+                {"for i in 1 2; do sleep $i & done", BACKGROUND},
+                {"x=$(sleep 5 &)", BACKGROUND},
+                {"sleep 1 2>&1 &", BACKGROUND},
+                {"sleep 1 & # comment", BACKGROUND},
+                {"coproc sleep 10", BACKGROUND},
+                {"eval 'sleep 1 &'", BACKGROUND},
+                {"sleep 100 &\necho \"unterminated", BACKGROUND},
+                /* Refused: servers and watchers. */
+                {"npm run dev", SERVER},
+                {"npm start", SERVER},
+                {"npm run start:prod", SERVER},
+                {"npm --prefix web run dev", SERVER},
+                {"yarn dev", SERVER},
+                {"yarn workspace web start", SERVER},
+                {"pnpm --filter web serve", SERVER},
+                {"bun run watch", SERVER},
+                {"NPX vite", SERVER},
+                {"npx vite --port 3000", SERVER},
+                {"vite", SERVER},
+                {"vite preview", SERVER},
+                {"next dev", SERVER},
+                {"nodemon server.js", SERVER},
+                {"uvicorn app:app --reload", SERVER},
+                {"gunicorn -w 4 app:app", SERVER},
+                {"/usr/local/bin/uvicorn app:app", SERVER},
+                {"python -m http.server", SERVER},
+                {"python3 -m http.server 8000", SERVER},
+                {"python3.12 -u -m uvicorn app:app", SERVER},
+                {"python -m flask run", SERVER},
+                {"python manage.py runserver", SERVER},
+                {"flask run", SERVER},
+                {"flask --app x run --port 80", SERVER},
+                {"rails s", SERVER},
+                {"bin/rails server", SERVER},
+                {"bundle exec rails s", SERVER},
+                {"php -S localhost:8000", SERVER},
+                {"php artisan serve", SERVER},
+                {"docker compose up", SERVER},
+                {"docker compose -f a.yml up --build", SERVER},
+                {"docker-compose up web", SERVER},
+                {"docker compose watch", SERVER},
+                {"uv run uvicorn app:app", SERVER},
+                {"poetry run gunicorn app", SERVER},
+                {"cd web && npm run dev", SERVER},
+                {"echo start; npm run dev | tee log", SERVER},
+                {"FOO=1 sudo -E env -i A=2 nice -n 5 timeout -s KILL 10 uvicorn app:app", SERVER},
+                {"timeout 60 npm start", SERVER},
+                {"exec nodemon", SERVER},
+                {"xargs -n1 nodemon", SERVER},
+                {"bash -c 'npm run dev'", SERVER},
+                {"sh -c \"cd web; vite\"", SERVER},
+                {"if true; then npm start; fi", SERVER},
+                {"serve() { uvicorn app; }; serve", SERVER},
+                {"echo $(python -m http.server)", SERVER},
+        };
+        static const char *const texts[] = {
+                [DETACH] = "terminal() runs commands in the foreground only: nohup, disown and "
+                           "setsid cannot keep a process alive after the call, because everything "
+                           "the command started is killed when it finishes. Run the program in "
+                           "the foreground with a timeout instead.",
+                [BACKGROUND] = "terminal() runs commands in the foreground only: a job put in the "
+                               "background with '&' is killed when the command finishes. Run the "
+                               "steps one after another in the foreground, each with a timeout.",
+                [SERVER] = "This command looks like it starts a long-running server or watcher, "
+                           "which would only block until the timeout: terminal() is foreground "
+                           "only. Run bounded commands (a build, a test run, a single request) "
+                           "instead, and start servers outside the script.",
+        };
+        size_t n_ok = 0, n_refused = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *g = (const char *) 1;
+
+                assert_int_equal(terminal_guard_check(cases[i].cmd, &g), 0);
+                if (cases[i].want == OK) {
+                        n_ok++;
+                        if (g)
+                                fail_msg("<%s> refused: %s", cases[i].cmd, g);
+                } else {
+                        n_refused++;
+                        if (!g || strcmp(g, texts[cases[i].want]) != 0)
+                                fail_msg("<%s>: got %s, want %.50s", cases[i].cmd,
+                                         g ? g : "(allowed)", texts[cases[i].want]);
+                }
+        }
+        assert_true(n_ok >= 30 && n_refused >= 30);
+}
+
+/* A command the parser cannot take is not refused on a guess: bash reports the error. */
+static void test_terminal_guard_unparsed(void **state)
+{
+        _cleanup_buf_ struct buf b = BUF_INIT(SIZE_MAX / 2);
+        const char *g = (const char *) 1;
+
+        assert_int_equal(terminal_guard_check("echo 'unbalanced & nohup x", &g), 0);
+        assert_null(g);
+        g = (const char *) 1;
+        assert_int_equal(terminal_guard_check("npm run dev )", &g), 0);
+        assert_null(g);
+        for (int i = 0; i < 40; i++)
+                assert_int_equal(buf_append_str(&b, "$("), 0);
+        assert_int_equal(buf_append_str(&b, "nohup x &"), 0);
+        for (int i = 0; i < 40; i++)
+                assert_int_equal(buf_append_str(&b, ")"), 0);
+        g = (const char *) 1;
+        assert_int_equal(terminal_guard_check(buf_str(&b), &g), 0);
+        assert_null(g);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -387,6 +589,8 @@ int main(void)
                 cmocka_unit_test(test_shell_parse_syntax_errors),
                 cmocka_unit_test(test_shell_parse_complete_lines),
                 cmocka_unit_test(test_shell_parse_caps),
+                cmocka_unit_test(test_terminal_guard_table),
+                cmocka_unit_test(test_terminal_guard_unparsed),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
