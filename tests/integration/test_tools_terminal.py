@@ -266,3 +266,92 @@ def test_ptc_tool_terminal_cannot_read_secrets_from_ptc(ptc, level):
     comm, count = d["output"].split("\n")
     assert comm.startswith("ptc"), d
     assert count == "0", d
+
+
+# --- The guard reads the command as bash does -------------------------------------------
+# Only a real background '&' and command words count (docs/tools.md, terminal): quoted
+# text, arguments and redirections such as 2>&1 do not.
+
+GUARD_DETACH = ("terminal() runs commands in the foreground only: nohup, disown and setsid "
+                "cannot keep a process alive after the call, because everything the command "
+                "started is killed when it finishes. Run the program in the foreground with a "
+                "timeout instead.")
+GUARD_BACKGROUND = ("terminal() runs commands in the foreground only: a job put in the "
+                    "background with '&' is killed when the command finishes. Run the steps "
+                    "one after another in the foreground, each with a timeout.")
+GUARD_SERVER = ("This command looks like it starts a long-running server or watcher, which "
+                "would only block until the timeout: terminal() is foreground only. Run bounded "
+                "commands (a build, a test run, a single request) instead, and start servers "
+                "outside the script.")
+
+
+def fake_bin(ptc, *names):
+    """A PATH entry where each of @names prints its name and arguments (no network, no
+    installs)."""
+    d = ptc.tmp / "fakebin"
+    d.mkdir(exist_ok=True)
+    for n in names:
+        p = d / n
+        p.write_text('#!/bin/sh\nprintf "%s" "${0##*/}"; printf " [%s]" "$@"; echo\n')
+        p.chmod(0o755)
+    return {"PATH": f"{d}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+
+
+@pytest.mark.parametrize("command, output", [
+    ("""printf %s 'it'"'"'s $HOME `id` "q" & ;'""", """it's $HOME `id` "q" & ;"""),
+    ("curl -s 'https://api.example/x?a=1&b=2'", "curl [-s] [https://api.example/x?a=1&b=2]"),
+    ("pip install uvicorn gunicorn", "pip [install] [uvicorn] [gunicorn]"),
+    ("grep -c nodemon package.json", "1"),
+    ('echo "run vite later"', "run vite later"),
+    ("echo 'a & b' 2>&1 | tr a-z A-Z", "A & B"),
+    ("make_it() { echo built; }; make_it >/dev/null 2>&1 && echo nohup disown setsid",
+     "nohup disown setsid"),
+])
+def test_terminal_guard_lets_ordinary_commands_run(ptc, command, output):
+    (ptc.workdir / "package.json").write_text('{"devDependencies": {"nodemon": "1"}}\n')
+    d = term(ptc, command, env=fake_bin(ptc, "curl", "pip"))
+    assert "status" not in d, d
+    assert d["exit_code"] == 0 and d["error"] is None, d
+    assert d["output"] == output, d
+
+
+@pytest.mark.parametrize("command, text", [
+    ("nohup sleep 100 &", GUARD_DETACH),
+    ("sudo -u nobody setsid sleep 100", GUARD_DETACH),
+    ("sleep 100 &", GUARD_BACKGROUND),
+    ("make && (sleep 100)& echo started", GUARD_BACKGROUND),
+    ("echo $(sleep 100 &)", GUARD_BACKGROUND),
+    ("npm run dev", GUARD_SERVER),
+    ("cd web && NODE_ENV=dev timeout 60 npx vite --port 3000", GUARD_SERVER),
+    ("uvicorn app:app", GUARD_SERVER),
+    ("python3 -m http.server 8000", GUARD_SERVER),
+    ("docker compose up", GUARD_SERVER),
+    ("bash -c 'yarn start'", GUARD_SERVER),
+])
+def test_terminal_guard_refuses_with_the_seeds_texts(ptc, command, text):
+    # Refused before running: a run would have an exit code and no status.
+    d = term(ptc, command)
+    assert d == {"output": "", "exit_code": -1, "error": text, "status": "error"}, d
+
+
+def test_terminal_guard_leaves_syntax_errors_to_bash(ptc):
+    # Not refused on a guess: bash reports the unbalanced quote (and runs nothing).
+    d = term(ptc, "echo 'unbalanced & nohup sleep 100")
+    assert "status" not in d, d
+    assert d["exit_code"] == 2, d
+    assert "unexpected EOF" in d["output"], d
+    # bash runs -c line by line: the lines before the error are checked as usual.
+    d = term(ptc, "sleep 100 &\necho 'unbalanced")
+    assert d["error"] == GUARD_BACKGROUND, d
+
+
+def test_terminal_guard_in_a_script(ptc):
+    r = ptc.run("""
+        from hermes_tools import terminal
+        a = terminal("printf '%s\\\\n' 'x & y' \\"uvicorn\\" 2>&1")
+        b = terminal('nohup sleep 100 &')
+        print(repr(a['output']), a['exit_code'], b['exit_code'], b["error"][:47])
+        """)
+    expect(r, 0, "success")
+    assert r.output == ("'x & y\\nuvicorn' 0 -1 terminal() runs commands in the foreground "
+                        "only\n"), r

@@ -859,8 +859,9 @@ static void test_terminal_background_job_killed(void **state)
         json_t *r;
         bool gone = false;
 
-        /* ")&" passes the guard (no blank before '&'), so the kill is what stops it. */
-        r = run_tool(&tool_def_terminal, &f->ctx, "{\"command\": \"(sleep 30)& echo $!\"}");
+        /* The guard cannot see into a script piped to bash, so the kill is what stops it. */
+        r = run_tool(&tool_def_terminal, &f->ctx,
+                     "{\"command\": \"echo 'sleep 30 & echo $!' | bash\"}");
         assert_true(now_usec() - t0 < 3 * USEC_PER_SEC);
         assert_int_equal(iget(r, "exit_code"), 0);
         pid = strtoll(sget(r, "output"), NULL, 10);

@@ -12,9 +12,9 @@
  * commands is not part of ptc.
  *
  * Calls run on worker threads, many at once: the only mutable global state is
- * an atomic flag (the kernel refused pid namespaces), the guard regexes are
- * compiled once and then only read, and children are reaped by pid, never
- * with waitpid(-1).
+ * an atomic flag (the kernel refused pid namespaces), and children are reaped
+ * by pid, never with waitpid(-1). The long-lived-process guard is in
+ * terminal-guard.c.
  */
 
 #include "core/tools/tool.h"
@@ -23,7 +23,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,9 +34,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 
 #include "basic/buf.h"
 #include "basic/fd-util.h"
@@ -52,6 +48,7 @@
 #include "core/sandbox/sandbox.h"
 #include "core/tools/file-safety.h"
 #include "core/tools/pidns-init.h"
+#include "core/tools/terminal-guard.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #        define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -500,137 +497,9 @@ started:
         return 0;
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* The long-lived-process guard                                                             */
-
-enum {
-        RE_SHELL_BACKGROUND,
-        RE_INLINE_AMP,
-        RE_TRAILING_AMP,
-        RE_FIRST_SERVER,
-};
-
-static const char *const guard_patterns[] = {
-        [RE_SHELL_BACKGROUND] = "\\b(?:nohup|disown|setsid)\\b",
-        [RE_INLINE_AMP] = "\\s&\\s",
-        [RE_TRAILING_AMP] = "\\s&\\s*(?:#.*)?$",
-        /* dev servers and watchers */
-        "\\b(?:npm|pnpm|yarn|bun)\\s+(?:run\\s+)?(?:dev|start|serve|watch)\\b",
-        "\\bdocker\\s+compose\\s+up\\b",
-        "\\bnext\\s+dev\\b",
-        "\\bvite(?:\\s|$)",
-        "\\bnodemon\\b",
-        "\\buvicorn\\b",
-        "\\bgunicorn\\b",
-        "\\bpython(?:3)?\\s+-m\\s+http\\.server\\b",
-};
-
-static pcre2_code *guard_re[ELEMENTSOF(guard_patterns)];
-static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
-
-static void guard_compile(void)
-{
-        for (size_t i = 0; i < ELEMENTSOF(guard_patterns); i++) {
-                int err;
-                PCRE2_SIZE off;
-
-                guard_re[i] = pcre2_compile((PCRE2_SPTR) guard_patterns[i], PCRE2_ZERO_TERMINATED,
-                                            PCRE2_CASELESS | PCRE2_UTF, &err, &off, NULL);
-                if (!guard_re[i])
-                        log_debug("terminal guard pattern %zu failed to compile (%d)", i, err);
-        }
-}
-
-static bool guard_match(size_t i, const char *s, size_t n)
-{
-        pcre2_match_data *md;
-        int rc;
-
-        if (!guard_re[i])
-                return false;
-        md = pcre2_match_data_create_from_pattern(guard_re[i], NULL);
-        if (!md)
-                return false;
-        rc = pcre2_match(guard_re[i], (PCRE2_SPTR) s, n, 0, 0, md, NULL);
-        pcre2_match_data_free(md);
-        return rc >= 0;
-}
-
 static bool is_space(char c)
 {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-/* The seed's --help / --version exemption, on the lower-cased, space-normalised command. */
-static int looks_like_help(const char *cmd, bool *ret)
-{
-        _cleanup_buf_ struct buf b = BUF_INIT(SIZE_MAX / 2);
-        const char *p = cmd;
-        const char *s;
-        size_t n;
-        int r = 0;
-
-        while (*p) {
-                while (is_space(*p))
-                        p++;
-                if (!*p)
-                        break;
-                if (b.len > 0)
-                        r = buf_append_char(&b, ' ');
-                while (r >= 0 && *p && !is_space(*p)) {
-                        char c = *p++;
-
-                        r = buf_append_char(&b,
-                                            (c >= 'A' && c <= 'Z') ? (char) (c - 'A' + 'a') : c);
-                }
-                if (r < 0)
-                        return r;
-        }
-        s = buf_str(&b);
-        n = b.len;
-        *ret = strstr(s, " --help") || strstr(s, " --version") ||
-               (n >= 3 && strcmp(s + n - 3, " -h") == 0) ||
-               (n >= 3 && strcmp(s + n - 3, " -v") == 0);
-        return 0;
-}
-
-/* Guidance when the command would start something long-lived; NULL when it is fine. */
-static int guard_check(const char *cmd, const char **ret)
-{
-        size_t n = strlen(cmd);
-        bool help = false;
-        int r;
-
-        *ret = NULL;
-        r = looks_like_help(cmd, &help);
-        if (r < 0)
-                return r;
-        if (help)
-                return 0;
-        (void) pthread_once(&guard_once, guard_compile);
-
-        if (guard_match(RE_SHELL_BACKGROUND, cmd, n)) {
-                *ret = "terminal() runs commands in the foreground only: nohup, disown and setsid "
-                       "cannot keep a process alive after the call, because everything the "
-                       "command started is killed when it finishes. Run the program in the "
-                       "foreground with a timeout instead.";
-                return 0;
-        }
-        if (guard_match(RE_INLINE_AMP, cmd, n) || guard_match(RE_TRAILING_AMP, cmd, n)) {
-                *ret = "terminal() runs commands in the foreground only: a job put in the "
-                       "background with '&' is killed when the command finishes. Run the steps "
-                       "one after another in the foreground, each with a timeout.";
-                return 0;
-        }
-        for (size_t i = RE_FIRST_SERVER; i < ELEMENTSOF(guard_patterns); i++)
-                if (guard_match(i, cmd, n)) {
-                        *ret = "This command looks like it starts a long-running server or "
-                               "watcher, which would only block until the timeout: terminal() is "
-                               "foreground only. Run bounded commands (a build, a test run, a "
-                               "single request) instead, and start servers outside the script.";
-                        return 0;
-                }
-        return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -917,7 +786,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         if (timeout <= 0)
                 timeout = def_timeout;
 
-        r = guard_check(command, &guidance);
+        r = terminal_guard_check(command, &guidance);
         if (r < 0)
                 return r;
         if (guidance)

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Wrappers: commands that run another command given as their later words (sudo -u x cmd,
+ * env A=1 cmd, timeout 10 cmd). To find the command word we need each wrapper's options,
+ * at least those that take a separate argument (`sudo -u nohup cmd` runs cmd, not nohup),
+ * and those after which no command follows (`command -v x` only looks x up).
+ *
+ * An option not in a wrapper's table is taken as a flag without an argument. That can
+ * only move the command word to a later word, never to an earlier one.
+ */
+
+#include "core/shell/shell-internal.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "basic/macro.h"
+#include "core/shell/shell-parse.h"
+
+struct wrapper {
+        const char *name;
+        const char *short_arg;       /* short options that take an argument */
+        const char *short_stop;      /* short options after which no command follows */
+        const char *const *long_arg; /* long options that take an argument (as --opt ARG) */
+        const char *const *long_stop;
+        unsigned operands;   /* words before the command (timeout's duration) */
+        bool assignments;    /* NAME=value words may come before the command */
+        bool dash_is_option; /* env: a lone '-' is -i */
+};
+
+static const char *const sudo_long_arg[] = {
+        "chdir", "close-from", "group",           "host",       "prompt", "chroot",
+        "role",  "type",       "command-timeout", "other-user", "user",   NULL,
+};
+static const char *const sudo_long_stop[] = {
+        "edit", "list", "validate", "version", "remove-timestamp", "reset-timestamp", "help", NULL,
+};
+static const char *const env_long_arg[] = {"unset", "chdir", NULL};
+/* env -S splits its argument into the command and its arguments: not followed. */
+static const char *const env_long_stop[] = {"split-string", "help", "version", NULL};
+static const char *const nice_long_arg[] = {"adjustment", NULL};
+static const char *const timeout_long_arg[] = {"kill-after", "signal", NULL};
+static const char *const stdbuf_long_arg[] = {"input", "output", "error", NULL};
+static const char *const time_long_arg[] = {"format", "output", NULL};
+static const char *const xargs_long_arg[] = {
+        "arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var", NULL,
+};
+static const char *const ionice_long_arg[] = {"class", "classdata", NULL};
+static const char *const ionice_long_stop[] = {"pid", "pgid", "uid", NULL};
+
+static const struct wrapper wrappers[] = {
+        {"sudo", "CDghpRrTtUu", "eKlVv", sudo_long_arg, sudo_long_stop, 0, true, false},
+        {"doas", "uC", "L", NULL, NULL, 0, false, false},
+        {"env", "uCP", "S", env_long_arg, env_long_stop, 0, true, true},
+        {"nice", "n", "", nice_long_arg, NULL, 0, false, false},
+        {"timeout", "ks", "", timeout_long_arg, NULL, 1, false, false},
+        {"exec", "a", "", NULL, NULL, 0, false, false},
+        {"nohup", "", "", NULL, NULL, 0, false, false},
+        {"setsid", "", "", NULL, NULL, 0, false, false},
+        {"stdbuf", "ioe", "", stdbuf_long_arg, NULL, 0, false, false},
+        {"time", "fo", "", time_long_arg, NULL, 0, false, false},
+        {"command", "", "vV", NULL, NULL, 0, false, false},
+        {"builtin", "", "", NULL, NULL, 0, false, false},
+        {"xargs", "adEILnPs", "", xargs_long_arg, NULL, 0, false, false},
+        {"ionice", "cn", "pPu", ionice_long_arg, ionice_long_stop, 0, false, false},
+};
+
+static bool in_list(const char *const *l, const char *s, size_t n)
+{
+        for (; l && *l; l++)
+                if (strlen(*l) == n && strncmp(*l, s, n) == 0)
+                        return true;
+        return false;
+}
+
+static bool is_env_assignment(const char *s)
+{
+        const char *eq = strchr(s, '=');
+
+        if (!eq || eq == s)
+                return false;
+        for (const char *p = s; p < eq; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+                      (p > s && *p >= '0' && *p <= '9')))
+                        return false;
+        return true;
+}
+
+/*
+ * After the wrapper @w at argv[i]: the index of the word it runs, or argc when it runs
+ * none (`sudo -l`, `env`, `command -v x`).
+ */
+static size_t skip_options(const struct wrapper *w, char *const *argv, size_t argc, size_t i)
+{
+        for (i++; i < argc; i++) {
+                const char *a = argv[i];
+
+                if (strcmp(a, "--") == 0) {
+                        i++;
+                        break;
+                }
+                if (strcmp(a, "-") == 0) {
+                        if (w->dash_is_option)
+                                continue;
+                        break;
+                }
+                if (a[0] != '-')
+                        break;
+                if (a[1] == '-') {
+                        const char *name = a + 2, *eq = strchr(name, '=');
+                        size_t n = eq ? (size_t) (eq - name) : strlen(name);
+
+                        if (in_list(w->long_stop, name, n))
+                                return argc;
+                        if (!eq && in_list(w->long_arg, name, n))
+                                i++;
+                        continue;
+                }
+                for (const char *c = a + 1; *c; c++) {
+                        if (strchr(w->short_stop, *c))
+                                return argc;
+                        if (strchr(w->short_arg, *c)) {
+                                if (c[1] == 0)
+                                        i++; /* -u root: the next word is the argument */
+                                break;
+                        }
+                }
+        }
+        if (w->assignments)
+                while (i < argc && is_env_assignment(argv[i]))
+                        i++;
+        i += w->operands;
+        return MIN(i, argc);
+}
+
+size_t shell_strip_wrappers(char *const *argv, unsigned *flags, size_t argc)
+{
+        size_t i = 0;
+
+        while (i < argc && (flags[i] & SHELL_WORD_ASSIGNMENT))
+                i++;
+        while (i < argc && !(flags[i] & SHELL_WORD_EXPANDS)) {
+                const char *name = shell_basename(argv[i]);
+                const struct wrapper *w = NULL;
+                size_t next;
+
+                for (size_t k = 0; k < ELEMENTSOF(wrappers) && !w; k++)
+                        if (strcmp(name, wrappers[k].name) == 0)
+                                w = &wrappers[k];
+                if (!w)
+                        break;
+                next = skip_options(w, argv, argc, i);
+                if (next >= argc)
+                        break; /* the wrapper runs nothing: it is the command */
+                flags[i] |= SHELL_WORD_WRAPPER;
+                i = next;
+        }
+        return i;
+}
