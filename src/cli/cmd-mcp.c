@@ -428,13 +428,9 @@ static json_t *direct_tool(struct call *c)
         int r;
 
         r = c->tool->run(c->tool, &ctx, c->arguments, &res);
-        if (r < 0 || !res) {
-                json_decref(res);
-                res = tool_error_new("Tool execution failed: %s", strerror(r < 0 ? -r : EIO));
-                if (!res)
-                        return NULL;
-        }
-        (void) redact_json(server.redactor, REDACT_NONE, res);
+        res = tool_result_finish(server.redactor, r, res);
+        if (!res)
+                return NULL;
         err = json_object_get(res, "error");
         ok = json_object_get(res, "success");
         return tool_result(res, (err && !json_is_null(err)) || json_is_false(ok));

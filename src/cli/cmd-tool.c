@@ -147,11 +147,12 @@ int cmd_tool(int argc, char **argv)
                 };
                 r = t->run(t, &ctx, args, &result);
         }
-        if (r < 0 || !result) {
-                json_decref(result);
-                result = tool_error_new("Tool execution failed: %s", strerror(r < 0 ? -r : EIO));
+        result = tool_result_finish(redactor, r, result);
+        if (!result) {
+                log_error_errno(-ENOMEM, "out of memory");
+                ret = EXIT_INTERNAL;
+                goto out;
         }
-        (void) redact_json(redactor, REDACT_NONE, result);
         ret = cli_print_json(result, pretty) < 0 ? EXIT_INTERNAL : EXIT_OK;
 out:
         json_decref(result);
