@@ -28,10 +28,17 @@ enum {
 
 static void help(void)
 {
-        printf("Usage: ptc tool [--config FILE] [--cwd DIR] [--pretty] NAME [JSON]\n"
+        printf("Usage: ptc tool [OPTIONS] NAME [JSON]\n"
                "\n"
                "Call one tool directly, as a script would, and print its result JSON.\n"
                "JSON is the arguments object; when absent it is read from stdin.\n"
+               "\n"
+               "Options:\n"
+               "  --config FILE            config file (as ptc run)\n"
+               "  --cwd DIR                directory relative paths start from (default: .)\n"
+               "  --pretty                 indent the result JSON\n"
+               "  -h, --help               this help\n"
+               "\n"
                "Example: ptc tool read_file '{\"path\": \"README.md\", \"limit\": 5}'\n"
                "Exit status: 0 (the result may still carry an \"error\"), 2 bad usage,\n"
                "unknown tool or bad JSON.\n");
