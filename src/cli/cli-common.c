@@ -41,6 +41,9 @@ int cli_load_config(const char *path, struct ptc_config *c)
                 log_error("config file '%s' not found", path);
                 return -EINVAL;
         }
+        for (char **w = c->warnings; w && *w; w++)
+                log_warning("%s", *w);
+        c->warnings = strv_free(c->warnings);
         if (r < 0) {
                 log_error("%s", d.message[0] ? d.message : strerror(-r));
                 return -EINVAL;
@@ -166,6 +169,25 @@ int cli_prepare_secrets(const struct ptc_config *c, struct redactor **ret_redact
                 return log_error_errno(r, "out of memory");
         *ret_redactor = TAKE_PTR(red);
         return 0;
+}
+
+int cli_help_defaults(struct ptc_config *ret_config, char **ret_tools)
+{
+        _cleanup_registry_ struct registry *reg = NULL;
+        _cleanup_strv_free_ char **warnings = NULL;
+        struct diag d = {};
+        int r;
+
+        *ret_tools = NULL;
+        r = config_init(ret_config);
+        if (r < 0)
+                return r;
+        /* web_search joins the default set only when a provider is configured. */
+        r = registry_new(ret_config, NULL, &reg, &warnings, &d);
+        if (r < 0)
+                return r;
+        *ret_tools = registry_names(reg);
+        return *ret_tools ? 0 : -ENOMEM;
 }
 
 int cli_print_json(json_t *v, bool pretty)

@@ -84,5 +84,13 @@ int cli_prepare_secrets(const struct ptc_config *c, struct redactor **ret_redact
  */
 int cli_bad_option(char **argv, const char *cmd);
 
+/*
+ * The defaults --help texts print, from the code that applies them: the
+ * built-in config values (config_init()) and the tools the registry enables
+ * by default with those values. @ret_tools: "read_file, write_file, ...";
+ * caller frees. Returns 0 or -ENOMEM (the help then says so, never a guess).
+ */
+int cli_help_defaults(struct ptc_config *ret_config, char **ret_tools);
+
 /* Print @v as JSON on stdout (pretty or one line) with a newline. */
 int cli_print_json(json_t *v, bool pretty);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,27 +129,64 @@ static void show_terminal(const struct ptc_config *c)
                        "is not visible to them)\n");
 }
 
+static void help(void)
+{
+        printf("Usage: ptc doctor [--config FILE]\n"
+               "\n"
+               "Report the interpreter ptc would use, the config file, the tools, and\n"
+               "which isolation layers work on this machine.\n"
+               "\n"
+               "Options:\n"
+               "  --config FILE            config file (default: $PTC_CONFIG, else\n"
+               "                           $XDG_CONFIG_HOME/ptc/config.yaml)\n"
+               "  -h, --help               this help\n");
+}
+
+enum {
+        ARG_CONFIG = 0x100,
+};
+
 int cmd_doctor(int argc, char **argv)
 {
+        static const struct option opts[] = {
+                {"help", no_argument, NULL, 'h'},
+                {"config", required_argument, NULL, ARG_CONFIG},
+                {},
+        };
         _cleanup_free_ char *cfgpath = NULL, *names = NULL;
         _cleanup_registry_ struct registry *reg = NULL;
+        const char *arg_config = NULL;
         struct ptc_config config = {};
         struct utsname u;
         struct stat st;
-        int pidfd;
+        int c, pidfd;
 
-        if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-                printf("Usage: ptc doctor\n\nReport the interpreter ptc would use, the config "
-                       "file, the tools, and\nwhich isolation layers work on this machine.\n");
-                return EXIT_OK;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return EXIT_OK;
+                case ARG_CONFIG:
+                        arg_config = optarg;
+                        break;
+                default:
+                        return cli_bad_option(argv, "doctor");
+                }
+        }
+        if (optind < argc) {
+                log_error("unexpected argument '%s' (try 'ptc doctor --help')", argv[optind]);
+                return EXIT_USAGE;
         }
         printf("ptc %s\n", PTC_VERSION);
         if (uname(&u) == 0)
                 printf("kernel: %s %s\n", u.sysname, u.release);
-        if (config_default_path(&cfgpath) >= 0)
+        if (arg_config)
+                printf("config: %s (--config)\n", arg_config);
+        else if (config_default_path(&cfgpath) >= 0)
                 printf("config: %s (%s)\n", cfgpath,
                        stat(cfgpath, &st) == 0 ? "present" : "absent: defaults apply");
-        if (cli_load_config(NULL, &config) < 0) {
+        if (cli_load_config(arg_config, &config) < 0) {
                 config_release(&config);
                 return EXIT_USAGE;
         }

@@ -428,13 +428,9 @@ static json_t *direct_tool(struct call *c)
         int r;
 
         r = c->tool->run(c->tool, &ctx, c->arguments, &res);
-        if (r < 0 || !res) {
-                json_decref(res);
-                res = tool_error_new("Tool execution failed: %s", strerror(r < 0 ? -r : EIO));
-                if (!res)
-                        return NULL;
-        }
-        (void) redact_json(server.redactor, REDACT_NONE, res);
+        res = tool_result_finish(server.redactor, r, res);
+        if (!res)
+                return NULL;
         err = json_object_get(res, "error");
         ok = json_object_get(res, "success");
         return tool_result(res, (err && !json_is_null(err)) || json_is_false(ok));
@@ -749,8 +745,13 @@ static int build_tools_list(enum ptc_mode mode)
         return server.tools_list ? 0 : -ENOMEM;
 }
 
+/* The defaults come from the code that applies them (cli_help_defaults()). */
 static void help(void)
 {
+        _cleanup_free_ char *tools = NULL;
+        struct ptc_config c = {};
+
+        (void) cli_help_defaults(&c, &tools);
         printf("Usage: ptc mcp [OPTIONS]\n"
                "\n"
                "Serve the Model Context Protocol on stdio (JSON-RPC, one message per line).\n"
@@ -759,18 +760,23 @@ static void help(void)
                "\n"
                "Options:\n"
                "  --config FILE            config file (as ptc run)\n"
-               "  --tools LIST             tools the scripts may call (default set as ptc run)\n"
-               "  --mode project|strict    working directory of the scripts (default project)\n"
+               "  --tools LIST             tools the scripts may call; default: every usable\n"
+               "                           builtin tool, here:\n"
+               "                           %s\n"
+               "  --mode project|strict    working directory of the scripts (default %s)\n"
                "  --cwd DIR                working directory in project mode (default: .)\n"
                "  --timeout SECONDS        default and largest timeout of a call (default:\n"
-               "                           code_execution.timeout, 300)\n"
-               "  --max-tool-calls N       tool-call budget of each execution (default 50)\n"
-               "  --isolation LEVEL        as ptc run\n"
+               "                           code_execution.timeout, %g)\n"
+               "  --max-tool-calls N       tool-call budget of each execution (default %lld)\n"
+               "  --isolation LEVEL        none | auto | strict, as ptc run (default %s)\n"
                "  --expose-tools           also list each enabled tool as an MCP tool\n"
                "  -h, --help               this help\n"
                "\n"
                "stdout carries only protocol messages; logs go to stderr. Exits 0 when stdin\n"
-               "closes, 2 on a usage or config error.\n");
+               "closes, 2 on a usage or config error.\n",
+               tools ? tools : "(out of memory)", config_mode_to_string(c.mode), c.timeout,
+               (long long) c.max_tool_calls, config_isolation_to_string(c.isolation));
+        config_release(&c);
 }
 
 enum {

@@ -32,26 +32,35 @@
 /* Largest script accepted (a model's script is a few KB). */
 #define SCRIPT_MAX (16u * 1024 * 1024)
 
+/* The defaults come from the code that applies them (cli_help_defaults()). */
 static void help(void)
 {
+        _cleanup_free_ char *tools = NULL;
+        struct ptc_config c = {};
+
+        (void) cli_help_defaults(&c, &tools);
         printf("Usage: ptc run [OPTIONS] [FILE | -c CODE | -]\n"
                "\n"
                "Run a Python script that calls tools through the generated module\n"
-               "(from hermes_tools import read_file, terminal, ...) and print the result\n"
+               "(from %s import read_file, terminal, ...) and print the result\n"
                "JSON on stdout: status, output, tool_calls_made, duration_seconds, exit_code.\n"
+               "FILE '-' (or no FILE and no -c, with stdin not a terminal) reads the script\n"
+               "from stdin.\n"
                "\n"
                "Options:\n"
-               "  -c CODE                  run CODE instead of a file ('-' reads stdin)\n"
+               "  -c CODE                  run CODE instead of a file ('-c -' reads stdin)\n"
                "  --tools LIST             enabled tools, comma-separated ('' = none);\n"
-               "                           default: read_file, write_file, terminal\n"
-               "  --timeout SECONDS        wall-clock limit for the whole script (default 300)\n"
-               "  --max-tool-calls N       tool-call budget (default 50)\n"
+               "                           default: every usable builtin tool (web_search\n"
+               "                           only with a search provider), here:\n"
+               "                           %s\n"
+               "  --timeout SECONDS        wall-clock limit for the whole script (default %g)\n"
+               "  --max-tool-calls N       tool-call budget (default %lld)\n"
                "  --mode project|strict    project: run in --cwd with the active venv's python;\n"
-               "                           strict: run in a private temp dir (default project)\n"
+               "                           strict: run in a private temp dir (default %s)\n"
                "  --cwd DIR                working directory in project mode (default: .)\n"
                "  --config FILE            config file (default: $PTC_CONFIG, else\n"
                "                           $XDG_CONFIG_HOME/ptc/config.yaml)\n"
-               "  --isolation LEVEL        none | auto | strict (default auto: every layer of\n"
+               "  --isolation LEVEL        none | auto | strict (default %s: every layer of\n"
                "                           namespaces, Landlock, seccomp, rlimits that works)\n"
                "  --log                    add the per-call log (tool_calls) to the result\n"
                "  --pretty                 indent the result JSON\n"
@@ -60,8 +69,13 @@ static void help(void)
                "                           ptc mcp; lines that would block are dropped)\n"
                "  -h, --help               this help\n"
                "\n"
+               "The config file's values replace these defaults; options replace both.\n"
                "Exit status: 0 success, 1 the script failed, 124 timeout, 130 interrupted,\n"
-               "2 usage or config error, 3 internal error.\n");
+               "2 usage or config error, 3 internal error.\n",
+               c.module_name ? c.module_name : "hermes_tools", tools ? tools : "(out of memory)",
+               c.timeout, (long long) c.max_tool_calls, config_mode_to_string(c.mode),
+               config_isolation_to_string(c.isolation));
+        config_release(&c);
 }
 
 enum {
@@ -137,6 +151,9 @@ static int read_script(const char *file, const char *code, char **ret, size_t *r
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
 
+        /* '-c -' reads the code from stdin, as 'ptc run -' (docs: README, ptc run --help). */
+        if (code && strcmp(code, "-") == 0)
+                return read_all_fd(STDIN_FILENO, "the script on stdin", ret, ret_len);
         if (code) {
                 *ret = strdup(code);
                 *ret_len = strlen(code);

@@ -22,6 +22,36 @@ enum {
         ARG_COMPACT,
 };
 
+static void help(bool is_schema)
+{
+        _cleanup_free_ char *tools = NULL;
+        struct ptc_config c = {};
+
+        (void) cli_help_defaults(&c, &tools);
+        if (is_schema)
+                printf("Usage: ptc schema [OPTIONS]\n\n"
+                       "Print the execute_code function schema (OpenAI function-calling JSON)\n"
+                       "for the enabled tools: the description lists only those tools.\n");
+        else
+                printf("Usage: ptc stubs [OPTIONS]\n\n"
+                       "Print the Python module a script imports to call the enabled tools\n"
+                       "(generated from each tool's JSON Schema).\n");
+        printf("\n"
+               "Options:\n"
+               "  --tools LIST             enabled tools, comma-separated ('' = none);\n"
+               "                           default: every usable builtin tool, here:\n"
+               "                           %s\n"
+               "  --mode project|strict    %s (default %s)\n"
+               "  --config FILE            config file (as ptc run)\n"
+               "  --compact                %s\n"
+               "  -h, --help               this help\n",
+               tools ? tools : "(out of memory)",
+               is_schema ? "the mode the description speaks of" : "accepted, as ptc schema",
+               config_mode_to_string(c.mode),
+               is_schema ? "one line of JSON instead of indented" : "accepted, as ptc schema");
+        config_release(&c);
+}
+
 /* schema and stubs share their options; @is_schema picks the output. */
 static int schema_or_stubs(int argc, char **argv, bool is_schema)
 {
@@ -45,17 +75,7 @@ static int schema_or_stubs(int argc, char **argv, bool is_schema)
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
-                        if (is_schema)
-                                printf("Usage: ptc schema [--tools LIST] [--mode project|strict] "
-                                       "[--config FILE] [--compact]\n\n"
-                                       "Print the execute_code function schema (OpenAI "
-                                       "function-calling JSON)\nfor the enabled tools: the "
-                                       "description lists only those tools.\n");
-                        else
-                                printf("Usage: ptc stubs [--tools LIST] [--config FILE]\n\n"
-                                       "Print the Python module a script imports to call the "
-                                       "enabled tools\n(generated from each tool's JSON "
-                                       "Schema).\n");
+                        help(is_schema);
                         return EXIT_OK;
                 case ARG_TOOLS:
                         arg_tools = optarg;

@@ -28,10 +28,17 @@ enum {
 
 static void help(void)
 {
-        printf("Usage: ptc tool [--config FILE] [--cwd DIR] [--pretty] NAME [JSON]\n"
+        printf("Usage: ptc tool [OPTIONS] NAME [JSON]\n"
                "\n"
                "Call one tool directly, as a script would, and print its result JSON.\n"
                "JSON is the arguments object; when absent it is read from stdin.\n"
+               "\n"
+               "Options:\n"
+               "  --config FILE            config file (as ptc run)\n"
+               "  --cwd DIR                directory relative paths start from (default: .)\n"
+               "  --pretty                 indent the result JSON\n"
+               "  -h, --help               this help\n"
+               "\n"
                "Example: ptc tool read_file '{\"path\": \"README.md\", \"limit\": 5}'\n"
                "Exit status: 0 (the result may still carry an \"error\"), 2 bad usage,\n"
                "unknown tool or bad JSON.\n");
@@ -147,11 +154,12 @@ int cmd_tool(int argc, char **argv)
                 };
                 r = t->run(t, &ctx, args, &result);
         }
-        if (r < 0 || !result) {
-                json_decref(result);
-                result = tool_error_new("Tool execution failed: %s", strerror(r < 0 ? -r : EIO));
+        result = tool_result_finish(redactor, r, result);
+        if (!result) {
+                log_error_errno(-ENOMEM, "out of memory");
+                ret = EXIT_INTERNAL;
+                goto out;
         }
-        (void) redact_json(redactor, REDACT_NONE, result);
         ret = cli_print_json(result, pretty) < 0 ? EXIT_INTERNAL : EXIT_OK;
 out:
         json_decref(result);

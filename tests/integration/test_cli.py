@@ -4,6 +4,7 @@ stdout carrying only the result JSON."""
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -252,3 +253,111 @@ def test_schema_and_stubs_print_to_stdout(ptc):
     r = ptc.run_ptc(["stubs"])
     assert r.rc == 0, r
     compile(r.stdout.decode("utf-8"), "hermes_tools.py", "exec")
+
+
+# --- --help texts against the real option tables and defaults --------------------------------
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "cli"
+# subcommand -> the file holding its getopt table
+TABLES = {"run": "cmd-run.c", "schema": "cmd-schema.c", "stubs": "cmd-schema.c",
+          "tool": "cmd-tool.c", "mcp": "cmd-mcp.c", "doctor": "cmd-doctor.c"}
+
+
+def option_table(sub):
+    """{long option name: takes a value} from the subcommand's struct option table."""
+    text = (SRC / TABLES[sub]).read_text()
+    table = re.search(r"static const struct option opts\[\] = \{(.*?)\n\s*\};", text, re.S)
+    assert table, sub
+    return {m.group(1): m.group(2) == "required_argument"
+            for m in re.finditer(r'\{"([a-z-]+)",\s*(no_argument|required_argument)',
+                                 table.group(1))}
+
+
+def help_text(ptc, sub):
+    r = ptc.run_ptc([sub, "--help"])
+    assert r.rc == 0 and r.stderr == "", r
+    return r.stdout.decode()
+
+
+@pytest.mark.parametrize("sub", sorted(TABLES))
+def test_help_lists_exactly_the_option_table(ptc, sub):
+    table = option_table(sub)
+    listed = set(re.findall(r"(?<![\w-])--([a-z][a-z-]+)", help_text(ptc, sub)))
+    assert listed == set(table), (sub, sorted(listed), sorted(table))
+
+
+@pytest.mark.parametrize("sub", sorted(TABLES))
+def test_every_listed_option_is_accepted(ptc, sub):
+    # getopt reads left to right: an option it refuses fails (exit 2) before --help is seen.
+    for name, takes_value in option_table(sub).items():
+        args = [sub, f"--{name}"] + (["x"] if takes_value else []) + ["--help"]
+        r = ptc.run_ptc(args)
+        assert r.rc == 0, (args, r)
+
+
+def config_doc_default(section, key):
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "config.md").read_text()
+    part = doc[doc.index(f"### {section}\n"):]
+    m = re.search(rf"^\| `{key}` \| \w+ \| `([^`]*)` \|", part, re.M)
+    assert m, (section, key)
+    return m.group(1)
+
+
+@pytest.mark.parametrize("sub", ["run", "mcp"])
+def test_help_defaults_are_the_compiled_defaults(ptc, sub):
+    text = help_text(ptc, sub)
+    timeout = re.search(r"--timeout SECONDS .*?(\d+)\)", text, re.S).group(1)
+    calls = re.search(r"--max-tool-calls N .*?\(default (\d+)\)", text).group(1)
+    assert timeout == config_doc_default("code_execution", "timeout"), text
+    assert calls == config_doc_default("code_execution", "max_tool_calls"), text
+    # The default tool list is the registry's: what doctor (same empty config) enables,
+    # and what the schema of a run without --tools describes.
+    listed = re.search(r"here:\s+([a-z_, ]+)\n", text).group(1).strip()
+    doctor = ptc.run_ptc(["doctor"])
+    assert f"tools: {listed}\n" in doctor.stdout.decode(), (listed, doctor)
+    with_search = ptc.run_ptc([sub, "--help"], env={"BRAVE_API_KEY": "k" * 20})
+    assert "web_search" in with_search.stdout.decode(), with_search
+
+
+def test_top_level_help_is_current(ptc):
+    text = ptc.run_ptc(["--help"]).stdout.decode()
+    assert "not in this build" not in text
+    for sub in TABLES:
+        assert re.search(rf"^  ptc {sub}\b", text, re.M), (sub, text)
+
+
+@pytest.mark.parametrize("args,word", [
+    (["run", "--no-such-option", "-c", "print(1)"], "--no-such-option"),
+    (["run", "a.py", "b.py"], "b.py"),
+    (["schema", "--no-such-option"], "--no-such-option"),
+    (["schema", "stray"], "stray"),
+    (["stubs", "--no-such-option"], "--no-such-option"),
+    (["stubs", "stray"], "stray"),
+    (["tool", "--no-such-option", "read_file", "{}"], "--no-such-option"),
+    (["tool", "read_file", "{}", "stray"], "usage"),
+    (["mcp", "--no-such-option"], "--no-such-option"),
+    (["mcp", "stray"], "stray"),
+    (["doctor", "--no-such-option"], "--no-such-option"),
+    (["doctor", "stray"], "stray"),
+])
+def test_every_subcommand_refuses_unknown_arguments(ptc, args, word):
+    expect_usage_error(ptc.run_ptc(args), word)
+
+
+def test_doctor_uses_config_flag(ptc):
+    expect_usage_error(ptc.run_ptc(["doctor", "--config", str(ptc.path("nope.yaml"))]),
+                       "nope.yaml", "not found")
+    cfg = ptc.write_config("sandbox:\n  isolation: none\n")
+    r = ptc.run_ptc(["doctor", "--config", str(cfg)])
+    assert r.rc == 0, r
+    out = r.stdout.decode()
+    assert f"config: {cfg} (--config)" in out, out
+    assert "isolation: configured none" in out, out
+    bad = ptc.write_config("sandbox:\n  isolation: maximum\n", name="bad.yaml")
+    expect_usage_error(ptc.run_ptc(["doctor", "--config", str(bad)]), "maximum")
+
+
+def test_c_dash_reads_code_from_stdin(ptc):
+    r = ptc.run_ptc(["run", "-c", "-"], input="print('from stdin via -c')\n")
+    expect(r, 0, "success")
+    assert r.output == "from stdin via -c\n", r

@@ -79,6 +79,43 @@ def test_unknown_section_ignored(ptc):
     expect(ptc.run("print(1)", "--config", cfg), 0, "success")
 
 
+def test_unknown_section_ignored_without_warning(ptc):
+    # Sections of the agent sharing the file are no typo of ours: no noise.
+    cfg = ptc.write_config("agent:\n  model: x\ndisplay: {}\nmodel: y\n")
+    r = ptc.run("print(1)", "--config", cfg)
+    expect(r, 0, "success")
+    assert "warning" not in r.stderr, r
+
+
+@pytest.mark.parametrize("name,known", [
+    ("code_exection", "code_execution"),
+    ("Terminal", "terminal"),
+    ("sandbx", "sandbox"),
+    ("mcp_server", "mcp_servers"),
+])
+def test_misspelled_section_warns_naming_the_closest(ptc, name, known):
+    cfg = ptc.write_config(f"{name}:\n  timeout: 1\n")
+    r = ptc.run("print(1)", "--config", cfg)
+    expect(r, 0, "success")  # still someone else's section: the run goes on with the defaults
+    assert (f"ptc: warning: config {cfg}: unknown section '{name}' "
+            f"(did you mean '{known}'?)") in r.stderr, r
+    # The same warning wherever a config is read.
+    for args in (["schema"], ["stubs"], ["doctor"]):
+        r = ptc.run_ptc([*args, "--config", str(cfg)])
+        assert r.rc == 0, r
+        assert f"unknown section '{name}'" in r.stderr, r
+
+
+def test_misspelled_key_names_the_closest(ptc):
+    cfg = ptc.write_config("code_execution:\n  timout: 5\n")
+    expect_usage_error(ptc.run("print(1)", "--config", cfg), "code_execution.timout",
+                       "unknown key", "did you mean 'timeout'?")
+    cfg = ptc.write_config("code_execution:\n  zzz: 5\n")
+    r = ptc.run("print(1)", "--config", cfg)
+    expect_usage_error(r, "code_execution.zzz", "unknown key (allowed:")
+    assert "did you mean" not in r.stderr, r
+
+
 @pytest.mark.parametrize("yaml_text,words", [
     ("code_execution:\n  mode: fast\n", ["mode", "fast"]),
     ("code_execution:\n  timeout: -5\n", ["timeout", "-5"]),

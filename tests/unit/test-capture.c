@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -483,7 +484,7 @@ struct filter_log {
         bool null_result;
 };
 
-static char *filter_upper(const char *chunk, size_t n, size_t *ret_len, void *userdata)
+static int filter_upper(const char *chunk, size_t n, char **ret, size_t *ret_len, void *userdata)
 {
         struct filter_log *l = userdata;
         char *o = malloc(n + 1);
@@ -494,11 +495,12 @@ static char *filter_upper(const char *chunk, size_t n, size_t *ret_len, void *us
         for (size_t i = 0; i < n; i++)
                 o[i] = (char) toupper((unsigned char) chunk[i]);
         o[n] = 0;
+        *ret = o;
         *ret_len = n;
-        return o;
+        return 1;
 }
 
-static char *filter_observe(const char *chunk, size_t n, size_t *ret_len, void *userdata)
+static int filter_observe(const char *chunk, size_t n, char **ret, size_t *ret_len, void *userdata)
 {
         struct filter_log *l = userdata;
         const char *b;
@@ -513,7 +515,16 @@ static char *filter_observe(const char *chunk, size_t n, size_t *ret_len, void *
                 if (!memmem(b, n - (size_t) (b - chunk), "-----END", 8))
                         l->begin_without_end++;
         }
-        return NULL;
+        return 0;
+}
+
+/* Fails on the second chunk, as a redaction that ran out of memory. */
+static int filter_fail_second(const char *chunk, size_t n, char **ret, size_t *ret_len,
+                              void *userdata)
+{
+        struct filter_log *l = userdata;
+
+        return ++l->calls == 2 ? -ENOMEM : 0;
 }
 
 static struct capture *spill_with(const char *dir, const char *data, size_t n)
@@ -565,6 +576,37 @@ static void test_capture_filter_spill_upper(void **state)
         free(got);
         capture_release(c);
         free(c);
+        assert_int_equal(rm_rf(dir), 0);
+        free(data);
+        free(dir);
+}
+
+/* A filter that fails (a redaction that could not finish) takes the spill file with it. */
+static void test_capture_filter_spill_failure_removes(void **state)
+{
+        char *dir = make_tmpdir();
+        size_t n = 3 * MIB + 12345;
+        char *data = lines(n), *path;
+        struct filter_log l = {};
+        struct capture *c = spill_with(dir, data, n);
+        DIR *d;
+        struct dirent *de;
+
+        path = strdup(capture_spill_path(c));
+        assert_non_null(path);
+        assert_int_equal(capture_filter_spill(c, filter_fail_second, &l), -ENOMEM);
+        assert_int_equal(l.calls, 2);
+        assert_null(capture_spill_path(c));
+        assert_int_equal(access(path, F_OK), -1);
+        /* Neither the spill nor the half-written temporary copy is left. */
+        d = opendir(dir);
+        assert_non_null(d);
+        while ((de = readdir(d)))
+                assert_true(strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0);
+        closedir(d);
+        capture_release(c);
+        free(c);
+        free(path);
         assert_int_equal(rm_rf(dir), 0);
         free(data);
         free(dir);
@@ -744,6 +786,7 @@ int main(void)
                 cmocka_unit_test(test_capture_spill_write_error),
                 cmocka_unit_test(test_capture_filter_spill_upper),
                 cmocka_unit_test(test_capture_filter_spill_null_keeps),
+                cmocka_unit_test(test_capture_filter_spill_failure_removes),
                 cmocka_unit_test(test_capture_filter_spill_sanitizes),
                 cmocka_unit_test(test_capture_filter_spill_no_newline_utf8),
                 cmocka_unit_test(test_capture_filter_spill_begin_block_whole),

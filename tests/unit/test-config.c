@@ -567,9 +567,14 @@ static void test_config_load_file_unknown_key(void **state)
         expect_error("terminal:\n  env_passthrough: []\n\n\n\n\n  colour: red\n",
                      "7: terminal.colour: unknown key (allowed: env_passthrough, timeout, "
                      "max_timeout, backend, isolation, network)");
+        /* A key one or two edits from a known one names it. */
         expect_error("code_execution:\n  Timeout: 5\n",
-                     "2: code_execution.Timeout: unknown key (allowed: timeout, max_tool_calls, "
-                     "mode, module_name, max_stdout_bytes, max_stderr_bytes, python, tools)");
+                     "2: code_execution.Timeout: unknown key (did you mean 'timeout'? allowed: "
+                     "timeout, max_tool_calls, mode, module_name, max_stdout_bytes, "
+                     "max_stderr_bytes, python, tools)");
+        expect_error("sandbox:\n  memroy_mb: 5\n",
+                     "2: sandbox.memroy_mb: unknown key (did you mean 'memory_mb'? allowed: "
+                     "isolation, memory_mb, pids, network)");
         expect_error("sandbox:\n  \"a\\nb\": 1\n",
                      "2: sandbox.a\\nb: unknown key (allowed: isolation, memory_mb, pids, "
                      "network)");
@@ -592,6 +597,30 @@ static void test_config_load_file_unknown_section_ignored(void **state)
                   "sandbox:\n  pids: 7\n",
                   &c);
         assert_int_equal(c.pids, 7);
+        /* Nothing there is close to one of ptc's sections: no warning. */
+        assert_null(c.warnings);
+        config_release(&c);
+}
+
+/* A top-level name close to one of ptc's sections is ignored too, with a warning. */
+static void test_config_load_file_misspelled_section_warns(void **state)
+{
+        struct ptc_config c;
+        char want[2048];
+
+        (void) state;
+        expect_ok("code_exection:\n  timeout: 5\nsandbx: {}\nmodel: {}\nweb:\n  timeout: 3\n", &c);
+        assert_true(c.timeout == 300); /* the misspelled section's value is not taken */
+        assert_true(c.web_timeout == 3);
+        assert_int_equal(strv_length(c.warnings), 2);
+        (void) snprintf(want, sizeof(want),
+                        "config %s: unknown section 'code_exection' (did you mean "
+                        "'code_execution'?)",
+                        cfg_path);
+        assert_string_equal(c.warnings[0], want);
+        (void) snprintf(want, sizeof(want),
+                        "config %s: unknown section 'sandbx' (did you mean 'sandbox'?)", cfg_path);
+        assert_string_equal(c.warnings[1], want);
         config_release(&c);
 }
 
@@ -935,6 +964,7 @@ int main(void)
                 cmocka_unit_test(test_config_load_file_valid_values),
                 cmocka_unit_test(test_config_load_file_invalid_values),
                 cmocka_unit_test(test_config_load_file_unknown_key),
+                cmocka_unit_test(test_config_load_file_misspelled_section_warns),
                 cmocka_unit_test(test_config_load_file_unknown_section_ignored),
                 cmocka_unit_test(test_config_load_file_malformed),
                 cmocka_unit_test(test_config_load_file_nul_byte),

@@ -6,9 +6,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lib/fault.h"
 #include "../lib/ptc-test.h"
 
 #include "core/output/redact.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 static char sentinel[1];
 
@@ -831,24 +835,160 @@ static void test_redact_json_nested(void **state)
 
 static void test_redact_json_depth(void **state)
 {
-        json_t *root = json_array(), *cur = root;
+        json_t *root = json_array(), *cur = root, *deepest;
 
-        /* 100 levels: strings down to depth 64 are redacted, deeper ones are left alone. */
-        for (int d = 0; d < 100; d++) {
+        /* 64 levels below the root: every string is redacted. */
+        for (int d = 0; d < 64; d++) {
                 json_t *next = json_array();
 
                 json_array_append_new(cur, json_string("sk-abcdefghijklmnop1234"));
                 json_array_append_new(cur, next);
                 cur = next;
         }
+        json_array_append_new(cur, json_string("sk-abcdefghijklmnop1234"));
+        deepest = cur;
         assert_int_equal(redact_json(NULL, REDACT_FULL, root), 65);
         cur = root;
-        for (int d = 0; d < 100; d++) {
-                assert_json_str(json_array_get(cur, 0),
-                                d <= 64 ? "sk-abc...1234" : "sk-abcdefghijklmnop1234");
+        for (int d = 0; d <= 64; d++) {
+                assert_json_str(json_array_get(cur, 0), "sk-abc...1234");
                 cur = json_array_get(cur, 1);
         }
+
+        /* One more level would go unredacted: the whole redaction fails instead. */
+        json_array_append_new(deepest, json_array());
+        json_array_append_new(json_array_get(deepest, 1), json_string("sk-abcdefghijklmnop1234"));
+        assert_int_equal(redact_json(NULL, REDACT_FULL, root), -E2BIG);
         json_decref(root);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Fail closed: a failure inside the redaction is an error, never the text unchanged           */
+
+/* Texts that each need a pattern pass (and one a value) to come out clean. */
+static const char *const fault_texts[] = {
+        "key sk-abcdefghijklmnop1234 end",
+        "OPENAI_API_KEY=abcdefghijklmnopqrstuvwxyz",
+        "{\"token\": \"abcdefghijklmnopqrstuvwxyz\"}",
+        "Authorization: Bearer abcdefghijklmnopqrstuvwxyz",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIabc\n-----END RSA PRIVATE KEY-----",
+        "postgres://user:hunter2pass@db.example.com/x",
+        "https://x.io/a?access_token=abcdefghijklmnop&b=1",
+        "see eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghijklmnopqrstuvwxyz here",
+        "the value hunter2hunter2 twice: aHVudGVyMmh1bnRlcjI=",
+};
+
+/* Every pcre2_match() failure (a match limit, no memory) fails the redaction. */
+static void test_redact_text_match_failure(void **state)
+{
+        static const char *const secrets[] = {"hunter2hunter2", NULL};
+        static const int rcs[] = {PCRE2_ERROR_MATCHLIMIT, PCRE2_ERROR_DEPTHLIMIT,
+                                  PCRE2_ERROR_HEAPLIMIT, PCRE2_ERROR_NOMEMORY};
+        _cleanup_redactor_ struct redactor *r = new_redactor_with(secrets);
+
+        for (size_t t = 0; t < ELEMENTSOF(fault_texts); t++)
+                for (size_t i = 0; i < ELEMENTSOF(rcs); i++)
+                        for (unsigned long k = 1;; k++) {
+                                const char *in = fault_texts[t];
+                                char *out = NULL;
+                                size_t len = 0;
+                                int rc;
+
+                                fault_match_arm(k, rcs[i]);
+                                rc = redact_text(r, REDACT_FULL, in, strlen(in), &out, &len);
+                                fault_match_arm(0, 0);
+                                if (!fault_match_fired()) {
+                                        /* Past the last match call: the real result. */
+                                        assert_int_equal(rc, 1);
+                                        free(out);
+                                        break;
+                                }
+                                if (rc >= 0)
+                                        print_message("'%s': match %lu failed (%d), rc %d\n", in, k,
+                                                      rcs[i], rc);
+                                assert_int_equal(rc,
+                                                 rcs[i] == PCRE2_ERROR_NOMEMORY ? -ENOMEM : -E2BIG);
+                        }
+}
+
+/* Each allocation of a redaction, made to fail in turn: an error or the right text, never less. */
+static void test_redact_text_alloc_failure(void **state)
+{
+        static const char *const secrets[] = {"hunter2hunter2", NULL};
+        _cleanup_redactor_ struct redactor *r = new_redactor_with(secrets);
+
+        for (size_t t = 0; t < ELEMENTSOF(fault_texts); t++) {
+                const char *in = fault_texts[t];
+                size_t want_len = 0;
+                char *want = redacted(r, REDACT_FULL, in, strlen(in), &want_len);
+                unsigned long failed = 0;
+
+                assert_true(want_len != strlen(in) || memcmp(want, in, want_len) != 0);
+                for (unsigned long k = 1;; k++) {
+                        char *out = NULL;
+                        size_t len = 0;
+                        int rc;
+
+                        fault_alloc_arm(k, 0);
+                        rc = redact_text(r, REDACT_FULL, in, strlen(in), &out, &len);
+                        fault_alloc_arm(0, 0);
+                        if (!fault_alloc_fired()) {
+                                assert_int_equal(rc, 1);
+                                free(out);
+                                break;
+                        }
+                        failed++;
+                        assert_int_not_equal(rc, 0);
+                        if (rc > 0) {
+                                assert_int_equal(len, want_len);
+                                assert_memory_equal(out, want, len);
+                                free(out);
+                        } else
+                                assert_int_equal(rc, -ENOMEM);
+                }
+                assert_true(failed > 0);
+                free(want);
+        }
+}
+
+/* redact_json() passes every failure up (the caller then drops the half-redacted value). */
+static void test_redact_json_failure(void **state)
+{
+        static const char *const secrets[] = {"hunter2hunter2", NULL};
+        _cleanup_redactor_ struct redactor *r = new_redactor_with(secrets);
+
+        for (unsigned long k = 1;; k++) {
+                json_t *v = json_pack("{s:s, s:[s, {s:s}]}", "a", "x hunter2hunter2 y", "b",
+                                      "hunter2hunter2", "c", "z hunter2hunter2");
+                int rc;
+
+                assert_non_null(v);
+                fault_alloc_arm(k, 0);
+                rc = redact_json(r, REDACT_NONE, v);
+                fault_alloc_arm(0, 0);
+                json_decref(v);
+                if (!fault_alloc_fired()) {
+                        assert_int_equal(rc, 3);
+                        break;
+                }
+                assert_int_equal(rc, -ENOMEM);
+        }
+        for (unsigned long k = 1;; k++) {
+                json_t *v = json_pack("[s]", "key sk-abcdefghijklmnop1234");
+                int rc;
+
+                assert_non_null(v);
+                fault_match_arm(k, PCRE2_ERROR_MATCHLIMIT);
+                rc = redact_json(r, REDACT_FULL, v);
+                fault_match_arm(0, 0);
+                json_decref(v);
+                if (!fault_match_fired()) {
+                        assert_int_equal(rc, 1);
+                        break;
+                }
+                assert_int_equal(rc, -E2BIG);
+        }
+        assert_string_equal(redact_strerror(-E2BIG), "the text is too large or complex to scan");
+        assert_string_equal(redact_strerror(-ENOMEM), "Cannot allocate memory");
 }
 
 int main(void)
@@ -885,6 +1025,9 @@ int main(void)
                 cmocka_unit_test(test_redact_text_threads),
                 cmocka_unit_test(test_redact_json_nested),
                 cmocka_unit_test(test_redact_json_depth),
+                cmocka_unit_test(test_redact_text_match_failure),
+                cmocka_unit_test(test_redact_text_alloc_failure),
+                cmocka_unit_test(test_redact_json_failure),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include "../lib/fault.h"
 #include "../lib/ptc-test.h"
 
 #include <errno.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 #include "basic/macro.h"
 #include "basic/path-util.h"
@@ -26,7 +29,7 @@
 
 #define TOKEN "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define SECRET "s3cr3t-VALUE-4242"
-#define AVAILABLE "crash, echo, fail, secret, sleep, terminal"
+#define AVAILABLE "bigsecret, crash, echo, fail, secret, sleep, terminal"
 /* Longest line a test client accepts. */
 #define LINE_MAX_TEST (1024 * 1024)
 
@@ -63,7 +66,25 @@ static int fail_run(const struct tool *t, const struct tool_ctx *ctx, json_t *ar
         return *ret ? 0 : -ENOMEM;
 }
 
+/* 300 KB of text ending in the secret: redacting it needs one allocation of over 256 KiB. */
+#define BIG_LEN (300 * 1000)
+static char big_text[BIG_LEN + 1];
+
+static int bigsecret_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
+                         json_t **ret)
+{
+        /* jansson allocates the copy itself: the fault wrappers of this test do not see it. */
+        if (!big_text[0]) {
+                memset(big_text, 'a', BIG_LEN - strlen(SECRET) - 1);
+                big_text[BIG_LEN - strlen(SECRET) - 1] = ' ';
+                memcpy(big_text + BIG_LEN - strlen(SECRET), SECRET, strlen(SECRET));
+        }
+        *ret = json_pack("{s:s}", "text", big_text);
+        return *ret ? 0 : -ENOMEM;
+}
+
 static const struct tool_def def_echo = {.name = "echo", .run = echo_run};
+static const struct tool_def def_bigsecret = {.name = "bigsecret", .run = bigsecret_run};
 static const struct tool_def def_sleep = {.name = "sleep", .run = sleep_run};
 static const struct tool_def def_secret = {.name = "secret", .run = secret_run};
 static const struct tool_def def_terminal = {.name = "terminal", .run = echo_run};
@@ -84,7 +105,8 @@ struct fixture {
 static int setup(void **state)
 {
         static const struct tool_def *const defs[] = {
-                &def_echo, &def_sleep, &def_secret, &def_terminal, &def_crash, &def_fail,
+                &def_echo,  &def_sleep, &def_secret,    &def_terminal,
+                &def_crash, &def_fail,  &def_bigsecret,
         };
         struct fixture *f = calloc(1, sizeof(*f));
         struct diag d = {};
@@ -912,6 +934,70 @@ static void test_rpc_server_redacts_results(void **state)
         client_close(&c);
 }
 
+/* A result whose redaction fails is withheld: an error answer, never the raw result. */
+static void test_rpc_server_withholds_result_when_redaction_fails(void **state)
+{
+        struct fixture *f = *state;
+        struct client c;
+        _cleanup_free_ char *line = NULL;
+        json_auto_t *a = NULL, *log = NULL;
+
+        start_server(f, 50, 0, true);
+        client_open(f, &c);
+        /* Without a fault the secret at the end is redacted as usual. */
+        send_req(&c, "1", "bigsecret", "{}");
+        line = client_recv_line(&c, 3000, NULL);
+        assert_non_null(line);
+        assert_null(strstr(line, SECRET));
+        assert_non_null(strstr(line, " ***\""));
+        line = mfree_str(line);
+
+        fault_alloc_arm(1, 200 * 1000);
+        send_req(&c, "2", "bigsecret", "{}");
+        line = client_recv_line(&c, 3000, NULL);
+        fault_alloc_arm(0, 0);
+        assert_non_null(line);
+        assert_null(strstr(line, SECRET));
+        a = json_loads(line, 0, NULL);
+        assert_non_null(a);
+        assert_string_equal(json_string_value(json_object_get(answer_result(a), "error")),
+                            "tool result withheld: redaction failed (Cannot allocate memory)");
+        log = rpc_server_log(f->server);
+        assert_int_equal(json_array_size(log), 2);
+        assert_true(json_is_false(json_object_get(json_array_get(log, 1), "ok")));
+        client_close(&c);
+}
+
+/* A log preview whose redaction fails is dropped ("" in args_preview). */
+static void test_rpc_server_log_drops_preview_when_redaction_fails(void **state)
+{
+        struct fixture *f = *state;
+        struct client c;
+        json_auto_t *log = NULL;
+        static const int rcs[] = {PCRE2_ERROR_MATCHLIMIT, PCRE2_ERROR_NOMEMORY};
+
+        start_server(f, 50, 0, true);
+        client_open(f, &c);
+        for (size_t i = 0; i < ELEMENTSOF(rcs); i++) {
+                json_auto_t *a = NULL;
+
+                /* A vendor-prefixed key: only the pattern passes (pcre2) can hide it. */
+                fault_match_arm(1, rcs[i]);
+                send_req(&c, "1", "fail", "{\"k\":\"sk-abcdefghijklmnop1234\"}");
+                a = client_recv(&c);
+                answer_result(a);
+                assert_true(fault_match_fired());
+        }
+        fault_match_arm(0, 0);
+        log = rpc_server_log(f->server);
+        assert_int_equal(json_array_size(log), ELEMENTSOF(rcs));
+        for (size_t i = 0; i < ELEMENTSOF(rcs); i++)
+                assert_string_equal(
+                        json_string_value(json_object_get(json_array_get(log, i), "args_preview")),
+                        "");
+        client_close(&c);
+}
+
 static void test_rpc_server_log(void **state)
 {
         struct fixture *f = *state;
@@ -1222,6 +1308,8 @@ int main(void)
                 T(test_rpc_server_blank_lines),
                 T(test_rpc_server_redacts_results),
                 T(test_rpc_server_log),
+                T(test_rpc_server_withholds_result_when_redaction_fails),
+                T(test_rpc_server_log_drops_preview_when_redaction_fails),
                 T(test_rpc_server_shutdown_unanswered),
                 T(test_rpc_server_shutdown_half_closed_writer),
                 T(test_rpc_server_partial_and_bulk),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/config/config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -221,6 +222,7 @@ void config_release(struct ptc_config *c)
         free(c->exa_url);
         mcp_servers_free(c->mcp_servers, c->n_mcp_servers);
         free(c->source_path);
+        strv_free(c->warnings);
         *c = (struct ptc_config){};
 }
 
@@ -867,6 +869,60 @@ static int parse_bool_key(struct ctx *x, const struct key_spec *k, const char *k
         return value_bool(x, v, key, (bool *) ((char *) target + k->offset));
 }
 
+/* Longest name compared by closest_name(); longer texts are no typo of a short name. */
+#define TYPO_NAME_MAX 64
+
+/* Levenshtein distance between @a (@an bytes) and @b, both at most TYPO_NAME_MAX bytes. */
+static size_t edit_distance(const char *a, size_t an, const char *b)
+{
+        size_t bn = strlen(b), row[TYPO_NAME_MAX + 1];
+
+        assert(an <= TYPO_NAME_MAX && bn <= TYPO_NAME_MAX);
+        for (size_t j = 0; j <= bn; j++)
+                row[j] = j;
+        for (size_t i = 1; i <= an; i++) {
+                size_t diag = row[0];
+
+                row[0] = i;
+                for (size_t j = 1; j <= bn; j++) {
+                        size_t up = row[j];
+                        size_t sub = diag + (a[i - 1] != b[j - 1]);
+
+                        row[j] = MIN(MIN(row[j - 1] + 1, up + 1), sub);
+                        diag = up;
+                }
+        }
+        return row[bn];
+}
+
+/*
+ * The name among @names (@n of them, @stride bytes apart, each starting with a
+ * const char * name) that @text is a likely typo of: the closest, when within
+ * a quarter of its length (at least one edit). NULL when none is.
+ */
+static const char *closest_name(const char *text, size_t len, const void *names, size_t n,
+                                size_t stride)
+{
+        const char *best = NULL;
+        size_t best_d = SIZE_MAX;
+
+        if (len > TYPO_NAME_MAX)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                const char *name = *(const char *const *) ((const char *) names + i * stride);
+                size_t d;
+
+                if (strlen(name) > TYPO_NAME_MAX)
+                        continue;
+                d = edit_distance(text, len, name);
+                if (d < best_d && d <= MAX((size_t) 1, strlen(name) / 4)) {
+                        best = name;
+                        best_d = d;
+                }
+        }
+        return best;
+}
+
 /*
  * Walk the mapping @n with the keys in @keys. Null is an empty section; an
  * unknown or repeated key is an error (a typo must not silently keep the
@@ -905,8 +961,17 @@ static int parse_mapping(struct ctx *x, const char *prefix, const struct node *n
                 for (j = 0; j < n_keys && j < MAX_SECTION_KEYS; j++)
                         if (node_text_is(k, keys[j].name))
                                 break;
-                if (j >= n_keys || j >= MAX_SECTION_KEYS)
+                if (j >= n_keys || j >= MAX_SECTION_KEYS) {
+                        const char *near =
+                                closest_name(k->text, k->len, keys,
+                                             MIN(n_keys, (size_t) MAX_SECTION_KEYS), sizeof(*keys));
+
+                        if (near)
+                                return fail(x, k->line, key,
+                                            "unknown key (did you mean '%s'? allowed: %s)", near,
+                                            allowed);
                         return fail(x, k->line, key, "unknown key (allowed: %s)", allowed);
+                }
                 if (seen[j])
                         return fail(x, k->line, key, "duplicate key");
                 seen[j] = true;
@@ -1589,6 +1654,23 @@ static int check_terminal_timeouts(struct ctx *x)
                     c->terminal_timeout, c->terminal_max_timeout);
 }
 
+/* A warning for a top-level key close to a known section name: its settings would be lost. */
+static int warn_unknown_section(struct ctx *x, const struct node *k)
+{
+        char esc[ESCAPED_MAX], *w;
+        const char *near;
+
+        if (k->type != NODE_SCALAR || memchr(k->text, 0, k->len))
+                return 0;
+        near = closest_name(k->text, k->len, sections, ELEMENTSOF(sections), sizeof(sections[0]));
+        if (!near)
+                return 0;
+        if (asprintf(&w, "config %s: unknown section '%s' (did you mean '%s'?)", x->path,
+                     escape_text(k->text, k->len, esc, sizeof(esc)), near) < 0)
+                return -ENOMEM;
+        return strv_consume(&x->c->warnings, w);
+}
+
 static int parse_root(struct ctx *x, const struct node *root)
 {
         bool seen[ELEMENTSOF(sections)] = {};
@@ -1611,8 +1693,14 @@ static int parse_root(struct ctx *x, const struct node *root)
                 for (j = 0; j < ELEMENTSOF(sections); j++)
                         if (node_text_is(k, sections[j].name))
                                 break;
-                if (j >= ELEMENTSOF(sections))
-                        continue; /* someone else's section */
+                if (j >= ELEMENTSOF(sections)) {
+                        /* Someone else's section (the file may be shared), unless a typo of ours.
+                         */
+                        r = warn_unknown_section(x, k);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (seen[j])
                         return fail(x, k->line, sections[j].name, "duplicate section");
                 seen[j] = true;

@@ -78,6 +78,11 @@ struct ptc_config {
 
         /* Where the values came from, for messages: the file read, or NULL. */
         char *source_path;
+        /*
+         * What config_load_file() noticed but accepted, one line each (a section
+         * name one or two edits from a known one); the CLI prints them. Owned.
+         */
+        char **warnings;
 };
 
 /* Fill @c with the built-in defaults. Returns 0 or -ENOMEM. */
@@ -96,10 +101,13 @@ _must_check_ int config_default_path(char **ret);
 /*
  * Merge the YAML file at @path into @c. A missing file is 0 (nothing merged)
  * unless @must_exist, then -ENOENT. Unknown top-level sections are ignored
- * (the file may be shared with the agent); an unknown key inside a known
- * section, a value of the wrong type or out of range, or malformed YAML is
- * -EINVAL with a message in @reterr that names the file, line, key, the
- * value and what is allowed, e.g.
+ * (the file may be shared with the agent), but one whose name is close to a
+ * known section's adds a line to c->warnings, e.g.
+ *   "config FILE: unknown section 'code_exection' (did you mean 'code_execution'?)"
+ * An unknown key inside a known section (named with the closest known key),
+ * a value of the wrong type or out of range, or malformed YAML is -EINVAL
+ * with a message in @reterr that names the file, line, key, the value and
+ * what is allowed, e.g.
  *   "config.yaml:3: code_execution.mode: invalid value 'fast' (allowed: project, strict)"
  */
 _must_check_ int config_load_file(struct ptc_config *c, const char *path, bool must_exist,

@@ -343,23 +343,25 @@ struct filter_ctx {
         const struct redactor *redactor;
 };
 
-/* ANSI strip + redaction of one spill chunk (capture_filter_spill). */
-static char *spill_filter(const char *chunk, size_t n, size_t *ret_len, void *userdata)
+/* ANSI strip + redaction of one spill chunk (capture_filter_spill); an error fails the spill. */
+static int spill_filter(const char *chunk, size_t n, char **ret, size_t *ret_len, void *userdata)
 {
         struct filter_ctx *f = userdata;
         _cleanup_free_ char *copy = malloc(n + 1);
-        char *red = NULL;
         size_t len;
+        int r;
 
         if (!copy)
-                return NULL;
+                return -ENOMEM;
         memcpy(copy, chunk, n);
         copy[n] = 0;
         len = ansi_strip(copy, n);
-        if (redact_text(f->redactor, REDACT_FULL, copy, len, &red, ret_len) > 0)
-                return red;
+        r = redact_text(f->redactor, REDACT_FULL, copy, len, ret, ret_len);
+        if (r != 0)
+                return r;
         *ret_len = len;
-        return TAKE_PTR(copy);
+        *ret = TAKE_PTR(copy);
+        return 1;
 }
 
 /* Capture text -> ANSI strip -> redact, the seed's order after truncation. */
@@ -367,13 +369,15 @@ static int postprocess(const struct redactor *r, struct capture_text *t)
 {
         char *red = NULL;
         size_t len;
+        int k;
 
         t->len = ansi_strip(t->text, t->len);
-        if (redact_text(r, REDACT_FULL, t->text, t->len, &red, &len) > 0) {
-                free(t->text);
-                t->text = red;
-                t->len = len;
-        }
+        k = redact_text(r, REDACT_FULL, t->text, t->len, &red, &len);
+        if (k <= 0)
+                return k;
+        free(t->text);
+        t->text = red;
+        t->len = len;
         return 0;
 }
 
@@ -722,10 +726,10 @@ static int finish(struct execution *e, json_t **ret, enum exec_status *ret_statu
 {
         struct capture_text out = {}, err = {};
         struct result_input in = {};
-        _cleanup_free_ char *spill = NULL;
+        _cleanup_free_ char *spill = NULL, *withheld = NULL;
         json_auto_t *log = NULL;
         json_t *res;
-        int r;
+        int r, red;
 
         /* Tools first: nothing may still be writing when we assemble. */
         rpc_server_shutdown(e->rpc, 5000);
@@ -738,17 +742,21 @@ static int finish(struct execution *e, json_t **ret, enum exec_status *ret_statu
                 free(err.text);
                 return r;
         }
-        (void) postprocess(e->o->redactor, &out);
-        (void) postprocess(e->o->redactor, &err);
+        red = postprocess(e->o->redactor, &out);
+        if (red >= 0)
+                red = postprocess(e->o->redactor, &err);
 
         if (capture_spill_path(&e->out)) {
                 struct filter_ctx f = {.redactor = e->o->redactor};
                 spill = strdup(capture_spill_path(&e->out));
-                if (capture_filter_spill(&e->out, spill_filter, &f) < 0) {
-                        /* An unfiltered spill could hold a secret: drop it instead. */
+                /* An unfiltered spill could hold a secret: it goes with any redaction failure. */
+                r = red < 0 ? -ECANCELED : capture_filter_spill(&e->out, spill_filter, &f);
+                if (r < 0) {
                         if (spill)
                                 (void) unlink(spill);
                         spill = mfree_str(spill);
+                        if (r != -ECANCELED && red >= 0)
+                                red = r;
                 }
                 if (spill) {
                         _cleanup_free_ char *dir = strdup(spill);
@@ -778,6 +786,25 @@ static int finish(struct execution *e, json_t **ret, enum exec_status *ret_statu
         in.stdout_omitted = out.omitted;
         in.spill_path = spill;
         in.interrupt_reason = e->interrupt_reason;
+        if (red < 0) {
+                /*
+                 * Fail closed: text whose redaction failed may hold a secret, so none of
+                 * it goes out, only why (docs/protocol.md, "Redaction").
+                 */
+                if (asprintf(&withheld, "Output withheld: redaction failed (%s)",
+                             redact_strerror(red)) < 0) {
+                        withheld = NULL;
+                        free(out.text);
+                        free(err.text);
+                        return -ENOMEM;
+                }
+                in.status = EXEC_ERROR;
+                in.stdout_text = in.stderr_text = "";
+                in.stdout_len = in.stderr_len = 0;
+                in.truncated = false;
+                in.spill_path = NULL;
+                in.error = withheld;
+        }
         if (e->o->log_calls) {
                 log = rpc_server_log(e->rpc);
                 in.log = log;

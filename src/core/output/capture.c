@@ -412,12 +412,15 @@ static int filter_chunk(int fd, const char *b, size_t n, capture_filter_fn filte
 {
         _cleanup_free_ char *clean = NULL, *filtered = NULL;
         size_t cl = 0, fl = 0;
+        int r;
 
         clean = utf8_sanitize(b, n, &cl, NULL);
         if (!clean)
                 return -ENOMEM;
-        filtered = filter(clean, cl, &fl, userdata);
-        if (filtered)
+        r = filter(clean, cl, &filtered, &fl, userdata);
+        if (r < 0)
+                return r;
+        if (r > 0)
                 return write_all(fd, filtered, fl);
         return write_all(fd, clean, cl);
 }

@@ -90,12 +90,16 @@ static inline const char *capture_spill_path(const struct capture *c)
 /*
  * Filter the spill file in place through @filter, in chunks cut after a
  * newline (at most ~1 MiB each), so memory stays bounded. @filter gets a
- * NUL-terminated valid-UTF-8 chunk and returns a new string (caller of the
- * filter frees) or NULL to keep the chunk. A chunk that contains the start of
- * a "-----BEGIN" block without its "-----END" line is carried into the next
- * chunk so multi-line private key blocks are seen whole. Returns 0 or -errno.
+ * NUL-terminated valid-UTF-8 chunk and returns 1 with a new string in *ret
+ * (the caller of the filter frees; length in *ret_len), 0 to keep the chunk,
+ * or a negative errno, which fails the whole filtering. A chunk that contains
+ * the start of a "-----BEGIN" block without its "-----END" line is carried
+ * into the next chunk so multi-line private key blocks are seen whole.
+ * Returns 0, or -errno after removing the spill file (capture_spill_path()
+ * is then NULL): the filter removes secrets, so an unfiltered spill never stays.
  */
-typedef char *(*capture_filter_fn)(const char *chunk, size_t n, size_t *ret_len, void *userdata);
+typedef int (*capture_filter_fn)(const char *chunk, size_t n, char **ret, size_t *ret_len,
+                                 void *userdata);
 _must_check_ int capture_filter_spill(struct capture *c, capture_filter_fn filter, void *userdata);
 
 /* Format @v with thousands separators ("10,000,000") into @buf (>= 27 bytes). */

@@ -78,9 +78,7 @@
 #define RX_MATCH_LIMIT 10000000u
 #define RX_DEPTH_LIMIT 10000u
 #define RX_HEAP_LIMIT_KIB (64u * 1024u)
-/* After this many failed (resource-limited) match calls a pass gives up on the text. */
-#define REDACT_RX_ERRORS_MAX 64
-/* Nesting depth redact_json() descends to; deeper levels are left alone. */
+/* Nesting depth redact_json() descends to; a deeper value fails the redaction (-E2BIG). */
 #define REDACT_JSON_DEPTH_MAX 64
 #define RX_OVEC_PAIRS 8
 
@@ -300,6 +298,18 @@ static int rx_run(const pcre2_code *code, const char *s, size_t n, size_t pos, p
         if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
                 rc = pcre2_match(code, (PCRE2_SPTR) s, n, pos, PCRE2_NO_JIT, md, rx_mctx);
         return rc;
+}
+
+/*
+ * A match that failed (a resource limit, or no memory for the pattern or the
+ * match) cannot tell whether a secret is there, so the whole redaction fails:
+ * the callers then withhold the text (fail closed, docs/protocol.md). Never
+ * called with PCRE2_ERROR_NOMATCH.
+ */
+static int rx_error(int id, size_t pos, int rc)
+{
+        log_debug("redact: pattern %d failed at offset %zu (%d)", id, pos, rc);
+        return rc == PCRE2_ERROR_NOMEMORY ? -ENOMEM : -E2BIG;
 }
 
 /* Search from @pos. */
@@ -1482,7 +1492,6 @@ static int pass_regex(struct pass_io *io, const struct pass *p)
         const bool at = p->at;
         const char *s = io->s;
         size_t n = io->n, pos = 0, last = 0;
-        unsigned errors = 0;
         int r;
 
         while (pos <= n) {
@@ -1504,13 +1513,8 @@ static int pass_regex(struct pass_io *io, const struct pass *p)
                 }
                 if (rc == PCRE2_ERROR_NOMATCH)
                         break;
-                if (rc < 0) {
-                        log_debug("redact: pattern %d failed at offset %zu (%d)", id, pos, rc);
-                        if (++errors >= REDACT_RX_ERRORS_MAX)
-                                break;
-                        pos = next_char(s, n, pos);
-                        continue;
-                }
+                if (rc < 0)
+                        return rx_error(id, pos, rc);
                 ov = pcre2_get_ovector_pointer(io->md);
                 if (p->changes && !p->changes(s, ov)) {
                         pos = ov[1] > ov[0] ? ov[1] : next_char(s, n, ov[1]);
@@ -1594,7 +1598,6 @@ static int pass_prefix(struct pass_io *io)
 {
         const char *s = io->s;
         size_t n = io->n, pos = 0, last = 0;
-        unsigned errors = 0;
         int r;
 
         for (size_t i = 0; i < n; i += 48) {
@@ -1611,13 +1614,8 @@ static int pass_prefix(struct pass_io *io)
                         rc = rx_exec_at(RX_PREFIX, s, n, c, io->md);
                         if (rc == PCRE2_ERROR_NOMATCH)
                                 continue;
-                        if (rc < 0) {
-                                log_debug("redact: prefix pattern failed at offset %zu (%d)", c,
-                                          rc);
-                                if (++errors >= REDACT_RX_ERRORS_MAX)
-                                        goto done;
-                                continue;
-                        }
+                        if (rc < 0)
+                                return rx_error(RX_PREFIX, c, rc);
                         ov = pcre2_get_ovector_pointer(io->md);
                         r = put(io->out, s + last, ov[0] - last);
                         if (r >= 0)
@@ -1628,7 +1626,6 @@ static int pass_prefix(struct pass_io *io)
                         last = pos = ov[1];
                 }
         }
-done:
         if (io->changed)
                 return put(io->out, s + last, n - last);
         return 0;
@@ -1654,8 +1651,10 @@ static int pass_private_key(struct pass_io *io)
                 int rc;
 
                 rc = rx_exec(RX_PKEY_BEGIN, s, n, pos, io->md);
+                if (rc == PCRE2_ERROR_NOMATCH)
+                        break;
                 if (rc < 0)
-                        break; /* no match, or a resource limit: leave the rest alone */
+                        return rx_error(RX_PKEY_BEGIN, pos, rc);
                 ov = pcre2_get_ovector_pointer(io->md);
                 hs = ov[0];
                 he = ov[1];
@@ -1664,7 +1663,7 @@ static int pass_private_key(struct pass_io *io)
                         if (rc == PCRE2_ERROR_NOMATCH)
                                 end_none = true;
                         else if (rc < 0)
-                                break;
+                                return rx_error(RX_PKEY_END, he, rc);
                         else {
                                 ov = pcre2_get_ovector_pointer(io->md);
                                 end_s = ov[0];
@@ -1718,8 +1717,10 @@ static int pass_db(struct pass_io *io)
                         break;
                 pos = h;
                 rc = rx_exec(RX_DB, s, n, pos, io->md);
-                if (rc < 0)
+                if (rc == PCRE2_ERROR_NOMATCH)
                         break;
+                if (rc < 0)
+                        return rx_error(RX_DB, pos, rc);
                 ov = pcre2_get_ovector_pointer(io->md);
                 ms = ov[0];
                 if (rc >= 3 && GSET(ov, 2)) {
@@ -2515,8 +2516,9 @@ static int redact_json_walk(const struct redactor *r, enum redact_mode mode, jso
 {
         int count = 0, e;
 
+        /* Strings further down would go out unredacted: fail instead. */
         if (depth > REDACT_JSON_DEPTH_MAX)
-                return 0;
+                return -E2BIG;
         if (json_is_object(v)) {
                 for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
                         json_t *child = json_object_iter_value(it);
@@ -2599,4 +2601,11 @@ int redact_has_vendor_key(const char *s, size_t n)
                 return 0;
         /* A limit hit on a hostile text counts as "found": the caller refuses the URL. */
         return 1;
+}
+
+const char *redact_strerror(int e)
+{
+        if (e == -E2BIG)
+                return "the text is too large or complex to scan";
+        return strerror(e < 0 ? -e : e);
 }

@@ -60,8 +60,13 @@ size_t redactor_secret_count(const struct redactor *r);
  * (each occurrence of a value or one of its encodings becomes "***"); the
  * pattern passes run per @mode. Returns 1 and a new NUL-terminated string
  * in *ret (caller frees, length in *ret_len) when something changed, 0 when
- * nothing changed (*ret untouched), or -ENOMEM (-EINVAL: @in NULL with @n > 0,
- * or @ret NULL). @r may be NULL (patterns only).
+ * nothing changed (*ret untouched), or a negative errno when the text could
+ * not be checked completely: -ENOMEM, -E2BIG (a pattern hit its match limit,
+ * or a pass's output its cap), -EINVAL (@in NULL with @n > 0, or @ret NULL).
+ * @r may be NULL (patterns only).
+ *
+ * Fail closed: on an error nothing says the text is free of secrets, so the
+ * caller must not hand @in out; it withholds it (docs/protocol.md, "Redaction").
  */
 _must_check_ int redact_text(const struct redactor *r, enum redact_mode mode, const char *in,
                              size_t n, char **ret, size_t *ret_len);
@@ -74,8 +79,15 @@ _must_check_ int redact_text(const struct redactor *r, enum redact_mode mode, co
 _must_check_ int redact_has_vendor_key(const char *s, size_t n);
 
 /*
- * Redact every string inside @v (object values, array items, and object
- * keys are left alone) in place with @mode. Returns the number of strings
- * changed or -ENOMEM.
+ * Redact every string inside @v (object values, array items; object keys
+ * are left alone) in place with @mode. Returns the number of strings changed,
+ * or a negative errno as redact_text() (-E2BIG also for nesting deeper than 64
+ * levels). On an error @v may be partly redacted: the caller must drop it.
  */
-int redact_json(const struct redactor *r, enum redact_mode mode, json_t *v);
+_must_check_ int redact_json(const struct redactor *r, enum redact_mode mode, json_t *v);
+
+/*
+ * What a redaction error @e (< 0) means, for "redaction failed (...)" messages:
+ * strerror() except for -E2BIG. Static string.
+ */
+const char *redact_strerror(int e);

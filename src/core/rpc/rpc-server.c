@@ -142,6 +142,7 @@ static void log_call(struct rpc_server *s, const struct tool *t, json_t *args, d
         _cleanup_free_ char *a = NULL, *red = NULL;
         char preview[96];
         size_t plen;
+        int r;
 
         if (!s->o.log_calls)
                 return;
@@ -155,8 +156,11 @@ static void log_call(struct rpc_server *s, const struct tool *t, json_t *args, d
                         plen++;
         }
         preview[plen] = 0;
-        if (redact_text(s->o.redactor, REDACT_FULL, preview, plen, &red, NULL) > 0)
+        r = redact_text(s->o.redactor, REDACT_FULL, preview, plen, &red, NULL);
+        if (r > 0)
                 snprintf(preview, sizeof(preview), "%s", red);
+        else if (r < 0)
+                preview[0] = 0; /* not known to be free of secrets: dropped (fail closed) */
 
         pthread_mutex_lock(&s->lock);
         if (s->log_n < RPC_LOG_MAX) {
@@ -216,13 +220,8 @@ static void run_tool(struct rpc_conn *c, json_t *id, const struct tool *t, json_
         int r;
 
         r = t->run(t, s->o.tool_ctx, args, &result);
-        if (r < 0 || !result) {
-                json_decref(result);
-                result = tool_error_new("Tool execution failed: %s", strerror(r < 0 ? -r : EIO));
-        }
-        /* Whatever a tool returns, known secret values never reach the script. */
-        if (result)
-                (void) redact_json(s->o.redactor, REDACT_NONE, result);
+        /* Known secret values never reach the script; a failed redaction withholds all. */
+        result = tool_result_finish(s->o.redactor, r, result);
         ok = result && !json_is_string(json_object_get(result, "error"));
         log_call(s, t, args, (double) (now_usec() - t0) / USEC_PER_SEC, ok);
         /*

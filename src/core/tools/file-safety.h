@@ -116,6 +116,8 @@ bool tool_path_is_sensitive(const struct tool_path *p);
  * can `return tool_error_result(ret, ...)`.
  */
 _must_check_ int tool_error_result(json_t **ret, const char *fmt, ...) _printf_(2, 3);
+/* The same with the seed's PatchResult shape: {"success": false, "error": <message>}. */
+_must_check_ int tool_failure_result(json_t **ret, const char *fmt, ...) _printf_(2, 3);
 
 /* A JSON string of @n bytes, invalid UTF-8 replaced by U+FFFD. NULL on ENOMEM. */
 json_t *tool_json_string(const char *s, size_t n);

@@ -45,33 +45,6 @@
         "old_string not found. Use read_file to verify the current content, or search_files " \
         "to locate the text."
 
-/* The seed's PatchResult(error=...).to_dict(): {"success": false, "error": msg}. */
-static int failure_text(json_t **ret, const char *msg)
-{
-        json_auto_t *o = json_object();
-
-        if (!o || tool_json_set(o, "success", json_false()) < 0 ||
-            tool_json_set(o, "error", tool_json_str(msg)) < 0)
-                return -ENOMEM;
-        *ret = TAKE_PTR(o);
-        return 0;
-}
-
-static int failure(json_t **ret, const char *fmt, ...) _printf_(2, 3);
-static int failure(json_t **ret, const char *fmt, ...)
-{
-        _cleanup_free_ char *msg = NULL;
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-        return failure_text(ret, msg);
-}
-
 /* Python's len() of @s with line ends normalised (\r\n and \r as \n); invalid bytes count 1. */
 static size_t normalized_chars(const char *s, size_t n)
 {
@@ -130,16 +103,17 @@ static int replace_run(const struct tool_ctx *ctx, const struct tool_path *t, co
         if (r < 0)
                 return r;
         if (r > 0)
-                return failure(ret, "Write denied: '%s' is a protected system/credential file.",
-                               t->shown);
+                return tool_failure_result(
+                        ret, "Write denied: '%s' is a protected system/credential file.", t->shown);
 
         /* From the read to the verification: another patch of this file waits. */
         r = tool_path_lock(keys, 1, ctx->deadline, &lock);
         if (r == -ETIMEDOUT)
-                return failure(ret,
-                               "Failed to read file: %s (timed out waiting for another edit of "
-                               "this file)",
-                               t->shown);
+                return tool_failure_result(
+                        ret,
+                        "Failed to read file: %s (timed out waiting for another edit of "
+                        "this file)",
+                        t->shown);
         if (r < 0)
                 return r;
 
@@ -147,22 +121,24 @@ static int replace_run(const struct tool_ctx *ctx, const struct tool_path *t, co
         if (r == -ENOMEM)
                 return r;
         if (r == -E2BIG)
-                return failure(ret, "Failed to read file: %s (larger than %u MiB, the patch limit)",
-                               t->shown, PATCH_FILE_MAX / (1024 * 1024));
+                return tool_failure_result(
+                        ret, "Failed to read file: %s (larger than %u MiB, the patch limit)",
+                        t->shown, PATCH_FILE_MAX / (1024 * 1024));
         if (r < 0)
-                return failure(ret, "Failed to read file: %s", t->shown);
+                return tool_failure_result(ret, "Failed to read file: %s", t->shown);
 
         r = fuzzy_replace_flags(content, n, old, old_n, new_text, new_n, replace_all,
                                 FUZZY_KEEP_CRLF, &result, &result_n, &count, &strategy, &error);
         if (r == -E2BIG)
-                return failure(ret,
-                               "old_string could not be matched within the fuzzy matcher's "
-                               "limits (a file of more than %u lines, more than %u matches, an "
-                               "old_string over %u MiB, a result over %u MiB, or similarity "
-                               "matching too costly). Use a shorter old_string copied exactly "
-                               "from the file.",
-                               FUZZY_LINES_MAX, FUZZY_SPANS_MAX, FUZZY_PATTERN_MAX / (1024 * 1024),
-                               FUZZY_OUTPUT_MAX / (1024 * 1024));
+                return tool_failure_result(
+                        ret,
+                        "old_string could not be matched within the fuzzy matcher's "
+                        "limits (a file of more than %u lines, more than %u matches, an "
+                        "old_string over %u MiB, a result over %u MiB, or similarity "
+                        "matching too costly). Use a shorter old_string copied exactly "
+                        "from the file.",
+                        FUZZY_LINES_MAX, FUZZY_SPANS_MAX, FUZZY_PATTERN_MAX / (1024 * 1024),
+                        FUZZY_OUTPUT_MAX / (1024 * 1024));
         if (r < 0)
                 return r;
         if (error) {
@@ -176,29 +152,31 @@ static int replace_run(const struct tool_ctx *ctx, const struct tool_path *t, co
                         if (*hint && asprintf(&msg, "%s" DID_YOU_MEAN_HEAD "%s", error, hint) < 0)
                                 return -ENOMEM;
                 }
-                return failure_text(ret, msg ?: error);
+                return tool_failure_result(ret, "%s", msg ?: error);
         }
 
         r = tool_file_replace(target, result, result_n, true);
         if (r < 0)
-                return failure(ret, "Failed to write changes: Failed to write file: %s: %s",
-                               t->shown, strerror(-r));
+                return tool_failure_result(ret,
+                                           "Failed to write changes: Failed to write file: %s: %s",
+                                           t->shown, strerror(-r));
 
         /* The seed's post-write verification: re-read, compare with line ends normalised. */
         r = read_file_at(AT_FDCWD, target, MAX(result_n, (size_t) 1) * 2 + 4096, &back, &back_n);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return failure(ret, "Post-write verification failed: could not re-read %s",
-                               t->shown);
+                return tool_failure_result(
+                        ret, "Post-write verification failed: could not re-read %s", t->shown);
         if (!same_normalized(result, result_n, back, back_n))
-                return failure(ret,
-                               "Post-write verification failed for %s: on-disk content differs "
-                               "from intended write (wrote %zu chars, read back %zu chars after "
-                               "normalizing line endings). The patch did not persist. Re-read "
-                               "the file and try again.",
-                               t->shown, normalized_chars(result, result_n),
-                               normalized_chars(back, back_n));
+                return tool_failure_result(
+                        ret,
+                        "Post-write verification failed for %s: on-disk content differs "
+                        "from intended write (wrote %zu chars, read back %zu chars after "
+                        "normalizing line endings). The patch did not persist. Re-read "
+                        "the file and try again.",
+                        t->shown, normalized_chars(result, result_n),
+                        normalized_chars(back, back_n));
         lock = tool_path_unlock(lock);
 
         if (asprintf(&from, "a/%s", t->shown) < 0) {
@@ -287,8 +265,9 @@ static int v4a_run(const struct tool_ctx *ctx, const char *text, size_t n, json_
                         free(keys[i]);
                 free(keys);
                 if (r == -ETIMEDOUT)
-                        return failure(ret, "Patch not applied: timed out waiting for another "
-                                            "edit of the same files");
+                        return tool_failure_result(
+                                ret, "Patch not applied: timed out waiting for another "
+                                     "edit of the same files");
                 if (r < 0)
                         return r;
         }

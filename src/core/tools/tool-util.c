@@ -21,6 +21,7 @@
 #include "basic/macro.h"
 #include "basic/parse-util.h"
 #include "basic/utf8.h"
+#include "core/output/redact.h"
 #include "core/tools/file-safety.h"
 
 /* getpwnam_r()/getpwuid_r() buffer; entries longer than this are treated as absent. */
@@ -78,26 +79,39 @@ int tool_json_set(json_t *o, const char *key, json_t *v)
         return 0;
 }
 
-json_t *tool_error_new(const char *fmt, ...)
+/*
+ * The one builder of formatted error results: {"error": msg}, or with
+ * @success_false the seed's PatchResult/web shape {"success": false, "error": msg}.
+ */
+_printf_(3, 0) static int error_resultv(json_t **ret, bool success_false, const char *fmt,
+                                        va_list ap)
 {
         _cleanup_free_ char *msg = NULL;
-        va_list ap;
-        json_t *o;
+        json_auto_t *o = NULL;
         int r;
 
-        va_start(ap, fmt);
+        *ret = NULL;
         r = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return NULL;
-
-        o = json_object();
-        if (!o)
-                return NULL;
-        if (tool_json_set(o, "error", tool_json_string(msg, (size_t) r)) < 0) {
-                json_decref(o);
-                return NULL;
+        if (r < 0) {
+                msg = NULL;
+                return -ENOMEM;
         }
+        o = json_object();
+        if (!o || (success_false && tool_json_set(o, "success", json_false()) < 0) ||
+            tool_json_set(o, "error", tool_json_string(msg, (size_t) r)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+json_t *tool_error_new(const char *fmt, ...)
+{
+        json_t *o;
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void) error_resultv(&o, false, fmt, ap);
+        va_end(ap);
         return o;
 }
 
@@ -356,16 +370,45 @@ bool tool_path_is_sensitive(const struct tool_path *p)
 
 int tool_error_result(json_t **ret, const char *fmt, ...)
 {
-        _cleanup_free_ char *msg = NULL;
         va_list ap;
         int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
+        r = error_resultv(ret, false, fmt, ap);
         va_end(ap);
-        *ret = NULL;
-        if (r < 0)
-                return -ENOMEM;
-        *ret = tool_error_new("%s", msg);
-        return *ret ? 0 : -ENOMEM;
+        return r;
+}
+
+int tool_failure_result(json_t **ret, const char *fmt, ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = error_resultv(ret, true, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+json_t *tool_result_finish(const struct redactor *red, int r, json_t *result)
+{
+        json_t *err;
+        int k;
+
+        if (r < 0 || !result) {
+                json_decref(result);
+                result = tool_error_new("Tool execution failed: %s", strerror(r < 0 ? -r : EIO));
+                if (!result)
+                        return NULL;
+        }
+        /* Whatever a tool returns, known secret values never reach the caller. */
+        k = redact_json(red, REDACT_NONE, result);
+        if (k >= 0)
+                return result;
+        /* Maybe half redacted: none of it goes out (fail closed). */
+        json_decref(result);
+        if (tool_error_result(&err, "tool result withheld: redaction failed (%s)",
+                              redact_strerror(k)) < 0)
+                return NULL;
+        return err;
 }

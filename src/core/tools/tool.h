@@ -84,6 +84,18 @@ extern const struct tool_def tool_def_web_extract;  /* web-extract.c */
 json_t *tool_error_new(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
+ * The answer to send for a call whose run() returned @r and @result (taken;
+ * may be NULL): a failed run becomes {"error": "Tool execution failed: ..."},
+ * and every known secret value is redacted (REDACT_NONE with @red, may be
+ * NULL). When the redaction fails, the result is dropped for
+ * {"error": "tool result withheld: redaction failed (<why>)"}: never sent as
+ * it was (docs/protocol.md, "Redaction"). Used by every dispatcher (the RPC
+ * server, ptc tool, ptc mcp --expose-tools). Returns a new reference, or NULL
+ * when out of memory.
+ */
+json_t *tool_result_finish(const struct redactor *red, int r, json_t *result);
+
+/*
  * Argument accessors. A missing member or JSON null gives the default.
  * Integers also accept JSON reals with an integral value and decimal strings
  * ("42"), as the seed coerces string arguments to the schema's types.

@@ -1781,26 +1781,6 @@ static int build_result(struct run *run, size_t applied, const char *error, json
         return 0;
 }
 
-static int failure(json_t **ret, const char *fmt, ...) _printf_(2, 3);
-static int failure(json_t **ret, const char *fmt, ...)
-{
-        _cleanup_free_ char *msg = NULL;
-        json_auto_t *o = json_object();
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (r < 0 || !o)
-                return -ENOMEM;
-        if (tool_json_set(o, "success", json_false()) < 0 ||
-            tool_json_set(o, "error", tool_json_str(msg)) < 0)
-                return -ENOMEM;
-        *ret = TAKE_PTR(o);
-        return 0;
-}
-
 /* The seed's refusal of system paths, for every path of the patch (Move targets too). */
 static int check_sensitive(const struct tool_ctx *ctx, const struct v4a_patch *patch,
                            json_t **ret_result)
@@ -1840,12 +1820,13 @@ int v4a_apply(const struct tool_ctx *ctx, const char *patch_text, size_t n, json
 
         r = v4a_parse(patch_text, n, &patch, &parse_err);
         if (r == -E2BIG)
-                return failure(ret_result, "Failed to parse patch: the patch is larger than %u MiB",
-                               V4A_PATCH_MAX / (1024 * 1024));
+                return tool_failure_result(ret_result,
+                                           "Failed to parse patch: the patch is larger than %u MiB",
+                                           V4A_PATCH_MAX / (1024 * 1024));
         if (r < 0)
                 return r;
         if (parse_err)
-                return failure(ret_result, "Failed to parse patch: %s", parse_err);
+                return tool_failure_result(ret_result, "Failed to parse patch: %s", parse_err);
 
         r = check_sensitive(ctx, patch, ret_result);
         if (r != 0)
@@ -1870,7 +1851,7 @@ int v4a_apply(const struct tool_ctx *ctx, const char *patch_text, size_t n, json
                         r = buf_printf(&msg, "\n  • ... and %zu more errors", run.n_dropped);
                 if (r == -ENOMEM)
                         return r;
-                return failure(ret_result, "%s", buf_str(&msg));
+                return tool_failure_result(ret_result, "%s", buf_str(&msg));
         }
 
         for (; applied < patch->n_ops; applied++) {

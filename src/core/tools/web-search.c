@@ -17,17 +17,12 @@
 #include "basic/diag.h"
 #include "basic/macro.h"
 #include "basic/time-util.h"
+#include "core/tools/file-safety.h"
 #include "core/web/search-providers.h"
 
 /* The seed's default and range of "limit". */
 #define WEB_SEARCH_LIMIT_DEFAULT 5
 #define WEB_SEARCH_LIMIT_MAX 100
-
-static int failure(json_t **ret, const char *msg)
-{
-        *ret = json_pack("{s:b, s:s}", "success", 0, "error", msg);
-        return *ret ? 0 : -ENOMEM;
-}
 
 static int web_search_tool_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
                                json_t **ret_result)
@@ -42,7 +37,8 @@ static int web_search_tool_run(const struct tool *t, const struct tool_ctx *ctx,
         (void) t;
         r = tool_arg_string(args, "query", &query, NULL);
         if (r < 0 || !query || !query[0])
-                return failure(ret_result, "web_search needs a non-empty 'query' string");
+                return tool_failure_result(ret_result,
+                                           "web_search needs a non-empty 'query' string");
         /* The seed: a non-integer limit is the default, anything else is clamped. */
         if (tool_arg_int(args, "limit", WEB_SEARCH_LIMIT_DEFAULT, &limit, NULL) < 0)
                 limit = WEB_SEARCH_LIMIT_DEFAULT;
@@ -52,7 +48,7 @@ static int web_search_tool_run(const struct tool *t, const struct tool_ctx *ctx,
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return failure(ret_result, d.message);
+                return tool_failure_result(ret_result, "%s", d.message);
 
         if (ctx->config->web_timeout > 0 && isfinite(ctx->config->web_timeout))
                 timeout = (usec_t) (ctx->config->web_timeout * (double) USEC_PER_SEC);
