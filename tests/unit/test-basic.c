@@ -260,6 +260,42 @@ static void test_path_join(void **state)
         assert_string_equal(c, "rel/y");
 }
 
+/* The environment is process-wide: the cases run in a child, which exits 0 when all hold. */
+static void test_xdg_cache_path(void **state)
+{
+        pid_t pid;
+        int status;
+
+        (void) state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char *p;
+                bool ok;
+
+                (void) setenv("XDG_CACHE_HOME", "/x/cache", 1);
+                (void) setenv("HOME", "/h", 1);
+                p = xdg_cache_path("ptc/spill");
+                ok = p && strcmp(p, "/x/cache/ptc/spill") == 0;
+                free(p);
+                /* Relative XDG_CACHE_HOME is ignored, as the XDG spec says. */
+                (void) setenv("XDG_CACHE_HOME", "rel", 1);
+                p = xdg_cache_path("ptc/interpreters.json");
+                ok = ok && p && strcmp(p, "/h/.cache/ptc/interpreters.json") == 0;
+                free(p);
+                (void) unsetenv("XDG_CACHE_HOME");
+                (void) setenv("HOME", "relative", 1);
+                p = xdg_cache_path("ptc");
+                ok = ok && !p;
+                (void) unsetenv("HOME");
+                ok = ok && !xdg_cache_path("ptc");
+                _exit(ok ? 0 : 1);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_memfd_with_data(void **state)
 {
         char buf[16] = {};
@@ -294,6 +330,7 @@ int main(void)
                 cmocka_unit_test(test_pidfd_exited),
                 cmocka_unit_test(test_path_join),
                 cmocka_unit_test(test_path_is_below),
+                cmocka_unit_test(test_xdg_cache_path),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -283,23 +283,6 @@ static int make_token(char out[65])
         return 0;
 }
 
-static char *spill_dir(void)
-{
-        const char *x = getenv("XDG_CACHE_HOME");
-        const char *home = getenv("HOME");
-        char *p;
-
-        if (x && x[0] == '/') {
-                if (asprintf(&p, "%s/ptc/spill", x) < 0)
-                        return NULL;
-        } else if (home && home[0] == '/') {
-                if (asprintf(&p, "%s/.cache/ptc/spill", home) < 0)
-                        return NULL;
-        } else
-                return NULL;
-        return p;
-}
-
 /* Keep the spill directory bounded: drop old files and all but the newest few. */
 static void prune_spill_dir(const char *dir, const char *keep)
 {
@@ -621,7 +604,7 @@ static int setup(struct execution *e, struct diag *reterr)
         if (r < 0)
                 return diag_set(reterr, r, "cannot build the child environment: %s", strerror(-r));
 
-        spdir = spill_dir();
+        spdir = xdg_cache_path("ptc/spill");
         r = capture_init(&e->out, (size_t) c->max_stdout_bytes * 2 / 5,
                          (size_t) c->max_stdout_bytes - (size_t) c->max_stdout_bytes * 2 / 5,
                          CAPTURE_THOUSANDS, spdir, EXEC_SPILL_MAX);
