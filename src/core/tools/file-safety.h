@@ -112,6 +112,17 @@ void tool_path_release(struct tool_path *p);
 bool tool_path_is_sensitive(const struct tool_path *p);
 
 /*
+ * The first check of every tool that writes (write_file, patch, each path of a V4A patch,
+ * Move targets included; file-safety.c): fill @ret from @path with tool_path_init(), then
+ * refuse a system path as the seed's _check_sensitive_path() does. Returns 0 when the path
+ * may be written (the write deny list is checked later, on @ret), 1 when it is refused (then
+ * *ret_result is the seed's {"error": "Refusing to write to sensitive system path: <path>
+ * ..."}, a new reference), or -ENOMEM. On failure @ret holds what was made.
+ */
+_must_check_ int tool_path_check(const struct tool_ctx *ctx, const char *path,
+                                 struct tool_path *ret, json_t **ret_result);
+
+/*
  * *ret = {"error": <formatted message>}. Returns 0, or -ENOMEM (then *ret is NULL), so a tool
  * can `return tool_error_result(ret, ...)`.
  */

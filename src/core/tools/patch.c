@@ -323,16 +323,9 @@ static int patch_run(const struct tool *tool, const struct tool_ctx *ctx, json_t
 
         /* _check_sensitive_path() first, whatever the mode. */
         if (path && *path) {
-                r = tool_path_init(ctx, path, &t);
-                if (r < 0)
-                        return r;
-                if (tool_path_is_sensitive(&t))
-                        return tool_error_result(
-                                ret_result,
-                                "Refusing to write to sensitive system path: %s\nUse "
-                                "the terminal tool with sudo if you need to modify "
-                                "system files.",
-                                path);
+                r = tool_path_check(ctx, path, &t, ret_result);
+                if (r != 0)
+                        return r < 0 ? r : 0;
         }
 
         mv = json_object_get(args, "mode");

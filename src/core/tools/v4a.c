@@ -48,9 +48,6 @@
 #define HINT_WINDOW_BEFORE 500
 #define HINT_WINDOW_AFTER 2000
 
-#define SENSITIVE_MESSAGE                                  \
-        "Refusing to write to sensitive system path: %s\n" \
-        "Use the terminal tool with sudo if you need to modify system files."
 #define VALIDATION_HEADER "Patch validation failed (no files were modified):\n"
 #define APPLY_HEADER "Apply phase failed (state may be inconsistent — run `git diff` to assess):\n"
 #define NO_MATCH_HEADER "\n\nDid you mean one of these sections?\n"
@@ -1813,13 +1810,9 @@ static int check_sensitive(const struct tool_ctx *ctx, const struct v4a_patch *p
 
                         if (!path)
                                 continue;
-                        r = tool_path_init(ctx, path, &tp);
-                        if (r < 0)
+                        r = tool_path_check(ctx, path, &tp, ret_result);
+                        if (r != 0)
                                 return r;
-                        if (!tool_path_is_sensitive(&tp))
-                                continue;
-                        *ret_result = tool_error_new(SENSITIVE_MESSAGE, path);
-                        return *ret_result ? 1 : -ENOMEM;
                 }
         return 0;
 }

@@ -264,15 +264,9 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
         content = json_string_value(cv);
         content_len = json_string_length(cv);
 
-        r = tool_path_init(ctx, path, &tp);
-        if (r < 0)
-                return r;
-        if (tool_path_is_sensitive(&tp))
-                return tool_error_result(
-                        ret_result,
-                        "Refusing to write to sensitive system path: %s\nUse the "
-                        "terminal tool with sudo if you need to modify system files.",
-                        path);
+        r = tool_path_check(ctx, path, &tp, ret_result);
+        if (r != 0)
+                return r < 0 ? r : 0;
 
         r = file_safety_write_denied(ctx, tp.abs);
         if (r < 0)
