@@ -498,6 +498,46 @@ static void test_read_file_invalid_utf8_and_tilde(void **state)
         json_decref(r);
 }
 
+/* Names that are not UTF-8 (docs/protocol.md): escaped in results, unescaped in arguments. */
+static void test_tool_json_name_and_escaped_paths(void **state)
+{
+        struct tool_fixture *f = *state;
+        json_t *v, *o, *r;
+        char *data;
+
+        /* Names and messages: the escape form. Content: U+FFFD. */
+        v = tool_json_str("caf\xe9");
+        assert_string_equal(json_string_value(v), "caf\xf4\x8d\xb3\xa9");
+        json_decref(v);
+        v = tool_json_string("caf\xe9", 4);
+        assert_string_equal(json_string_value(v), "caf\xef\xbf\xbd");
+        json_decref(v);
+        o = json_object();
+        assert_int_equal(tool_json_set_name(o, "\xff.txt", json_integer(1)), 0);
+        assert_int_equal(json_integer_value(json_object_get(o, "\xf4\x8d\xb3\xbf.txt")), 1);
+        json_decref(o);
+        r = tool_error_new("File not found: %s", "\xff");
+        assert_string_equal(result_str(r, "error"), "File not found: \xf4\x8d\xb3\xbf");
+        json_decref(r);
+
+        /* An escaped path argument names the file with the raw bytes. */
+        fixture_write(f, "caf\xe9.txt", "latin\n");
+        r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"caf\xf4\x8d\xb3\xa9.txt\"}");
+        assert_string_equal(result_str(r, "content"), "     1|latin\n     2|");
+        json_decref(r);
+        r = run_tool(&tool_def_write_file, &f->ctx,
+                     "{\"path\": \"caf\xf4\x8d\xb3\xa9.txt\", \"content\": \"new\\n\"}");
+        json_decref(r);
+        data = fixture_read(f, "caf\xe9.txt");
+        assert_non_null(data);
+        assert_string_equal(data, "new\n");
+        free(data);
+        /* The not-found message names it in the escape form again. */
+        r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"x\xf4\x8d\xb3\xa9\"}");
+        assert_string_equal(result_str(r, "error"), "File not found: x\xf4\x8d\xb3\xa9");
+        json_decref(r);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* write_file                                                                                 */
 
@@ -1029,6 +1069,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_read_file_devices_fifo_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_read_file_huge_guard, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_read_file_invalid_utf8_and_tilde, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_tool_json_name_and_escaped_paths, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_write_file_new_and_mkdir, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_write_file_keeps_mode, setup, teardown),

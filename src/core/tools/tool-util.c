@@ -46,6 +46,21 @@ json_t *tool_json_string(const char *s, size_t n)
         return json_stringn_nocheck(clean, len);
 }
 
+json_t *tool_json_name(const char *s, size_t n)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+
+        if (!s)
+                return json_string("");
+        if (utf8_is_valid(s, n) && !memmem(s, n, "\xf4\x8d", 2))
+                return json_stringn_nocheck(s, n);
+        /* A file name is any bytes; jansson takes only UTF-8 (docs/protocol.md). */
+        if (utf8_escape_bytes(s, n, &text, &len) < 0)
+                return NULL;
+        return json_stringn_nocheck(text, len);
+}
+
 const char *tool_json_type_name(const json_t *v)
 {
         if (!v)
@@ -78,6 +93,20 @@ int tool_json_set(json_t *o, const char *key, json_t *v)
         return 0;
 }
 
+int tool_json_set_name(json_t *o, const char *name, json_t *v)
+{
+        _cleanup_free_ char *key = NULL;
+        size_t n = strlen(name);
+
+        if (utf8_is_valid(name, n) && !memmem(name, n, "\xf4\x8d", 2))
+                return tool_json_set(o, name, v);
+        if (utf8_escape_bytes(name, n, &key, NULL) < 0) {
+                json_decref(v);
+                return -ENOMEM;
+        }
+        return tool_json_set(o, key, v);
+}
+
 json_t *tool_error_new(const char *fmt, ...)
 {
         _cleanup_free_ char *msg = NULL;
@@ -94,7 +123,7 @@ json_t *tool_error_new(const char *fmt, ...)
         o = json_object();
         if (!o)
                 return NULL;
-        if (tool_json_set(o, "error", tool_json_string(msg, (size_t) r)) < 0) {
+        if (tool_json_set(o, "error", tool_json_name(msg, (size_t) r)) < 0) {
                 json_decref(o);
                 return NULL;
         }

@@ -35,6 +35,7 @@
 #include "basic/macro.h"
 #include "basic/path-util.h"
 #include "basic/time-util.h"
+#include "basic/utf8.h"
 #include "core/tools/file-safety.h"
 #include "core/tools/fuzzy-match.h"
 #include "core/tools/lint.h"
@@ -338,13 +339,13 @@ static int flush_op(struct parser *ps)
         return r;
 }
 
+/* The file name's bytes: escapes of bytes that are not UTF-8 (docs/protocol.md) undone. */
 static int dup_path(struct parser *ps, const char *s, size_t n, char **ret)
 {
         strip(&s, &n);
         if (memchr(s, 0, n))
                 ps->nul_in_path = true;
-        *ret = strndup(s, n);
-        return *ret ? 0 : -ENOMEM;
+        return utf8_unescape_bytes(s, n, ret, NULL);
 }
 
 static int start_op(struct parser *ps, enum v4a_op_type type, const char *rest, size_t rn)
@@ -1747,7 +1748,7 @@ static int build_result(struct run *run, size_t applied, const char *error, json
                         r = lint_delta_json(run->ctx, shown, p->content, p->len, p->pre, p->pre_len,
                                             &lj);
                         if (r >= 0)
-                                r = tool_json_set(lint, shown, lj);
+                                r = tool_json_set_name(lint, shown, lj);
                 }
         }
         if (r < 0)

@@ -31,6 +31,7 @@
 #include "basic/macro.h"
 #include "basic/path-util.h"
 #include "basic/time-util.h"
+#include "basic/utf8.h"
 #include "core/tools/file-safety.h"
 #include "core/tools/lint.h"
 
@@ -234,6 +235,7 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
 {
         _cleanup_tool_path_ struct tool_path tp = {};
         _cleanup_free_ char *target_dir = NULL, *pre = NULL, *delta_message = NULL;
+        _cleanup_free_ char *path_bytes = NULL;
         _cleanup_tool_path_lock_ struct tool_path_lock *lock = NULL;
         json_auto_t *res = NULL;
         struct lint lint = {};
@@ -263,6 +265,12 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
         path = json_string_value(pv);
         content = json_string_value(cv);
         content_len = json_string_length(cv);
+
+        /* The file name's bytes: escapes of bytes that are not UTF-8 (docs/protocol.md) undone. */
+        r = utf8_unescape_bytes(path, strlen(path), &path_bytes, NULL);
+        if (r < 0)
+                return r;
+        path = path_bytes;
 
         r = tool_path_check(ctx, path, &tp, ret_result);
         if (r != 0)
