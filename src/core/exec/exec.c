@@ -383,7 +383,7 @@ static int build_child_env(struct execution *e, const char *token)
         if ((r = env_set(&env, "PTC_RPC_SOCKET", e->staging.socket_path)) < 0 ||
             (r = env_set(&env, "PTC_RPC_TOKEN", token)) < 0 ||
             (r = env_set(&env, "PYTHONDONTWRITEBYTECODE", "1")) < 0 ||
-            (r = env_set(&env, "PYTHONIOENCODING", "utf-8")) < 0 ||
+            (r = env_set(&env, "PYTHONIOENCODING", "utf-8:backslashreplace")) < 0 ||
             (r = env_set(&env, "PYTHONUTF8", "1")) < 0 || (r = env_set(&env, "PYTHONPATH", pp)) < 0)
                 return r;
         e->child_env = TAKE_PTR(env);
