@@ -97,6 +97,23 @@ int rm_rf(const char *path)
         return rm_rf_at(AT_FDCWD, path, 0);
 }
 
+char *xdg_cache_path(const char *sub)
+{
+        const char *x = getenv("XDG_CACHE_HOME");
+        const char *home = getenv("HOME");
+        char *p;
+
+        if (x && x[0] == '/') {
+                if (asprintf(&p, "%s/%s", x, sub) < 0)
+                        return NULL;
+        } else if (home && home[0] == '/') {
+                if (asprintf(&p, "%s/.cache/%s", home, sub) < 0)
+                        return NULL;
+        } else
+                return NULL;
+        return p;
+}
+
 bool is_executable_file(const char *path)
 {
         struct stat st;

@@ -24,6 +24,14 @@ _must_check_ int mkdir_p(const char *path, mode_t mode);
  */
 int rm_rf(const char *path);
 
+/*
+ * The user's cache directory joined with @sub: "$XDG_CACHE_HOME/@sub", else
+ * "$HOME/.cache/@sub" (the XDG base directory rule; a relative value counts as
+ * unset). Reads the process environment. Returns a new string, or NULL when
+ * neither variable is an absolute path, or on ENOMEM.
+ */
+char *xdg_cache_path(const char *sub);
+
 /* True when @path names an executable regular file. */
 bool is_executable_file(const char *path);
 

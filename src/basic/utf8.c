@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "basic/utf8.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,4 +149,89 @@ size_t utf8_count_chars(const char *s, size_t n)
                 if (((unsigned char) s[i] & 0xC0) != 0x80)
                         c++;
         return c;
+}
+
+/*
+ * The escape of byte @b (0x80..0xFF): UTF8_ESCAPE_BASE + b in UTF-8, F4 8D B2|B3 80..BF.
+ * Written out so the encoder needs no general code-point writer.
+ */
+static void put_escape(char *out, unsigned char b)
+{
+        out[0] = (char) 0xF4;
+        out[1] = (char) 0x8D;
+        out[2] = (char) (0xB0 | (b >> 6));
+        out[3] = (char) (0x80 | (b & 0x3F));
+}
+
+/* True when the 4 bytes at @p (@n available) are an escape code point in UTF-8. */
+static bool is_escape_seq(const unsigned char *p, size_t n)
+{
+        return n >= 4 && p[0] == 0xF4 && p[1] == 0x8D && (p[2] == 0xB2 || p[2] == 0xB3) &&
+               (p[3] & 0xC0) == 0x80;
+}
+
+int utf8_escape_bytes(const char *s, size_t n, char **ret, size_t *ret_len)
+{
+        const unsigned char *p = (const unsigned char *) s;
+        size_t i = 0, o = 0;
+        char *out;
+
+        /* Worst case: every byte becomes a 4-byte escape. */
+        if (n > (SIZE_MAX - 1) / 4)
+                return -ENOMEM;
+        out = malloc(n * 4 + 1);
+        if (!out)
+                return -ENOMEM;
+        while (i < n) {
+                bool valid;
+                size_t k;
+
+                if (p[i] < 0x80) {
+                        out[o++] = (char) p[i++];
+                        continue;
+                }
+                k = maximal_subpart(p + i, n - i, &valid);
+                /* A real escape code point is escaped too, or unescaping would change it. */
+                if (valid && !is_escape_seq(p + i, k)) {
+                        memcpy(out + o, p + i, k);
+                        o += k;
+                } else
+                        for (size_t j = 0; j < k; j++, o += 4)
+                                put_escape(out + o, p[i + j]);
+                i += k;
+        }
+        out[o] = 0;
+        /* Give back the slack; failure to shrink is harmless. */
+        char *shrunk = realloc(out, o + 1);
+        if (shrunk)
+                out = shrunk;
+        *ret = out;
+        if (ret_len)
+                *ret_len = o;
+        return 0;
+}
+
+int utf8_unescape_bytes(const char *s, size_t n, char **ret, size_t *ret_len)
+{
+        const unsigned char *p = (const unsigned char *) s;
+        size_t i = 0, o = 0;
+        char *out;
+
+        if (n == SIZE_MAX)
+                return -ENOMEM;
+        out = malloc(n + 1);
+        if (!out)
+                return -ENOMEM;
+        while (i < n) {
+                if (is_escape_seq(p + i, n - i)) {
+                        out[o++] = (char) (((p[i + 2] & 0x03) << 6) | (p[i + 3] & 0x3F));
+                        i += 4;
+                } else
+                        out[o++] = (char) p[i++];
+        }
+        out[o] = 0;
+        *ret = out;
+        if (ret_len)
+                *ret_len = o;
+        return 0;
 }

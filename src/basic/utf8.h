@@ -26,3 +26,30 @@ char *utf8_sanitize(const char *p, size_t n, size_t *ret_len, size_t *ret_chars)
 
 /* Number of code points in valid UTF-8 @p. */
 size_t utf8_count_chars(const char *p, size_t n);
+
+/*
+ * The escape form of bytes that are not UTF-8 text (file names, docs/protocol.md "Names that
+ * are not UTF-8"): the byte b (0x80..0xFF) is the code point UTF8_ESCAPE_BASE + b,
+ * U+10DC80..U+10DCFF, in Supplementary Private Use Area-B. Its low 16 bits are those of
+ * Python's surrogateescape (U+DC80 + b), which JSON cannot carry. In UTF-8 each escape is the
+ * 4 bytes F4 8D B2|B3 80..BF.
+ */
+#define UTF8_ESCAPE_BASE 0x10DC00u
+
+/*
+ * @n bytes as valid UTF-8 text in the escape form: valid UTF-8 is copied, every other byte
+ * becomes its escape, and so does each byte of a valid sequence that encodes an escape code
+ * point itself (a name that really contains one), so utf8_unescape_bytes() gives back exactly
+ * @p. NUL bytes are copied. Returns 0 and a new NUL-terminated string in *ret (caller frees)
+ * with its length in *ret_len (may be NULL), or -ENOMEM.
+ */
+_must_check_ int utf8_escape_bytes(const char *p, size_t n, char **ret, size_t *ret_len);
+
+/*
+ * The reverse of utf8_escape_bytes(): each escape code point in @p becomes its byte, all else
+ * is copied. The result is never longer than @p, and every byte it has that @p did not is in
+ * 0x80..0xFF: unescaping cannot make a '/', a '.', a NUL or any other ASCII byte. Returns 0
+ * and a new NUL-terminated string in *ret (caller frees) with its length in *ret_len (may be
+ * NULL), or -ENOMEM.
+ */
+_must_check_ int utf8_unescape_bytes(const char *p, size_t n, char **ret, size_t *ret_len);

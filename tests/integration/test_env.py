@@ -127,7 +127,8 @@ def test_ptc_variables_present(ptc):
     assert sock and os.path.isabs(sock), e
     assert e.get("PTC_RPC_TOKEN") and len(e["PTC_RPC_TOKEN"]) >= 16, e
     assert e.get("PYTHONDONTWRITEBYTECODE") == "1"
-    assert e.get("PYTHONIOENCODING") == "utf-8"
+    # backslashreplace: printing a non-UTF-8 file name shows its escape (docs/protocol.md).
+    assert e.get("PYTHONIOENCODING") == "utf-8:backslashreplace"
     assert e.get("PYTHONUTF8") == "1"
 
 

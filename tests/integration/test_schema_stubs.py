@@ -4,8 +4,10 @@
 against a fake server, and the helpers json_parse / shell_quote / retry."""
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -62,6 +64,45 @@ def test_schema_single_tool(ptc):
     desc = schema(ptc, "--tools", "read_file")["description"]
     assert SIG["read_file"] in desc
     assert SIG["terminal"] not in desc and "write_file" not in desc
+
+
+BUILTIN = ["read_file", "write_file", "search_files", "patch", "terminal", "web_search",
+           "web_extract"]
+# A search provider, so web_search can be enabled (`ptc schema` does not reach it).
+SEARCH_CFG = "web:\n  search_provider: searxng\n  searxng_url: http://127.0.0.1:9/\n"
+FAKE_MCP = Path(__file__).resolve().parents[1] / "unit" / "fake-mcp-server.py"
+
+
+def calls_named(desc, names):
+    """The names of @names that @desc mentions as a call ("name(")."""
+    return [n for n in names if re.search(r"\b" + re.escape(n) + r"\(", desc)]
+
+
+@pytest.mark.parametrize("mode", ["project", "strict"])
+@pytest.mark.parametrize("tools", [[t] for t in BUILTIN] + [[], ["web_search", "web_extract"]],
+                         ids=lambda t: ",".join(t) or "none")
+def test_schema_description_calls_only_enabled_tools(ptc, tools, mode):
+    cfg = ptc.write_config(SEARCH_CFG)
+    s = schema(ptc, "--config", cfg, "--mode", mode, "--tools", ",".join(tools))
+    text = s["description"] + "\n" + code_desc(s)
+    disabled = [t for t in BUILTIN if t not in tools]
+    assert calls_named(text, disabled) == [], text
+    for t in tools:
+        assert f"\n  {t}(" in s["description"], t
+
+
+def test_schema_description_only_mcp_tools(ptc):
+    cfg = ptc.write_config(f"""\
+        mcp_servers:
+          fake:
+            command: /usr/bin/python3
+            args: [{json.dumps(str(FAKE_MCP))}, normal, {json.dumps(str(ptc.tmp / "fake.log"))}]
+        """)
+    for mode in ("project", "strict"):
+        s = schema(ptc, "--config", cfg, "--mode", mode, "--tools", "fake_echo")
+        text = s["description"] + "\n" + code_desc(s)
+        assert "\n  fake_echo(" in s["description"], text
+        assert calls_named(text, BUILTIN) == [], text
 
 
 def code_desc(s):

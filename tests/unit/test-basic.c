@@ -91,6 +91,98 @@ static void test_utf8_sanitize_like_python(void **state)
                          3);
 }
 
+/* @in as escaped text must be @want, and unescape back to @in. */
+static void check_escape(const char *in, size_t n, const char *want)
+{
+        _cleanup_free_ char *e = NULL, *u = NULL;
+        size_t el, ul;
+
+        assert_int_equal(utf8_escape_bytes(in, n, &e, &el), 0);
+        assert_int_equal(el, strlen(want));
+        assert_memory_equal(e, want, el);
+        assert_true(utf8_is_valid(e, el));
+        assert_int_equal(utf8_unescape_bytes(e, el, &u, &ul), 0);
+        assert_int_equal(ul, n);
+        assert_memory_equal(u, in, n);
+}
+
+static void test_utf8_escape_bytes(void **state)
+{
+        (void) state;
+        /* Python's bytes.decode("utf-8", "surrogateescape"), each U+DCxx moved to U+10DCxx. */
+        check_escape("plain/ascii.txt", 15, "plain/ascii.txt");
+        check_escape("caf\xc3\xa9", 5, "caf\xc3\xa9");
+        check_escape("caf\xe9", 4, "caf\xf4\x8d\xb3\xa9");
+        check_escape("\xff\xfe.txt", 6, "\xf4\x8d\xb3\xbf\xf4\x8d\xb3\xbe.txt");
+        check_escape("\x80", 1, "\xf4\x8d\xb2\x80");
+        /* Each byte of a maximal invalid subpart on its own, as surrogateescape. */
+        check_escape("\xe0\x80\x80", 3, "\xf4\x8d\xb3\xa0\xf4\x8d\xb2\x80\xf4\x8d\xb2\x80");
+        check_escape("\xf0\x9f\x98"
+                     "a",
+                     4,
+                     "\xf4\x8d\xb3\xb0\xf4\x8d\xb2\x9f\xf4\x8d\xb2\x98"
+                     "a");
+        /* Surrogates and overlongs in the bytes are not UTF-8 either. */
+        check_escape("\xed\xb3\xa9", 3, "\xf4\x8d\xb3\xad\xf4\x8d\xb2\xb3\xf4\x8d\xb2\xa9");
+        /* A name really holding an escape code point (U+10DC80): its 4 bytes are escaped. */
+        check_escape("\xf4\x8d\xb2\x80", 4,
+                     "\xf4\x8d\xb3\xb4\xf4\x8d\xb2\x8d\xf4\x8d\xb2\xb2\xf4\x8d\xb2\x80");
+        /* Its neighbours outside the range are ordinary characters. */
+        check_escape("\xf4\x8d\xb1\xbf\xf4\x8d\xb4\x80", 8, "\xf4\x8d\xb1\xbf\xf4\x8d\xb4\x80");
+        check_escape("", 0, "");
+}
+
+static void test_utf8_unescape_bytes(void **state)
+{
+        _cleanup_free_ char *a = NULL, *b = NULL;
+        size_t n;
+
+        (void) state;
+        /* Text without escapes is copied, whatever it holds. */
+        assert_int_equal(utf8_unescape_bytes("a\xc3\xa9\xff/b", 7, &a, &n), 0);
+        assert_int_equal(n, 7);
+        assert_memory_equal(a, "a\xc3\xa9\xff/b", 7);
+        /* A cut escape at the end is not one. */
+        assert_int_equal(utf8_unescape_bytes("x\xf4\x8d\xb2", 4, &b, &n), 0);
+        assert_int_equal(n, 4);
+        assert_memory_equal(b, "x\xf4\x8d\xb2", 4);
+        /* Every escape gives a byte >= 0x80: never '/', '.', NUL or another ASCII byte. */
+        for (unsigned v = 0x80; v <= 0xff; v++) {
+                char esc[5], *out = NULL;
+                size_t l;
+
+                esc[0] = (char) 0xf4;
+                esc[1] = (char) 0x8d;
+                esc[2] = (char) (v < 0xc0 ? 0xb2 : 0xb3);
+                esc[3] = (char) (0x80 | (v & 0x3f));
+                esc[4] = 0;
+                assert_int_equal(utf8_unescape_bytes(esc, 4, &out, &l), 0);
+                assert_int_equal(l, 1);
+                assert_int_equal((unsigned char) out[0], v);
+                free(out);
+        }
+        /* Round trip over pseudo-random bytes (a fixed LCG, so a failure repeats). */
+        for (uint32_t seed = 1, round = 0; round < 2000; round++) {
+                unsigned char in[24];
+                _cleanup_free_ char *e = NULL, *u = NULL;
+                size_t el, ul, len = round % sizeof(in);
+
+                for (size_t i = 0; i < len; i++) {
+                        seed = seed * 1103515245u + 12345u;
+                        /* Bias towards 0x80..0xFF and the escape's own lead bytes. */
+                        if ((seed >> 16) % 4 == 0)
+                                in[i] = (unsigned char) "\xf4\x8d\xb2\xb3"[(seed >> 20) % 4];
+                        else
+                                in[i] = (unsigned char) ((seed >> 16) | 0x80);
+                }
+                assert_int_equal(utf8_escape_bytes((char *) in, len, &e, &el), 0);
+                assert_true(utf8_is_valid(e, el));
+                assert_int_equal(utf8_unescape_bytes(e, el, &u, &ul), 0);
+                assert_int_equal(ul, len);
+                assert_memory_equal(u, in, len);
+        }
+}
+
 static void test_strv_split_and_contains(void **state)
 {
         _cleanup_strv_free_ char **l = NULL;
@@ -261,6 +353,42 @@ static void test_path_join(void **state)
         assert_string_equal(c, "rel/y");
 }
 
+/* The environment is process-wide: the cases run in a child, which exits 0 when all hold. */
+static void test_xdg_cache_path(void **state)
+{
+        pid_t pid;
+        int status;
+
+        (void) state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char *p;
+                bool ok;
+
+                (void) setenv("XDG_CACHE_HOME", "/x/cache", 1);
+                (void) setenv("HOME", "/h", 1);
+                p = xdg_cache_path("ptc/spill");
+                ok = p && strcmp(p, "/x/cache/ptc/spill") == 0;
+                free(p);
+                /* Relative XDG_CACHE_HOME is ignored, as the XDG spec says. */
+                (void) setenv("XDG_CACHE_HOME", "rel", 1);
+                p = xdg_cache_path("ptc/interpreters.json");
+                ok = ok && p && strcmp(p, "/h/.cache/ptc/interpreters.json") == 0;
+                free(p);
+                (void) unsetenv("XDG_CACHE_HOME");
+                (void) setenv("HOME", "relative", 1);
+                p = xdg_cache_path("ptc");
+                ok = ok && !p;
+                (void) unsetenv("HOME");
+                ok = ok && !xdg_cache_path("ptc");
+                _exit(ok ? 0 : 1);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_memfd_with_data(void **state)
 {
         char buf[16] = {};
@@ -287,6 +415,8 @@ int main(void)
                 cmocka_unit_test(test_buf_steal_empty),
                 cmocka_unit_test(test_memfd_with_data),
                 cmocka_unit_test(test_utf8_sanitize_like_python),
+                cmocka_unit_test(test_utf8_escape_bytes),
+                cmocka_unit_test(test_utf8_unescape_bytes),
                 cmocka_unit_test(test_strv_split_and_contains),
                 cmocka_unit_test(test_parse_numbers_strict),
                 cmocka_unit_test(test_write_file_atomic_keeps_mode),
@@ -295,6 +425,7 @@ int main(void)
                 cmocka_unit_test(test_pidfd_exited),
                 cmocka_unit_test(test_path_join),
                 cmocka_unit_test(test_path_is_below),
+                cmocka_unit_test(test_xdg_cache_path),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,27 +39,6 @@ static int teardown(void **state)
         return tool_fixture_teardown(state);
 }
 
-static void write_in(struct tool_fixture *f, const char *name, const char *s)
-{
-        char path[256];
-        int fd;
-
-        (void) snprintf(path, sizeof(path), "%s/%s", f->dir, name);
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        assert_true(fd >= 0);
-        assert_int_equal(write_all(fd, s, strlen(s)), 0);
-        assert_int_equal(close(fd), 0);
-}
-
-static char *slurp(struct tool_fixture *f, const char *name)
-{
-        char path[256], *data = NULL;
-
-        (void) snprintf(path, sizeof(path), "%s/%s", f->dir, name);
-        assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 24, &data, NULL), 0);
-        return data;
-}
-
 static json_t *run_args(const struct tool_ctx *ctx, json_t *args)
 {
         json_t *res = NULL;
@@ -80,35 +59,6 @@ static json_t *patch(const struct tool_ctx *ctx, const char *path, const char *o
                                        "new_string", new_text, "replace_all", all));
 }
 
-static const char *sget(json_t *o, const char *key)
-{
-        json_t *v = json_object_get(o, key);
-
-        if (!v || !json_is_string(v)) {
-                char *d = json_dumps(o, 0);
-
-                fail_msg("no string \"%s\" in %s", key, d ? d : "?");
-        }
-        return json_string_value(v);
-}
-
-static void expect_success(json_t *r)
-{
-        json_t *v = json_object_get(r, "success");
-
-        if (!json_is_true(v)) {
-                char *d = json_dumps(r, 0);
-
-                fail_msg("not a success: %s", d ? d : "?");
-        }
-}
-
-static void expect_failure(json_t *r, const char *error)
-{
-        assert_true(json_is_false(json_object_get(r, "success")));
-        assert_string_equal(sget(r, "error"), error);
-}
-
 /* ------------------------------------------------------------------------------------------ */
 
 static void test_patch_replace_success_shape(void **state)
@@ -119,9 +69,9 @@ static void test_patch_replace_success_shape(void **state)
         char *data;
         int i = 0;
 
-        write_in(f, "a.txt", "one\ntwo\nthree\n");
+        fixture_write(f, "a.txt", "one\ntwo\nthree\n");
         r = patch(&f->ctx, "a.txt", "two", "TWO", false);
-        expect_success(r);
+        assert_tool_success(r);
         /* The seed's key order: success, diff, files_modified, lint. */
         json_object_foreach(r, key, v)
         {
@@ -131,16 +81,17 @@ static void test_patch_replace_success_shape(void **state)
                 assert_string_equal(key, order[i++]);
         }
         assert_int_equal(i, 4);
-        assert_string_equal(sget(r, "diff"), "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n"
-                                             "-two\n+TWO\n three\n");
+        assert_string_equal(result_str(r, "diff"),
+                            "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n"
+                            "-two\n+TWO\n three\n");
         files = json_object_get(r, "files_modified");
         assert_int_equal(json_array_size(files), 1);
         assert_string_equal(json_string_value(json_array_get(files, 0)), "a.txt");
         v = json_object_get(r, "lint");
-        assert_string_equal(sget(v, "status"), "skipped");
-        assert_string_equal(sget(v, "message"), "No linter for .txt files");
+        assert_string_equal(result_str(v, "status"), "skipped");
+        assert_string_equal(result_str(v, "message"), "No linter for .txt files");
         json_decref(r);
-        data = slurp(f, "a.txt");
+        data = fixture_read(f, "a.txt");
         assert_string_equal(data, "one\nTWO\nthree\n");
         free(data);
 }
@@ -151,29 +102,29 @@ static void test_patch_replace_argument_errors(void **state)
         json_t *r;
 
         r = run_args(&f->ctx, json_pack("{s:s, s:s}", "old_string", "a", "new_string", "b"));
-        assert_string_equal(sget(r, "error"), "path required");
+        assert_string_equal(result_str(r, "error"), "path required");
         assert_null(json_object_get(r, "success"));
         json_decref(r);
         r = run_args(&f->ctx,
                      json_pack("{s:s, s:s, s:n}", "path", "x", "old_string", "a", "new_string"));
-        assert_string_equal(sget(r, "error"), "old_string and new_string required");
+        assert_string_equal(result_str(r, "error"), "old_string and new_string required");
         json_decref(r);
         /* The stub sends every parameter: nulls mean the defaults (mode "replace"). */
         r = run_args(&f->ctx, json_pack("{s:n, s:n, s:n, s:n, s:n, s:n}", "path", "old_string",
                                         "new_string", "replace_all", "mode", "patch"));
-        assert_string_equal(sget(r, "error"), "path required");
+        assert_string_equal(result_str(r, "error"), "path required");
         json_decref(r);
         r = run_args(&f->ctx, json_pack("{s:s}", "mode", "patch"));
-        assert_string_equal(sget(r, "error"), "patch content required");
+        assert_string_equal(result_str(r, "error"), "patch content required");
         json_decref(r);
         r = run_args(&f->ctx, json_pack("{s:s, s:s}", "mode", "patch", "patch", ""));
-        assert_string_equal(sget(r, "error"), "patch content required");
+        assert_string_equal(result_str(r, "error"), "patch content required");
         json_decref(r);
         r = run_args(&f->ctx, json_pack("{s:s}", "mode", "bogus"));
-        assert_string_equal(sget(r, "error"), "Unknown mode: bogus");
+        assert_string_equal(result_str(r, "error"), "Unknown mode: bogus");
         json_decref(r);
         r = run_args(&f->ctx, json_pack("{s:i}", "mode", 5));
-        assert_string_equal(sget(r, "error"), "Unknown mode: 5");
+        assert_string_equal(result_str(r, "error"), "Unknown mode: 5");
         json_decref(r);
 }
 
@@ -182,35 +133,35 @@ static void test_patch_replace_fuzzy_errors(void **state)
         struct tool_fixture *f = *state;
         json_t *r;
 
-        write_in(f, "b.txt", "x = 1\nx = 1\n");
+        fixture_write(f, "b.txt", "x = 1\nx = 1\n");
         r = patch(&f->ctx, "b.txt", "", "y", false);
-        expect_failure(r, "old_string cannot be empty");
+        assert_tool_failure(r, "old_string cannot be empty");
         assert_null(json_object_get(r, "_hint"));
         json_decref(r);
         r = patch(&f->ctx, "b.txt", "x = 1", "x = 1", false);
-        expect_failure(r, "old_string and new_string are identical");
+        assert_tool_failure(r, "old_string and new_string are identical");
         json_decref(r);
         r = patch(&f->ctx, "b.txt", "x = 1", "y", false);
-        expect_failure(r, "Found 2 matches for old_string. Provide more context to make it "
-                          "unique, or use replace_all=True.");
+        assert_tool_failure(r, "Found 2 matches for old_string. Provide more context to make it "
+                               "unique, or use replace_all=True.");
         assert_null(json_object_get(r, "_hint"));
         json_decref(r);
 
         r = patch(&f->ctx, "b.txt", "x = 1", "y = 2", true);
-        expect_success(r);
+        assert_tool_success(r);
         json_decref(r);
         {
-                char *d = slurp(f, "b.txt");
+                char *d = fixture_read(f, "b.txt");
 
                 assert_string_equal(d, "y = 2\ny = 2\n");
                 free(d);
         }
 
         r = patch(&f->ctx, "missing.txt", "a", "b", false);
-        expect_failure(r, "Failed to read file: missing.txt");
+        assert_tool_failure(r, "Failed to read file: missing.txt");
         json_decref(r);
         r = patch(&f->ctx, ".", "a", "b", false);
-        expect_failure(r, "Failed to read file: .");
+        assert_tool_failure(r, "Failed to read file: .");
         json_decref(r);
 }
 
@@ -219,19 +170,21 @@ static void test_patch_replace_did_you_mean_and_hint(void **state)
         struct tool_fixture *f = *state;
         json_t *r;
 
-        write_in(f, "c.py", "def foo():\n    return 1\n");
+        fixture_write(f, "c.py", "def foo():\n    return 1\n");
         r = patch(&f->ctx, "c.py", "def bar(x):\n    y = x * 2", "z", false);
-        expect_failure(r, "Could not find a match for old_string in the file\n\nDid you mean one "
-                          "of these sections?\n   1| def foo():\n   2|     return 1");
+        assert_tool_failure(r,
+                            "Could not find a match for old_string in the file\n\nDid you mean one "
+                            "of these sections?\n   1| def foo():\n   2|     return 1");
         /* Snippets attached: no _hint. */
         assert_null(json_object_get(r, "_hint"));
         json_decref(r);
 
         r = patch(&f->ctx, "c.py", "qqqqqqqq", "z", false);
-        expect_failure(r, "Could not find a match for old_string in the file");
-        assert_string_equal(sget(r, "_hint"), "old_string not found. Use read_file to verify the "
-                                              "current content, or search_files to locate the "
-                                              "text.");
+        assert_tool_failure(r, "Could not find a match for old_string in the file");
+        assert_string_equal(result_str(r, "_hint"),
+                            "old_string not found. Use read_file to verify the "
+                            "current content, or search_files to locate the "
+                            "text.");
         json_decref(r);
 }
 
@@ -242,31 +195,31 @@ static void test_patch_replace_strategies_through_the_tool(void **state)
         char *d;
 
         /* Smart quotes and an em dash in the file, ASCII in the call. */
-        write_in(f, "u.md", "He said \xe2\x80\x9chello\xe2\x80\x9d \xe2\x80\x94 twice.\n");
+        fixture_write(f, "u.md", "He said \xe2\x80\x9chello\xe2\x80\x9d \xe2\x80\x94 twice.\n");
         r = patch(&f->ctx, "u.md", "He said \"hello\" -- twice.", "He said bye.", false);
-        expect_success(r);
+        assert_tool_success(r);
         json_decref(r);
-        d = slurp(f, "u.md");
+        d = fixture_read(f, "u.md");
         assert_string_equal(d, "He said bye.\n");
         free(d);
 
         /* Indentation differs: line-trimmed, and the call's text is written verbatim. */
-        write_in(f, "i.txt", "\tif x:\n\t\tgo()\nend\n");
+        fixture_write(f, "i.txt", "\tif x:\n\t\tgo()\nend\n");
         r = patch(&f->ctx, "i.txt", "if x:\n    go()", "if y:\n    stop()", false);
-        expect_success(r);
+        assert_tool_success(r);
         json_decref(r);
-        d = slurp(f, "i.txt");
+        d = fixture_read(f, "i.txt");
         assert_string_equal(d, "if y:\n    stop()\nend\n");
         free(d);
 
         /* Escape drift is refused and the file is untouched. */
-        write_in(f, "e.py", "def f():\n    s = 'it'\n    return s\n");
+        fixture_write(f, "e.py", "def f():\n    s = 'it'\n    return s\n");
         r = patch(&f->ctx, "e.py", "def f():\n    s = \\'it\\'\n    return s",
                   "def f():\n    s = \\'its\\'\n    return s", false);
         assert_true(json_is_false(json_object_get(r, "success")));
-        assert_true(strncmp(sget(r, "error"), "Escape-drift detected: ", 23) == 0);
+        assert_true(strncmp(result_str(r, "error"), "Escape-drift detected: ", 23) == 0);
         json_decref(r);
-        d = slurp(f, "e.py");
+        d = fixture_read(f, "e.py");
         assert_string_equal(d, "def f():\n    s = 'it'\n    return s\n");
         free(d);
 }
@@ -277,13 +230,14 @@ static void test_patch_replace_crlf(void **state)
         json_t *r;
         char *d;
 
-        write_in(f, "w.txt", "one\r\ntwo\r\nthree\r\n");
+        fixture_write(f, "w.txt", "one\r\ntwo\r\nthree\r\n");
         r = patch(&f->ctx, "w.txt", "one\ntwo", "uno\ndos", false);
-        expect_success(r);
-        assert_string_equal(sget(r, "diff"), "--- a/w.txt\n+++ b/w.txt\n@@ -1,3 +1,3 @@\n-one\r\n"
-                                             "-two\r\n+uno\r\n+dos\r\n three\r\n");
+        assert_tool_success(r);
+        assert_string_equal(result_str(r, "diff"),
+                            "--- a/w.txt\n+++ b/w.txt\n@@ -1,3 +1,3 @@\n-one\r\n"
+                            "-two\r\n+uno\r\n+dos\r\n three\r\n");
         json_decref(r);
-        d = slurp(f, "w.txt");
+        d = fixture_read(f, "w.txt");
         assert_string_equal(d, "uno\r\ndos\r\nthree\r\n");
         free(d);
 }
@@ -296,11 +250,11 @@ static void test_patch_replace_keeps_mode_and_symlink(void **state)
         json_t *r;
         char *d;
 
-        write_in(f, "m.sh", "echo hi\n");
+        fixture_write(f, "m.sh", "echo hi\n");
         (void) snprintf(path, sizeof(path), "%s/m.sh", f->dir);
         assert_int_equal(chmod(path, 0751), 0);
         r = patch(&f->ctx, path, "hi", "bye", false);
-        expect_success(r);
+        assert_tool_success(r);
         json_decref(r);
         assert_int_equal(stat(path, &st), 0);
         assert_int_equal(st.st_mode & 07777, 0751);
@@ -308,14 +262,14 @@ static void test_patch_replace_keeps_mode_and_symlink(void **state)
         (void) snprintf(link, sizeof(link), "%s/l.sh", f->dir);
         assert_int_equal(symlink("m.sh", link), 0);
         r = patch(&f->ctx, "l.sh", "bye", "ciao", false);
-        expect_success(r);
+        assert_tool_success(r);
         /* Messages and headers name the path as given. */
         assert_string_equal(
                 json_string_value(json_array_get(json_object_get(r, "files_modified"), 0)), "l.sh");
         json_decref(r);
         assert_int_equal(lstat(link, &st), 0);
         assert_true(S_ISLNK(st.st_mode));
-        d = slurp(f, "m.sh");
+        d = fixture_read(f, "m.sh");
         assert_string_equal(d, "echo ciao\n");
         free(d);
         assert_int_equal(stat(path, &st), 0);
@@ -340,18 +294,19 @@ static void test_patch_replace_deny_list(void **state)
         (void) snprintf(want, sizeof(want),
                         "Write denied: '%s/.bashrc' is a protected system/credential file.",
                         f->home);
-        expect_failure(r, want);
+        assert_tool_failure(r, want);
         json_decref(r);
 
         /* Sensitive system paths: the bare error, before anything else is looked at. */
         r = run_args(&f->ctx, json_pack("{s:s, s:s}", "path", "/etc/passwd", "mode", "bogus"));
-        assert_string_equal(sget(r, "error"), "Refusing to write to sensitive system path: "
-                                              "/etc/passwd\nUse the terminal tool with sudo if "
-                                              "you need to modify system files.");
+        assert_string_equal(result_str(r, "error"),
+                            "Refusing to write to sensitive system path: "
+                            "/etc/passwd\nUse the terminal tool with sudo if "
+                            "you need to modify system files.");
         assert_null(json_object_get(r, "success"));
         json_decref(r);
         r = patch(&f->ctx, "/tmp/../etc/hosts", "a", "b", false);
-        assert_non_null(strstr(sget(r, "error"), "sensitive system path"));
+        assert_non_null(strstr(result_str(r, "error"), "sensitive system path"));
         json_decref(r);
 }
 
@@ -360,30 +315,30 @@ static void test_patch_replace_lint_delta(void **state)
         struct tool_fixture *f = *state;
         json_t *r, *lint;
 
-        write_in(f, "d.json", "{\"a\": 1, \"b\": 2}\n");
+        fixture_write(f, "d.json", "{\"a\": 1, \"b\": 2}\n");
         r = patch(&f->ctx, "d.json", "\"b\": 2", "\"b\": ", false);
         lint = json_object_get(r, "lint");
-        assert_string_equal(sget(lint, "status"), "error");
-        assert_true(strncmp(sget(lint, "output"), "JSONDecodeError: ", 17) == 0);
+        assert_string_equal(result_str(lint, "status"), "error");
+        assert_true(strncmp(result_str(lint, "output"), "JSONDecodeError: ", 17) == 0);
         assert_null(json_object_get(lint, "message"));
         json_decref(r);
         /* Still broken the same way after an unrelated edit: noted as pre-existing. */
         r = patch(&f->ctx, "d.json", "\"a\": 1", "\"a\": 3", false);
         lint = json_object_get(r, "lint");
-        assert_string_equal(sget(lint, "status"), "error");
+        assert_string_equal(result_str(lint, "status"), "error");
         assert_non_null(json_object_get(lint, "message"));
         json_decref(r);
         r = patch(&f->ctx, "d.json", "\"b\": ", "\"b\": 4", false);
-        assert_string_equal(sget(json_object_get(r, "lint"), "status"), "ok");
+        assert_string_equal(result_str(json_object_get(r, "lint"), "status"), "ok");
         json_decref(r);
 
         if (!f->ctx.python)
                 return;
-        write_in(f, "p.py", "def f():\n    return 1\n");
+        fixture_write(f, "p.py", "def f():\n    return 1\n");
         r = patch(&f->ctx, "p.py", "return 1", "return (1", false);
         lint = json_object_get(r, "lint");
-        assert_string_equal(sget(lint, "status"), "error");
-        assert_string_equal(sget(lint, "output"),
+        assert_string_equal(result_str(lint, "status"), "error");
+        assert_string_equal(result_str(lint, "output"),
                             "SyntaxError: '(' was never closed (line 2, column 12)");
         json_decref(r);
 }
@@ -402,7 +357,8 @@ static void test_patch_replace_too_large(void **state)
         assert_int_equal(ftruncate(fd, 17 * 1024 * 1024), 0);
         assert_int_equal(close(fd), 0);
         r = patch(&f->ctx, "huge.txt", "a", "b", false);
-        expect_failure(r, "Failed to read file: huge.txt (larger than 16 MiB, the patch limit)");
+        assert_tool_failure(r,
+                            "Failed to read file: huge.txt (larger than 16 MiB, the patch limit)");
         json_decref(r);
 }
 
@@ -440,7 +396,7 @@ static void test_patch_replace_concurrent_same_file(void **state)
         for (int k = 0; k < 16; k++)
                 (void) snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "line %02d = old\n",
                                 k);
-        write_in(f, "conc.txt", buf);
+        fixture_write(f, "conc.txt", buf);
         for (int k = 0; k < 16; k++) {
                 w[k] = (struct worker){f, k, 0};
                 assert_int_equal(pthread_create(&th[k], NULL, patch_worker, &w[k]), 0);
@@ -450,7 +406,7 @@ static void test_patch_replace_concurrent_same_file(void **state)
                 assert_int_equal(w[k].ok, 1);
         }
         /* Serialised per path: no edit is lost. */
-        d = slurp(f, "conc.txt");
+        d = fixture_read(f, "conc.txt");
         for (int k = 0; k < 16; k++) {
                 char want[32];
 
@@ -484,20 +440,20 @@ static void test_patch_mode_patch_dispatches(void **state)
         json_t *r;
         char *d;
 
-        write_in(f, "v.txt", "alpha\nbeta\n");
+        fixture_write(f, "v.txt", "alpha\nbeta\n");
         r = run_args(&f->ctx, json_pack("{s:s, s:s}", "mode", "patch", "patch",
                                         "*** Begin Patch\n*** Update File: v.txt\n@@\n alpha\n"
                                         "-beta\n+gamma\n*** End Patch\n"));
-        expect_success(r);
+        assert_tool_success(r);
         json_decref(r);
-        d = slurp(f, "v.txt");
+        d = fixture_read(f, "v.txt");
         assert_string_equal(d, "alpha\ngamma\n");
         free(d);
         /* V4A paths get the sensitive-path check as well. */
         r = run_args(&f->ctx, json_pack("{s:s, s:s}", "mode", "patch", "patch",
                                         "*** Begin Patch\n*** Add File: /etc/ptc-nope\n+x\n"
                                         "*** End Patch\n"));
-        assert_non_null(strstr(sget(r, "error"), "sensitive system path"));
+        assert_non_null(strstr(result_str(r, "error"), "sensitive system path"));
         json_decref(r);
         assert_int_equal(access("/etc/ptc-nope", F_OK), -1);
 }

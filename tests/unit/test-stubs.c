@@ -882,9 +882,8 @@ static void test_schema_build_subset(void **state)
 
                 if (strcmp(registry_known_tools[i], "write_file") == 0)
                         continue;
-                /* The seed's cwd and helper sentences speak of terminal() in general. */
-                if (strcmp(registry_known_tools[i], "terminal") != 0)
-                        assert_not_contains(desc_of(s1), registry_known_tools[i]);
+                /* The cwd and helper sentences name only enabled tools too. */
+                assert_not_contains(desc_of(s1), registry_known_tools[i]);
                 (void) snprintf(call, sizeof(call), "  %s(", registry_known_tools[i]);
                 assert_not_contains(desc_of(s1), call);
         }
@@ -919,6 +918,16 @@ static void test_schema_build_modes(void **state)
         (void) state;
         assert_contains(ds, "temp dir");
         assert_contains(ds, "absolute paths");
+        /* With the tools they name, the seed's sentences word for word. */
+        assert_contains(ds,
+                        "\n\nScripts run in their own temp dir, not the session's CWD "
+                        "\xe2\x80\x94 use absolute paths (os.path.expanduser('~/.hermes/.env')) "
+                        "or terminal()/read_file() for user files.\n\n");
+        assert_contains(dp, "\n\nScripts run in the session's working directory with the active "
+                            "venv's python, so project deps (pandas, etc.) and relative paths work "
+                            "like in terminal().\n\n");
+        assert_contains(dp, "json.loads with strict=False; use for terminal() output with control "
+                            "chars\n");
         assert_contains(dp, "session");
         assert_contains(dp, "venv");
         assert_not_contains(dp, "temp dir");
@@ -928,6 +937,32 @@ static void test_schema_build_modes(void **state)
                 assert_null(strcasestr(code_desc_of(strict), forbidden[i]));
         }
         assert_true((ls > lp ? ls - lp : lp - ls) < 200);
+}
+
+/* Without terminal (or read_file), the cwd and helper sentences do not offer them. */
+static void test_schema_build_cwd_note_names_enabled_tools(void **state)
+{
+        const char *rf[] = {"read_file", NULL}, *term[] = {"terminal", NULL};
+        const char *search[] = {"search_files", NULL};
+        struct ptc_config c = test_config();
+        json_auto_t *s_rf = schema_for(rf, PTC_MODE_STRICT, &c);
+        json_auto_t *s_term = schema_for(term, PTC_MODE_STRICT, &c);
+        json_auto_t *s_none = schema_for(search, PTC_MODE_STRICT, &c);
+        json_auto_t *p_none = schema_for(search, PTC_MODE_PROJECT, &c);
+
+        (void) state;
+        assert_contains(desc_of(s_rf), "(os.path.expanduser('~/.hermes/.env')) or read_file() for "
+                                       "user files.\n\n");
+        assert_contains(desc_of(s_term), "(os.path.expanduser('~/.hermes/.env')) or terminal() "
+                                         "for user files.\n\n");
+        assert_contains(desc_of(s_none), "(os.path.expanduser('~/.hermes/.env')) for user "
+                                         "files.\n\n");
+        assert_contains(desc_of(p_none), "project deps (pandas, etc.) and relative paths "
+                                         "work.\n\n");
+        assert_contains(desc_of(p_none), "use for tool output with control chars\n");
+        assert_not_contains(desc_of(s_none), "terminal");
+        assert_not_contains(desc_of(p_none), "terminal");
+        assert_not_contains(desc_of(s_none), "read_file");
 }
 
 static void test_schema_build_limits(void **state)
@@ -1007,6 +1042,7 @@ int main(void)
                 cmocka_unit_test(test_schema_build_subset),
                 cmocka_unit_test(test_schema_build_empty),
                 cmocka_unit_test(test_schema_build_modes),
+                cmocka_unit_test(test_schema_build_cwd_note_names_enabled_tools),
                 cmocka_unit_test(test_schema_build_limits),
                 cmocka_unit_test(test_schema_build_builtins),
         };

@@ -74,15 +74,6 @@ static json_t *run_toolf(const struct tool_def *def, const struct tool_ctx *ctx,
         return r;
 }
 
-static const char *sget(json_t *o, const char *key)
-{
-        json_t *v = json_object_get(o, key);
-
-        assert_non_null(v);
-        assert_true(json_is_string(v));
-        return json_string_value(v);
-}
-
 static json_int_t iget(json_t *o, const char *key)
 {
         json_t *v = json_object_get(o, key);
@@ -99,23 +90,6 @@ static void write_path(const char *path, const void *p, size_t n)
         assert_true(fd >= 0);
         assert_int_equal(write_all(fd, p, n), 0);
         close(fd);
-}
-
-static void write_in(struct tool_fixture *f, const char *name, const char *s)
-{
-        char path[256];
-
-        (void) snprintf(path, sizeof(path), "%s/%s", f->dir, name);
-        write_path(path, s, strlen(s));
-}
-
-static char *slurp(struct tool_fixture *f, const char *name)
-{
-        char path[256], *data = NULL;
-
-        (void) snprintf(path, sizeof(path), "%s/%s", f->dir, name);
-        assert_int_equal(read_file_at(AT_FDCWD, path, 64 * 1024 * 1024, &data, NULL), 0);
-        return data;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -271,7 +245,7 @@ static void test_read_file_normal(void **state)
         json_t *r;
         char *dump;
 
-        write_in(f, "a.txt", "alpha\nbeta\ngamma\n");
+        fixture_write(f, "a.txt", "alpha\nbeta\ngamma\n");
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"a.txt\"}");
         dump = json_dumps(r, JSON_COMPACT);
         /* The trailing-newline quirk: a 3-line file shows an empty line 4. */
@@ -288,16 +262,16 @@ static void test_read_file_no_trailing_newline(void **state)
         struct tool_fixture *f = *state;
         json_t *r;
 
-        write_in(f, "b.txt", "one\ntwo");
+        fixture_write(f, "b.txt", "one\ntwo");
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"b.txt\", \"offset\": null}");
-        assert_string_equal(sget(r, "content"), "     1|one\n     2|two");
+        assert_string_equal(result_str(r, "content"), "     1|one\n     2|two");
         /* wc -l counts newlines: one less than the lines shown. */
         assert_int_equal(iget(r, "total_lines"), 1);
         json_decref(r);
 
-        write_in(f, "empty.txt", "");
+        fixture_write(f, "empty.txt", "");
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"empty.txt\"}");
-        assert_string_equal(sget(r, "content"), "     1|");
+        assert_string_equal(result_str(r, "content"), "     1|");
         assert_int_equal(iget(r, "total_lines"), 0);
         assert_int_equal(iget(r, "file_size"), 0);
         json_decref(r);
@@ -315,22 +289,22 @@ static void test_read_file_offset_limit(void **state)
                 (void) snprintf(l, sizeof(l), "l%d\n", i);
                 strncat(buf, l, sizeof(buf) - strlen(buf) - 1);
         }
-        write_in(f, "ten.txt", buf);
+        fixture_write(f, "ten.txt", buf);
         r = run_tool(&tool_def_read_file, &f->ctx,
                      "{\"path\": \"ten.txt\", \"offset\": \"3\", \"limit\": 2}");
-        assert_string_equal(sget(r, "content"), "     3|l3\n     4|l4\n     5|");
+        assert_string_equal(result_str(r, "content"), "     3|l3\n     4|l4\n     5|");
         assert_true(json_is_true(json_object_get(r, "truncated")));
-        assert_string_equal(sget(r, "hint"),
+        assert_string_equal(result_str(r, "hint"),
                             "Use offset=5 to continue reading (showing 3-4 of 10 lines)");
         json_decref(r);
 
         /* limit 0 is clamped to 1, offset 0 to 1; past the end shows one empty line. */
         r = run_tool(&tool_def_read_file, &f->ctx,
                      "{\"path\": \"ten.txt\", \"offset\": 0, \"limit\": 0}");
-        assert_string_equal(sget(r, "content"), "     1|l1\n     2|");
+        assert_string_equal(result_str(r, "content"), "     1|l1\n     2|");
         json_decref(r);
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"ten.txt\", \"offset\": 50}");
-        assert_string_equal(sget(r, "content"), "    50|");
+        assert_string_equal(result_str(r, "content"), "    50|");
         assert_false(json_is_true(json_object_get(r, "truncated")));
         assert_null(json_object_get(r, "hint"));
         json_decref(r);
@@ -348,14 +322,14 @@ static void test_read_file_long_lines(void **state)
                 memcpy(s + i, "\xC3\xA9", 2); /* é */
         s[n] = '\n';
         s[n + 1] = 0;
-        write_in(f, "long.txt", s);
+        fixture_write(f, "long.txt", s);
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"long.txt\"}");
         want = malloc(4000 + 64);
         assert_non_null(want);
         memcpy(want, "     1|", 7);
         memcpy(want + 7, s, 4000);
         (void) snprintf(want + 7 + 4000, 64, "... [truncated]\n     2|");
-        assert_string_equal(sget(r, "content"), want);
+        assert_string_equal(result_str(r, "content"), want);
         json_decref(r);
         free(want);
         free(s);
@@ -374,7 +348,7 @@ static void test_read_file_long_lines(void **state)
                         assert_int_equal(write_all(fd, block, sizeof(block)), 0);
                 close(fd);
                 r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"huge-line.txt\"}");
-                assert_int_equal(strlen(sget(r, "content")), 7 + 2000 + 15);
+                assert_int_equal(strlen(result_str(r, "content")), 7 + 2000 + 15);
                 assert_int_equal(iget(r, "total_lines"), 0);
                 assert_int_equal(iget(r, "file_size"), 320 * 65536);
                 json_decref(r);
@@ -386,13 +360,13 @@ static void test_read_file_not_found_similar(void **state)
         struct tool_fixture *f = *state;
         json_t *r, *sim;
 
-        write_in(f, "config.yaml", "a: 1\n");
-        write_in(f, "config.json", "{}");
-        write_in(f, "other.txt", "x");
-        write_in(f, ".config.yml.swp", "x");
+        fixture_write(f, "config.yaml", "a: 1\n");
+        fixture_write(f, "config.json", "{}");
+        fixture_write(f, "other.txt", "x");
+        fixture_write(f, ".config.yml.swp", "x");
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"config.yml\"}");
-        assert_string_equal(sget(r, "error"), "File not found: config.yml");
-        assert_string_equal(sget(r, "content"), "");
+        assert_string_equal(result_str(r, "error"), "File not found: config.yml");
+        assert_string_equal(result_str(r, "content"), "");
         assert_int_equal(iget(r, "total_lines"), 0);
         sim = json_object_get(r, "similar_files");
         assert_int_equal(json_array_size(sim), 2);
@@ -402,7 +376,7 @@ static void test_read_file_not_found_similar(void **state)
 
         /* Nothing similar: no similar_files key at all. */
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"home/zzz.q\"}");
-        assert_string_equal(sget(r, "error"), "File not found: home/zzz.q");
+        assert_string_equal(result_str(r, "error"), "File not found: home/zzz.q");
         assert_null(json_object_get(r, "similar_files"));
         json_decref(r);
 }
@@ -414,7 +388,7 @@ static void test_read_file_binary(void **state)
         json_t *r;
 
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"pic.PNG\"}");
-        assert_string_equal(sget(r, "error"),
+        assert_string_equal(result_str(r, "error"),
                             "Cannot read binary file 'pic.PNG' (.png). Use vision_analyze for "
                             "images, or terminal to inspect binary files.");
         assert_null(json_object_get(r, "content"));
@@ -427,8 +401,8 @@ static void test_read_file_binary(void **state)
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"blob.txt\"}");
         assert_true(json_is_true(json_object_get(r, "is_binary")));
         assert_int_equal(iget(r, "file_size"), 600);
-        assert_string_equal(sget(r, "error"), "Binary file - cannot display as text. Use "
-                                              "appropriate tools to handle this file type.");
+        assert_string_equal(result_str(r, "error"), "Binary file - cannot display as text. Use "
+                                                    "appropriate tools to handle this file type.");
         json_decref(r);
 }
 
@@ -440,11 +414,12 @@ static void test_read_file_devices_fifo_dir(void **state)
         json_t *r;
 
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"/dev/zero\"}");
-        assert_string_equal(sget(r, "error"), "Cannot read '/dev/zero': this is a device file "
-                                              "that would block or produce infinite output.");
+        assert_string_equal(result_str(r, "error"),
+                            "Cannot read '/dev/zero': this is a device file "
+                            "that would block or produce infinite output.");
         json_decref(r);
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"/proc/self/fd/0\"}");
-        assert_non_null(strstr(sget(r, "error"), "device file"));
+        assert_non_null(strstr(result_str(r, "error"), "device file"));
         json_decref(r);
 
         /* A FIFO nobody writes to must not block the read. */
@@ -453,18 +428,18 @@ static void test_read_file_devices_fifo_dir(void **state)
         t0 = now_usec();
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"fifo\"}");
         assert_true(now_usec() - t0 < USEC_PER_SEC);
-        assert_non_null(strstr(sget(r, "error"), "device file"));
+        assert_non_null(strstr(result_str(r, "error"), "device file"));
         json_decref(r);
 
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"home\"}");
-        assert_non_null(strstr(sget(r, "error"), "it is a directory"));
+        assert_non_null(strstr(result_str(r, "error"), "it is a directory"));
         json_decref(r);
 
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": 5}");
-        assert_non_null(strstr(sget(r, "error"), "must be a string"));
+        assert_non_null(strstr(result_str(r, "error"), "must be a string"));
         json_decref(r);
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": null}");
-        assert_non_null(strstr(sget(r, "error"), "missing required field 'path'"));
+        assert_non_null(strstr(result_str(r, "error"), "missing required field 'path'"));
         json_decref(r);
 }
 
@@ -486,11 +461,11 @@ static void test_read_file_huge_guard(void **state)
 
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"big.txt\", \"limit\": 2000}");
         /* 2000 lines of 7 + 100 chars, an empty line 2001 (7), 2000 joining newlines. */
-        assert_string_equal(sget(r, "error"),
+        assert_string_equal(result_str(r, "error"),
                             "Read produced 216,007 characters which exceeds the safety limit "
                             "(100,000 chars). Use offset and limit to read a smaller range. The "
                             "file has 3000 lines total.");
-        assert_string_equal(sget(r, "path"), "big.txt");
+        assert_string_equal(result_str(r, "path"), "big.txt");
         assert_int_equal(iget(r, "total_lines"), 3000);
         assert_int_equal(iget(r, "file_size"), 303000);
         json_decref(r);
@@ -508,18 +483,58 @@ static void test_read_file_invalid_utf8_and_tilde(void **state)
         char path[256];
         json_t *r;
 
-        write_in(f, "bad.txt",
-                 "a\xff\xfe"
-                 "b\n");
+        fixture_write(f, "bad.txt",
+                      "a\xff\xfe"
+                      "b\n");
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"bad.txt\"}");
-        assert_string_equal(sget(r, "content"), "     1|a\xEF\xBF\xBD\xEF\xBF\xBD"
-                                                "b\n     2|");
+        assert_string_equal(result_str(r, "content"), "     1|a\xEF\xBF\xBD\xEF\xBF\xBD"
+                                                      "b\n     2|");
         json_decref(r);
 
         (void) snprintf(path, sizeof(path), "%s/notes.md", f->home);
         write_path(path, "hi\n", 3);
         r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"~/notes.md\"}");
-        assert_string_equal(sget(r, "content"), "     1|hi\n     2|");
+        assert_string_equal(result_str(r, "content"), "     1|hi\n     2|");
+        json_decref(r);
+}
+
+/* Names that are not UTF-8 (docs/protocol.md): escaped in results, unescaped in arguments. */
+static void test_tool_json_name_and_escaped_paths(void **state)
+{
+        struct tool_fixture *f = *state;
+        json_t *v, *o, *r;
+        char *data;
+
+        /* Names and messages: the escape form. Content: U+FFFD. */
+        v = tool_json_str("caf\xe9");
+        assert_string_equal(json_string_value(v), "caf\xf4\x8d\xb3\xa9");
+        json_decref(v);
+        v = tool_json_string("caf\xe9", 4);
+        assert_string_equal(json_string_value(v), "caf\xef\xbf\xbd");
+        json_decref(v);
+        o = json_object();
+        assert_int_equal(tool_json_set_name(o, "\xff.txt", json_integer(1)), 0);
+        assert_int_equal(json_integer_value(json_object_get(o, "\xf4\x8d\xb3\xbf.txt")), 1);
+        json_decref(o);
+        r = tool_error_new("File not found: %s", "\xff");
+        assert_string_equal(result_str(r, "error"), "File not found: \xf4\x8d\xb3\xbf");
+        json_decref(r);
+
+        /* An escaped path argument names the file with the raw bytes. */
+        fixture_write(f, "caf\xe9.txt", "latin\n");
+        r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"caf\xf4\x8d\xb3\xa9.txt\"}");
+        assert_string_equal(result_str(r, "content"), "     1|latin\n     2|");
+        json_decref(r);
+        r = run_tool(&tool_def_write_file, &f->ctx,
+                     "{\"path\": \"caf\xf4\x8d\xb3\xa9.txt\", \"content\": \"new\\n\"}");
+        json_decref(r);
+        data = fixture_read(f, "caf\xe9.txt");
+        assert_non_null(data);
+        assert_string_equal(data, "new\n");
+        free(data);
+        /* The not-found message names it in the escape form again. */
+        r = run_tool(&tool_def_read_file, &f->ctx, "{\"path\": \"x\xf4\x8d\xb3\xa9\"}");
+        assert_string_equal(result_str(r, "error"), "File not found: x\xf4\x8d\xb3\xa9");
         json_decref(r);
 }
 
@@ -540,7 +555,7 @@ static void test_write_file_new_and_mkdir(void **state)
                                   "files\"}}");
         free(dump);
         json_decref(r);
-        data = slurp(f, "sub/dir/new.txt");
+        data = fixture_read(f, "sub/dir/new.txt");
         assert_string_equal(data, "h\xC3\xA9llo\n");
         free(data);
 
@@ -548,17 +563,18 @@ static void test_write_file_new_and_mkdir(void **state)
         r = run_tool(&tool_def_write_file, &f->ctx, "{\"path\": \"top\", \"content\": \"\"}");
         assert_false(json_is_true(json_object_get(r, "dirs_created")));
         lint = json_object_get(r, "lint");
-        assert_string_equal(sget(lint, "message"), "No linter for  files");
+        assert_string_equal(result_str(lint, "message"), "No linter for  files");
         json_decref(r);
 
         r = run_tool(&tool_def_write_file, &f->ctx, "{\"path\": \"x.txt\"}");
-        assert_non_null(strstr(sget(r, "error"), "missing required field 'content'"));
+        assert_non_null(strstr(result_str(r, "error"), "missing required field 'content'"));
         json_decref(r);
         r = run_tool(&tool_def_write_file, &f->ctx, "{\"path\": \"x.txt\", \"content\": 5}");
-        assert_string_equal(sget(r, "error"), "write_file: 'content' must be a string, got int.");
+        assert_string_equal(result_str(r, "error"),
+                            "write_file: 'content' must be a string, got int.");
         json_decref(r);
         r = run_tool(&tool_def_write_file, &f->ctx, "{\"path\": \"\", \"content\": \"a\"}");
-        assert_non_null(strstr(sget(r, "error"), "missing required field 'path'"));
+        assert_non_null(strstr(result_str(r, "error"), "missing required field 'path'"));
         json_decref(r);
 }
 
@@ -579,7 +595,7 @@ static void test_write_file_keeps_mode(void **state)
         json_decref(r);
         assert_int_equal(stat(path, &st), 0);
         assert_int_equal(st.st_mode & 07777, 0640);
-        data = slurp(f, "mode.txt");
+        data = fixture_read(f, "mode.txt");
         assert_string_equal(data, "new content");
         free(data);
 }
@@ -592,7 +608,7 @@ static void test_write_file_symlink_target(void **state)
         json_t *r;
         char *data;
 
-        write_in(f, "target.txt", "before");
+        fixture_write(f, "target.txt", "before");
         (void) snprintf(link, sizeof(link), "%s/link.txt", f->dir);
         assert_int_equal(symlink("target.txt", link), 0);
         r = run_tool(&tool_def_write_file, &f->ctx,
@@ -601,7 +617,7 @@ static void test_write_file_symlink_target(void **state)
         json_decref(r);
         assert_int_equal(lstat(link, &st), 0);
         assert_true(S_ISLNK(st.st_mode));
-        data = slurp(f, "target.txt");
+        data = fixture_read(f, "target.txt");
         assert_string_equal(data, "after");
         free(data);
 }
@@ -618,18 +634,18 @@ static void test_write_file_deny_list(void **state)
                         "Write denied: '%s/.ssh/authorized_keys' is a protected "
                         "system/credential file.",
                         f->home);
-        assert_string_equal(sget(r, "error"), want);
+        assert_string_equal(result_str(r, "error"), want);
         json_decref(r);
         (void) snprintf(path, sizeof(path), "%s/.ssh", f->home);
         assert_int_equal(access(path, F_OK), -1);
 
         r = run_tool(&tool_def_write_file, &f->ctx,
                      "{\"path\": \"~/.bashrc\", \"content\": \"x\"}");
-        assert_non_null(strstr(sget(r, "error"), "Write denied"));
+        assert_non_null(strstr(result_str(r, "error"), "Write denied"));
         json_decref(r);
         r = run_tool(&tool_def_write_file, &f->ctx,
                      "{\"path\": \"~/.aws/credentials\", \"content\": \"x\"}");
-        assert_non_null(strstr(sget(r, "error"), "Write denied"));
+        assert_non_null(strstr(result_str(r, "error"), "Write denied"));
         json_decref(r);
 
         /* A symlink in the project pointing into ~/.ssh is refused too. */
@@ -637,12 +653,12 @@ static void test_write_file_deny_list(void **state)
         (void) snprintf(want, sizeof(want), "%s/.ssh/id_rsa", f->home);
         assert_int_equal(symlink(want, path), 0);
         r = run_tool(&tool_def_write_file, &f->ctx, "{\"path\": \"innocent\", \"content\": \"x\"}");
-        assert_non_null(strstr(sget(r, "error"), "Write denied: 'innocent'"));
+        assert_non_null(strstr(result_str(r, "error"), "Write denied: 'innocent'"));
         json_decref(r);
 
         r = run_tool(&tool_def_write_file, &f->ctx,
                      "{\"path\": \"/etc/ptc-test-should-not-exist\", \"content\": \"x\"}");
-        assert_string_equal(sget(r, "error"),
+        assert_string_equal(result_str(r, "error"),
                             "Refusing to write to sensitive system path: "
                             "/etc/ptc-test-should-not-exist\nUse the terminal tool with sudo if "
                             "you need to modify system files.");
@@ -650,7 +666,7 @@ static void test_write_file_deny_list(void **state)
         assert_int_equal(access("/etc/ptc-test-should-not-exist", F_OK), -1);
         r = run_tool(&tool_def_write_file, &f->ctx,
                      "{\"path\": \"/tmp/../etc/x\", \"content\": \"x\"}");
-        assert_non_null(strstr(sget(r, "error"), "sensitive system path"));
+        assert_non_null(strstr(result_str(r, "error"), "sensitive system path"));
         json_decref(r);
 }
 
@@ -662,16 +678,16 @@ static void test_write_file_lint_json(void **state)
         r = run_tool(&tool_def_write_file, &f->ctx,
                      "{\"path\": \"ok.json\", \"content\": \"{\\\"a\\\": [1, 2]}\"}");
         lint = json_object_get(r, "lint");
-        assert_string_equal(sget(lint, "status"), "ok");
-        assert_string_equal(sget(lint, "output"), "");
+        assert_string_equal(result_str(lint, "status"), "ok");
+        assert_string_equal(result_str(lint, "output"), "");
         json_decref(r);
 
         r = run_tool(&tool_def_write_file, &f->ctx,
                      "{\"path\": \"bad.json\", \"content\": \"{\\\"a\\\": }\"}");
         lint = json_object_get(r, "lint");
-        assert_string_equal(sget(lint, "status"), "error");
-        assert_true(strncmp(sget(lint, "output"), "JSONDecodeError: ", 17) == 0);
-        assert_non_null(strstr(sget(lint, "output"), "(line 1, column "));
+        assert_string_equal(result_str(lint, "status"), "error");
+        assert_true(strncmp(result_str(lint, "output"), "JSONDecodeError: ", 17) == 0);
+        assert_non_null(strstr(result_str(lint, "output"), "(line 1, column "));
         assert_null(json_object_get(lint, "message"));
         json_decref(r);
 
@@ -679,8 +695,8 @@ static void test_write_file_lint_json(void **state)
         r = run_tool(&tool_def_write_file, &f->ctx,
                      "{\"path\": \"bad.json\", \"content\": \"{\\\"a\\\": }\"}");
         lint = json_object_get(r, "lint");
-        assert_string_equal(sget(lint, "status"), "error");
-        assert_true(strncmp(sget(lint, "output"), "JSONDecodeError: ", 17) == 0);
+        assert_string_equal(result_str(lint, "status"), "error");
+        assert_true(strncmp(result_str(lint, "output"), "JSONDecodeError: ", 17) == 0);
         assert_non_null(json_object_get(lint, "message"));
         json_decref(r);
 
@@ -688,12 +704,12 @@ static void test_write_file_lint_json(void **state)
         r = run_tool(&tool_def_write_file, &f->ctx,
                      "{\"path\": \"bad.json\", \"content\": \"[1,\\n,,2]\"}");
         lint = json_object_get(r, "lint");
-        assert_string_equal(sget(lint, "status"), "error");
+        assert_string_equal(result_str(lint, "status"), "error");
         {
                 static const char want[] = "New lint errors introduced by this edit "
                                            "(pre-existing errors filtered out):\nJSONDecodeError: ";
 
-                assert_true(strncmp(sget(lint, "output"), want, strlen(want)) == 0);
+                assert_true(strncmp(result_str(lint, "output"), want, strlen(want)) == 0);
         }
         assert_null(json_object_get(lint, "message"));
         json_decref(r);
@@ -701,13 +717,13 @@ static void test_write_file_lint_json(void **state)
         r = run_tool(&tool_def_write_file, &f->ctx,
                      "{\"path\": \"c.yaml\", \"content\": \"a: [1, 2\\n\"}");
         lint = json_object_get(r, "lint");
-        assert_string_equal(sget(lint, "status"), "error");
-        assert_true(strncmp(sget(lint, "output"), "YAMLError: ", 11) == 0);
-        assert_non_null(strstr(sget(lint, "output"), "in \"<unicode string>\", line "));
+        assert_string_equal(result_str(lint, "status"), "error");
+        assert_true(strncmp(result_str(lint, "output"), "YAMLError: ", 11) == 0);
+        assert_non_null(strstr(result_str(lint, "output"), "in \"<unicode string>\", line "));
         json_decref(r);
         r = run_tool(&tool_def_write_file, &f->ctx,
                      "{\"path\": \"d.yml\", \"content\": \"a: 1\\nb: [x, y]\\n\"}");
-        assert_string_equal(sget(json_object_get(r, "lint"), "status"), "ok");
+        assert_string_equal(result_str(json_object_get(r, "lint"), "status"), "ok");
         json_decref(r);
 }
 
@@ -722,19 +738,19 @@ static void test_write_file_lint_python(void **state)
         r = run_tool(&tool_def_write_file, &f->ctx,
                      "{\"path\": \"a.py\", \"content\": \"x = (1\"}");
         lint = json_object_get(r, "lint");
-        assert_string_equal(sget(lint, "status"), "error");
-        assert_string_equal(sget(lint, "output"),
+        assert_string_equal(result_str(lint, "status"), "error");
+        assert_string_equal(result_str(lint, "output"),
                             "SyntaxError: '(' was never closed (line 1, column 5)");
         json_decref(r);
         r = run_tool(&tool_def_write_file, &f->ctx,
                      "{\"path\": \"a.py\", \"content\": \"def f():\\n    return 1\\n\"}");
         lint = json_object_get(r, "lint");
-        assert_string_equal(sget(lint, "status"), "ok");
+        assert_string_equal(result_str(lint, "status"), "ok");
         json_decref(r);
 
         ctx.python = NULL;
         r = run_tool(&tool_def_write_file, &ctx, "{\"path\": \"b.py\", \"content\": \"x = (\"}");
-        assert_string_equal(sget(json_object_get(r, "lint"), "status"), "skipped");
+        assert_string_equal(result_str(json_object_get(r, "lint"), "status"), "skipped");
         json_decref(r);
 }
 
@@ -755,7 +771,7 @@ static void test_terminal_echo_exit_stderr(void **state)
 
         r = run_tool(&tool_def_terminal, &f->ctx,
                      "{\"command\": \"echo out; echo err >&2; exit 3\"}");
-        assert_string_equal(sget(r, "output"), "out\nerr");
+        assert_string_equal(result_str(r, "output"), "out\nerr");
         assert_int_equal(iget(r, "exit_code"), 3);
         assert_true(json_is_null(json_object_get(r, "error")));
         assert_null(json_object_get(r, "exit_code_meaning"));
@@ -763,12 +779,12 @@ static void test_terminal_echo_exit_stderr(void **state)
 
         /* SIGPIPE is back to default in the child: `yes` dies quietly. */
         r = run_tool(&tool_def_terminal, &f->ctx, "{\"command\": \"yes | head -n 1\"}");
-        assert_string_equal(sget(r, "output"), "y");
+        assert_string_equal(result_str(r, "output"), "y");
         assert_int_equal(iget(r, "exit_code"), 0);
         json_decref(r);
 
         r = run_tool(&tool_def_terminal, &f->ctx, "{\"command\": \"pwd\", \"workdir\": \"home\"}");
-        assert_string_equal(sget(r, "output"), f->home);
+        assert_string_equal(result_str(r, "output"), f->home);
         json_decref(r);
 
         r = run_tool(&tool_def_terminal, &f->ctx, "{\"command\": 5}");
@@ -793,14 +809,14 @@ static void test_terminal_timeout(void **state)
         /* SIGTERM works at once: the child did not inherit our blocked signal mask. */
         assert_true(dt < 1800 * USEC_PER_MSEC);
         assert_int_equal(iget(r, "exit_code"), 124);
-        out = sget(r, "output");
+        out = result_str(r, "output");
         /* The note follows the output's own newline, as the seed appends it. */
         assert_string_equal(out, "started\n\n[Command timed out after 1s]");
         json_decref(r);
 
         r = run_tool(&tool_def_terminal, &f->ctx, "{\"command\": \"true\", \"timeout\": 601}");
         assert_null(json_object_get(r, "output"));
-        assert_true(strncmp(sget(r, "error"),
+        assert_true(strncmp(result_str(r, "error"),
                             "Foreground timeout 601s exceeds the maximum of 600s.", 52) == 0);
         json_decref(r);
 }
@@ -830,7 +846,7 @@ static void test_terminal_cancel(void **state)
         r = run_tool(&tool_def_terminal, &ctx, "{\"command\": \"sleep 10\"}");
         assert_true(now_usec() - t0 < 2 * USEC_PER_SEC);
         assert_int_equal(iget(r, "exit_code"), 130);
-        assert_string_equal(sget(r, "output"), "[Command interrupted]");
+        assert_string_equal(result_str(r, "output"), "[Command interrupted]");
         json_decref(r);
         pthread_join(th, NULL);
         close(p[0]);
@@ -864,7 +880,7 @@ static void test_terminal_background_job_killed(void **state)
                      "{\"command\": \"echo 'sleep 30 & echo $!' | bash\"}");
         assert_true(now_usec() - t0 < 3 * USEC_PER_SEC);
         assert_int_equal(iget(r, "exit_code"), 0);
-        pid = strtoll(sget(r, "output"), NULL, 10);
+        pid = strtoll(result_str(r, "output"), NULL, 10);
         assert_true(pid > 1);
         json_decref(r);
         for (int i = 0; i < 100 && !gone; i++) {
@@ -886,7 +902,7 @@ static void test_terminal_env_is_ctx_env(void **state)
 
         assert_int_equal(setenv("PTC_TOOLS_TEST_LEAK", "leaked", 1), 0);
         r = run_tool(&tool_def_terminal, &f->ctx, "{\"command\": \"env\"}");
-        out = sget(r, "output");
+        out = result_str(r, "output");
         assert_non_null(strstr(out, "FOO_TEST=bar"));
         assert_null(strstr(out, "PTC_TOOLS_TEST_LEAK"));
         json_decref(r);
@@ -901,10 +917,10 @@ static void test_terminal_workdir_errors(void **state)
 
         r = run_tool(&tool_def_terminal, &f->ctx,
                      "{\"command\": \"ls\", \"workdir\": \"/tmp;rm\"}");
-        assert_string_equal(sget(r, "status"), "blocked");
+        assert_string_equal(result_str(r, "status"), "blocked");
         assert_int_equal(iget(r, "exit_code"), -1);
-        assert_true(strncmp(sget(r, "error"), "Blocked: workdir contains disallowed character ';'.",
-                            51) == 0);
+        assert_true(strncmp(result_str(r, "error"),
+                            "Blocked: workdir contains disallowed character ';'.", 51) == 0);
         json_decref(r);
 
         r = run_tool(&tool_def_terminal, &f->ctx,
@@ -937,9 +953,9 @@ static void test_terminal_guard(void **state)
 
                 (void) snprintf(args, sizeof(args), "{\"command\": \"%s\"}", blocked[i]);
                 r = run_tool(&tool_def_terminal, &f->ctx, args);
-                assert_string_equal(sget(r, "status"), "error");
+                assert_string_equal(result_str(r, "status"), "error");
                 assert_int_equal(iget(r, "exit_code"), -1);
-                assert_non_null(strstr(sget(r, "error"), "foreground"));
+                assert_non_null(strstr(result_str(r, "error"), "foreground"));
                 json_decref(r);
         }
         for (size_t i = 0; i < ELEMENTSOF(allowed); i++) {
@@ -960,7 +976,7 @@ static void test_terminal_exit_code_meaning_grep(void **state)
 
         r = run_tool(&tool_def_terminal, &f->ctx, "{\"command\": \"echo abc | grep zzz\"}");
         assert_int_equal(iget(r, "exit_code"), 1);
-        assert_non_null(strstr(sget(r, "exit_code_meaning"), "No lines matched"));
+        assert_non_null(strstr(result_str(r, "exit_code_meaning"), "No lines matched"));
         json_decref(r);
         r = run_tool(&tool_def_terminal, &f->ctx,
                      "{\"command\": \"LC_ALL=C /bin/grep -q x /dev/null\"}");
@@ -979,7 +995,7 @@ static void test_terminal_big_output_and_ansi(void **state)
 
         r = run_tool(&tool_def_terminal, &f->ctx,
                      "{\"command\": \"head -c 1000000 /dev/zero | tr '\\\\0' a\"}");
-        out = sget(r, "output");
+        out = result_str(r, "output");
         assert_non_null(strstr(out, "\n\n... [OUTPUT TRUNCATED - 950000 chars omitted out of "
                                     "1000000 total] ...\n\n"));
         assert_true(strlen(out) < 50000 + 200);
@@ -987,7 +1003,7 @@ static void test_terminal_big_output_and_ansi(void **state)
 
         r = run_tool(&tool_def_terminal, &f->ctx,
                      "{\"command\": \"printf '  \\\\033[31mred\\\\033[0m\\\\n\\\\n'\"}");
-        assert_string_equal(sget(r, "output"), "red");
+        assert_string_equal(result_str(r, "output"), "red");
         json_decref(r);
 }
 
@@ -1054,6 +1070,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_read_file_devices_fifo_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_read_file_huge_guard, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_read_file_invalid_utf8_and_tilde, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_tool_json_name_and_escaped_paths, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_write_file_new_and_mkdir, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_write_file_keeps_mode, setup, teardown),

@@ -341,32 +341,9 @@ static int teardown(void **state)
         return tool_fixture_teardown(state);
 }
 
-static void put(struct tool_fixture *f, const char *name, const char *content)
-{
-        _cleanup_free_ char *p = path_join(f->dir, name);
-
-        assert_non_null(p);
-        assert_int_equal(write_file_atomic(p, content, strlen(content), 0644), 0);
-}
-
-/* The file's content, or NULL when it does not exist. Caller frees. */
-static char *get(struct tool_fixture *f, const char *name)
-{
-        _cleanup_free_ char *p = path_join(f->dir, name);
-        char *s = NULL;
-        int r;
-
-        assert_non_null(p);
-        r = read_file_at(AT_FDCWD, p, 1 << 24, &s, NULL);
-        if (r == -ENOENT)
-                return NULL;
-        assert_int_equal(r, 0);
-        return s;
-}
-
 static void assert_file(struct tool_fixture *f, const char *name, const char *content)
 {
-        _cleanup_free_ char *s = get(f, name);
+        _cleanup_free_ char *s = fixture_read(f, name);
 
         if (!content) {
                 if (s)
@@ -387,30 +364,6 @@ static json_t *apply(struct tool_fixture *f, const char *patch)
         assert_int_equal(r, 0);
         assert_non_null(res);
         return res;
-}
-
-static const char *sget(json_t *o, const char *key)
-{
-        json_t *v = json_object_get(o, key);
-
-        if (!json_is_string(v))
-                fail_msg("no string '%s' in %s", key, json_dumps(o, 0));
-        return json_string_value(v);
-}
-
-static void assert_success(json_t *res)
-{
-        json_t *s = json_object_get(res, "success");
-
-        if (!json_is_true(s))
-                fail_msg("not a success: %s", json_dumps(res, 0));
-}
-
-static void assert_failure(json_t *res, const char *error)
-{
-        if (!json_is_false(json_object_get(res, "success")))
-                fail_msg("not a failure: %s", json_dumps(res, 0));
-        assert_string_equal(sget(res, "error"), error);
 }
 
 /* The array @key of @res as "a,b,c" ("" when absent). */
@@ -441,7 +394,7 @@ static void test_v4a_apply_update(void **state)
         struct tool_fixture *f = *state;
         json_t *res;
 
-        put(f, "a.txt", "one\ntwo\nthree\n");
+        fixture_write(f, "a.txt", "one\ntwo\nthree\n");
         res = apply(f, "*** Begin Patch\n"
                        "*** Update File: a.txt\n"
                        "@@ two @@\n"
@@ -449,16 +402,17 @@ static void test_v4a_apply_update(void **state)
                        "-two\n"
                        "+TWO\n"
                        "*** End Patch\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "a.txt", "one\nTWO\nthree\n");
-        assert_string_equal(sget(res, "diff"), "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n"
-                                               " one\n-two\n+TWO\n three\n");
+        assert_string_equal(result_str(res, "diff"), "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n"
+                                                     " one\n-two\n+TWO\n three\n");
         assert_list(res, "files_modified", "a.txt");
         assert_null(json_object_get(res, "files_created"));
         assert_null(json_object_get(res, "files_deleted"));
         assert_null(json_object_get(res, "error"));
-        assert_string_equal(sget(json_object_get(json_object_get(res, "lint"), "a.txt"), "status"),
-                            "skipped");
+        assert_string_equal(
+                result_str(json_object_get(json_object_get(res, "lint"), "a.txt"), "status"),
+                "skipped");
         json_decref(res);
 }
 
@@ -467,9 +421,9 @@ static void test_v4a_apply_all_operations(void **state)
         struct tool_fixture *f = *state;
         json_t *res;
 
-        put(f, "upd.txt", "x\ny\n");
-        put(f, "del.txt", "bye\nnow\n");
-        put(f, "mv.txt", "moving\n");
+        fixture_write(f, "upd.txt", "x\ny\n");
+        fixture_write(f, "del.txt", "bye\nnow\n");
+        fixture_write(f, "mv.txt", "moving\n");
         res = apply(f, "*** Begin Patch\n"
                        "*** Add File: sub/dir/new.txt\n"
                        "+first\n"
@@ -480,7 +434,7 @@ static void test_v4a_apply_all_operations(void **state)
                        "*** Delete File: del.txt\n"
                        "*** Move File: mv.txt -> moved/mv.txt\n"
                        "*** End Patch\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "sub/dir/new.txt", "first\nsecond");
         assert_file(f, "upd.txt", "x\nY\n");
         assert_file(f, "del.txt", NULL);
@@ -489,7 +443,7 @@ static void test_v4a_apply_all_operations(void **state)
         assert_list(res, "files_created", "sub/dir/new.txt");
         assert_list(res, "files_modified", "upd.txt,mv.txt -> moved/mv.txt");
         assert_list(res, "files_deleted", "del.txt");
-        assert_string_equal(sget(res, "diff"),
+        assert_string_equal(result_str(res, "diff"),
                             "--- /dev/null\n+++ b/sub/dir/new.txt\n+first\n+second\n"
                             "--- a/upd.txt\n+++ b/upd.txt\n@@ -1,2 +1,2 @@\n"
                             " x\n-y\n+Y\n\n"
@@ -504,8 +458,8 @@ static void test_v4a_apply_validation_failure_is_atomic(void **state)
         struct tool_fixture *f = *state;
         json_t *res;
 
-        put(f, "a.txt", "alpha\nbeta\n");
-        put(f, "b.txt", "gamma\n");
+        fixture_write(f, "a.txt", "alpha\nbeta\n");
+        fixture_write(f, "b.txt", "gamma\n");
         res = apply(f, "*** Begin Patch\n"
                        "*** Update File: a.txt\n"
                        "-alpha\n"
@@ -522,15 +476,15 @@ static void test_v4a_apply_validation_failure_is_atomic(void **state)
                        "-x\n"
                        "+y\n"
                        "*** End Patch\n");
-        assert_failure(res, "Patch validation failed (no files were modified):\n"
-                            "  • a.txt: hunk 'nowhere' not found — Could not find a match for "
-                            "old_string in the file\n\n"
-                            /* the sections come from the content after the first hunk */
-                            "Did you mean one of these sections?\n"
-                            "   1| ALPHA\n"
-                            "   2| beta\n"
-                            "  • missing.txt: file not found for deletion\n"
-                            "  • missing.txt: File not found: missing.txt");
+        assert_tool_failure(res, "Patch validation failed (no files were modified):\n"
+                                 "  • a.txt: hunk 'nowhere' not found — Could not find a match for "
+                                 "old_string in the file\n\n"
+                                 /* the sections come from the content after the first hunk */
+                                 "Did you mean one of these sections?\n"
+                                 "   1| ALPHA\n"
+                                 "   2| beta\n"
+                                 "  • missing.txt: file not found for deletion\n"
+                                 "  • missing.txt: File not found: missing.txt");
         assert_null(json_object_get(res, "diff"));
         assert_null(json_object_get(res, "files_modified"));
         assert_file(f, "a.txt", "alpha\nbeta\n");
@@ -544,16 +498,16 @@ static void test_v4a_apply_add_existing_file(void **state)
         struct tool_fixture *f = *state;
         json_t *res;
 
-        put(f, "a.txt", "keep me\n");
+        fixture_write(f, "a.txt", "keep me\n");
         res = apply(f, "*** Add File: a.txt\n+clobber\n");
-        assert_failure(res, "Patch validation failed (no files were modified):\n"
-                            "  • a.txt: file already exists — use Update File, not Add File");
+        assert_tool_failure(res, "Patch validation failed (no files were modified):\n"
+                                 "  • a.txt: file already exists — use Update File, not Add File");
         assert_file(f, "a.txt", "keep me\n");
         json_decref(res);
 
         /* Freed earlier in the same patch: allowed. */
         res = apply(f, "*** Delete File: a.txt\n*** Add File: a.txt\n+fresh\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "a.txt", "fresh");
         json_decref(res);
 }
@@ -563,13 +517,13 @@ static void test_v4a_apply_move_then_update(void **state)
         struct tool_fixture *f = *state;
         json_t *res;
 
-        put(f, "old.txt", "hello\nworld\n");
-        put(f, "taken.txt", "x\n");
+        fixture_write(f, "old.txt", "hello\nworld\n");
+        fixture_write(f, "taken.txt", "x\n");
         res = apply(f, "*** Move File: old.txt -> new.txt\n"
                        "*** Update File: new.txt\n"
                        "-world\n"
                        "+there\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "old.txt", NULL);
         assert_file(f, "new.txt", "hello\nthere\n");
         assert_list(res, "files_modified", "old.txt -> new.txt,new.txt");
@@ -580,15 +534,16 @@ static void test_v4a_apply_move_then_update(void **state)
                        "*** Update File: new.txt\n"
                        "-hello\n"
                        "+bye\n");
-        assert_failure(res, "Patch validation failed (no files were modified):\n"
+        assert_tool_failure(res,
+                            "Patch validation failed (no files were modified):\n"
                             "  • taken.txt: destination already exists — move would overwrite");
         json_decref(res);
         res = apply(f, "*** Move File: new.txt -> other.txt\n"
                        "*** Update File: new.txt\n"
                        "-hello\n"
                        "+bye\n");
-        assert_failure(res, "Patch validation failed (no files were modified):\n"
-                            "  • new.txt: File not found: new.txt");
+        assert_tool_failure(res, "Patch validation failed (no files were modified):\n"
+                                 "  • new.txt: File not found: new.txt");
         assert_file(f, "new.txt", "hello\nthere\n");
         assert_file(f, "other.txt", NULL);
         json_decref(res);
@@ -601,7 +556,7 @@ static void test_v4a_apply_update_move_to(void **state)
         struct stat st;
         json_t *res;
 
-        put(f, "run.sh", "#!/bin/sh\necho old\n");
+        fixture_write(f, "run.sh", "#!/bin/sh\necho old\n");
         assert_int_equal(chmod(src, 0751), 0);
         res = apply(f, "*** Begin Patch\n"
                        "*** Update File: run.sh\n"
@@ -611,23 +566,24 @@ static void test_v4a_apply_update_move_to(void **state)
                        "+echo new\n"
                        "*** End of File\n"
                        "*** End Patch\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "run.sh", NULL);
         assert_file(f, "bin/run.sh", "#!/bin/sh\necho new\n");
         dst = path_join(f->dir, "bin/run.sh");
         assert_int_equal(stat(dst, &st), 0);
         assert_int_equal(st.st_mode & 07777, 0751);
         assert_list(res, "files_modified", "run.sh -> bin/run.sh");
-        assert_string_equal(sget(res, "diff"), "--- a/run.sh\n+++ b/bin/run.sh\n@@ -1,2 +1,2 @@\n"
-                                               " #!/bin/sh\n-echo old\n+echo new\n");
+        assert_string_equal(result_str(res, "diff"),
+                            "--- a/run.sh\n+++ b/bin/run.sh\n@@ -1,2 +1,2 @@\n"
+                            " #!/bin/sh\n-echo old\n+echo new\n");
         assert_non_null(json_object_get(json_object_get(res, "lint"), "bin/run.sh"));
         json_decref(res);
 
         /* The overlay knows the new name: a later Update of it sees the renamed content. */
-        put(f, "x.txt", "1\n");
+        fixture_write(f, "x.txt", "1\n");
         res = apply(f, "*** Update File: x.txt\n*** Move to: y.txt\n-1\n+2\n"
                        "*** Update File: y.txt\n-2\n+3\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "x.txt", NULL);
         assert_file(f, "y.txt", "3\n");
         assert_list(res, "files_modified", "x.txt -> y.txt,y.txt");
@@ -635,8 +591,8 @@ static void test_v4a_apply_update_move_to(void **state)
 
         /* A pure rename through Move to. */
         res = apply(f, "*** Update File: bin/run.sh\n*** Move to: run2.sh\n");
-        assert_success(res);
-        assert_string_equal(sget(res, "diff"), "# Moved: bin/run.sh -> run2.sh");
+        assert_tool_success(res);
+        assert_string_equal(result_str(res, "diff"), "# Moved: bin/run.sh -> run2.sh");
         assert_file(f, "run2.sh", "#!/bin/sh\necho new\n");
         json_decref(res);
 }
@@ -646,15 +602,16 @@ static void test_v4a_apply_blank_context_line(void **state)
         struct tool_fixture *f = *state;
         json_t *res;
 
-        put(f, "a.py",
-            "def f():\n    x = 1\n\n    return x\n\n\ndef g():\n    x = 1\n    return x\n");
+        fixture_write(
+                f, "a.py",
+                "def f():\n    x = 1\n\n    return x\n\n\ndef g():\n    x = 1\n    return x\n");
         /* Without the blank line the block would match g() too, or nothing at all. */
         res = apply(f, "*** Update File: a.py\n"
                        "     x = 1\n"
                        "\n"
                        "-    return x\n"
                        "+    return x + 1\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "a.py",
                     "def f():\n    x = 1\n\n    return x + 1\n\n\ndef g():\n    x = 1\n"
                     "    return x\n");
@@ -666,31 +623,31 @@ static void test_v4a_apply_addition_only(void **state)
         struct tool_fixture *f = *state;
         json_t *res;
 
-        put(f, "a.txt", "[one]\nx\n[two]\ny\n\n\n");
+        fixture_write(f, "a.txt", "[one]\nx\n[two]\ny\n\n\n");
         res = apply(f, "*** Update File: a.txt\n@@ [two] @@\n+inserted\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "a.txt", "[one]\nx\n[two]\ninserted\ny\n\n\n");
         json_decref(res);
 
         /* No hint: trailing newlines trimmed, then the text and a newline. */
         res = apply(f, "*** Update File: a.txt\n+tail\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "a.txt", "[one]\nx\n[two]\ninserted\ny\ntail\n");
         json_decref(res);
 
         res = apply(
                 f,
                 "*** Update File: a.txt\n@@ [ @@\n+z\n*** Update File: a.txt\n@@ [three] @@\n+z\n");
-        assert_failure(res, "Patch validation failed (no files were modified):\n"
-                            "  • a.txt: addition-only hunk context hint '[' is ambiguous (2 "
-                            "occurrences)\n"
-                            "  • a.txt: addition-only hunk context hint '[three]' not found");
+        assert_tool_failure(res, "Patch validation failed (no files were modified):\n"
+                                 "  • a.txt: addition-only hunk context hint '[' is ambiguous (2 "
+                                 "occurrences)\n"
+                                 "  • a.txt: addition-only hunk context hint '[three]' not found");
         json_decref(res);
 
         /* A hint on the last line, which has no newline. */
-        put(f, "b.txt", "end");
+        fixture_write(f, "b.txt", "end");
         res = apply(f, "*** Update File: b.txt\n@@ end @@\n+after\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "b.txt", "end\nafter");
         json_decref(res);
 }
@@ -700,23 +657,24 @@ static void test_v4a_apply_not_found_did_you_mean(void **state)
         struct tool_fixture *f = *state;
         json_t *res;
 
-        put(f, "a.py",
-            "import os\n\ndef compute(a, b):\n    return a + b\n\nprint(compute(1, 2))\n");
+        fixture_write(
+                f, "a.py",
+                "import os\n\ndef compute(a, b):\n    return a + b\n\nprint(compute(1, 2))\n");
         res = apply(f, "*** Update File: a.py\n"
                        "@@ def compute @@\n"
                        " def missing_function():\n"
                        "-    pass\n"
                        "+    return 1\n");
-        assert_failure(res, "Patch validation failed (no files were modified):\n"
-                            "  • a.py: hunk 'def compute' not found — Could not find a match "
-                            "for old_string in the file\n\n"
-                            "Did you mean one of these sections?\n"
-                            "   1| import os\n"
-                            "   2| \n"
-                            "   3| def compute(a, b):\n"
-                            "   4|     return a + b\n"
-                            "   5| \n"
-                            "   6| print(compute(1, 2))");
+        assert_tool_failure(res, "Patch validation failed (no files were modified):\n"
+                                 "  • a.py: hunk 'def compute' not found — Could not find a match "
+                                 "for old_string in the file\n\n"
+                                 "Did you mean one of these sections?\n"
+                                 "   1| import os\n"
+                                 "   2| \n"
+                                 "   3| def compute(a, b):\n"
+                                 "   4|     return a + b\n"
+                                 "   5| \n"
+                                 "   6| print(compute(1, 2))");
         assert_file(f, "a.py",
                     "import os\n\ndef compute(a, b):\n    return a + b\n\nprint(compute(1, 2))\n");
         json_decref(res);
@@ -734,18 +692,18 @@ static void test_v4a_apply_ambiguous_and_window(void **state)
         memset(pad, '#', 3000);
         pad[3000] = 0;
         assert_true(asprintf(&content, "[first]\nvalue = 1\n%s\n[second]\nvalue = 1\n", pad) > 0);
-        put(f, "c.ini", content);
+        fixture_write(f, "c.ini", content);
         res = apply(f, "*** Update File: c.ini\n-value = 1\n+value = 2\n");
-        assert_failure(res, "Patch validation failed (no files were modified):\n"
-                            "  • c.ini: hunk (no hint) not found — Found 2 matches for "
-                            "old_string. Provide more context to make it unique, or use "
-                            "replace_all=True.");
+        assert_tool_failure(res, "Patch validation failed (no files were modified):\n"
+                                 "  • c.ini: hunk (no hint) not found — Found 2 matches for "
+                                 "old_string. Provide more context to make it unique, or use "
+                                 "replace_all=True.");
         json_decref(res);
         assert_file(f, "c.ini", content);
 
         /* ... but unique in the window around the hint. */
         res = apply(f, "*** Update File: c.ini\n@@ [second] @@\n-value = 1\n+value = 2\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_true(asprintf(&want, "[first]\nvalue = 1\n%s\n[second]\nvalue = 2\n", pad) > 0);
         assert_file(f, "c.ini", want);
         json_decref(res);
@@ -756,19 +714,20 @@ static void test_v4a_apply_no_changes(void **state)
         struct tool_fixture *f = *state;
         json_t *res;
 
-        put(f, "a.txt", "a\nb\n");
+        fixture_write(f, "a.txt", "a\nb\n");
         res = apply(f, "*** Update File: a.txt\n a\n b\n");
-        assert_failure(res, "Patch validation failed (no files were modified):\n"
+        assert_tool_failure(res,
+                            "Patch validation failed (no files were modified):\n"
                             "  • Patch contains no changes (only context lines were provided)");
         json_decref(res);
         res = apply(f, "*** Begin Patch\n*** End Patch\n");
-        assert_failure(res, "Patch validation failed (no files were modified):\n"
-                            "  • Patch contains no changes (no file operations were found)");
+        assert_tool_failure(res, "Patch validation failed (no files were modified):\n"
+                                 "  • Patch contains no changes (no file operations were found)");
         json_decref(res);
 
         /* A context-only hunk between real ones is inert. */
         res = apply(f, "*** Update File: a.txt\n@@\n a\n@@\n-b\n+B\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "a.txt", "a\nB\n");
         json_decref(res);
 }
@@ -778,7 +737,8 @@ static void test_v4a_apply_parse_error(void **state)
         struct tool_fixture *f = *state;
         json_t *res = apply(f, "*** Update File: a.txt\n*** Move File: b\n");
 
-        assert_failure(res, "Failed to parse patch: Parse error: UPDATE 'a.txt': no hunks found; "
+        assert_tool_failure(res,
+                            "Failed to parse patch: Parse error: UPDATE 'a.txt': no hunks found; "
                             "MOVE 'b': missing destination path (expected 'src -> dst')");
         json_decref(res);
 }
@@ -789,8 +749,8 @@ static void test_v4a_apply_deny_list(void **state)
         _cleanup_free_ char *want = NULL;
         json_t *res;
 
-        put(f, "a.txt", "a\n");
-        put(f, "home/.bashrc", "export A=1\n");
+        fixture_write(f, "a.txt", "a\n");
+        fixture_write(f, "home/.bashrc", "export A=1\n");
         res = apply(f, "*** Update File: a.txt\n-a\n+b\n"
                        "*** Move File: a.txt -> ~/.ssh/config\n"
                        "*** Update File: ~/.bashrc\n-export A=1\n+export A=2\n");
@@ -801,7 +761,7 @@ static void test_v4a_apply_deny_list(void **state)
                          "file.\n"
                          "  • Write denied: '%s/.bashrc' is a protected system/credential file.",
                          f->home, f->home) > 0);
-        assert_failure(res, want);
+        assert_tool_failure(res, want);
         assert_file(f, "a.txt", "a\n");
         assert_file(f, "home/.bashrc", "export A=1\n");
         json_decref(res);
@@ -812,7 +772,7 @@ static void test_v4a_apply_sensitive_path(void **state)
         struct tool_fixture *f = *state;
         json_t *res = apply(f, "*** Move File: x -> /etc/ptc-test\n");
 
-        assert_string_equal(sget(res, "error"),
+        assert_string_equal(result_str(res, "error"),
                             "Refusing to write to sensitive system path: /etc/ptc-test\nUse the "
                             "terminal tool with sudo if you need to modify system files.");
         assert_null(json_object_get(res, "success"));
@@ -824,10 +784,10 @@ static void test_v4a_apply_crlf_file(void **state)
         struct tool_fixture *f = *state;
         json_t *res;
 
-        put(f, "w.txt", "one\r\ntwo\r\nthree\r\n");
+        fixture_write(f, "w.txt", "one\r\ntwo\r\nthree\r\n");
         res = apply(f, "*** Begin Patch\r\n*** Update File: w.txt\r\n one\r\n-two\r\n+TWO\r\n"
                        "*** End Patch\r\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "w.txt", "one\r\nTWO\r\nthree\r\n");
         json_decref(res);
 }
@@ -839,23 +799,23 @@ static void test_v4a_apply_delete_and_move_checks(void **state)
         json_t *res;
 
         assert_int_equal(mkdir(d, 0755), 0);
-        put(f, "empty.txt", "");
-        put(f, "dst.txt", "d\n");
-        put(f, "src.txt", "s\n");
+        fixture_write(f, "empty.txt", "");
+        fixture_write(f, "dst.txt", "d\n");
+        fixture_write(f, "src.txt", "s\n");
         res = apply(f, "*** Delete File: adir\n"
                        "*** Move File: nope.txt -> dst.txt\n"
                        "*** Move File: src.txt -> src.txt\n");
-        assert_failure(res, "Patch validation failed (no files were modified):\n"
-                            "  • adir: is a directory or special file; Delete File removes "
-                            "regular files only\n"
-                            "  • nope.txt: source file not found for move\n"
-                            "  • dst.txt: destination already exists — move would overwrite\n"
-                            "  • src.txt: source and destination are the same file");
+        assert_tool_failure(res, "Patch validation failed (no files were modified):\n"
+                                 "  • adir: is a directory or special file; Delete File removes "
+                                 "regular files only\n"
+                                 "  • nope.txt: source file not found for move\n"
+                                 "  • dst.txt: destination already exists — move would overwrite\n"
+                                 "  • src.txt: source and destination are the same file");
         json_decref(res);
 
         res = apply(f, "*** Delete File: empty.txt\n");
-        assert_success(res);
-        assert_string_equal(sget(res, "diff"), "# Deleted: empty.txt");
+        assert_tool_success(res);
+        assert_string_equal(result_str(res, "diff"), "# Deleted: empty.txt");
         assert_list(res, "files_deleted", "empty.txt");
         assert_file(f, "empty.txt", NULL);
         json_decref(res);
@@ -867,16 +827,16 @@ static void test_v4a_apply_lint_json(void **state)
         json_t *res, *l;
 
         res = apply(f, "*** Add File: conf.json\n+{\"a\": }\n");
-        assert_success(res);
+        assert_tool_success(res);
         l = json_object_get(json_object_get(res, "lint"), "conf.json");
-        assert_string_equal(sget(l, "status"), "error");
-        assert_non_null(strstr(sget(l, "output"), "JSONDecodeError"));
+        assert_string_equal(result_str(l, "status"), "error");
+        assert_non_null(strstr(result_str(l, "output"), "JSONDecodeError"));
         json_decref(res);
 
         res = apply(f, "*** Update File: conf.json\n-{\"a\": }\n+{\"a\": 1}\n");
-        assert_success(res);
+        assert_tool_success(res);
         l = json_object_get(json_object_get(res, "lint"), "conf.json");
-        assert_string_equal(sget(l, "status"), "ok");
+        assert_string_equal(result_str(l, "status"), "ok");
         json_decref(res);
 }
 
@@ -886,9 +846,9 @@ static void test_v4a_apply_same_file_twice(void **state)
         json_t *res;
 
         /* Updating a file twice applies the hunks in order on the simulated content. */
-        put(f, "t.txt", "1\n2\n3\n");
+        fixture_write(f, "t.txt", "1\n2\n3\n");
         res = apply(f, "*** Update File: t.txt\n-1\n+one\n*** Update File: t.txt\n-one\n+ONE\n");
-        assert_success(res);
+        assert_tool_success(res);
         assert_file(f, "t.txt", "ONE\n2\n3\n");
         assert_list(res, "files_modified", "t.txt,t.txt");
         json_decref(res);
@@ -906,7 +866,7 @@ static void test_v4a_apply_hostile_bytes(void **state)
 
         assert_int_equal(write_file_atomic(path, content, sizeof(content) - 1, 0644), 0);
         assert_int_equal(v4a_apply(&f->ctx, patch, sizeof(patch) - 1, &res), 0);
-        assert_success(res);
+        assert_tool_success(res);
         assert_int_equal(read_file_at(AT_FDCWD, path, 1024, &got, &len), 0);
         assert_int_equal(len, sizeof(want) - 1);
         assert_memory_equal(got, want, len);

@@ -283,23 +283,6 @@ static int make_token(char out[65])
         return 0;
 }
 
-static char *spill_dir(void)
-{
-        const char *x = getenv("XDG_CACHE_HOME");
-        const char *home = getenv("HOME");
-        char *p;
-
-        if (x && x[0] == '/') {
-                if (asprintf(&p, "%s/ptc/spill", x) < 0)
-                        return NULL;
-        } else if (home && home[0] == '/') {
-                if (asprintf(&p, "%s/.cache/ptc/spill", home) < 0)
-                        return NULL;
-        } else
-                return NULL;
-        return p;
-}
-
 /* Keep the spill directory bounded: drop old files and all but the newest few. */
 static void prune_spill_dir(const char *dir, const char *keep)
 {
@@ -404,7 +387,7 @@ static int build_child_env(struct execution *e, const char *token)
         if ((r = env_set(&env, "PTC_RPC_SOCKET", e->staging.socket_path)) < 0 ||
             (r = env_set(&env, "PTC_RPC_TOKEN", token)) < 0 ||
             (r = env_set(&env, "PYTHONDONTWRITEBYTECODE", "1")) < 0 ||
-            (r = env_set(&env, "PYTHONIOENCODING", "utf-8")) < 0 ||
+            (r = env_set(&env, "PYTHONIOENCODING", "utf-8:backslashreplace")) < 0 ||
             (r = env_set(&env, "PYTHONUTF8", "1")) < 0 || (r = env_set(&env, "PYTHONPATH", pp)) < 0)
                 return r;
         e->child_env = TAKE_PTR(env);
@@ -625,7 +608,7 @@ static int setup(struct execution *e, struct diag *reterr)
         if (r < 0)
                 return diag_set(reterr, r, "cannot build the child environment: %s", strerror(-r));
 
-        spdir = spill_dir();
+        spdir = xdg_cache_path("ptc/spill");
         r = capture_init(&e->out, (size_t) c->max_stdout_bytes * 2 / 5,
                          (size_t) c->max_stdout_bytes - (size_t) c->max_stdout_bytes * 2 / 5,
                          CAPTURE_THOUSANDS, spdir, EXEC_SPILL_MAX);

@@ -37,23 +37,6 @@ static void probe_release(struct probe *p)
         *p = (struct probe){};
 }
 
-static char *cache_path(void)
-{
-        const char *x = getenv("XDG_CACHE_HOME");
-        const char *home = getenv("HOME");
-        char *p;
-
-        if (x && x[0] == '/') {
-                if (asprintf(&p, "%s/ptc/interpreters.json", x) < 0)
-                        return NULL;
-        } else if (home && home[0] == '/') {
-                if (asprintf(&p, "%s/.cache/ptc/interpreters.json", home) < 0)
-                        return NULL;
-        } else
-                return NULL;
-        return p;
-}
-
 static char *cache_key(const char *path, const struct stat *st)
 {
         char *k;
@@ -66,7 +49,7 @@ static char *cache_key(const char *path, const struct stat *st)
 
 static json_t *cache_load(void)
 {
-        _cleanup_free_ char *p = cache_path();
+        _cleanup_free_ char *p = xdg_cache_path("ptc/interpreters.json");
         json_t *j;
 
         if (!p)
@@ -81,7 +64,7 @@ static json_t *cache_load(void)
 
 static void cache_store(const char *key, const struct probe *pr)
 {
-        _cleanup_free_ char *p = cache_path(), *dir = NULL, *text = NULL;
+        _cleanup_free_ char *p = xdg_cache_path("ptc/interpreters.json"), *dir = NULL, *text = NULL;
         json_auto_t *j = cache_load();
         char *slash;
 

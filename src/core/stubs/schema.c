@@ -16,15 +16,16 @@
 #define DEFAULT_MODULE_NAME "hermes_tools"
 
 /*
- * The working-directory sentences of the seed, kept word for word: models were
- * tuned on them, and neither may call the script's environment a sandbox.
+ * The working-directory sentences of the seed, kept word for word when the tools they name
+ * are enabled: models were tuned on them, and neither may call the script's environment a
+ * sandbox. A disabled tool is left out of them (append_cwd_note()).
  */
 static const char cwd_note_strict[] =
         "Scripts run in their own temp dir, not the session's CWD \xe2\x80\x94 use absolute paths "
-        "(os.path.expanduser('~/.hermes/.env')) or terminal()/read_file() for user files.";
-static const char cwd_note_project[] =
-        "Scripts run in the session's working directory with the active venv's python, "
-        "so project deps (pandas, etc.) and relative paths work like in terminal().";
+        "(os.path.expanduser('~/.hermes/.env'))";
+static const char cwd_note_project[] = "Scripts run in the session's working directory with the "
+                                       "active venv's python, so project deps (pandas, etc.) and "
+                                       "relative paths work";
 
 /* "  read_file(path: str, offset: int = 1) -> dict\n    Returns ..." for each tool. */
 static int append_tool_lines(struct buf *b, const struct registry *reg, char *const *fnames)
@@ -104,6 +105,31 @@ static int append_limits(struct buf *b, const struct ptc_config *config)
                           calls == 1 ? "" : "s");
 }
 
+/*
+ * The working-directory sentence of @mode, naming only the tools @reg enables: the seed's
+ * "or terminal()/read_file() for user files" and "like in terminal()" would otherwise offer
+ * the model calls the script cannot make.
+ */
+static int append_cwd_note(struct buf *b, const struct registry *reg, enum ptc_mode mode)
+{
+        bool terminal = registry_find(reg, "terminal"), read_file = registry_find(reg, "read_file");
+        int r;
+
+        if (mode != PTC_MODE_STRICT) {
+                r = buf_append_str(b, cwd_note_project);
+                if (r >= 0)
+                        r = buf_append_str(b, terminal ? " like in terminal()." : ".");
+                return r;
+        }
+        r = buf_append_str(b, cwd_note_strict);
+        if (r >= 0 && (terminal || read_file))
+                r = buf_printf(b, " or %s%s%s", terminal ? "terminal()" : "",
+                               terminal && read_file ? "/" : "", read_file ? "read_file()" : "");
+        if (r >= 0)
+                r = buf_append_str(b, " for user files.");
+        return r;
+}
+
 static int build_description(struct buf *b, const struct registry *reg, enum ptc_mode mode,
                              const struct ptc_config *config, const char *module,
                              char *const *fnames)
@@ -131,8 +157,11 @@ static int build_description(struct buf *b, const struct registry *reg, enum ptc
         if (r >= 0 && registry_find(reg, "terminal"))
                 r = buf_append_str(b, " terminal() is foreground-only (no background or pty).");
         if (r >= 0)
-                r = buf_printf(b, "\n\n%s\n\n",
-                               mode == PTC_MODE_STRICT ? cwd_note_strict : cwd_note_project);
+                r = buf_append_str(b, "\n\n");
+        if (r >= 0)
+                r = append_cwd_note(b, reg, mode);
+        if (r >= 0)
+                r = buf_append_str(b, "\n\n");
         if (r >= 0)
                 r = buf_printf(
                         b,
@@ -140,12 +169,12 @@ static int build_description(struct buf *b, const struct registry *reg, enum ptc
                         "csv, datetime, collections, etc.) for processing between tool calls.\n\n"
                         "Also available (import them from %s too):\n"
                         "  json_parse(text: str) \xe2\x80\x94 json.loads with strict=False; "
-                        "use for terminal() output with control chars\n"
+                        "use for %s output with control chars\n"
                         "  shell_quote(s: str) \xe2\x80\x94 shlex.quote(); use when interpolating "
                         "dynamic strings into shell commands\n"
                         "  retry(fn, max_attempts=3, delay=2) \xe2\x80\x94 retry with exponential "
                         "backoff for transient failures",
-                        module);
+                        module, registry_find(reg, "terminal") ? "terminal()" : "tool");
         return r;
 }
 

@@ -84,6 +84,9 @@ static const char *const module_names[] = {
         "_ids",
         "_dumps",
         "_names",
+        "_TO_WIRE",
+        "_FROM_WIRE",
+        "_unescape",
         "_REQ",
         "_CLOSED",
         "_connect",
@@ -99,6 +102,7 @@ static const char *const module_names[] = {
         "ValueError",
         "isinstance",
         "dict",
+        "list",
         "str",
         "bytes",
         "bytearray",
@@ -106,6 +110,7 @@ static const char *const module_names[] = {
         "range",
         "BrokenPipeError",
         "ConnectionResetError",
+        "UnicodeEncodeError",
         NULL,
 };
 
@@ -127,6 +132,11 @@ static const char module_body[] =
         "_ids = itertools.count(1)\n"
         "_dumps = json.JSONEncoder(ensure_ascii=False, separators=(\",\", \":\")).encode\n"
         "_names = {}\n"
+        "# File names that are not UTF-8 (docs/protocol.md): Python holds their bytes as\n"
+        "# the lone surrogates U+DC80..U+DCFF (surrogateescape), which JSON cannot carry;\n"
+        "# on the wire they are U+10DC80..U+10DCFF, which ptc reads back as the bytes.\n"
+        "_TO_WIRE = {0xDC00 + b: 0x10DC00 + b for b in range(0x80, 0x100)}\n"
+        "_FROM_WIRE = {w: s for s, w in _TO_WIRE.items()}\n"
         "_REQ = b'{\"id\":%d,\"token\":%s,\"tool\":%s,\"args\":%s}\\n'\n"
         "_CLOSED = (\"ptc closed the tool connection \"\n"
         "           \"(the execution has ended or the request was too large)\")\n"
@@ -157,6 +167,17 @@ static const char module_body[] =
         "    return conn\n"
         "\n"
         "\n"
+        "def _unescape(v):\n"
+        "    \"\"\"v with each U+10DC80..U+10DCFF in its strings made Python's surrogate.\"\"\"\n"
+        "    if isinstance(v, str):\n"
+        "        return v.translate(_FROM_WIRE)\n"
+        "    if isinstance(v, dict):\n"
+        "        return {_unescape(k): _unescape(x) for k, x in v.items()}\n"
+        "    if isinstance(v, list):\n"
+        "        return [_unescape(x) for x in v]\n"
+        "    return v\n"
+        "\n"
+        "\n"
         "def _call(tool, args):\n"
         "    \"\"\"Call the tool named tool with args (a dict) and return its result.\"\"\"\n"
         "    pid = os.getpid()\n"
@@ -168,7 +189,12 @@ static const char module_body[] =
         "    if name is None:\n"
         "        name = _names[tool] = _dumps(tool).encode(\"utf-8\")\n"
         "    rid = next(_ids)\n"
-        "    req = _REQ % (rid, conn[2], name, _dumps(args).encode(\"utf-8\"))\n"
+        "    body = _dumps(args)\n"
+        "    try:\n"
+        "        body = body.encode(\"utf-8\")\n"
+        "    except UnicodeEncodeError:\n"
+        "        body = body.translate(_TO_WIRE).encode(\"utf-8\")\n"
+        "    req = _REQ % (rid, conn[2], name, body)\n"
         "    try:\n"
         "        sock.sendall(req)\n"
         "        # Most answers are small: a 64 KiB read comes from the heap, while a\n"
@@ -187,6 +213,8 @@ static const char module_body[] =
         "        resp = json.loads(data)\n"
         "        if not isinstance(resp, dict):\n"
         "            raise RuntimeError(\"ptc sent a response that is not an object\")\n"
+        "        if b\"\\xf4\\x8d\" in data:  # UTF-8 of U+10D000..U+10DFFF: maybe escapes\n"
+        "            resp = _unescape(resp)\n"
         "        got = resp.get(\"id\")\n"
         "        if got != rid:\n"
         "            if got is not None or \"error\" not in resp:\n"

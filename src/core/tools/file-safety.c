@@ -213,6 +213,24 @@ bool file_safety_is_sensitive_path(const char *resolved, const char *normalized)
         return false;
 }
 
+int tool_path_check(const struct tool_ctx *ctx, const char *path, struct tool_path *ret,
+                    json_t **ret_result)
+{
+        int r;
+
+        r = tool_path_init(ctx, path, ret);
+        if (r < 0)
+                return r;
+        if (!tool_path_is_sensitive(ret))
+                return 0;
+        /* The seed's text, word for word: it names the argument as given. */
+        *ret_result = tool_error_new("Refusing to write to sensitive system path: %s\n"
+                                     "Use the terminal tool with sudo if you need to modify "
+                                     "system files.",
+                                     path);
+        return *ret_result ? 1 : -ENOMEM;
+}
+
 int file_safety_normpath(const char *path, char **ret)
 {
         _cleanup_free_ char *copy = NULL, *out = NULL;

@@ -112,6 +112,17 @@ void tool_path_release(struct tool_path *p);
 bool tool_path_is_sensitive(const struct tool_path *p);
 
 /*
+ * The first check of every tool that writes (write_file, patch, each path of a V4A patch,
+ * Move targets included; file-safety.c): fill @ret from @path with tool_path_init(), then
+ * refuse a system path as the seed's _check_sensitive_path() does. Returns 0 when the path
+ * may be written (the write deny list is checked later, on @ret), 1 when it is refused (then
+ * *ret_result is the seed's {"error": "Refusing to write to sensitive system path: <path>
+ * ..."}, a new reference), or -ENOMEM. On failure @ret holds what was made.
+ */
+_must_check_ int tool_path_check(const struct tool_ctx *ctx, const char *path,
+                                 struct tool_path *ret, json_t **ret_result);
+
+/*
  * *ret = {"error": <formatted message>}. Returns 0, or -ENOMEM (then *ret is NULL), so a tool
  * can `return tool_error_result(ret, ...)`.
  */
@@ -119,11 +130,21 @@ _must_check_ int tool_error_result(json_t **ret, const char *fmt, ...) _printf_(
 /* The same with the seed's PatchResult shape: {"success": false, "error": <message>}. */
 _must_check_ int tool_failure_result(json_t **ret, const char *fmt, ...) _printf_(2, 3);
 
-/* A JSON string of @n bytes, invalid UTF-8 replaced by U+FFFD. NULL on ENOMEM. */
+/*
+ * A JSON string of @n bytes of content (file text, command output, a diff): invalid UTF-8
+ * replaced by U+FFFD, as the seed decodes output. NULL on ENOMEM.
+ */
 json_t *tool_json_string(const char *s, size_t n);
+
+/*
+ * A JSON string for a name, or a message that may hold names (the error texts): bytes that are
+ * not UTF-8 are written in the escape form (utf8_escape_bytes(), docs/protocol.md), so a name
+ * taken from a result can be passed back to a tool and names the same file. NULL on ENOMEM.
+ */
+json_t *tool_json_name(const char *s, size_t n);
 static inline json_t *tool_json_str(const char *s)
 {
-        return tool_json_string(s, s ? strlen(s) : 0);
+        return tool_json_name(s, s ? strlen(s) : 0);
 }
 
 /* Python's type name for a JSON value ("str", "int", "dict", ...; NULL is "NoneType"). */
@@ -131,6 +152,12 @@ const char *tool_json_type_name(const json_t *v);
 
 /* Set @key of @o to a new reference, returning -ENOMEM when @v is NULL or the set failed. */
 _must_check_ int tool_json_set(json_t *o, const char *key, json_t *v);
+
+/*
+ * tool_json_set() for a member named by the file name @name, written as tool_json_name()
+ * writes it (a key must be UTF-8 too). Takes @v even on failure. 0 or -ENOMEM.
+ */
+_must_check_ int tool_json_set_name(json_t *o, const char *name, json_t *v);
 
 /* --- running a helper process (terminal.c; also used by write_file's Python linter) --- */
 

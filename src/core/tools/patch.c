@@ -30,6 +30,7 @@
 
 #include "basic/fd-util.h"
 #include "basic/macro.h"
+#include "basic/utf8.h"
 #include "core/tools/file-safety.h"
 #include "core/tools/fuzzy-match.h"
 #include "core/tools/lint.h"
@@ -199,7 +200,7 @@ static int replace_run(const struct tool_ctx *ctx, const struct tool_path *t, co
         files = json_array();
         if (!res || !files || json_array_append_new(files, tool_json_str(t->shown)) < 0 ||
             tool_json_set(res, "success", json_true()) < 0 ||
-            (*diff && tool_json_set(res, "diff", tool_json_str(diff)) < 0)) {
+            (*diff && tool_json_set(res, "diff", tool_json_string(diff, strlen(diff))) < 0)) {
                 json_decref(files);
                 json_decref(lint);
                 return -ENOMEM;
@@ -286,6 +287,7 @@ static int patch_run(const struct tool *tool, const struct tool_ctx *ctx, json_t
                      json_t **ret_result)
 {
         _cleanup_tool_path_ struct tool_path t = {};
+        _cleanup_free_ char *path_bytes = NULL;
         json_auto_t *res = NULL;
         json_t *mv, *ov, *nv, *pv, *err;
         const char *path = NULL, *errmsg = NULL;
@@ -299,19 +301,19 @@ static int patch_run(const struct tool *tool, const struct tool_ctx *ctx, json_t
                 return tool_error_result(ret_result, "path: %s", errmsg);
         if (path && strlen(path) != json_string_length(json_object_get(args, "path")))
                 return tool_error_result(ret_result, "path: contains a NUL byte");
+        /* The file name's bytes: escapes of bytes that are not UTF-8 (docs/protocol.md) undone. */
+        if (path) {
+                r = utf8_unescape_bytes(path, strlen(path), &path_bytes, NULL);
+                if (r < 0)
+                        return r;
+                path = path_bytes;
+        }
 
         /* _check_sensitive_path() first, whatever the mode. */
         if (path && *path) {
-                r = tool_path_init(ctx, path, &t);
-                if (r < 0)
-                        return r;
-                if (tool_path_is_sensitive(&t))
-                        return tool_error_result(
-                                ret_result,
-                                "Refusing to write to sensitive system path: %s\nUse "
-                                "the terminal tool with sudo if you need to modify "
-                                "system files.",
-                                path);
+                r = tool_path_check(ctx, path, &t, ret_result);
+                if (r != 0)
+                        return r < 0 ? r : 0;
         }
 
         mv = json_object_get(args, "mode");

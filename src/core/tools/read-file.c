@@ -621,7 +621,7 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
                          json_t **ret_result)
 {
         _cleanup_free_ char *shown = NULL, *abs = NULL, *resolved = NULL, *block = NULL;
-        _cleanup_free_ char *line = NULL, *redacted = NULL;
+        _cleanup_free_ char *line = NULL, *redacted = NULL, *path_bytes = NULL;
         _cleanup_close_ int fd = -EBADF;
         struct reader rd = {};
         json_auto_t *res = NULL;
@@ -646,6 +646,11 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
                 *ret_result = tool_error_new("read_file: missing required field 'path'.");
                 return *ret_result ? 0 : -ENOMEM;
         }
+        /* The file name's bytes: escapes of bytes that are not UTF-8 (docs/protocol.md) undone. */
+        r = utf8_unescape_bytes(path, strlen(path), &path_bytes, NULL);
+        if (r < 0)
+                return r;
+        path = path_bytes;
 
         offset = MAX(coerce_int(args, "offset", DEFAULT_OFFSET), (int64_t) 1);
         limit = coerce_int(args, "limit", DEFAULT_LIMIT);

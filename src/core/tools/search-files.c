@@ -1461,9 +1461,9 @@ static int build_result(struct search *s, struct scan_thread *t, const char *roo
                         if (r < 0)
                                 return r;
                 } else if (s->mode == MODE_COUNT) {
-                        if (json_object_set_new(list, display,
-                                                json_integer((json_int_t) rc->count)) < 0)
-                                return -ENOMEM;
+                        r = tool_json_set_name(list, display, json_integer((json_int_t) rc->count));
+                        if (r < 0)
+                                return r;
                 } else if (json_array_append_new(list, tool_json_str(display)) < 0)
                         return -ENOMEM;
                 cum += n;
@@ -1519,7 +1519,8 @@ static int search_files_run(const struct tool *tool, const struct tool_ctx *ctx,
                             json_t **ret_result)
 {
         _cleanup_free_ char *shown = NULL, *abs = NULL, *real = NULL, *prefix = NULL;
-        _cleanup_free_ char *glob = NULL;
+        _cleanup_free_ char *glob = NULL, *path_bytes = NULL, *glob_bytes = NULL;
+        _cleanup_free_ char *name_pattern = NULL;
         _cleanup_ignore_file_ struct ignore_file *overrides = NULL, *global_excludes = NULL;
         _cleanup_(search_release) struct search s = {
                 .ctx = ctx,
@@ -1572,6 +1573,24 @@ static int search_files_run(const struct tool *tool, const struct tool_ctx *ctx,
                                          "'content', 'files_only' or 'count').",
                                          output_mode);
         }
+
+        /*
+         * Names are bytes: the path and the name globs take the escape form of bytes that are
+         * not UTF-8 (docs/protocol.md). A content regex is matched against text and keeps it.
+         */
+        if ((path && (r = utf8_unescape_bytes(path, strlen(path), &path_bytes, NULL)) < 0) ||
+            (file_glob &&
+             (r = utf8_unescape_bytes(file_glob, strlen(file_glob), &glob_bytes, NULL)) < 0) ||
+            (s.mode == MODE_FILES &&
+             (r = utf8_unescape_bytes(pattern, strlen(pattern), &name_pattern, NULL)) < 0))
+                return r;
+        if (path)
+                path = path_bytes;
+        if (file_glob)
+                file_glob = glob_bytes;
+        if (s.mode == MODE_FILES)
+                pattern = name_pattern;
+
         limit = MAX(limit, (int64_t) 1);
         offset = MAX(offset, (int64_t) 0);
         if (offset >= SEARCH_WINDOW_MAX) {

@@ -41,6 +41,7 @@
 #include "basic/macro.h"
 #include "basic/process-util.h"
 #include "basic/time-util.h"
+#include "basic/utf8.h"
 #include "core/output/ansi.h"
 #include "core/output/capture.h"
 #include "core/output/redact.h"
@@ -744,7 +745,7 @@ static int finish_output(const struct tool_ctx *ctx, const struct capture *cap, 
 static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
                         json_t **ret_result)
 {
-        _cleanup_free_ char *workdir_abs = NULL, *output = NULL;
+        _cleanup_free_ char *workdir_abs = NULL, *output = NULL, *command_bytes = NULL;
         json_auto_t *res = NULL;
         struct tool_process_result pr = {};
         struct capture cap;
@@ -770,6 +771,11 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                                      "Invalid command: expected string, got %s",
                                      tool_json_type_name(cv && !json_is_null(cv) ? cv : NULL));
         command = json_string_value(cv);
+        /* A name put into the command (shell_quote(name)) is bytes again (docs/protocol.md). */
+        r = utf8_unescape_bytes(command, strlen(command), &command_bytes, NULL);
+        if (r < 0)
+                return r;
+        command = command_bytes;
 
         if (tool_arg_int(args, "timeout", 0, &timeout, &err) < 0)
                 return status_result(ret_result, "error", "Invalid timeout: %s, got %s", err,

@@ -47,6 +47,21 @@ json_t *tool_json_string(const char *s, size_t n)
         return json_stringn_nocheck(clean, len);
 }
 
+json_t *tool_json_name(const char *s, size_t n)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+
+        if (!s)
+                return json_string("");
+        if (utf8_is_valid(s, n) && !memmem(s, n, "\xf4\x8d", 2))
+                return json_stringn_nocheck(s, n);
+        /* A file name is any bytes; jansson takes only UTF-8 (docs/protocol.md). */
+        if (utf8_escape_bytes(s, n, &text, &len) < 0)
+                return NULL;
+        return json_stringn_nocheck(text, len);
+}
+
 const char *tool_json_type_name(const json_t *v)
 {
         if (!v)
@@ -79,6 +94,20 @@ int tool_json_set(json_t *o, const char *key, json_t *v)
         return 0;
 }
 
+int tool_json_set_name(json_t *o, const char *name, json_t *v)
+{
+        _cleanup_free_ char *key = NULL;
+        size_t n = strlen(name);
+
+        if (utf8_is_valid(name, n) && !memmem(name, n, "\xf4\x8d", 2))
+                return tool_json_set(o, name, v);
+        if (utf8_escape_bytes(name, n, &key, NULL) < 0) {
+                json_decref(v);
+                return -ENOMEM;
+        }
+        return tool_json_set(o, key, v);
+}
+
 /*
  * The one builder of formatted error results: {"error": msg}, or with
  * @success_false the seed's PatchResult/web shape {"success": false, "error": msg}.
@@ -98,7 +127,7 @@ _printf_(3, 0) static int error_resultv(json_t **ret, bool success_false, const 
         }
         o = json_object();
         if (!o || (success_false && tool_json_set(o, "success", json_false()) < 0) ||
-            tool_json_set(o, "error", tool_json_string(msg, (size_t) r)) < 0)
+            tool_json_set(o, "error", tool_json_name(msg, (size_t) r)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(o);
         return 0;

@@ -35,6 +35,7 @@
 #include "basic/macro.h"
 #include "basic/path-util.h"
 #include "basic/time-util.h"
+#include "basic/utf8.h"
 #include "core/tools/file-safety.h"
 #include "core/tools/fuzzy-match.h"
 #include "core/tools/lint.h"
@@ -48,9 +49,6 @@
 #define HINT_WINDOW_BEFORE 500
 #define HINT_WINDOW_AFTER 2000
 
-#define SENSITIVE_MESSAGE                                  \
-        "Refusing to write to sensitive system path: %s\n" \
-        "Use the terminal tool with sudo if you need to modify system files."
 #define VALIDATION_HEADER "Patch validation failed (no files were modified):\n"
 #define APPLY_HEADER "Apply phase failed (state may be inconsistent — run `git diff` to assess):\n"
 #define NO_MATCH_HEADER "\n\nDid you mean one of these sections?\n"
@@ -341,13 +339,13 @@ static int flush_op(struct parser *ps)
         return r;
 }
 
+/* The file name's bytes: escapes of bytes that are not UTF-8 (docs/protocol.md) undone. */
 static int dup_path(struct parser *ps, const char *s, size_t n, char **ret)
 {
         strip(&s, &n);
         if (memchr(s, 0, n))
                 ps->nul_in_path = true;
-        *ret = strndup(s, n);
-        return *ret ? 0 : -ENOMEM;
+        return utf8_unescape_bytes(s, n, ret, NULL);
 }
 
 static int start_op(struct parser *ps, enum v4a_op_type type, const char *rest, size_t rn)
@@ -1750,7 +1748,7 @@ static int build_result(struct run *run, size_t applied, const char *error, json
                         r = lint_delta_json(run->ctx, shown, p->content, p->len, p->pre, p->pre_len,
                                             &lj);
                         if (r >= 0)
-                                r = tool_json_set(lint, shown, lj);
+                                r = tool_json_set_name(lint, shown, lj);
                 }
         }
         if (r < 0)
@@ -1793,13 +1791,9 @@ static int check_sensitive(const struct tool_ctx *ctx, const struct v4a_patch *p
 
                         if (!path)
                                 continue;
-                        r = tool_path_init(ctx, path, &tp);
-                        if (r < 0)
+                        r = tool_path_check(ctx, path, &tp, ret_result);
+                        if (r != 0)
                                 return r;
-                        if (!tool_path_is_sensitive(&tp))
-                                continue;
-                        *ret_result = tool_error_new(SENSITIVE_MESSAGE, path);
-                        return *ret_result ? 1 : -ENOMEM;
                 }
         return 0;
 }

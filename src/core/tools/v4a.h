@@ -73,7 +73,7 @@ struct v4a_hunk {
 
 struct v4a_op {
         enum v4a_op_type type;
-        char *path;     /* as written (trimmed); never contains NUL */
+        char *path;     /* as written (trimmed), escaped bytes undone (docs/protocol.md) */
         char *new_path; /* Move File destination, or an Update's "Move to"; NULL when none */
         struct v4a_hunk *hunks;
         size_t n_hunks;

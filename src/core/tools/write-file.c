@@ -31,6 +31,7 @@
 #include "basic/macro.h"
 #include "basic/path-util.h"
 #include "basic/time-util.h"
+#include "basic/utf8.h"
 #include "core/tools/file-safety.h"
 #include "core/tools/lint.h"
 
@@ -234,6 +235,7 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
 {
         _cleanup_tool_path_ struct tool_path tp = {};
         _cleanup_free_ char *target_dir = NULL, *pre = NULL, *delta_message = NULL;
+        _cleanup_free_ char *path_bytes = NULL;
         _cleanup_tool_path_lock_ struct tool_path_lock *lock = NULL;
         json_auto_t *res = NULL;
         struct lint lint = {};
@@ -264,15 +266,15 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
         content = json_string_value(cv);
         content_len = json_string_length(cv);
 
-        r = tool_path_init(ctx, path, &tp);
+        /* The file name's bytes: escapes of bytes that are not UTF-8 (docs/protocol.md) undone. */
+        r = utf8_unescape_bytes(path, strlen(path), &path_bytes, NULL);
         if (r < 0)
                 return r;
-        if (tool_path_is_sensitive(&tp))
-                return tool_error_result(
-                        ret_result,
-                        "Refusing to write to sensitive system path: %s\nUse the "
-                        "terminal tool with sudo if you need to modify system files.",
-                        path);
+        path = path_bytes;
+
+        r = tool_path_check(ctx, path, &tp, ret_result);
+        if (r != 0)
+                return r < 0 ? r : 0;
 
         r = file_safety_write_denied(ctx, tp.abs);
         if (r < 0)
