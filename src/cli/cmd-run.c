@@ -394,7 +394,7 @@ int cmd_run(int argc, char **argv)
                 if (cli_build_registry(&config, tools, upstreams, &registry) < 0)
                         goto out;
         }
-        r = interpreter_resolve(&config, config.mode, &python, &d);
+        r = interpreter_resolve_in(&config, config.mode, cwd, &python, &d);
         if (r < 0) {
                 log_error("%s", d.message);
                 goto out;

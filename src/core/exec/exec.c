@@ -37,6 +37,7 @@
 #include "core/sandbox/cgroup.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
+#include "core/spawn/interpreter.h"
 #include "core/spawn/proc-tree.h"
 #include "core/spawn/spawn.h"
 #include "core/stubs/stubs.h"
@@ -402,47 +403,6 @@ static bool code_is_blank(const char *code, size_t n)
         return true;
 }
 
-/* Trees the interpreter needs besides /usr: its prefix (a venv's and its base's), PYTHONPATH. */
-static int interpreter_trees(const struct exec_opts *o, char ***ret)
-{
-        _cleanup_strv_free_ char **l = NULL;
-        _cleanup_free_ char *real = realpath(o->python, NULL);
-        const char *pp = env_get(o->base_env, "PYTHONPATH");
-        const char *bins[] = {o->python, real};
-        int r;
-
-        for (size_t i = 0; i < ELEMENTSOF(bins); i++) {
-                char buf[PATH_MAX], *slash;
-                if (!bins[i] || bins[i][0] != '/' || strlen(bins[i]) >= sizeof(buf))
-                        continue;
-                /* <prefix>/bin/python3 -> <prefix> */
-                snprintf(buf, sizeof(buf), "%s", bins[i]);
-                for (int up = 0; up < 2; up++) {
-                        slash = strrchr(buf, '/');
-                        if (!slash)
-                                break;
-                        *slash = 0;
-                }
-                if (!buf[0] || strv_contains(l, buf))
-                        continue;
-                r = strv_extend(&l, buf);
-                if (r < 0)
-                        return r;
-        }
-        if (pp) {
-                _cleanup_strv_free_ char **parts = NULL;
-                r = strv_split(pp, ":", &parts);
-                if (r < 0)
-                        return r;
-                for (char **s = parts; s && *s; s++)
-                        if ((*s)[0] == '/' && !strv_contains(l, *s) &&
-                            (r = strv_extend(&l, *s)) < 0)
-                                return r;
-        }
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
 /* The layers an isolation level asks for, before anything was tried. */
 static int wanted_layers(enum ptc_isolation level, int ll_abi, unsigned *ret, struct diag *reterr)
 {
@@ -519,7 +479,7 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
                                        (uint64_t) c->timeout * 2 + 10);
         /* A cgroup leaf of its own where ptc may make one (cgroup.h); the rlimits stay. */
         sb.cgroup = run_cgroup_start(sb.limits.data_bytes, sb.limits.pids, "isolation", &e->cgroup);
-        r = interpreter_trees(o, &trees);
+        r = interpreter_trees(o->python, env_get(o->base_env, "PYTHONPATH"), &trees);
         r = r ?: sandbox_env(e->child_env, sb.cwd, &ns_env);
         if (r < 0)
                 return diag_set(reterr, r, "out of memory");

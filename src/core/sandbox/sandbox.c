@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
+#include <linux/openat2.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <pthread.h>
@@ -30,6 +32,7 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "core/sandbox/landlock.h"
+#include "core/sandbox/sandbox-plan.h"
 #include "core/sandbox/seccomp-policy.h"
 
 /* The new mount API; the Debian 12 headers have the numbers but not all constants. */
@@ -41,6 +44,9 @@
 #endif
 #ifndef MOVE_MOUNT_F_EMPTY_PATH
 #        define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#ifndef MOVE_MOUNT_T_EMPTY_PATH
+#        define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
 #endif
 #ifndef AT_RECURSIVE
 #        define AT_RECURSIVE 0x8000
@@ -61,52 +67,10 @@ struct sb_mount_attr {
 #        define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-/* Where the new root is assembled, in the child's own mount namespace (see build_root()). */
-#define BASE "/tmp"
 /* The new root's own tmpfs holds mount points, a few symlinks and the copied /etc files. */
 #define ROOT_TMPFS_OPTS "size=8m,nr_inodes=4096,mode=0755"
-/*
- * A small file of /etc is copied into the root's tmpfs rather than bind-mounted: a bind takes
- * two mount calls, which made the single files of /etc ~1.5 ms of a strict start. Up to this
- * size per file and COPY_TOTAL_MAX in all; a larger one is bound.
- */
-#define COPY_FILE_MAX (256 * 1024)
-#define COPY_TOTAL_MAX (2 * 1024 * 1024)
 /* The child's setup takes milliseconds; one stuck in it is killed after this. */
 #define SETUP_TIMEOUT_MS 10000
-
-enum mnt_kind {
-        MNT_BIND_RO,
-        MNT_BIND_RW,
-        MNT_DEV_NODE, /* bind, keeps device access */
-        MNT_TMPFS,
-        MNT_PROC,
-        MNT_SYMLINK, /* src is the link text */
-        MNT_COPY,    /* a small regular file, copied (read-only with the root) */
-};
-
-struct mnt_entry {
-        enum mnt_kind kind;
-        char *src;    /* host path (bind), link text (symlink) */
-        char *target; /* BASE + inside path */
-        char *opts;   /* tmpfs options */
-        bool is_dir;
-        bool idmap; /* bind through the idmap user namespace (root only) */
-        int src_fd; /* opened in the child before the base tmpfs hides /tmp */
-};
-
-struct plan {
-        struct mnt_entry *m;
-        size_t n;
-        char **ll_ro, **ll_rw;
-        struct seccomp_program seccomp;
-        int userns_fd;     /* idmap user namespace, root only, or -1 */
-        size_t copy_bytes; /* planned MNT_COPY bytes, up to COPY_TOTAL_MAX */
-        bool as_root;
-        uid_t uid;
-        gid_t gid;
-        char uid_map[64], gid_map[64];
-};
 
 /* One step of the child's setup, reported to the parent when it fails. */
 enum stage {
@@ -156,379 +120,6 @@ const char *sandbox_layer_to_string(enum sandbox_layer l)
         return (unsigned) l < _SANDBOX_LAYER_MAX ? layer_names[l] : "?";
 }
 
-static inline bool streq(const char *a, const char *b)
-{
-        return strcmp(a, b) == 0;
-}
-
-static void closedirp(DIR **d)
-{
-        if (*d)
-                closedir(*d);
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* The plan: everything the child needs, allocated before fork                                 */
-
-static void plan_release(struct plan *p)
-{
-        for (size_t i = 0; i < p->n; i++) {
-                free(p->m[i].src);
-                free(p->m[i].target);
-                free(p->m[i].opts);
-        }
-        free(p->m);
-        strv_free(p->ll_ro);
-        strv_free(p->ll_rw);
-        seccomp_program_release(&p->seccomp);
-        p->userns_fd = safe_close(p->userns_fd);
-}
-
-static int plan_add(struct plan *p, enum mnt_kind kind, const char *src, const char *inside,
-                    bool is_dir)
-{
-        struct mnt_entry *m;
-        char *target;
-
-        /* An entry for the same inside path replaces nothing: the first one wins. */
-        for (size_t i = 0; i < p->n; i++)
-                if (streq(p->m[i].target + strlen(BASE), inside))
-                        return 0;
-        if (asprintf(&target, "%s%s", BASE, inside) < 0)
-                return -ENOMEM;
-        m = reallocarray(p->m, p->n + 1, sizeof(*m));
-        if (!m) {
-                free(target);
-                return -ENOMEM;
-        }
-        p->m = m;
-        m = &p->m[p->n];
-        *m = (struct mnt_entry){.kind = kind, .target = target, .is_dir = is_dir, .src_fd = -1};
-        if (src && !(m->src = strdup(src))) {
-                free(target);
-                return -ENOMEM;
-        }
-        p->n++;
-        return 0;
-}
-
-/* Bind @path read-only at the same place when it exists. */
-static int plan_bind_existing(struct plan *p, const char *path, enum mnt_kind kind)
-{
-        struct stat st;
-
-        if (!path || path[0] != '/' || stat(path, &st) < 0)
-                return 0;
-        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) && kind != MNT_DEV_NODE)
-                return 0;
-        return plan_add(p, kind, path, path, S_ISDIR(st.st_mode));
-}
-
-/*
- * Show the file @path (read-only, same place) by a copy when it is small and we can read it,
- * else by a bind; nothing when it does not exist.
- */
-static int plan_copy_existing(struct plan *p, const char *path)
-{
-        struct stat st;
-
-        if (stat(path, &st) < 0)
-                return 0;
-        /*
-         * Readable by the script? As root, only what "others" may read (inside, the file's
-         * owner is unmapped); access() would say yes to everything. A bind shows the rest as
-         * it is on the host.
-         */
-        if (!S_ISREG(st.st_mode) || st.st_size > COPY_FILE_MAX ||
-            p->copy_bytes + (size_t) st.st_size > COPY_TOTAL_MAX ||
-            (p->as_root ? !(st.st_mode & S_IROTH) : access(path, R_OK) < 0))
-                return plan_bind_existing(p, path, MNT_BIND_RO);
-        p->copy_bytes += (size_t) st.st_size;
-        return plan_add(p, MNT_COPY, path, path, false);
-}
-
-/* Number of components: parents are mounted before their children. */
-static size_t depth(const char *s)
-{
-        size_t d = 0;
-
-        for (; *s; s++)
-                if (*s == '/' && s[1] && s[1] != '/')
-                        d++;
-        return d;
-}
-
-static int cmp_entry(const void *a, const void *b)
-{
-        const struct mnt_entry *x = a, *y = b;
-        size_t dx = depth(x->target), dy = depth(y->target);
-
-        if (dx != dy)
-                return dx < dy ? -1 : 1;
-        return strcmp(x->target, y->target);
-}
-
-/* Top-level names of the host root that are symlinks into /usr (merged /usr). */
-static int plan_usr_links(struct plan *p)
-{
-        static const char *const names[] = {"bin", "sbin", "lib", "lib32", "lib64", "libx32"};
-
-        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                char host[32], link[PATH_MAX];
-                ssize_t k;
-                int r;
-
-                snprintf(host, sizeof(host), "/%s", names[i]);
-                k = readlink(host, link, sizeof(link) - 1);
-                if (k > 0) {
-                        link[k] = 0;
-                        r = plan_add(p, MNT_SYMLINK, link, host, false);
-                } else
-                        r = plan_bind_existing(p, host, MNT_BIND_RO);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-/* The files of /etc a Python program reasonably needs; nothing with secrets. */
-static int plan_etc(struct plan *p, bool network)
-{
-        static const char *const names[] = {
-                "ld.so.cache",  "ld.so.conf", "ld.so.conf.d",    "localtime",
-                "timezone",     "passwd",     "group",           "nsswitch.conf",
-                "hosts",        "host.conf",  "gai.conf",        "protocols",
-                "services",     "ssl",        "ca-certificates", "ca-certificates.conf",
-                "mime.types",   "os-release", "alternatives",    "debian_version",
-                "matplotlibrc", "fonts",
-        };
-        _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
-        int r;
-
-        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                _cleanup_free_ char *path = path_join("/etc", names[i]);
-                if (!path)
-                        return -ENOMEM;
-                r = plan_copy_existing(p, path);
-                if (r < 0)
-                        return r;
-        }
-        if (network) {
-                r = plan_copy_existing(p, "/etc/resolv.conf");
-                if (r < 0)
-                        return r;
-        }
-        /* Debian's python3.X reads /etc/python3.X (sitecustomize). */
-        d = opendir("/etc");
-        while (d && (de = readdir(d))) {
-                _cleanup_free_ char *path = NULL;
-                if (strncmp(de->d_name, "python", 6) != 0)
-                        continue;
-                path = path_join("/etc", de->d_name);
-                if (!path)
-                        return -ENOMEM;
-                r = plan_bind_existing(p, path, MNT_BIND_RO);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int plan_ll(char ***list, const char *path)
-{
-        return strv_extend(list, path);
-}
-
-#define IDMAP_HELPER_STACK (64 * 1024)
-
-/*
- * The helper holds the user namespace until we kill it (SIGKILL, when its maps are written
- * and the namespace is open) or until the thread that made it dies. It shares our memory and
- * our thread's TLS, so it makes raw system calls only, none of which can fail in a way that
- * writes errno here; it starts with every signal blocked (no handler can run on its stack).
- * ptc is linked with -z now: no lazy binding in here.
- *
- * Not a pipe it waits to see closed: without CLONE_FILES it holds a copy of every fd ptc had
- * at the clone, the write ends of the helpers other threads have in flight among them, and
- * two concurrent starts then waited for each other's EOF forever.
- */
-static int idmap_helper(void *arg)
-{
-        pid_t parent = *(const pid_t *) arg;
-
-        (void) syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
-        if (syscall(SYS_getppid) == parent)
-                /* No fds and no timeout: sleeps until SIGKILL, which no mask holds back. */
-                (void) syscall(SYS_ppoll, NULL, 0UL, NULL, NULL, 0UL);
-        syscall(SYS_exit, 0);
-        return 0;
-}
-
-/*
- * An unshared user namespace whose map sends on-disk uid 0 to the sandbox's host uid. The
- * helper that holds it while we write its maps shares our memory (CLONE_VM): no page tables
- * to copy and tear down, which made this one of the costliest steps of a root start.
- */
-static int make_idmap_userns(struct diag *reterr)
-{
-        _cleanup_free_ char *stack = malloc(IDMAP_HELPER_STACK);
-        pid_t self = getpid(), pid;
-        sigset_t all, old;
-        char path[64], map[64];
-        int fd;
-
-        if (!stack)
-                return diag_set(reterr, -ENOMEM, "namespaces: out of memory");
-        sigfillset(&all);
-        (void) pthread_sigmask(SIG_SETMASK, &all, &old);
-        pid = clone(idmap_helper, stack + IDMAP_HELPER_STACK, CLONE_NEWUSER | CLONE_VM | SIGCHLD,
-                    &self);
-        if (pid < 0) {
-                int r = -errno;
-                (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
-                return diag_set(reterr, r, "namespaces: cannot create a user namespace: %s",
-                                strerror(-r));
-        }
-        (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
-        snprintf(map, sizeof(map), "0 %u 1\n", (unsigned) SANDBOX_HOST_UID);
-        snprintf(path, sizeof(path), "/proc/%d/uid_map", (int) pid);
-        fd = write_string_at(AT_FDCWD, path, map);
-        if (fd >= 0) {
-                snprintf(path, sizeof(path), "/proc/%d/gid_map", (int) pid);
-                fd = write_string_at(AT_FDCWD, path, map);
-        }
-        if (fd >= 0) {
-                snprintf(path, sizeof(path), "/proc/%d/ns/user", (int) pid);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        fd = -errno;
-        }
-        /* Our unreaped child: the pid is still its own. Reaped before its stack is freed. */
-        (void) kill(pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-                ;
-        if (fd < 0)
-                return diag_set(reterr, fd, "namespaces: cannot set up the id mapping: %s",
-                                strerror(-fd));
-        return fd;
-}
-
-static int plan_build(struct plan *p, const struct sandbox_opts *o, enum sandbox_layer *failed,
-                      struct diag *reterr)
-{
-        bool ns = o->layers & (1u << SANDBOX_LAYER_NAMESPACES);
-        char opts[128];
-        int r = 0;
-
-        p->as_root = geteuid() == 0;
-        p->uid = p->as_root ? SANDBOX_INSIDE_UID : getuid();
-        p->gid = p->as_root ? SANDBOX_INSIDE_UID : getgid();
-
-        if (ns) {
-                struct stat st;
-
-                *failed = SANDBOX_LAYER_NAMESPACES;
-
-                if (streq(o->cwd, "/"))
-                        return diag_set(reterr, -EINVAL,
-                                        "namespaces: the working directory '/' cannot be "
-                                        "confined (choose a project directory with --cwd)");
-                /* The working directory first: read-only trees inside it stay on top. */
-                r = r ?: plan_add(p, MNT_BIND_RW, o->cwd, o->cwd, true);
-                if (o->staging_dir && !streq(o->staging_dir, o->cwd))
-                        r = r ?: plan_add(p, MNT_BIND_RO, o->staging_dir, o->staging_dir, true);
-                if (p->as_root && r >= 0) {
-                        p->userns_fd = make_idmap_userns(reterr);
-                        if (p->userns_fd < 0)
-                                return p->userns_fd;
-                        /* Idmap what root owns; anything else keeps its owner. */
-                        for (size_t i = 0; i < p->n; i++)
-                                if (stat(p->m[i].src, &st) == 0 && st.st_uid == 0)
-                                        p->m[i].idmap = true;
-                }
-                r = r ?: plan_bind_existing(p, "/usr", MNT_BIND_RO);
-                r = r ?: plan_usr_links(p);
-                r = r ?: plan_etc(p, o->network);
-                for (char *const *s = o->ro_paths; r >= 0 && s && *s; s++)
-                        r = plan_bind_existing(p, *s, MNT_BIND_RO);
-                snprintf(opts, sizeof(opts), "size=%llu,nr_inodes=%llu,mode=1777",
-                         (unsigned long long) o->limits.tmp_bytes,
-                         (unsigned long long) MAX(o->limits.tmp_bytes / 16384, 1024));
-                r = r ?: plan_add(p, MNT_TMPFS, NULL, "/tmp", true);
-                r = r ?: plan_add(p, MNT_PROC, NULL, "/proc", true);
-                r = r ?: plan_add(p, MNT_TMPFS, NULL, "/dev/shm", true);
-                for (size_t i = 0; r >= 0 && i < p->n; i++)
-                        if (p->m[i].kind == MNT_TMPFS && !(p->m[i].opts = strdup(opts)))
-                                r = -ENOMEM;
-                r = r ?: plan_bind_existing(p, "/dev/null", MNT_DEV_NODE);
-                r = r ?: plan_bind_existing(p, "/dev/zero", MNT_DEV_NODE);
-                r = r ?: plan_bind_existing(p, "/dev/full", MNT_DEV_NODE);
-                r = r ?: plan_bind_existing(p, "/dev/random", MNT_DEV_NODE);
-                r = r ?: plan_bind_existing(p, "/dev/urandom", MNT_DEV_NODE);
-                r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd", "/dev/fd", false);
-                r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd/0", "/dev/stdin", false);
-                r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd/1", "/dev/stdout", false);
-                r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd/2", "/dev/stderr", false);
-                if (r < 0)
-                        return diag_set(reterr, r, "namespaces: cannot plan the file system: %s",
-                                        strerror(-r));
-                qsort(p->m, p->n, sizeof(*p->m), cmp_entry);
-                if (!p->as_root) {
-                        snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1\n", (unsigned) p->uid,
-                                 (unsigned) getuid());
-                        snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1\n", (unsigned) p->gid,
-                                 (unsigned) getgid());
-                } else {
-                        snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1\n", (unsigned) p->uid,
-                                 (unsigned) SANDBOX_HOST_UID);
-                        snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1\n", (unsigned) p->gid,
-                                 (unsigned) SANDBOX_HOST_UID);
-                }
-        }
-
-        if ((o->layers & (1u << SANDBOX_LAYER_LANDLOCK)) && o->landlock_abi >= 1) {
-                *failed = SANDBOX_LAYER_LANDLOCK;
-                if (ns) {
-                        /* Paths as the script sees them, inside the new root. */
-                        static const char *const ro[] = {"/usr",   "/etc",   "/proc",
-                                                         "/bin",   "/sbin",  "/lib",
-                                                         "/lib64", "/lib32", "/libx32"};
-                        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(ro); i++)
-                                r = plan_ll(&p->ll_ro, ro[i]);
-                        for (char *const *s = o->ro_paths; r >= 0 && s && *s; s++)
-                                r = plan_ll(&p->ll_ro, *s);
-                        if (o->staging_dir && r >= 0)
-                                r = plan_ll(&p->ll_ro, o->staging_dir);
-                        r = r ?: plan_ll(&p->ll_rw, "/tmp");
-                        r = r ?: plan_ll(&p->ll_rw, "/dev");
-                } else {
-                        /* No private /tmp without namespaces: the host's is shared. */
-                        r = r ?: plan_ll(&p->ll_ro, "/");
-                        r = r ?: plan_ll(&p->ll_rw, "/tmp");
-                        r = r ?: plan_ll(&p->ll_rw, "/dev");
-                        if (o->staging_dir && r >= 0)
-                                r = plan_ll(&p->ll_rw, o->staging_dir);
-                }
-                r = r ?: plan_ll(&p->ll_rw, o->cwd);
-                if (r < 0)
-                        return diag_set(reterr, r, "landlock: out of memory");
-        }
-        if (o->layers & (1u << SANDBOX_LAYER_SECCOMP)) {
-                struct seccomp_policy_opts so = {.allow_inet = o->network};
-
-                *failed = SANDBOX_LAYER_SECCOMP;
-                r = seccomp_policy_build(&so, &p->seccomp, reterr);
-                if (r < 0)
-                        return r;
-        }
-        *failed = _SANDBOX_LAYER_MAX;
-        return 0;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* The child: only system calls from here on (it was forked from a multi-threaded ptc)        */
-
 _noreturn_ _no_sanitize_address_ static void fail(int errfd, int stage, int index)
 {
         struct child_error e = {.stage = stage, .error = errno, .index = index};
@@ -537,80 +128,118 @@ _noreturn_ _no_sanitize_address_ static void fail(int errfd, int stage, int inde
         _exit(127);
 }
 
-static int mkdir_parents(char *path)
+/*
+ * The directory that holds @target, in one of our own tmpfs, with the directories on the way
+ * made (0755: the way to every mount point is open to the script) and never a symlink
+ * followed: an O_PATH fd, or -1 with errno.
+ */
+static int open_parent(const char *target)
 {
-        for (char *s = path + 1; *s; s++) {
-                if (*s != '/')
-                        continue;
-                *s = 0;
-                if (mkdir(path, 0755) < 0 && errno != EEXIST) {
-                        *s = '/';
-                        return -1;
-                }
-                *s = '/';
-        }
-        return 0;
-}
+        char path[PATH_MAX];
+        size_t n = strlen(target);
+        int dfd, fd;
 
-static int make_mount_point(struct mnt_entry *m)
-{
-        int fd;
-
-        if (mkdir_parents(m->target) < 0)
+        if (n >= sizeof(path)) {
+                errno = ENAMETOOLONG;
                 return -1;
-        if (m->kind == MNT_SYMLINK || m->kind == MNT_COPY)
-                return 0;
-        if (m->is_dir || m->kind == MNT_TMPFS || m->kind == MNT_PROC)
-                return mkdir(m->target, 0755) < 0 && errno != EEXIST ? -1 : 0;
-        fd = open(m->target, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (fd < 0)
-                return errno == EEXIST ? 0 : -1;
-        close(fd);
-        return 0;
-}
-
-static int set_mount_attr(const char *path, uint64_t set, bool recursive)
-{
-        struct sb_mount_attr a = {.attr_set = set};
-
-        return (int) syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &a,
-                             sizeof(a));
-}
-
-static void bind_entry(struct mnt_entry *m, int userns_fd, int errfd, int index)
-{
-        char src[64];
-        bool ro = m->kind == MNT_BIND_RO;
-
-        if (m->idmap && userns_fd >= 0) {
-                struct sb_mount_attr a = {
-                        .attr_set = SB_MOUNT_ATTR_IDMAP | SB_MOUNT_ATTR_NOSUID |
-                                    SB_MOUNT_ATTR_NODEV | (ro ? SB_MOUNT_ATTR_RDONLY : 0),
-                        .userns_fd = (uint64_t) userns_fd,
-                };
-                int t = (int) syscall(SYS_open_tree, m->src_fd, "",
-                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-                if (t < 0)
-                        fail(errfd, ST_IDMAP, index);
-                /* A file system without idmap support gets a plain bind below. */
-                if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &a, sizeof(a)) == 0) {
-                        if (syscall(SYS_move_mount, t, "", AT_FDCWD, m->target,
-                                    MOVE_MOUNT_F_EMPTY_PATH) < 0)
-                                fail(errfd, ST_IDMAP, index);
-                        close(t);
-                        return;
-                }
-                close(t);
         }
-        snprintf(src, sizeof(src), "/proc/self/fd/%d", m->src_fd);
-        if (mount(src, m->target, NULL, MS_BIND | MS_REC, NULL) < 0)
+        memcpy(path, target, n + 1);
+        dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        for (char *c = path + 1, *slash; dfd >= 0; c = slash + 1) {
+                slash = strchr(c, '/');
+                if (!slash)
+                        break;
+                *slash = 0;
+                if (!*c)
+                        continue;
+                fd = mkdirat(dfd, c, 0755) < 0 && errno != EEXIST
+                             ? -1
+                             : openat(dfd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                close(dfd);
+                dfd = fd;
+        }
+        return dfd;
+}
+
+/*
+ * Open the mount point of @m (an O_PATH fd, or -1 with errno), made in our tmpfs as
+ * open_parent() does. One in a bound host tree (in_host_tree) must exist there and is never
+ * made: nothing we do may write to the host.
+ */
+static int open_mount_point(const struct sandbox_mount *m)
+{
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        const char *last = strrchr(m->target, '/') + 1;
+        int dfd, fd;
+
+        if (m->in_host_tree)
+                return (int) syscall(SYS_openat2, AT_FDCWD, m->target, &how, sizeof(how));
+        dfd = open_parent(m->target);
+        if (dfd < 0)
+                return -1;
+        if (m->is_dir || m->kind == MNT_TMPFS || m->kind == MNT_PROC)
+                fd = mkdirat(dfd, last, 0755) < 0 && errno != EEXIST
+                             ? -1
+                             : openat(dfd, last, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        else {
+                fd = openat(dfd, last, O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+                if (fd >= 0) {
+                        close(fd);
+                        fd = openat(dfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                }
+        }
+        close(dfd);
+        return fd;
+}
+
+/*
+ * Mount a clone of the source at @m's mount point, every bind nosuid (and nodev but for the
+ * device nodes), read-only where planned, idmapped where planned and the file system allows:
+ * the flags are set on the detached clone, so the tree is never visible without them, and
+ * it is attached to the fd of its mount point (no path resolved again).
+ */
+static void bind_entry(struct sandbox_mount *m, int userns_fd, int errfd, int index)
+{
+        bool ro = m->kind == MNT_BIND_RO, idmap = m->idmap && userns_fd >= 0;
+        uint64_t flags = SB_MOUNT_ATTR_NOSUID |
+                         (m->kind == MNT_DEV_NODE ? 0 : SB_MOUNT_ATTR_NODEV) |
+                         (ro ? SB_MOUNT_ATTR_RDONLY : 0);
+        struct sb_mount_attr a = {.attr_set = flags};
+        int t, target = open_mount_point(m);
+
+        if (target < 0)
+                fail(errfd, ST_MKPOINT, index);
+        /* An idmapped clone is of the top mount only; a plain one keeps what is below. */
+        t = (int) syscall(SYS_open_tree, m->src_fd, "",
+                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                  (idmap ? 0 : AT_RECURSIVE));
+        if (t < 0)
                 fail(errfd, ST_BIND, index);
-        if (set_mount_attr(m->target,
-                           SB_MOUNT_ATTR_NOSUID |
-                                   (m->kind == MNT_DEV_NODE ? 0 : SB_MOUNT_ATTR_NODEV) |
-                                   (ro ? SB_MOUNT_ATTR_RDONLY : 0),
-                           true) < 0)
+        if (idmap) {
+                struct sb_mount_attr ia = {.attr_set = flags | SB_MOUNT_ATTR_IDMAP,
+                                           .userns_fd = (uint64_t) userns_fd};
+
+                if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &ia, sizeof(ia)) == 0)
+                        a.attr_set = 0; /* set with the idmap */
+                else {
+                        /* A file system without idmap support: a plain bind, as below. */
+                        close(t);
+                        t = (int) syscall(SYS_open_tree, m->src_fd, "",
+                                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                                  AT_RECURSIVE);
+                        if (t < 0)
+                                fail(errfd, ST_BIND, index);
+                }
+        }
+        if (a.attr_set &&
+            syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
                 fail(errfd, ST_READONLY, index);
+        if (syscall(SYS_move_mount, t, "", target, "",
+                    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                fail(errfd, ST_BIND, index);
+        close(t);
+        close(target);
 }
 
 /*
@@ -620,25 +249,32 @@ static void bind_entry(struct mnt_entry *m, int userns_fd, int errfd, int index)
  * it instead, on the empty file made here), -1 on error. The copy keeps the source's read
  * bits only.
  */
-static int copy_entry(const struct mnt_entry *m)
+static int copy_entry(const struct sandbox_mount *m)
 {
         char buf[16384];
         struct stat st;
         size_t total = 0;
         ssize_t k;
-        int fd, r = 0;
+        int dfd, fd, r = 0;
 
-        fd = open(m->target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        dfd = open_parent(m->target);
+        if (dfd < 0)
+                return -1;
+        fd = openat(dfd, strrchr(m->target, '/') + 1,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        close(dfd);
         if (fd < 0)
                 return errno == EEXIST ? 1 : -1;
         if (fstat(m->src_fd, &st) < 0)
                 r = -1;
-        else if (!S_ISREG(st.st_mode) || st.st_size > COPY_FILE_MAX)
+        else if (!S_ISREG(st.st_mode) || st.st_size > SANDBOX_COPY_FILE_MAX)
                 r = 2;
         /* sendfile(), or read()/write() where the source's file system cannot splice. */
-        while (r == 0 && (k = sendfile(fd, m->src_fd, NULL, COPY_FILE_MAX + 1 - total)) != 0) {
+        while (r == 0 &&
+               (k = sendfile(fd, m->src_fd, NULL, SANDBOX_COPY_FILE_MAX + 1 - total)) != 0) {
                 if (k < 0 && (errno == EINVAL || errno == ENOSYS)) {
-                        k = read(m->src_fd, buf, MIN(sizeof(buf), COPY_FILE_MAX + 1 - total));
+                        k = read(m->src_fd, buf,
+                                 MIN(sizeof(buf), SANDBOX_COPY_FILE_MAX + 1 - total));
                         if (k > 0 && write(fd, buf, (size_t) k) != k)
                                 k = -1;
                         if (k == 0)
@@ -646,7 +282,7 @@ static int copy_entry(const struct mnt_entry *m)
                 }
                 if (k < 0 && errno != EINTR)
                         r = -1;
-                else if (k > 0 && (total += (size_t) k) > COPY_FILE_MAX)
+                else if (k > 0 && (total += (size_t) k) > SANDBOX_COPY_FILE_MAX)
                         r = 2; /* it grew since: bind it rather than cut it */
         }
         if (r == 0 && fchmod(fd, st.st_mode & 0444) < 0)
@@ -655,7 +291,7 @@ static int copy_entry(const struct mnt_entry *m)
         return r;
 }
 
-static void build_root(struct plan *p, int errfd)
+static void build_root(struct sandbox_plan *p, int errfd)
 {
         /* The modes we create are the modes we mean, whatever ptc's umask (our fs_struct). */
         umask(022);
@@ -664,7 +300,7 @@ static void build_root(struct plan *p, int errfd)
                 fail(errfd, ST_PRIVATE, -1);
         /* Sources first: the base tmpfs is about to hide the host's /tmp. */
         for (size_t i = 0; i < p->n; i++) {
-                struct mnt_entry *m = &p->m[i];
+                struct sandbox_mount *m = &p->m[i];
                 if (m->kind != MNT_BIND_RO && m->kind != MNT_BIND_RW && m->kind != MNT_DEV_NODE &&
                     m->kind != MNT_COPY)
                         continue;
@@ -672,6 +308,14 @@ static void build_root(struct plan *p, int errfd)
                 m->src_fd = open(m->src,
                                  (m->kind == MNT_COPY ? O_RDONLY | O_NONBLOCK | O_NOCTTY : O_PATH) |
                                          O_CLOEXEC);
+                /* The user's trees were canonical when planned: a symlink since is refused. */
+                if (m->src_fd >= 0 && m->canonical) {
+                        struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                                               .resolve = RESOLVE_NO_SYMLINKS};
+
+                        close(m->src_fd);
+                        m->src_fd = (int) syscall(SYS_openat2, AT_FDCWD, m->src, &how, sizeof(how));
+                }
                 if (m->src_fd < 0)
                         fail(errfd, ST_OPEN_SOURCE, (int) i);
         }
@@ -679,13 +323,16 @@ static void build_root(struct plan *p, int errfd)
          * The new root is a tmpfs mounted on the host's /tmp (in this namespace only). After
          * pivot_root(".", ".") it is "/" and no longer covers anything.
          */
-        if (mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTS) < 0)
+        if (mount("tmpfs", SANDBOX_BASE, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTS) < 0)
                 fail(errfd, ST_BASE_TMPFS, -1);
         for (size_t i = 0; i < p->n; i++) {
-                struct mnt_entry *m = &p->m[i];
+                struct sandbox_mount *m = &p->m[i];
+                int fd;
 
-                if (make_mount_point(m) < 0)
-                        fail(errfd, ST_MKPOINT, (int) i);
+                /* A bound host tree shows what is there: nothing of ours is written into it. */
+                if (m->in_host_tree &&
+                    !(m->kind == MNT_BIND_RO || m->kind == MNT_BIND_RW || m->kind == MNT_DEV_NODE))
+                        continue;
                 switch (m->kind) {
                 case MNT_BIND_RO:
                 case MNT_BIND_RW:
@@ -693,17 +340,27 @@ static void build_root(struct plan *p, int errfd)
                         bind_entry(m, p->userns_fd, errfd, (int) i);
                         break;
                 case MNT_TMPFS:
-                        if (mount("tmpfs", m->target, "tmpfs", MS_NOSUID | MS_NODEV, m->opts) < 0)
-                                fail(errfd, ST_TMPFS, (int) i);
-                        break;
                 case MNT_PROC:
-                        if (mount("proc", m->target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                                  NULL) < 0)
-                                fail(errfd, ST_PROC, (int) i);
+                        /* Ours (/tmp, /proc, /dev/shm): made just now, no symlink on the way. */
+                        fd = open_mount_point(m);
+                        if (fd < 0)
+                                fail(errfd, ST_MKPOINT, (int) i);
+                        close(fd);
+                        if (m->kind == MNT_TMPFS
+                                    ? mount("tmpfs", m->target, "tmpfs", MS_NOSUID | MS_NODEV,
+                                            m->opts) < 0
+                                    : mount("proc", m->target, "proc",
+                                            MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                                fail(errfd, m->kind == MNT_TMPFS ? ST_TMPFS : ST_PROC, (int) i);
                         break;
                 case MNT_SYMLINK:
-                        if (symlink(m->src, m->target) < 0 && errno != EEXIST)
+                        fd = open_parent(m->target);
+                        if (fd < 0)
+                                fail(errfd, ST_MKPOINT, (int) i);
+                        if (symlinkat(m->src, fd, strrchr(m->target, '/') + 1) < 0 &&
+                            errno != EEXIST)
                                 fail(errfd, ST_SYMLINK, (int) i);
+                        close(fd);
                         break;
                 case MNT_COPY: {
                         int r = copy_entry(m);
@@ -712,6 +369,7 @@ static void build_root(struct plan *p, int errfd)
                                 fail(errfd, ST_COPY, (int) i);
                         if (r == 2) {
                                 m->kind = MNT_BIND_RO;
+                                m->is_dir = false;
                                 bind_entry(m, p->userns_fd, errfd, (int) i);
                         }
                         break;
@@ -723,7 +381,7 @@ static void build_root(struct plan *p, int errfd)
                         close(p->m[i].src_fd);
                         p->m[i].src_fd = -1;
                 }
-        if (chdir(BASE) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
+        if (chdir(SANDBOX_BASE) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
             umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
                 fail(errfd, ST_PIVOT, -1);
         if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) <
@@ -738,7 +396,7 @@ static void build_root(struct plan *p, int errfd)
  * write). ptc is non-dumpable, and so are we after a uid change: our /proc/self files would
  * then be root's, so we flip the flag first.
  */
-static int write_own_maps(const struct plan *p)
+static int write_own_maps(const struct sandbox_plan *p)
 {
         if (prctl(PR_SET_DUMPABLE, 1) < 0 ||
             write_string_at(AT_FDCWD, "/proc/self/setgroups", "deny") < 0 ||
@@ -754,7 +412,7 @@ static int write_own_maps(const struct plan *p)
  * under a lock another thread of ptc may have held when we were cloned. That was a real hang
  * (three runs started at once, one child waiting on that lock forever).
  */
-static void drop_root(struct plan *p, int errfd)
+static void drop_root(struct sandbox_plan *p, int errfd)
 {
         const long id = SANDBOX_HOST_UID;
 
@@ -776,7 +434,7 @@ _no_sanitize_address_ static void set_limit(int resource, uint64_t v, int errfd)
 /* The script's own setup after fork: limits, NO_NEW_PRIVS, Landlock, seccomp, exec. */
 /* Also on the script's CLONE_VM stack (run_init()): no ASan instrumentation. */
 _noreturn_ _no_sanitize_address_ static void exec_script(const struct sandbox_opts *o,
-                                                         struct plan *p, int errfd)
+                                                         struct sandbox_plan *p, int errfd)
 {
         const struct sandbox_limits *l = &o->limits;
 
@@ -898,7 +556,7 @@ static void forward_stop(pid_t script, int asked_by)
 
 struct script_args {
         const struct sandbox_opts *o;
-        struct plan *p;
+        struct sandbox_plan *p;
         int errfd, status_fd;
 };
 
@@ -919,7 +577,7 @@ _no_sanitize_address_ static int script_main(void *arg)
  * its signals (blocked since the clone) with sigwaitinfo(): none is lost between a check and
  * a wait, as with a handler that sets a flag.
  */
-_noreturn_ static void run_init(const struct sandbox_opts *o, struct plan *p, int errfd,
+_noreturn_ static void run_init(const struct sandbox_opts *o, struct sandbox_plan *p, int errfd,
                                 int status_fd)
 {
         bool forwarded = false, script_gone = false;
@@ -991,7 +649,7 @@ _noreturn_ static void run_init(const struct sandbox_opts *o, struct plan *p, in
 
 struct child_args {
         const struct sandbox_opts *o;
-        struct plan *p;
+        struct sandbox_plan *p;
         int errfd, syncfd, status_fd;
         int ptc_pidfd; /* self_pidfd() of ptc, or -errno */
         pid_t ptc;     /* getpid() of ptc */
@@ -1017,7 +675,7 @@ static bool ptc_gone(const struct child_args *a, bool in_pid_namespace)
 _noreturn_ static void child_main(struct child_args *a)
 {
         const struct sandbox_opts *o = a->o;
-        struct plan *p = a->p;
+        struct sandbox_plan *p = a->p;
         bool ns = o->layers & (1u << SANDBOX_LAYER_NAMESPACES);
         char c;
 
@@ -1069,16 +727,38 @@ _noreturn_ static void child_main(struct child_args *a)
         run_init(o, p, a->errfd, a->status_fd);
 }
 
-/* Which layer a failed step belongs to (the namespace steps come first in enum stage). */
-static enum sandbox_layer stage_layer(int stage)
+/*
+ * The layer a failed step of the child belongs to, when the failure is the kernel's or the
+ * environment's refusal of that layer (isolation auto then runs without it), else
+ * _SANDBOX_LAYER_MAX. Only steps that depend on no path count, and only with the errors by
+ * which a kernel or a security module refuses a feature: EPERM or EACCES (a container, an
+ * LSM, Ubuntu's restricted user namespaces), EINVAL, ENOSYS or EOPNOTSUPP (a kernel without
+ * it), ENOSPC or EUSERS (user namespaces limited to 0). A bind, a mount point, a copy, a
+ * chdir or an exec depends on paths a script may have shaped: that is the plan's to get
+ * right, never a reason to confine a run less (docs/isolation.md).
+ */
+static enum sandbox_layer refused_layer(int stage, int error)
 {
-        if (stage >= ST_SIGNALS && stage <= ST_FORK)
-                return SANDBOX_LAYER_NAMESPACES;
+        bool refusal = error == EPERM || error == EACCES || error == EINVAL || error == ENOSYS ||
+                       error == EOPNOTSUPP || error == ENOSPC || error == EUSERS;
+
+        if (!refusal)
+                return _SANDBOX_LAYER_MAX;
         switch (stage) {
+        case ST_PRIVATE:
+        case ST_BASE_TMPFS:
+        case ST_TMPFS:
+        case ST_PROC:
+        case ST_PIVOT:
+        case ST_ROOT_RO:
+        case ST_HOSTNAME:
+        case ST_DROP_IDS:
+        case ST_USERNS:
+                return SANDBOX_LAYER_NAMESPACES;
         case ST_RLIMIT:
                 return SANDBOX_LAYER_RLIMITS;
         case ST_LANDLOCK:
-                return SANDBOX_LAYER_LANDLOCK;
+                return error == EACCES ? _SANDBOX_LAYER_MAX : SANDBOX_LAYER_LANDLOCK;
         case ST_SECCOMP:
                 return SANDBOX_LAYER_SECCOMP;
         default:
@@ -1093,7 +773,7 @@ static const char *stage_text(int stage)
                 [ST_PRIVATE] = "namespaces: cannot make the mount namespace private",
                 [ST_OPEN_SOURCE] = "namespaces: cannot open",
                 [ST_BASE_TMPFS] = "namespaces: cannot mount the root tmpfs",
-                [ST_MKPOINT] = "namespaces: cannot create the mount point for",
+                [ST_MKPOINT] = "namespaces: cannot make or open the mount point",
                 [ST_BIND] = "namespaces: cannot bind-mount",
                 [ST_COPY] = "namespaces: cannot copy",
                 [ST_IDMAP] = "namespaces: cannot idmap-mount",
@@ -1150,7 +830,7 @@ static ssize_t read_with_deadline(int fd, void *buf, size_t n, int timeout_ms)
 int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
                   enum sandbox_layer *ret_failed_layer, struct diag *reterr)
 {
-        _cleanup_(plan_release) struct plan p = {.userns_fd = -1};
+        _cleanup_(sandbox_plan_release) struct sandbox_plan p = SANDBOX_PLAN_NULL;
         bool ns = o->layers & (1u << SANDBOX_LAYER_NAMESPACES);
         int errp[2] = {-1, -1}, syncp[2] = {-1, -1}, statusp[2] = {-1, -1};
         struct clone_args ca = {.exit_signal = SIGCHLD};
@@ -1161,7 +841,7 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         pid_t pid;
         ssize_t k;
 
-        r = plan_build(&p, o, &failed, reterr);
+        r = sandbox_plan_build(&p, o, &failed, reterr);
         if (r < 0)
                 goto out;
         if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(syncp, O_CLOEXEC) < 0 ||
@@ -1235,7 +915,9 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
                 r = diag_set(reterr, -errno, "%s: %m",
                              ns ? "namespaces: cannot create the namespaces"
                                 : "cannot start the script");
-                if (ns)
+                /* The kernel refusing the namespaces (or a limit of 0 on them). */
+                if (ns &&
+                    (r == -EPERM || r == -EINVAL || r == -ENOSPC || r == -EUSERS || r == -ENOSYS))
                         failed = SANDBOX_LAYER_NAMESPACES;
                 goto out;
         }
@@ -1259,8 +941,6 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
                 r = diag_set(reterr, -ETIMEDOUT,
                              "%s: the confined child did not finish its setup within %d s",
                              ns ? "namespaces" : "sandbox", SETUP_TIMEOUT_MS / 1000);
-                if (ns)
-                        failed = SANDBOX_LAYER_NAMESPACES;
                 goto out;
         }
         if (k == (ssize_t) sizeof(ce)) {
@@ -1268,14 +948,14 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
                 (void) kill(pid, SIGKILL);
                 (void) waitpid(pid, NULL, 0);
                 if (ce.index >= 0 && (size_t) ce.index < p.n && ce.stage != ST_RLIMIT)
-                        what = p.m[ce.index].target + strlen(BASE);
+                        what = p.m[ce.index].target + strlen(SANDBOX_BASE);
                 if (ce.stage == ST_EXEC)
                         what = o->path;
                 else if (ce.stage == ST_CHDIR)
                         what = o->cwd;
                 r = diag_set(reterr, -ce.error, "%s%s%s%s: %s", stage_text(ce.stage),
                              *what ? " '" : "", what, *what ? "'" : "", strerror(ce.error));
-                failed = stage_layer(ce.stage);
+                failed = refused_layer(ce.stage, ce.error);
                 goto out;
         }
         *ret = (struct sandbox_proc){.pid = pid, .pidfd = pidfd, .status_fd = statusp[0]};

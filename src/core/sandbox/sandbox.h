@@ -6,7 +6,8 @@
  *
  * With every layer, sandbox_spawn() makes a child in new user, mount, pid, net, ipc, uts and
  * cgroup namespaces. That child is pid 1 of the new pid namespace: it builds a read-only root from
- * bind mounts (usr, a few files of /etc, the interpreter's prefix), a private size-limited
+ * bind mounts (usr, a few files of /etc, what the interpreter reads: sandbox-plan.h), a
+ * private size-limited
  * /tmp, a fresh /proc and a minimal /dev, with the working directory mounted read-write and
  * the staging directory at the same paths as on the host, pivots into it, drops to an
  * unprivileged uid, and stays behind as a small reaping init. The script runs as its child
@@ -108,8 +109,12 @@ struct sandbox_proc {
  * Start the script confined by o->layers. The caller reaps ret->pid and closes the fds.
  * Errors: -errno with a message in @reterr that names the layer and the step ("namespaces:
  * cannot mount a fresh /proc: Operation not permitted"), and in @ret_failed_layer (may be
- * NULL) the layer that failed, or _SANDBOX_LAYER_MAX when the failure is no layer's (the
- * interpreter cannot be executed, no memory, ...): isolation auto retries without that layer.
+ * NULL) the layer the kernel or the environment refused (EPERM, EACCES, EINVAL, ENOSYS,
+ * EOPNOTSUPP, ENOSPC or EUSERS from a step that depends on no path: the clone, a user
+ * namespace's maps, a fresh tmpfs or /proc, pivot_root, Landlock, seccomp, an rlimit), or
+ * _SANDBOX_LAYER_MAX when the failure is no layer's: a path the script needs that the plan
+ * cannot show it (sandbox-plan.h), a bind, a chdir, an exec, no memory. isolation auto
+ * retries without a refused layer only; nothing a script writes can make it drop one.
  */
 _must_check_ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
                                enum sandbox_layer *ret_failed_layer, struct diag *reterr);

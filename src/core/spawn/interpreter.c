@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/spawn/interpreter.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/path-util.h"
+#include "basic/strv.h"
 #include "basic/time-util.h"
 #include "core/spawn/spawn.h"
 
@@ -245,8 +247,29 @@ int interpreter_version(const char *path, char **ret)
         return 0;
 }
 
-/* A project-mode candidate: exists, runs, >= 3.8. */
-static char *try_env_candidate(const char *var)
+static char *pyvenv_value(const char *bin, const char *key);
+
+/*
+ * Could a script have written @path? Under an isolation that confines, a script writes its
+ * working directory @cwd: what is there (a project venv, a PATH entry in the project) is never
+ * run outside the sandbox, not even to ask its version, or a script could plant a program
+ * that a later start runs unconfined.
+ */
+static bool script_could_write(const struct ptc_config *c, const char *cwd, const char *path)
+{
+        _cleanup_free_ char *real = NULL;
+
+        if (c->isolation == PTC_ISOLATION_NONE || !cwd)
+                return false;
+        if (path_is_below(path, cwd))
+                return true;
+        real = realpath(path, NULL);
+        return !real || path_is_below(real, cwd);
+}
+
+/* A project-mode candidate: exists, runs (or, when the script could have written it, its
+ * pyvenv.cfg says so: see script_could_write()), >= 3.8. */
+static char *try_env_candidate(const struct ptc_config *c, const char *cwd, const char *var)
 {
         static const char *const names[] = {"bin/python", "bin/python3"};
         const char *prefix = getenv(var);
@@ -260,6 +283,13 @@ static char *try_env_candidate(const char *var)
 
                 if (!p || !is_executable_file(p))
                         continue;
+                if (script_could_write(c, cwd, p) || script_could_write(c, cwd, prefix)) {
+                        _cleanup_free_ char *v = pyvenv_value(p, "version");
+
+                        if (!v)
+                                v = pyvenv_value(p, "version_info");
+                        return v && version_ok(v) ? TAKE_PTR(p) : NULL;
+                }
                 /* The seed gives up on the first found-but-failing candidate. */
                 ok = probe_cached(p, &pr) >= 0 && version_ok(pr.version);
                 probe_release(&pr);
@@ -271,15 +301,21 @@ static char *try_env_candidate(const char *var)
 int interpreter_resolve(const struct ptc_config *c, enum ptc_mode mode, char **ret,
                         struct diag *reterr)
 {
+        return interpreter_resolve_in(c, mode, NULL, ret, reterr);
+}
+
+int interpreter_resolve_in(const struct ptc_config *c, enum ptc_mode mode, const char *cwd,
+                           char **ret, struct diag *reterr)
+{
         _cleanup_free_ char *found = NULL;
         const char *want = c->python ? c->python : "python3";
         struct probe pr = {};
         int r;
 
         if (mode == PTC_MODE_PROJECT) {
-                char *p = try_env_candidate("VIRTUAL_ENV");
+                char *p = try_env_candidate(c, cwd, "VIRTUAL_ENV");
                 if (!p)
-                        p = try_env_candidate("CONDA_PREFIX");
+                        p = try_env_candidate(c, cwd, "CONDA_PREFIX");
                 if (p) {
                         *ret = p;
                         return 0;
@@ -292,7 +328,8 @@ int interpreter_resolve(const struct ptc_config *c, enum ptc_mode mode, char **r
                                 "Python interpreter '%s' not found on PATH (set "
                                 "code_execution.python in the config)",
                                 want);
-        if (!is_script(found)) {
+        /* A shim the script could have written runs inside the sandbox only, unresolved. */
+        if (!is_script(found) || script_could_write(c, cwd, found)) {
                 *ret = TAKE_PTR(found);
                 return 0;
         }
@@ -308,5 +345,157 @@ int interpreter_resolve(const struct ptc_config *c, enum ptc_mode mode, char **r
         }
         *ret = TAKE_PTR(pr.executable);
         probe_release(&pr);
+        return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* What the interpreter reads besides /usr                                                     */
+
+/* A venv's pyvenv.cfg is a few lines; more is not one. */
+#define PYVENV_CFG_MAX 4096
+
+/* What a Python prefix holds that the interpreter reads: programs, library, a venv's config. */
+static const char *const prefix_parts[] = {"bin", "lib", "lib64", "lib32", "pyvenv.cfg"};
+/* What conda's packages read besides: certificates, terminfo and zoneinfo, their configs. */
+static const char *const conda_parts[] = {"ssl", "share", "etc"};
+
+static bool exists(const char *dir, const char *name)
+{
+        _cleanup_free_ char *p = path_join(dir, name);
+
+        return p && access(p, F_OK) == 0;
+}
+
+/* A Python prefix: a venv (pyvenv.cfg) or an installation (lib/python3.X). */
+static bool is_prefix(const char *dir)
+{
+        _cleanup_free_ char *lib = path_join(dir, "lib");
+        DIR *d;
+        struct dirent *de;
+        bool found = false;
+
+        if (exists(dir, "pyvenv.cfg"))
+                return true;
+        d = lib ? opendir(lib) : NULL;
+        while (d && !found && (de = readdir(d)))
+                found = strncmp(de->d_name, "python3", 7) == 0;
+        if (d)
+                closedir(d);
+        return found;
+}
+
+static int add_tree(char ***l, const char *dir, const char *name)
+{
+        _cleanup_free_ char *p = path_join(dir, name);
+
+        if (!p)
+                return -ENOMEM;
+        if (access(p, F_OK) < 0 || strv_contains(*l, p))
+                return 0;
+        return strv_extend(l, p);
+}
+
+/*
+ * The parts of the prefix of @bin (<prefix>/bin/python3) that the interpreter reads, when
+ * that is a Python prefix. Never the prefix whole: it may be a home directory (~/.local),
+ * hold the working directory, or hold what the script has no business reading.
+ */
+static int add_prefix_of(char ***l, const char *bin)
+{
+        _cleanup_free_ char *prefix = strdup(bin);
+        int r = 0;
+
+        for (int up = 0; prefix && up < 2; up++) {
+                char *slash = strrchr(prefix, '/');
+                if (!slash)
+                        return 0;
+                *slash = 0;
+        }
+        if (!prefix)
+                return -ENOMEM;
+        if (!prefix[0] || strcmp(prefix, "/usr") == 0 || !is_prefix(prefix))
+                return 0;
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(prefix_parts); i++)
+                r = add_tree(l, prefix, prefix_parts[i]);
+        if (r >= 0 && exists(prefix, "conda-meta"))
+                for (size_t i = 0; r >= 0 && i < ELEMENTSOF(conda_parts); i++)
+                        r = add_tree(l, prefix, conda_parts[i]);
+        return r;
+}
+
+/* The value of @key in the pyvenv.cfg of the venv whose interpreter is @bin, or NULL. */
+static char *pyvenv_value(const char *bin, const char *key)
+{
+        _cleanup_free_ char *dir = strdup(bin), *cfg = NULL;
+        char buf[PYVENV_CFG_MAX + 1], *line, *save = NULL, *ret = NULL;
+        size_t klen = strlen(key);
+        ssize_t k;
+        int fd;
+
+        for (int up = 0; dir && up < 2; up++) {
+                char *slash = strrchr(dir, '/');
+                if (!slash)
+                        return NULL;
+                *slash = 0;
+        }
+        cfg = dir ? path_join(dir, "pyvenv.cfg") : NULL;
+        /* Never blocks on a FIFO planted there, nor reads more than a config's worth. */
+        fd = cfg ? open(cfg, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) : -1;
+        if (fd < 0)
+                return NULL;
+        k = read(fd, buf, PYVENV_CFG_MAX);
+        close(fd);
+        if (k <= 0)
+                return NULL;
+        buf[k] = 0;
+        for (line = strtok_r(buf, "\n", &save); line && !ret; line = strtok_r(NULL, "\n", &save)) {
+                size_t n = strcspn(line, " \t=");
+                char *v;
+
+                if (n != klen || strncmp(line, key, klen) != 0)
+                        continue;
+                v = line + n + strspn(line + n, " \t");
+                if (*v != '=')
+                        continue;
+                v++;
+                v += strspn(v, " \t");
+                v[strcspn(v, "\r \t")] = 0;
+                ret = strdup(v);
+        }
+        return ret;
+}
+
+/* The `home = <dir>` of the venv whose interpreter is @bin, as <dir>/python3, or NULL. */
+static char *venv_home(const char *bin)
+{
+        _cleanup_free_ char *home = pyvenv_value(bin, "home");
+
+        return home && home[0] == '/' ? path_join(home, "python3") : NULL;
+}
+
+int interpreter_trees(const char *python, const char *pythonpath, char ***ret)
+{
+        _cleanup_strv_free_ char **l = NULL;
+        _cleanup_free_ char *real = python ? realpath(python, NULL) : NULL;
+        _cleanup_free_ char *home = python ? venv_home(python) : NULL;
+        _cleanup_free_ char *home_real = home ? realpath(home, NULL) : NULL;
+        const char *bins[] = {python, real, home, home_real};
+        int r = 0;
+
+        /* The venv (pyvenv.cfg beside bin/), the installation it runs, and the venv's base. */
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(bins); i++)
+                if (bins[i] && bins[i][0] == '/')
+                        r = add_prefix_of(&l, bins[i]);
+        if (r >= 0 && pythonpath) {
+                _cleanup_strv_free_ char **parts = NULL;
+
+                r = strv_split(pythonpath, ":", &parts);
+                for (char **s = parts; r >= 0 && s && *s; s++)
+                        if ((*s)[0] == '/' && !strv_contains(l, *s))
+                                r = strv_extend(&l, *s);
+        }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(l);
         return 0;
 }

@@ -29,5 +29,23 @@
 _must_check_ int interpreter_resolve(const struct ptc_config *c, enum ptc_mode mode, char **ret,
                                      struct diag *reterr);
 
+/*
+ * interpreter_resolve() for a run in @cwd (may be NULL): under an isolation that confines, a
+ * candidate inside @cwd (a project venv the script can write) is never run outside the
+ * sandbox to probe it; its pyvenv.cfg's version decides, and a shim there is not resolved.
+ */
+_must_check_ int interpreter_resolve_in(const struct ptc_config *c, enum ptc_mode mode,
+                                        const char *cwd, char **ret, struct diag *reterr);
+
 /* Version "3.11.2" of @path via the cache or a probe (5 s limit). Caller frees. */
 _must_check_ int interpreter_version(const char *path, char **ret);
+
+/*
+ * What @python needs to be shown besides /usr inside the sandbox (sandbox_opts.ro_paths), as a
+ * new string vector in *ret: the parts of its Python prefixes that it reads (bin, lib,
+ * lib64, pyvenv.cfg; ssl, share and etc of a conda prefix) for the venv it may be, the
+ * installation it runs (its real path) and the venv's base (pyvenv.cfg's home); then the
+ * absolute entries of @pythonpath (may be NULL). Never a prefix whole: that could be a home
+ * directory, or hold the working directory. Returns 0 or -ENOMEM.
+ */
+_must_check_ int interpreter_trees(const char *python, const char *pythonpath, char ***ret);
