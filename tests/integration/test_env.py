@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The child's environment, secrets, and the two modes (docs/contracts.md 6 and 8,
-docs/seed-behavior.md 1.7-1.9, 3.2 and 3.3)."""
+docs/seed.md 1.7-1.9, 3.2 and 3.3)."""
 
 import base64
 import json

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Output capture: caps, truncation notice and fields, spill file, decoding of
 binary output, ANSI stripping and pattern redaction (docs/contracts.md 4,
-docs/seed-behavior.md 1.10-1.12)."""
+docs/seed.md 1.10-1.12)."""
 
 import os
 

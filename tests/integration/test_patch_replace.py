@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The patch tool's replace mode (docs/seed-behavior.md 2.4 "Replace mode",
+"""The patch tool's replace mode (docs/seed.md 2.4 "Replace mode",
 docs/contracts.md 9.11) through scripts: `ptc run` with patch(path=..., old_string=...,
 new_string=...)."""
 

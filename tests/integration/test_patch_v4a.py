@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The patch tool's V4A mode (docs/seed-behavior.md 2.4, docs/contracts.md 9.12)
+"""The patch tool's V4A mode (docs/seed.md 2.4, docs/contracts.md 9.12)
 through scripts: `ptc run` with patch(mode="patch", patch=...)."""
 
 import json

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The wire protocol between the script and ptc (docs/contracts.md 7,
-docs/seed-behavior.md 1.5): scripts talk to the socket themselves and print what they saw."""
+docs/seed.md 1.5): scripts talk to the socket themselves and print what they saw."""
 
 import textwrap
 

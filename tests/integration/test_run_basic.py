@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """One execution end to end: result shape, statuses, texts (docs/contracts.md 4,
-docs/seed-behavior.md 1.13 and 3.1)."""
+docs/seed.md 1.13 and 3.1)."""
 
 import re
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""`ptc schema` (the execute_code function schema, docs/seed-behavior.md 1.1) and
+"""`ptc schema` (the execute_code function schema, docs/seed.md 1.1) and
 `ptc stubs` (the generated module, 1.6), including the module's wire behaviour
 against a fake server, and the helpers json_parse / shell_quote / retry."""
 

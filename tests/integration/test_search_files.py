@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""search_files (docs/seed-behavior.md 2.3, docs/contracts.md 9.5) through `ptc tool` and
+"""search_files (docs/seed.md 2.3, docs/contracts.md 9.5) through `ptc tool` and
 through scripts. Real trees are searched by ptc and by ripgrep (the seed's engine) and the
 results compared: file sets for --files, per-file match counts, matching and context lines.
 The ripgrep comparisons are skipped when `rg` is not installed (CI installs it).

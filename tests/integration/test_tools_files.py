@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""read_file and write_file result shapes (docs/seed-behavior.md 2.1, 2.2;
+"""read_file and write_file result shapes (docs/seed.md 2.1, 2.2;
 docs/contracts.md 9.6 and 9.11), through `ptc tool` and through scripts."""
 
 import json
@@ -51,7 +51,7 @@ def test_read_file_line_number_format(ptc):
     (ptc.workdir / "many.txt").write_text(lines(12))
     d = tool(ptc, "read_file", {"path": "many.txt", "offset": 10, "limit": 2})
     # sed -n 'A,Bp' output ends in a newline, so the seed's split adds a
-    # numbered empty line after every range (docs/seed-behavior.md 2.1 quirk).
+    # numbered empty line after every range (docs/seed.md 2.1 quirk).
     assert d["content"] == "    10|l10\n    11|l11\n    12|", d
 
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The terminal tool (docs/seed-behavior.md 2.5), through `ptc tool` and scripts."""
+"""The terminal tool (docs/seed.md 2.5), through `ptc tool` and scripts."""
 
 import json
 import os

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""web_extract (docs/seed-behavior.md 2.7, docs/contracts.md 9.13) through the real binary,
+"""web_extract (docs/seed.md 2.7, docs/contracts.md 9.13) through the real binary,
 against real HTTP servers on loopback (web_server.py): HTML to Markdown, redirects, timeouts,
 caps, charsets, content types, char_limit, the URL secret guard, the SSRF guard, the
 extraction providers, concurrency and cancellation.

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""web_search (docs/seed-behavior.md 2.6) through the real binary, against fake providers on
+"""web_search (docs/seed.md 2.6) through the real binary, against fake providers on
 loopback (web_server.py): SearXNG, Brave, Tavily, Firecrawl and Exa. What each provider
 receives (query encoding, headers, JSON body, credentials), the result shape, limit
 clamping, provider failures, provider auto-selection, when the tool is enabled, and that

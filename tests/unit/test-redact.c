@@ -87,7 +87,7 @@ static double now(void)
 
 static void test_redact_text_mask_examples(void **state)
 {
-        /* docs/seed-behavior.md 1.12: >= 18 characters keep 6 + 4, shorter ones become "***". */
+        /* docs/seed.md 1.12: >= 18 characters keep 6 + 4, shorter ones become "***". */
         CHECK("sk-abcdefghijklmnop1234", "sk-abc...1234");
         CHECK("key sk-abcdefghij here", "key *** here"); /* 13 characters */
         CHECK("OPENAI_API_KEY=abcdefghijklmnopqrstuvwxyz", "OPENAI_API_KEY=abcdef...wxyz");

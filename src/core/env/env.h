@@ -3,7 +3,7 @@
 
 /*
  * The environment of the script and of the tools' subprocesses
- * (docs/seed-behavior.md 1.7 and docs/contracts.md 6 and 8).
+ * (docs/seed.md 1.7 and docs/contracts.md 6 and 8).
  *
  * At start-up ptc takes every secret-looking variable out of its own
  * environment (env_take_secrets): the value is registered with the redactor

@@ -3,7 +3,7 @@
 
 /*
  * The result JSON of an execution (docs/contracts.md 4) with the seed's texts
- * (docs/seed-behavior.md 1.13).
+ * (docs/seed.md 1.13).
  */
 
 #include <stdbool.h>

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * ANSI / VT escape stripping (docs/seed-behavior.md 1.11). Works on UTF-8 text
+ * ANSI / VT escape stripping (docs/seed.md 1.11). Works on UTF-8 text
  * in place: CSI, OSC, DCS/SOS/PM/APC, nF, Fp/Fe/Fs escapes and 8-bit C1
  * controls (U+0080..U+009F, i.e. C2 80..C2 9F) are removed; everything else,
  * including tabs, newlines and non-Latin text, is kept.

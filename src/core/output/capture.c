@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Bounded head/tail capture (docs/seed-behavior.md 1.10). Unlike the seed, which
+ * Bounded head/tail capture (docs/seed.md 1.10). Unlike the seed, which
  * evicts whole read chunks from its tail FIFO, the tail is a byte ring buffer
  * that keeps exactly the last tail_max bytes, so the result does not depend
  * on how the pipe happened to chunk the stream.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Secret redaction: the seed's 13 pattern passes (agent/redact.py,
- * docs/seed-behavior.md 1.12) plus value-based redaction (docs/contracts.md 9.10).
+ * docs/seed.md 1.12) plus value-based redaction (docs/contracts.md 9.10).
  *
  * Regexes are PCRE2 in UTF + UCP mode so \s, \d and (?i) behave like
  * Python's re on str. PCRE2_MATCH_INVALID_UTF makes stray invalid bytes
@@ -906,7 +906,7 @@ static const char *const query_keys[] = {
         NULL,
 };
 
-/* Form bodies: the query list plus these (docs/seed-behavior.md 1.12 item 11). */
+/* Form bodies: the query list plus these (docs/seed.md 1.12 item 11). */
 static const char *const form_extra_keys[] = {"private_key", "authorization", NULL};
 
 static bool in_list(const char *k, const char *const *list)

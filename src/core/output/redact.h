@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Secret redaction (docs/seed-behavior.md 1.12, docs/contracts.md 9.10).
+ * Secret redaction (docs/seed.md 1.12, docs/contracts.md 9.10).
  *
  * Two kinds:
  *  - by pattern: the seed's 13 categories (vendor-prefixed keys, NAME=value

@@ -29,7 +29,7 @@
 
 #define READ_CHUNK (64 * 1024)
 
-/* terminal parameters a script may not use (docs/seed-behavior.md 1.5 step 4). */
+/* terminal parameters a script may not use (docs/seed.md 1.5 step 4). */
 static const char *const terminal_dropped[] = {
         "background", "pty",       "notify_on_complete", "watch_patterns",
         "notify",     "heartbeat", "persist_on_release",

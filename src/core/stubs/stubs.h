@@ -2,9 +2,9 @@
 #pragma once
 
 /*
- * The Python module a script imports to call tools (docs/seed-behavior.md 1.6),
+ * The Python module a script imports to call tools (docs/seed.md 1.6),
  * generated from each enabled tool's JSON Schema, and the execute_code
- * function schema the model sees (docs/seed-behavior.md 1.1).
+ * function schema the model sees (docs/seed.md 1.1).
  */
 
 #include <jansson.h>

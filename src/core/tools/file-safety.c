@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Which paths the file tools refuse (docs/seed-behavior.md 2.1 steps 1-2 and 2.2):
+ * Which paths the file tools refuse (docs/seed.md 2.1 steps 1-2 and 2.2):
  * device files that would block a read, binary files by extension, system
  * locations and credential files a write must not touch.
  *

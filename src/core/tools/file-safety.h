@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Path safety rules of the file tools (docs/seed-behavior.md 2.1 and 2.2, the
+ * Path safety rules of the file tools (docs/seed.md 2.1 and 2.2, the
  * seed's agent/file_safety.py and tools/binary_extensions.py), plus a few
  * helpers private to the builtin tools in this directory. Nothing outside
  * src/core/tools includes this header.

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The patch tool's fuzzy find-and-replace (docs/seed-behavior.md 2.4, "Replace
+ * The patch tool's fuzzy find-and-replace (docs/seed.md 2.4, "Replace
  * mode"): nine matching strategies tried in order (exact, line-trimmed,
  * whitespace-normalized, indentation-flexible, escape-normalized,
  * trimmed-boundary, unicode-normalized, block-anchor, context-aware); the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The post-write syntax check of write_file, patch and V4A (docs/seed-behavior.md 2.2): .json with
+ * The post-write syntax check of write_file, patch and V4A (docs/seed.md 2.2): .json with
  * jansson, .yaml/.yml with libyaml, .py with the execution's Python interpreter (ast.parse in
  * a subprocess, 10 s); only errors that the old content did not already have are reported as
  * new (the seed's _check_lint_delta()).

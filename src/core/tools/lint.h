@@ -4,7 +4,7 @@
 /*
  * What the file-editing tools (write_file, patch replace mode, V4A) share:
  *
- *   lint.c        the post-write syntax check (docs/seed-behavior.md 2.2 "Lint after write") with
+ *   lint.c        the post-write syntax check (docs/seed.md 2.2 "Lint after write") with
  *                 the seed's delta against the old content;
  *   write-file.c  the write itself (atomic, mode kept, through symlinks) and the per-path
  *                 locks that serialise edits of one file.

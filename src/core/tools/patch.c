@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * patch (docs/seed-behavior.md 2.4): the seed's file_tools.patch_tool() and
+ * patch (docs/seed.md 2.4): the seed's file_tools.patch_tool() and
  * file_operations.patch_replace(). Replace mode is here; V4A mode is
  * v4a_apply() (v4a.c).
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * read_file (docs/seed-behavior.md 2.1): numbered lines of a text file.
+ * read_file (docs/seed.md 2.1): numbered lines of a text file.
  *
  * The seed shells out to wc, head and sed; we read the file directly but
  * keep what that pipeline produced: "%6d|text" lines joined by "\n", an

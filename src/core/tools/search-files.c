@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * search_files (docs/seed-behavior.md 2.3, docs/contracts.md 9.5): content search and file
+ * search_files (docs/seed.md 2.3, docs/contracts.md 9.5): content search and file
  * search, in-process. The seed piped `rg` into `head`; we walk and search ourselves with the
  * same default rules (search-walk.c, search-ignore.c) and fix what the pipeline got wrong:
  *

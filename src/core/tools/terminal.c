@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * terminal (docs/seed-behavior.md 2.5): run one shell command in the foreground.
+ * terminal (docs/seed.md 2.5): run one shell command in the foreground.
  *
  * Each call is a fresh `/bin/bash -c COMMAND` with the execution's scrubbed
  * environment (docs/contracts.md 8), stdin from /dev/null, stdout and stderr

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * V4A patch mode of the patch tool (docs/seed-behavior.md 2.4; the seed's
+ * V4A patch mode of the patch tool (docs/seed.md 2.4; the seed's
  * tools/patch_parser.py), with ptc's deliberate differences (docs/contracts.md
  * 9.12):
  *

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The patch tool's V4A multi-file mode (docs/seed-behavior.md 2.4, "V4A patch
+ * The patch tool's V4A multi-file mode (docs/seed.md 2.4, "V4A patch
  * mode", with docs/contracts.md 9.12):
  *
  *   *** Begin Patch                  optional; a whole line

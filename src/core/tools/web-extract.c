@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * web_extract (docs/seed-behavior.md 2.7, docs/contracts.md 9.13): fetch up
+ * web_extract (docs/seed.md 2.7, docs/contracts.md 9.13): fetch up
  * to five pages and return their content as Markdown or text.
  *
  * Built in and keyless: the pages are fetched concurrently with libcurl

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * web_search (docs/seed-behavior.md 2.6): the arguments and the provider choice;
+ * web_search (docs/seed.md 2.6): the arguments and the provider choice;
  * the providers themselves are in web/search-providers.c.
  *
  * A missing provider or key is an answer to the script ({"success": false,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * write_file (docs/seed-behavior.md 2.2): replace a file's content, creating its
+ * write_file (docs/seed.md 2.2): replace a file's content, creating its
  * parent directories, then syntax-check it (lint.c).
  *
  * Deliberate differences from the seed (docs/contracts.md 9.11): the

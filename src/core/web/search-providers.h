@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The web_search providers (docs/seed-behavior.md 2.6): SearXNG, Brave, Tavily,
+ * The web_search providers (docs/seed.md 2.6): SearXNG, Brave, Tavily,
  * Firecrawl, Exa, and the extraction providers (Firecrawl, Tavily, Exa).
  *
  * Which provider: config web.search_provider when set (its credential must

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The secret guard of web_extract (docs/seed-behavior.md 2.7): a script must not
+ * The secret guard of web_extract (docs/seed.md 2.7): a script must not
  * smuggle a secret out inside a URL it asks ptc to fetch.
  */
 
