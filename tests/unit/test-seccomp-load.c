@@ -68,6 +68,31 @@ static void expect_exit(const struct seccomp_program *p, int (*fn)(void), int wa
 
 #define EXPECT(p, fn, want) expect_exit(p, fn, want, #fn)
 
+/* What @fn returned under @p (no filter when NULL): the child must exit, not die of a signal. */
+static int exit_code(const struct seccomp_program *p, int (*fn)(void))
+{
+        int status = run_child(p, fn);
+
+        assert_true(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+/* @fn under @p must be killed by SIGSYS: the filter's kill, not an errno. */
+static void expect_sigsys(const struct seccomp_program *p, int (*fn)(void))
+{
+        int status = run_child(p, fn);
+
+        assert_true(WIFSIGNALED(status));
+        assert_int_equal(WTERMSIG(status), SIGSYS);
+}
+
+/* Skip the running test where the kernel cannot load seccomp filters. */
+static void need_seccomp(void)
+{
+        if (!seccomp_is_available())
+                test_skip("the kernel cannot load seccomp filters");
+}
+
 static int result(long r)
 {
         return r < 0 ? errno : 0;
@@ -123,8 +148,7 @@ static void test_seccomp_program_load_sockets(void **state)
         struct seccomp_program local = {0}, inet = {0};
 
         (void) state;
-        if (!seccomp_is_available())
-                test_skip("the kernel cannot load seccomp filters");
+        need_seccomp();
         build(false, &local);
         build(true, &inet);
 
@@ -243,8 +267,7 @@ static void test_seccomp_program_load_namespaces(void **state)
         struct seccomp_program p = {0};
 
         (void) state;
-        if (!seccomp_is_available())
-                test_skip("the kernel cannot load seccomp filters");
+        need_seccomp();
         build(false, &p);
         EXPECT(&p, do_unshare_newuser, EPERM);
         EXPECT(&p, do_clone_newuser, EPERM);
@@ -293,11 +316,9 @@ static int do_open_tree_attr(void)
 static void test_seccomp_program_load_denied(void **state)
 {
         struct seccomp_program p = {0};
-        int status;
 
         (void) state;
-        if (!seccomp_is_available())
-                test_skip("the kernel cannot load seccomp filters");
+        need_seccomp();
         build(false, &p);
         EXPECT(&p, do_mount, EPERM);
         EXPECT(&p, do_ptrace_traceme, EPERM);
@@ -305,9 +326,7 @@ static void test_seccomp_program_load_denied(void **state)
         EXPECT(&p, do_bpf, EPERM);
         EXPECT(&p, do_io_uring_setup, ENOSYS);
         /* Without the filter the kernel answers EFAULT, or EPERM where io_uring is disabled. */
-        status = run_child(NULL, do_io_uring_setup);
-        assert_true(WIFEXITED(status));
-        assert_int_not_equal(WEXITSTATUS(status), ENOSYS);
+        assert_int_not_equal(exit_code(NULL, do_io_uring_setup), ENOSYS);
 #if defined(__x86_64__)
         EXPECT(&p, do_open_tree_attr, EPERM);
 #endif
@@ -350,8 +369,7 @@ static void test_seccomp_program_load_ioctl(void **state)
         struct seccomp_program p = {0};
 
         (void) state;
-        if (!seccomp_is_available())
-                test_skip("the kernel cannot load seccomp filters");
+        need_seccomp();
         build(false, &p);
         EXPECT(NULL, do_tiocsti, ENOTTY);
         EXPECT(NULL, do_tiocsti_high, ENOTTY);
@@ -397,8 +415,7 @@ static void test_seccomp_program_load_allowed(void **state)
         struct seccomp_program p = {0};
 
         (void) state;
-        if (!seccomp_is_available())
-                test_skip("the kernel cannot load seccomp filters");
+        need_seccomp();
         build(false, &p);
         EXPECT(&p, do_everyday, 0);
         EXPECT(&p, do_personality_query, 0);
@@ -543,11 +560,10 @@ static mode_t mode_of(const char *name)
 static void test_seccomp_program_load_setid(void **state)
 {
         struct seccomp_program p = {0};
-        int status;
+        int r;
 
         (void) state;
-        if (!seccomp_is_available())
-                test_skip("the kernel cannot load seccomp filters");
+        need_seccomp();
         build(false, &p);
         (void) snprintf(scratch, sizeof(scratch), "/tmp/ptc-test-seccomp-XXXXXX");
         assert_non_null(mkdtemp(scratch));
@@ -574,9 +590,8 @@ static void test_seccomp_program_load_setid(void **state)
         EXPECT(&p, do_setxattr_user, EOPNOTSUPP);
         EXPECT(&p, do_openat2, ENOSYS);
         /* Without the filter openat2 exists (Linux 5.6) and creates the file. */
-        status = run_child(NULL, do_openat2);
-        assert_true(WIFEXITED(status));
-        assert_true(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == ENOSYS);
+        r = exit_code(NULL, do_openat2);
+        assert_true(r == 0 || r == ENOSYS);
 
         assert_int_equal(rm_rf(scratch), 0);
         seccomp_program_release(&p);
@@ -602,16 +617,12 @@ static void test_seccomp_program_load_x32(void **state)
 {
 #if defined(__x86_64__)
         struct seccomp_program p = {0};
-        int status;
 
         (void) state;
-        if (!seccomp_is_available())
-                test_skip("the kernel cannot load seccomp filters");
+        need_seccomp();
         build(false, &p);
         /* The filter sees the x32 bit before the kernel looks for the ABI: killed either way. */
-        status = run_child(&p, do_x32_getpid);
-        assert_true(WIFSIGNALED(status));
-        assert_int_equal(WTERMSIG(status), SIGSYS);
+        expect_sigsys(&p, do_x32_getpid);
         seccomp_program_release(&p);
 #else
         (void) state;
@@ -626,8 +637,7 @@ static void test_seccomp_program_load_i386(void **state)
         int status;
 
         (void) state;
-        if (!seccomp_is_available())
-                test_skip("the kernel cannot load seccomp filters");
+        need_seccomp();
         /*
          * Only where the kernel runs i386 code at all (IA32_EMULATION, not disabled at boot);
          * elsewhere int 0x80 raises SIGSEGV, and the probe child dies of it.
@@ -637,9 +647,7 @@ static void test_seccomp_program_load_i386(void **state)
                 test_skip("no IA32 emulation in this kernel (int 0x80: %s)",
                           WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "fails");
         build(false, &p);
-        status = run_child(&p, do_i386_getpid);
-        assert_true(WIFSIGNALED(status));
-        assert_int_equal(WTERMSIG(status), SIGSYS);
+        expect_sigsys(&p, do_i386_getpid);
         seccomp_program_release(&p);
 #else
         (void) state;
