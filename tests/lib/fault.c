@@ -54,7 +54,7 @@ bool fault_match_fired(void)
         return atomic_load(&match_fired);
 }
 
-/* Counts one event against @left; true for the one that must fail. */
+/* Counts one event against @left (none while disarmed); true for the one that must fail. */
 static bool take(atomic_ulong *left, atomic_bool *fired)
 {
         unsigned long cur = atomic_load(left);
@@ -71,10 +71,7 @@ static bool take(atomic_ulong *left, atomic_bool *fired)
 
 static bool alloc_fails(size_t n)
 {
-        if (atomic_load_explicit(&alloc_left, memory_order_relaxed) == 0 ||
-            n < atomic_load(&alloc_min))
-                return false;
-        return take(&alloc_left, &alloc_fired);
+        return n >= atomic_load(&alloc_min) && take(&alloc_left, &alloc_fired);
 }
 
 void *__wrap_malloc(size_t n)
@@ -107,8 +104,7 @@ void *__wrap_realloc(void *p, size_t n)
 int __wrap_pcre2_match_8(const pcre2_code *code, PCRE2_SPTR s, PCRE2_SIZE n, PCRE2_SIZE pos,
                          uint32_t opts, pcre2_match_data *md, pcre2_match_context *mctx)
 {
-        if (atomic_load_explicit(&match_left, memory_order_relaxed) > 0 &&
-            take(&match_left, &match_fired))
+        if (take(&match_left, &match_fired))
                 return atomic_load(&match_rc);
         return __real_pcre2_match_8(code, s, n, pos, opts, md, mctx);
 }
