@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""Helpers for test_isolation.py: ptc run as the current user or as an
-unprivileged one, the script prelude the attacks share, finding a run's
-processes on the host, and loopback listeners that record what reached them.
+"""Helpers for test_isolation.py, test_mount_plan.py and
+test_confinement_privileges.py: ptc run as the current user or as an
+unprivileged one (and the fixtures that give it), the script prelude the
+attacks share, finding a run's processes on the host, and loopback listeners
+that record what reached them.
 
 The attack scripts never hold a secret in plain text (it would sit in ptc's
 argv and in the staged script file, both readable by design): they get it
@@ -23,7 +25,10 @@ import textwrap
 import time
 from pathlib import Path
 
-from conftest import DEFAULT_TIMEOUT, Ptc, Result, kill_pids, parse_stdout, pid_alive, run_ptc
+import pytest
+
+from conftest import (DEFAULT_TIMEOUT, Ptc, Result, kill_pids, parse_stdout, pid_alive,
+                      ptc_binary, run_ptc)
 
 USER = "ptc-iso-test"
 USER_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -335,6 +340,56 @@ def copy_binary(binary):
     shutil.copy2(binary, dst)
     os.chmod(dst, 0o755)
     return dst
+
+
+# --- the fixtures: ptc as root and as the unprivileged user ---------------------------
+# A test module takes them with
+#     from isolation_util import iso_fixture
+#     from isolation_util import iso_user, iso_user_binary  # noqa: F401  (pytest fixtures)
+#     iso = iso_fixture("ptcx-")
+# iso asks for the other two by name, in the unprivileged variant only: they must be
+# fixtures of the module too. Each module gets its own user binary copy, as before.
+
+@pytest.fixture(scope="module")
+def iso_user():
+    return ensure_user()
+
+
+@pytest.fixture(scope="module")
+def iso_user_binary():
+    dst = copy_binary(ptc_binary())
+    yield dst
+    shutil.rmtree(dst.parent, ignore_errors=True)
+
+
+def iso_fixture(prefix, mode=None):
+    """A module's `iso` fixture: each test runs with ptc as the current user
+    ("root") and as an unprivileged one: when the tests run as root, the
+    system user ptc-iso-test (through setpriv, with a copy of the binary it
+    can reach); otherwise the current user. The scratch tree is a fresh
+    /tmp/@prefix* directory, chmod @mode when given."""
+
+    @pytest.fixture(params=["root", "unprivileged"])
+    def iso(request):
+        binary = ptc_binary()
+        if not (binary.is_file() and os.access(binary, os.X_OK)):
+            pytest.fail(f"ptc binary not found at {binary} (build it or set PTC_BIN)")
+        user = None
+        if request.param == "root":
+            if os.geteuid() != 0:
+                pytest.skip("the root variant needs the tests to run as root")
+        elif os.geteuid() == 0:
+            user = request.getfixturevalue("iso_user")
+            binary = request.getfixturevalue("iso_user_binary")
+        tmp = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+        if mode is not None:
+            os.chmod(tmp, mode)
+        try:
+            yield IsoPtc(binary, tmp, request.param, user)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    return iso
 
 
 def strict_missing(binary):

@@ -19,16 +19,14 @@ test_isolation.py.
 
 import os
 import platform
-import shutil
 import stat
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from conftest import ptc_binary
-from isolation_util import (IsoPtc, as_json, copy_binary, ensure_user, script, short_args,
-                            strict_missing)
+from isolation_util import as_json, iso_fixture, script, short_args, strict_missing
+from isolation_util import iso_user, iso_user_binary  # noqa: F401  (pytest fixtures)
 
 if strict_missing(ptc_binary()):
     pytest.skip("--isolation strict is not available in this build", allow_module_level=True)
@@ -61,35 +59,7 @@ def setuid_program():
     return None
 
 
-@pytest.fixture(scope="module")
-def iso_user():
-    return ensure_user()
-
-
-@pytest.fixture(scope="module")
-def iso_user_binary():
-    dst = copy_binary(ptc_binary())
-    yield dst
-    shutil.rmtree(dst.parent, ignore_errors=True)
-
-
-@pytest.fixture(params=["root", "unprivileged"])
-def iso(request):
-    """ptc as root, or as the unprivileged user (see test_isolation.py)."""
-    binary = ptc_binary()
-    user = None
-    if request.param == "root":
-        if os.geteuid() != 0:
-            pytest.skip("the root variant needs the tests to run as root")
-    elif os.geteuid() == 0:
-        user = request.getfixturevalue("iso_user")
-        binary = request.getfixturevalue("iso_user_binary")
-    tmp = Path(tempfile.mkdtemp(prefix="ptcp-", dir="/tmp"))
-    os.chmod(tmp, 0o755)
-    try:
-        yield IsoPtc(binary, tmp, request.param, user)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+iso = iso_fixture("ptcp-", 0o755)
 
 
 # Every way to make a file with privileges in the working directory (WORK): one

@@ -18,11 +18,9 @@ import json
 import os
 import platform
 import resource
-import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,9 +28,10 @@ import pytest
 
 from conftest import (DEFAULT_TIMEOUT, expect, kill_group, ptc_binary, wait_for_file,
                       wait_gone)
-from isolation_util import (USER_PATH, IsoPtc, as_json, copy_binary, ensure_user, finish,
-                            ipv6_loopback, leftovers, listener, marker, received,
-                            run_processes, script, short_args, stop, strict_missing, token)
+from isolation_util import (USER_PATH, as_json, finish, ipv6_loopback, iso_fixture, leftovers,
+                            listener, marker, received, run_processes, script, short_args, stop,
+                            strict_missing, token)
+from isolation_util import iso_user, iso_user_binary  # noqa: F401  (pytest fixtures)
 
 if strict_missing(ptc_binary()):
     pytest.skip("--isolation strict is not available in this build", allow_module_level=True)
@@ -52,38 +51,7 @@ DEVICES = {"null", "zero", "full", "random", "urandom"}
 
 # --- fixtures -------------------------------------------------------------------
 
-@pytest.fixture(scope="session")
-def iso_user():
-    return ensure_user()
-
-
-@pytest.fixture(scope="session")
-def iso_user_binary():
-    dst = copy_binary(ptc_binary())
-    yield dst
-    shutil.rmtree(dst.parent, ignore_errors=True)
-
-
-@pytest.fixture(params=["root", "unprivileged"])
-def iso(request):
-    """ptc as the current user ("root") or as an unprivileged one: when the
-    tests run as root, the system user ptc-iso-test (through setpriv, with a
-    copy of the binary it can reach); otherwise the current user."""
-    binary = ptc_binary()
-    if not (binary.is_file() and os.access(binary, os.X_OK)):
-        pytest.fail(f"ptc binary not found at {binary} (build it or set PTC_BIN)")
-    user = None
-    if request.param == "root":
-        if os.geteuid() != 0:
-            pytest.skip("the root variant needs the tests to run as root")
-    elif os.geteuid() == 0:
-        user = request.getfixturevalue("iso_user")
-        binary = request.getfixturevalue("iso_user_binary")
-    tmp = Path(tempfile.mkdtemp(prefix="ptci-", dir="/tmp"))
-    try:
-        yield IsoPtc(binary, tmp, request.param, user)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+iso = iso_fixture("ptci-")
 
 
 @pytest.fixture(params=["none", "strict"])

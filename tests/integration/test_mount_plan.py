@@ -13,7 +13,6 @@ or scratch home, seccomp on, no new privileges).
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ptc_binary
-from isolation_util import IsoPtc, copy_binary, ensure_user, strict_missing
+from isolation_util import iso_fixture, strict_missing
+from isolation_util import iso_user, iso_user_binary  # noqa: F401  (pytest fixtures)
 
 if strict_missing(ptc_binary()):
     pytest.skip("--isolation strict is not available in this build", allow_module_level=True)
@@ -51,36 +51,7 @@ print(json.dumps({
 '''
 
 
-@pytest.fixture(scope="session")
-def mp_user():
-    return ensure_user()
-
-
-@pytest.fixture(scope="session")
-def mp_user_binary():
-    dst = copy_binary(ptc_binary())
-    yield dst
-    shutil.rmtree(dst.parent, ignore_errors=True)
-
-
-@pytest.fixture(params=["root", "unprivileged"])
-def iso(request):
-    binary = ptc_binary()
-    if not (binary.is_file() and os.access(binary, os.X_OK)):
-        pytest.fail(f"ptc binary not found at {binary} (build it or set PTC_BIN)")
-    user = None
-    if request.param == "root":
-        if os.geteuid() != 0:
-            pytest.skip("the root variant needs the tests to run as root")
-    elif os.geteuid() == 0:
-        user = request.getfixturevalue("mp_user")
-        binary = request.getfixturevalue("mp_user_binary")
-    tmp = Path(tempfile.mkdtemp(prefix="ptcm-", dir="/tmp"))
-    os.chmod(tmp, 0o755)
-    try:
-        yield IsoPtc(binary, tmp, request.param, user)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+iso = iso_fixture("ptcm-", 0o755)
 
 
 def probe(iso, cwd, level="auto", python=None, extra="None", env=None, args=()):
