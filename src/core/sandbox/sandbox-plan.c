@@ -41,11 +41,6 @@ static const char *inside_of(const struct sandbox_mount *m)
         return m->target + strlen(SANDBOX_BASE);
 }
 
-static bool is_bind(const struct sandbox_mount *m)
-{
-        return m->kind == MNT_BIND_RO || m->kind == MNT_BIND_RW || m->kind == MNT_DEV_NODE;
-}
-
 void sandbox_plan_release(struct sandbox_plan *p)
 {
         for (size_t i = 0; i < p->n; i++) {
@@ -98,7 +93,7 @@ static bool plan_in_bind(const struct sandbox_plan *p, const char *inside, bool 
 {
         ssize_t i = plan_nearest(p, inside, strict);
 
-        return i >= 0 && is_bind(&p->m[i]);
+        return i >= 0 && sandbox_mount_is_bind(&p->m[i]);
 }
 
 static int plan_add(struct sandbox_plan *p, enum sandbox_mount_kind kind, const char *src,
@@ -431,7 +426,7 @@ static int plan_reach(struct sandbox_plan *p, const char *path, enum reach want,
                                         strerror(ENAMETOOLONG));
                 r += n;
                 b = plan_nearest(p, parent, false);
-                if (want != REACH_NONE && b >= 0 && is_bind(&p->m[b])) {
+                if (want != REACH_NONE && b >= 0 && sandbox_mount_is_bind(&p->m[b])) {
                         k = check_reach(p, (size_t) b, parent, what, path, reterr);
                         if (k < 0)
                                 return k;
@@ -475,7 +470,7 @@ static int plan_reach(struct sandbox_plan *p, const char *path, enum reach want,
         if (!resolved[0])
                 return diag_set(reterr, -EINVAL, "cannot show %s '/' to the script", what);
         b = plan_nearest(p, resolved, false);
-        if (b < 0 || !is_bind(&p->m[b]))
+        if (b < 0 || !sandbox_mount_is_bind(&p->m[b]))
                 return diag_set(reterr, -ENOENT,
                                 "cannot show %s '%s' to the script: '%s' is not in the sandbox",
                                 what, path, resolved);

@@ -72,6 +72,12 @@ struct sandbox_mount {
         int src_fd;        /* opened in the child before the base tmpfs hides /tmp */
 };
 
+/* A bind of a host path (a tree, a file or a device node), rather than something of ours. */
+static inline bool sandbox_mount_is_bind(const struct sandbox_mount *m)
+{
+        return m->kind == MNT_BIND_RO || m->kind == MNT_BIND_RW || m->kind == MNT_DEV_NODE;
+}
+
 struct sandbox_plan {
         struct sandbox_mount *m;
         size_t n;

@@ -300,8 +300,7 @@ static void build_root(struct sandbox_plan *p, int errfd)
         /* Sources first: the base tmpfs is about to hide the host's /tmp. */
         for (size_t i = 0; i < p->n; i++) {
                 struct sandbox_mount *m = &p->m[i];
-                if (m->kind != MNT_BIND_RO && m->kind != MNT_BIND_RW && m->kind != MNT_DEV_NODE &&
-                    m->kind != MNT_COPY)
+                if (!sandbox_mount_is_bind(m) && m->kind != MNT_COPY)
                         continue;
                 /* Never blocks on what became a FIFO, nor takes a terminal: copy_entry() checks. */
                 m->src_fd = open(m->src,
@@ -329,8 +328,7 @@ static void build_root(struct sandbox_plan *p, int errfd)
                 int fd;
 
                 /* A bound host tree shows what is there: nothing of ours is written into it. */
-                if (m->in_host_tree &&
-                    !(m->kind == MNT_BIND_RO || m->kind == MNT_BIND_RW || m->kind == MNT_DEV_NODE))
+                if (m->in_host_tree && !sandbox_mount_is_bind(m))
                         continue;
                 switch (m->kind) {
                 case MNT_BIND_RO:
