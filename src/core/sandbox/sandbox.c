@@ -127,6 +127,14 @@ _noreturn_ _no_sanitize_address_ static void fail(int errfd, int stage, int inde
         _exit(127);
 }
 
+/* The directory @name under @dfd, made (0755) unless it exists, never a symlink: an O_PATH fd. */
+static int mkdir_open_at(int dfd, const char *name)
+{
+        if (mkdirat(dfd, name, 0755) < 0 && errno != EEXIST)
+                return -1;
+        return openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 /*
  * The directory that holds @target, in one of our own tmpfs, with the directories on the way
  * made (0755: the way to every mount point is open to the script) and never a symlink
@@ -151,9 +159,7 @@ static int open_parent(const char *target)
                 *slash = 0;
                 if (!*c)
                         continue;
-                fd = mkdirat(dfd, c, 0755) < 0 && errno != EEXIST
-                             ? -1
-                             : openat(dfd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                fd = mkdir_open_at(dfd, c);
                 close(dfd);
                 dfd = fd;
         }
@@ -178,9 +184,7 @@ static int open_mount_point(const struct sandbox_mount *m)
         if (dfd < 0)
                 return -1;
         if (m->is_dir || m->kind == MNT_TMPFS || m->kind == MNT_PROC)
-                fd = mkdirat(dfd, last, 0755) < 0 && errno != EEXIST
-                             ? -1
-                             : openat(dfd, last, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                fd = mkdir_open_at(dfd, last);
         else {
                 fd = openat(dfd, last, O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
                 if (fd >= 0) {
