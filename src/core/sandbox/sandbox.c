@@ -63,10 +63,6 @@ struct sb_mount_attr {
         uint64_t userns_fd;
 };
 
-#ifndef CLOSE_RANGE_CLOEXEC
-#        define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
-
 /* The new root's own tmpfs holds mount points, a few symlinks and the copied /etc files. */
 #define ROOT_TMPFS_OPTS "size=8m,nr_inodes=4096,mode=0755"
 /* The child's setup takes milliseconds; one stuck in it is killed after this. */
