@@ -41,11 +41,6 @@ static const char *inside_of(const struct sandbox_mount *m)
         return m->target + strlen(SANDBOX_BASE);
 }
 
-static bool is_bind(const struct sandbox_mount *m)
-{
-        return m->kind == MNT_BIND_RO || m->kind == MNT_BIND_RW || m->kind == MNT_DEV_NODE;
-}
-
 void sandbox_plan_release(struct sandbox_plan *p)
 {
         for (size_t i = 0; i < p->n; i++) {
@@ -98,7 +93,7 @@ static bool plan_in_bind(const struct sandbox_plan *p, const char *inside, bool 
 {
         ssize_t i = plan_nearest(p, inside, strict);
 
-        return i >= 0 && is_bind(&p->m[i]);
+        return i >= 0 && sandbox_mount_is_bind(&p->m[i]);
 }
 
 static int plan_add(struct sandbox_plan *p, enum sandbox_mount_kind kind, const char *src,
@@ -431,7 +426,7 @@ static int plan_reach(struct sandbox_plan *p, const char *path, enum reach want,
                                         strerror(ENAMETOOLONG));
                 r += n;
                 b = plan_nearest(p, parent, false);
-                if (want != REACH_NONE && b >= 0 && is_bind(&p->m[b])) {
+                if (want != REACH_NONE && b >= 0 && sandbox_mount_is_bind(&p->m[b])) {
                         k = check_reach(p, (size_t) b, parent, what, path, reterr);
                         if (k < 0)
                                 return k;
@@ -475,7 +470,7 @@ static int plan_reach(struct sandbox_plan *p, const char *path, enum reach want,
         if (!resolved[0])
                 return diag_set(reterr, -EINVAL, "cannot show %s '/' to the script", what);
         b = plan_nearest(p, resolved, false);
-        if (b < 0 || !is_bind(&p->m[b]))
+        if (b < 0 || !sandbox_mount_is_bind(&p->m[b]))
                 return diag_set(reterr, -ENOENT,
                                 "cannot show %s '%s' to the script: '%s' is not in the sandbox",
                                 what, path, resolved);
@@ -483,16 +478,16 @@ static int plan_reach(struct sandbox_plan *p, const char *path, enum reach want,
 }
 
 /*
- * Bind the canonical form of @path (read-only or read-write) at its own canonical path.
- * Returns 1 when planned, 0 when @path does not exist or is shown already (by this bind or
- * by one above it, when @skip_shown), -errno on error.
+ * Bind @real, a canonical path (realpath(), resolved by the caller), read-only or read-write
+ * at that same path. Returns 1 when planned, 0 when @real is NULL (its realpath() failed), does
+ * not exist or is shown already (by this bind or by one above it, when @skip_shown), -errno
+ * on error.
  */
-static int plan_bind_tree(struct sandbox_plan *p, const char *path, enum sandbox_mount_kind kind,
+static int plan_bind_tree(struct sandbox_plan *p, const char *real, enum sandbox_mount_kind kind,
                           bool skip_shown, struct diag *reterr)
 {
-        _cleanup_free_ char *real = realpath(path, NULL);
+        struct sandbox_mount *m;
         struct stat st;
-        ssize_t i;
         int r;
 
         if (!real || stat(real, &st) < 0)
@@ -506,15 +501,16 @@ static int plan_bind_tree(struct sandbox_plan *p, const char *path, enum sandbox
         r = plan_add(p, kind, real, real, S_ISDIR(st.st_mode));
         if (r < 0)
                 return diag_set(reterr, r, "out of memory");
-        i = plan_find(p, real);
-        p->m[i].canonical = true;
+        /* Not in the plan before: plan_add() appended it. */
+        m = &p->m[p->n - 1];
+        m->canonical = true;
         /*
          * Idmap what root owns and keeps from others (a 0700 project or prefix: under isolation
          * none root's script reads it); anything else keeps its owner. check_reach() may idmap
          * more of these when the way to a needed path is closed.
          */
-        p->m[i].idmap = p->as_root && p->userns_fd >= 0 && st.st_uid == 0 &&
-                        (kind == MNT_BIND_RW || !(st.st_mode & S_IXOTH) || !(st.st_mode & S_IROTH));
+        m->idmap = p->as_root && p->userns_fd >= 0 && st.st_uid == 0 &&
+                   (kind == MNT_BIND_RW || !(st.st_mode & S_IXOTH) || !(st.st_mode & S_IROTH));
         return 1;
 }
 
@@ -579,7 +575,7 @@ static int plan_landlock_ns(struct sandbox_plan *p, const struct sandbox_opts *o
 static int plan_mounts(struct sandbox_plan *p, const struct sandbox_opts *o,
                        enum sandbox_layer *failed, struct diag *reterr)
 {
-        _cleanup_free_ char *cwd_real = NULL, *exe_real = NULL;
+        _cleanup_free_ char *cwd_real = NULL, *staging_real = NULL, *exe_real = NULL;
         char opts[128];
         int r = 0;
 
@@ -611,8 +607,10 @@ static int plan_mounts(struct sandbox_plan *p, const struct sandbox_opts *o,
         }
         /* The working directory first: a tree planned after it never covers it. */
         r = plan_bind_tree(p, cwd_real, MNT_BIND_RW, false, reterr);
-        if (r >= 0 && o->staging_dir && !streq(o->staging_dir, o->cwd))
-                r = plan_bind_tree(p, o->staging_dir, MNT_BIND_RO, false, reterr);
+        if (r >= 0 && o->staging_dir && !streq(o->staging_dir, o->cwd)) {
+                staging_real = realpath(o->staging_dir, NULL);
+                r = plan_bind_tree(p, staging_real, MNT_BIND_RO, false, reterr);
+        }
         if (r < 0)
                 return r;
         r = plan_bind_existing(p, "/usr", MNT_BIND_RO);

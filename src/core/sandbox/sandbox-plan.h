@@ -4,7 +4,7 @@
 /*
  * The sandbox's file-system plan (docs/isolation.md, "The mount plan"): every mount, symlink
  * and copy of the new root, the Landlock paths and the seccomp program, all decided and
- * allocated in ptc before the clone; the child (sandbox.c) only carries it out with system
+ * allocated in ptc before the clone; the child (sandbox-root.c) only carries it out with system
  * calls.
  *
  * What the plan guarantees, checked here on the host before anything starts:
@@ -37,7 +37,10 @@
 #include "core/sandbox/sandbox.h"
 #include "core/sandbox/seccomp-policy.h"
 
-/* Where the new root is assembled, in the child's own mount namespace (sandbox.c build_root()). */
+/*
+ * Where the new root is assembled, in the child's own mount namespace (sandbox-root.c,
+ * sandbox_build_root()).
+ */
 #define SANDBOX_BASE "/tmp"
 /*
  * A small file of /etc is copied into the root's tmpfs rather than bind-mounted: a bind takes
@@ -71,6 +74,12 @@ struct sandbox_mount {
                             * created */
         int src_fd;        /* opened in the child before the base tmpfs hides /tmp */
 };
+
+/* A bind of a host path (a tree, a file or a device node), rather than something of ours. */
+static inline bool sandbox_mount_is_bind(const struct sandbox_mount *m)
+{
+        return m->kind == MNT_BIND_RO || m->kind == MNT_BIND_RW || m->kind == MNT_DEV_NODE;
+}
 
 struct sandbox_plan {
         struct sandbox_mount *m;

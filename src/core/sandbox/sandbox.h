@@ -5,13 +5,13 @@
  * Starting the script confined (docs/contracts.md 8, docs/isolation.md).
  *
  * With every layer, sandbox_spawn() makes a child in new user, mount, pid, net, ipc, uts and
- * cgroup namespaces. That child is pid 1 of the new pid namespace: it builds a read-only root from
- * bind mounts (usr, a few files of /etc, what the interpreter reads: sandbox-plan.h), a
- * private size-limited
- * /tmp, a fresh /proc and a minimal /dev, with the working directory mounted read-write and
- * the staging directory at the same paths as on the host, pivots into it, drops to an
- * unprivileged uid, and stays behind as a small reaping init. The script runs as its child
- * (pid 2) under resource limits, NO_NEW_PRIVS, Landlock and seccomp.
+ * cgroup namespaces. That child is pid 1 of the new pid namespace: it builds a read-only root
+ * from bind mounts (usr, a few files of /etc, what the interpreter reads: sandbox-plan.h), a
+ * private size-limited /tmp, a fresh /proc and a minimal /dev, with the working directory
+ * mounted read-write and the staging directory at the same paths as on the host
+ * (sandbox-root.c), pivots into it, drops to an unprivileged uid, and stays behind as a small
+ * reaping init. The script runs as its child (pid 2) under resource limits, NO_NEW_PRIVS,
+ * Landlock and seccomp.
  *
  * When ptc runs as root the mount work happens as root in the new mount namespace, and the
  * script then runs as SANDBOX_HOST_UID (a uid no account uses) in a user namespace of its own,

@@ -359,6 +359,27 @@ static const char *const prefix_parts[] = {"bin", "lib", "lib64", "lib32", "pyve
 /* What conda's packages read besides: certificates, terminfo and zoneinfo, their configs. */
 static const char *const conda_parts[] = {"ssl", "share", "etc"};
 
+/*
+ * The prefix of the interpreter @bin (<prefix>/bin/python3 -> <prefix>) as a new string in
+ * *ret, or NULL there when @bin has no two components to strip. 0 or -ENOMEM.
+ */
+static int prefix_of(const char *bin, char **ret)
+{
+        _cleanup_free_ char *prefix = strdup(bin);
+
+        if (!prefix)
+                return -ENOMEM;
+        *ret = NULL;
+        for (int up = 0; up < 2; up++) {
+                char *slash = strrchr(prefix, '/');
+                if (!slash)
+                        return 0;
+                *slash = 0;
+        }
+        *ret = TAKE_PTR(prefix);
+        return 0;
+}
+
 static bool exists(const char *dir, const char *name)
 {
         _cleanup_free_ char *p = path_join(dir, name);
@@ -402,19 +423,11 @@ static int add_tree(char ***l, const char *dir, const char *name)
  */
 static int add_prefix_of(char ***l, const char *bin)
 {
-        _cleanup_free_ char *prefix = strdup(bin);
-        int r = 0;
+        _cleanup_free_ char *prefix = NULL;
+        int r = prefix_of(bin, &prefix);
 
-        for (int up = 0; prefix && up < 2; up++) {
-                char *slash = strrchr(prefix, '/');
-                if (!slash)
-                        return 0;
-                *slash = 0;
-        }
-        if (!prefix)
-                return -ENOMEM;
-        if (!prefix[0] || strcmp(prefix, "/usr") == 0 || !is_prefix(prefix))
-                return 0;
+        if (r < 0 || !prefix || !prefix[0] || strcmp(prefix, "/usr") == 0 || !is_prefix(prefix))
+                return r;
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(prefix_parts); i++)
                 r = add_tree(l, prefix, prefix_parts[i]);
         if (r >= 0 && exists(prefix, "conda-meta"))
@@ -426,19 +439,15 @@ static int add_prefix_of(char ***l, const char *bin)
 /* The value of @key in the pyvenv.cfg of the venv whose interpreter is @bin, or NULL. */
 static char *pyvenv_value(const char *bin, const char *key)
 {
-        _cleanup_free_ char *dir = strdup(bin), *cfg = NULL;
+        _cleanup_free_ char *dir = NULL, *cfg = NULL;
         char buf[PYVENV_CFG_MAX + 1], *line, *save = NULL, *ret = NULL;
         size_t klen = strlen(key);
         ssize_t k;
         int fd;
 
-        for (int up = 0; dir && up < 2; up++) {
-                char *slash = strrchr(dir, '/');
-                if (!slash)
-                        return NULL;
-                *slash = 0;
-        }
-        cfg = dir ? path_join(dir, "pyvenv.cfg") : NULL;
+        if (prefix_of(bin, &dir) < 0 || !dir)
+                return NULL;
+        cfg = path_join(dir, "pyvenv.cfg");
         /* Never blocks on a FIFO planted there, nor reads more than a config's worth. */
         fd = cfg ? open(cfg, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) : -1;
         if (fd < 0)

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * What the two halves of the confined child share: sandbox.c (the clone, the child's
+ * credentials, its init and the script's own setup, the parent's reading of a failure) and
+ * sandbox-root.c (the new root built from the plan, sandbox-plan.h). A step of the child that
+ * fails reports its stage, errno and mount entry through the error pipe and exits (fail()).
+ */
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "basic/macro.h"
+#include "core/sandbox/sandbox-plan.h"
+
+/* One step of the child's setup, reported to the parent when it fails. */
+enum stage {
+        ST_SIGNALS,
+        ST_PRIVATE,
+        ST_OPEN_SOURCE,
+        ST_BASE_TMPFS,
+        ST_MKPOINT,
+        ST_BIND,
+        ST_COPY,
+        ST_READONLY,
+        ST_TMPFS,
+        ST_PROC,
+        ST_SYMLINK,
+        ST_PIVOT,
+        ST_ROOT_RO,
+        ST_HOSTNAME,
+        ST_DROP_IDS,
+        ST_USERNS,
+        ST_INIT,
+        ST_FORK,
+        ST_STDIO,
+        ST_RLIMIT,
+        ST_CHDIR,
+        ST_NNP,
+        ST_LANDLOCK,
+        ST_SECCOMP,
+        ST_EXEC,
+};
+
+struct child_error {
+        int stage;
+        int error;
+        int index; /* mount entry, or -1 */
+};
+
+/* Report the failed @stage (with errno, and the mount entry @index or -1) and exit. */
+_noreturn_ _no_sanitize_address_ static inline void fail(int errfd, int stage, int index)
+{
+        struct child_error e = {.stage = stage, .error = errno, .index = index};
+
+        (void) !write(errfd, &e, sizeof(e));
+        _exit(127);
+}
+
+/*
+ * Build the new root of @p in the child's mount namespace and pivot into it (read-only, host
+ * name "ptc"). Returns only on success; a failed step is reported on @errfd (fail()).
+ */
+void sandbox_build_root(struct sandbox_plan *p, int errfd);
