@@ -203,7 +203,7 @@ static int rx_run(const pcre2_code *code, const char *s, size_t n, size_t pos, p
 {
         int rc;
 
-        /* Only a failed compile (out of memory) leaves no code: report it as a limit hit. */
+        /* Only a failed compile (out of memory) leaves no code: -ENOMEM (redact_rx_error()). */
         if (!code)
                 return PCRE2_ERROR_NOMEMORY;
         rc = pcre2_match(code, (PCRE2_SPTR) s, n, pos, 0, md, rx_mctx);
