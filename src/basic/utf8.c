@@ -71,7 +71,18 @@ static inline bool ascii8(const unsigned char *p)
         return (w & 0x8080808080808080ULL) == 0;
 }
 
-bool utf8_is_valid(const char *s, size_t n)
+/* True when the 4 bytes at @p (@n available) are an escape code point in UTF-8. */
+static bool is_escape_seq(const unsigned char *p, size_t n)
+{
+        return n >= 4 && p[0] == 0xF4 && p[1] == 0x8D && (p[2] == 0xB2 || p[2] == 0xB3) &&
+               (p[3] & 0xC0) == 0x80;
+}
+
+/*
+ * True when @s is valid UTF-8 and, with @no_escapes, holds no escape code point: one pass,
+ * so valid text costs what validation alone does.
+ */
+static inline bool scan_text(const char *s, size_t n, bool no_escapes)
 {
         const unsigned char *p = (const unsigned char *) s;
         size_t i = 0;
@@ -90,11 +101,21 @@ bool utf8_is_valid(const char *s, size_t n)
                         continue;
                 }
                 k = maximal_subpart(p + i, n - i, &valid);
-                if (!valid)
+                if (!valid || (no_escapes && is_escape_seq(p + i, k)))
                         return false;
                 i += k;
         }
         return true;
+}
+
+bool utf8_is_valid(const char *s, size_t n)
+{
+        return scan_text(s, n, false);
+}
+
+bool utf8_is_escape_free(const char *s, size_t n)
+{
+        return scan_text(s, n, true);
 }
 
 char *utf8_sanitize(const char *s, size_t n, size_t *ret_len, size_t *ret_chars)
@@ -161,13 +182,6 @@ static void put_escape(char *out, unsigned char b)
         out[1] = (char) 0x8D;
         out[2] = (char) (0xB0 | (b >> 6));
         out[3] = (char) (0x80 | (b & 0x3F));
-}
-
-/* True when the 4 bytes at @p (@n available) are an escape code point in UTF-8. */
-static bool is_escape_seq(const unsigned char *p, size_t n)
-{
-        return n >= 4 && p[0] == 0xF4 && p[1] == 0x8D && (p[2] == 0xB2 || p[2] == 0xB3) &&
-               (p[3] & 0xC0) == 0x80;
 }
 
 int utf8_escape_bytes(const char *s, size_t n, char **ret, size_t *ret_len)

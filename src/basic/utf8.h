@@ -46,6 +46,12 @@ size_t utf8_count_chars(const char *p, size_t n);
 _must_check_ int utf8_escape_bytes(const char *p, size_t n, char **ret, size_t *ret_len);
 
 /*
+ * True when @p is valid UTF-8 with no escape code point in it, so utf8_escape_bytes() would
+ * give it back unchanged (one pass; the test to make before escaping).
+ */
+bool utf8_is_escape_free(const char *p, size_t n);
+
+/*
  * The reverse of utf8_escape_bytes(): each escape code point in @p becomes its byte, all else
  * is copied. The result is never longer than @p, and every byte it has that @p did not is in
  * 0x80..0xFF: unescaping cannot make a '/', a '.', a NUL or any other ASCII byte. Returns 0

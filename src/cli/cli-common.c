@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -21,6 +22,9 @@
 #include "core/web/web-keys.h"
 
 extern char **environ;
+
+/* getopt_long()'s val of the long option @opts[i] of cli_parse_options(): above any char. */
+#define OPTION_VAL_BASE 0x100
 
 int cli_load_config(const char *path, struct ptc_config *c)
 {
@@ -202,14 +206,18 @@ int cli_print_json(json_t *v, bool pretty)
         return 0;
 }
 
-int cli_bad_option(char **argv, const char *cmd)
+/*
+ * Report a getopt_long() failure (opterr = 0) as one line naming the option,
+ * e.g. "unrecognized option '--x' (try 'ptc run --help')". Returns EXIT_USAGE.
+ */
+static int bad_option(char **argv, const char *cmd)
 {
         /* After a failure getopt has stepped past the offending word. */
         const char *word = optind > 0 ? argv[optind - 1] : "?";
 
         if (optopt == 0)
                 log_error("unrecognized option '%s' (try 'ptc %s --help')", word, cmd);
-        else if (optopt >= 0x100)
+        else if (optopt >= OPTION_VAL_BASE)
                 /* A long option without its value, or with one it does not take. */
                 log_error("bad use of option '%s' (try 'ptc %s --help')", word, cmd);
         else if (optopt == 'c')
@@ -217,4 +225,57 @@ int cli_bad_option(char **argv, const char *cmd)
         else
                 log_error("unrecognized option '-%c' (try 'ptc %s --help')", optopt, cmd);
         return EXIT_USAGE;
+}
+
+int cli_parse_options(int argc, char **argv, const char *cmd, const struct cli_option *opts,
+                      bool stop_at_operand, void (*help)(void))
+{
+        /* getopt's tables: --help first, then @opts in their order, val = base + index. */
+        struct option longopts[CLI_OPTIONS_MAX + 2] = {{"help", no_argument, NULL, 'h'}};
+        char shortopts[3 + 2 * CLI_OPTIONS_MAX] = {};
+        size_t n, l = 1, s = 0;
+        int c;
+
+        if (stop_at_operand)
+                shortopts[s++] = '+';
+        shortopts[s++] = 'h';
+        for (n = 0; opts[n].name || opts[n].short_name; n++) {
+                assert(n < CLI_OPTIONS_MAX);
+                assert(!opts[n].arg != !opts[n].flag);
+                if (opts[n].name)
+                        longopts[l++] = (struct option){
+                                opts[n].name,
+                                opts[n].arg ? required_argument : no_argument,
+                                NULL,
+                                OPTION_VAL_BASE + (int) n,
+                        };
+                if (opts[n].short_name) {
+                        shortopts[s++] = opts[n].short_name;
+                        if (opts[n].arg)
+                                shortopts[s++] = ':';
+                }
+        }
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) >= 0) {
+                const struct cli_option *o = NULL;
+
+                if (c == 'h') {
+                        help();
+                        return EXIT_OK;
+                }
+                if (c >= OPTION_VAL_BASE && c < OPTION_VAL_BASE + (int) n)
+                        o = &opts[c - OPTION_VAL_BASE];
+                else
+                        for (size_t i = 0; i < n && !o; i++)
+                                if (opts[i].short_name == c)
+                                        o = &opts[i];
+                if (!o)
+                        return bad_option(argv, cmd);
+                if (o->arg)
+                        *o->arg = optarg;
+                else
+                        *o->flag = true;
+        }
+        return CLI_OPTIONS_PARSED;
 }

@@ -79,10 +79,32 @@ int cli_prepare_secrets(const struct ptc_config *c, struct redactor **ret_redact
                         char ***ret_base_env, char ***ret_kept);
 
 /*
- * Report a getopt_long() failure (opterr = 0) as one line naming the option,
- * e.g. "unrecognized option '--x' (try 'ptc run --help')". Returns EXIT_USAGE.
+ * One option of a subcommand, for cli_parse_options(): "--@name" and "-@short_name" (either
+ * may be unset) store their value in *@arg; or, with @arg NULL, take no value and set *@flag.
  */
-int cli_bad_option(char **argv, const char *cmd);
+struct cli_option {
+        const char *name;
+        const char **arg;
+        bool *flag;
+        char short_name;
+};
+
+/* Most options of one subcommand, --help aside (ptc run has 11). */
+#define CLI_OPTIONS_MAX 16
+
+/* cli_parse_options() went through: the operands start at optind. No exit status is < 0. */
+#define CLI_OPTIONS_PARSED (-1)
+
+/*
+ * The option parsing of every subcommand 'ptc @cmd': getopt_long() over -h/--help and @opts
+ * (ended by an entry with neither name), in that order. Options and operands may mix, or with
+ * @stop_at_operand the options end at the first operand. An option given twice keeps its last
+ * value. Returns CLI_OPTIONS_PARSED; EXIT_OK once -h/--help has printed @help(); or
+ * EXIT_USAGE after one line naming a bad option, e.g. "unrecognized option '--x' (try 'ptc
+ * run --help')".
+ */
+int cli_parse_options(int argc, char **argv, const char *cmd, const struct cli_option *opts,
+                      bool stop_at_operand, void (*help)(void));
 
 /*
  * The defaults --help texts print, from the code that applies them: the

@@ -142,38 +142,23 @@ static void help(void)
                "  -h, --help               this help\n");
 }
 
-enum {
-        ARG_CONFIG = 0x100,
-};
-
 int cmd_doctor(int argc, char **argv)
 {
-        static const struct option opts[] = {
-                {"help", no_argument, NULL, 'h'},
-                {"config", required_argument, NULL, ARG_CONFIG},
-                {},
-        };
         _cleanup_free_ char *cfgpath = NULL, *names = NULL;
         _cleanup_registry_ struct registry *reg = NULL;
         const char *arg_config = NULL;
+        const struct cli_option opts[] = {
+                {"config", &arg_config},
+                {},
+        };
         struct ptc_config config = {};
         struct utsname u;
         struct stat st;
-        int c, pidfd;
+        int r, pidfd;
 
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        help();
-                        return EXIT_OK;
-                case ARG_CONFIG:
-                        arg_config = optarg;
-                        break;
-                default:
-                        return cli_bad_option(argv, "doctor");
-                }
-        }
+        r = cli_parse_options(argc, argv, "doctor", opts, false, help);
+        if (r != CLI_OPTIONS_PARSED)
+                return r;
         if (optind < argc) {
                 log_error("unexpected argument '%s' (try 'ptc doctor --help')", argv[optind]);
                 return EXIT_USAGE;

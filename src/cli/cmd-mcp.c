@@ -779,17 +779,6 @@ static void help(void)
         config_release(&c);
 }
 
-enum {
-        ARG_CONFIG = 0x100,
-        ARG_TOOLS,
-        ARG_MODE,
-        ARG_CWD,
-        ARG_TIMEOUT,
-        ARG_MAX_CALLS,
-        ARG_ISOLATION,
-        ARG_EXPOSE,
-};
-
 static void server_release(void)
 {
         json_decref(server.tools_list);
@@ -855,60 +844,28 @@ static void serve(void)
 
 int cmd_mcp(int argc, char **argv)
 {
-        static const struct option opts[] = {
-                {"help", no_argument, NULL, 'h'},
-                {"config", required_argument, NULL, ARG_CONFIG},
-                {"tools", required_argument, NULL, ARG_TOOLS},
-                {"mode", required_argument, NULL, ARG_MODE},
-                {"cwd", required_argument, NULL, ARG_CWD},
-                {"timeout", required_argument, NULL, ARG_TIMEOUT},
-                {"max-tool-calls", required_argument, NULL, ARG_MAX_CALLS},
-                {"isolation", required_argument, NULL, ARG_ISOLATION},
-                {"expose-tools", no_argument, NULL, ARG_EXPOSE},
-                {},
-        };
         const char *arg_config = NULL, *arg_tools = NULL, *arg_mode = NULL, *arg_cwd = NULL;
         const char *arg_timeout = NULL, *arg_calls = NULL, *arg_isolation = NULL;
+        const struct cli_option opts[] = {
+                {"config", &arg_config},
+                {"tools", &arg_tools},
+                {"mode", &arg_mode},
+                {"cwd", &arg_cwd},
+                {"timeout", &arg_timeout},
+                {"max-tool-calls", &arg_calls},
+                {"isolation", &arg_isolation},
+                {"expose-tools", .flag = &server.expose_tools},
+                {},
+        };
         _cleanup_strv_free_ char **tools = NULL;
         char **kept = NULL;
         enum ptc_mode mode;
         struct diag d = {};
-        int c, r, ret = EXIT_USAGE;
+        int r, ret = EXIT_USAGE;
 
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        help();
-                        return EXIT_OK;
-                case ARG_CONFIG:
-                        arg_config = optarg;
-                        break;
-                case ARG_TOOLS:
-                        arg_tools = optarg;
-                        break;
-                case ARG_MODE:
-                        arg_mode = optarg;
-                        break;
-                case ARG_CWD:
-                        arg_cwd = optarg;
-                        break;
-                case ARG_TIMEOUT:
-                        arg_timeout = optarg;
-                        break;
-                case ARG_MAX_CALLS:
-                        arg_calls = optarg;
-                        break;
-                case ARG_ISOLATION:
-                        arg_isolation = optarg;
-                        break;
-                case ARG_EXPOSE:
-                        server.expose_tools = true;
-                        break;
-                default:
-                        return cli_bad_option(argv, "mcp");
-                }
-        }
+        r = cli_parse_options(argc, argv, "mcp", opts, false, help);
+        if (r != CLI_OPTIONS_PARSED)
+                return r;
         if (optind < argc) {
                 log_error("unexpected argument '%s' (try 'ptc mcp --help')", argv[optind]);
                 return EXIT_USAGE;

@@ -78,19 +78,6 @@ static void help(void)
         config_release(&c);
 }
 
-enum {
-        ARG_TOOLS = 0x100,
-        ARG_TIMEOUT,
-        ARG_MAX_CALLS,
-        ARG_MODE,
-        ARG_CWD,
-        ARG_CONFIG,
-        ARG_ISOLATION,
-        ARG_LOG,
-        ARG_PRETTY,
-        ARG_PROGRESS_FD,
-};
-
 /* --progress-fd: one line per dispatched call; worker threads write at once, hence the lock. */
 struct progress_sink {
         int fd;
@@ -242,20 +229,6 @@ static int setup_process(void)
 
 int cmd_run(int argc, char **argv)
 {
-        static const struct option opts[] = {
-                {"help", no_argument, NULL, 'h'},
-                {"tools", required_argument, NULL, ARG_TOOLS},
-                {"timeout", required_argument, NULL, ARG_TIMEOUT},
-                {"max-tool-calls", required_argument, NULL, ARG_MAX_CALLS},
-                {"mode", required_argument, NULL, ARG_MODE},
-                {"cwd", required_argument, NULL, ARG_CWD},
-                {"config", required_argument, NULL, ARG_CONFIG},
-                {"isolation", required_argument, NULL, ARG_ISOLATION},
-                {"log", no_argument, NULL, ARG_LOG},
-                {"pretty", no_argument, NULL, ARG_PRETTY},
-                {"progress-fd", required_argument, NULL, ARG_PROGRESS_FD},
-                {},
-        };
         _cleanup_free_ char *code = NULL, *python = NULL, *cwd = NULL;
         _cleanup_strv_free_ char **tools = NULL, **base_env = NULL;
         _cleanup_redactor_ struct redactor *redactor = NULL;
@@ -266,56 +239,30 @@ int cmd_run(int argc, char **argv)
         const char *arg_isolation = NULL, *arg_progress_fd = NULL;
         struct progress_sink progress = {.fd = -EBADF, .lock = PTHREAD_MUTEX_INITIALIZER};
         bool arg_log = false, arg_pretty = false;
+        const struct cli_option opts[] = {
+                {.short_name = 'c', .arg = &arg_code},
+                {"tools", &arg_tools},
+                {"timeout", &arg_timeout},
+                {"max-tool-calls", &arg_calls},
+                {"mode", &arg_mode},
+                {"cwd", &arg_cwd},
+                {"config", &arg_config},
+                {"isolation", &arg_isolation},
+                {"log", .flag = &arg_log},
+                {"pretty", .flag = &arg_pretty},
+                {"progress-fd", &arg_progress_fd},
+                {},
+        };
         struct ptc_config config = {};
         json_t *result = NULL;
         enum exec_status status;
         struct diag d = {};
         size_t code_len = 0;
-        int c, r, ret;
+        int r, ret;
 
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        help();
-                        return EXIT_OK;
-                case 'c':
-                        arg_code = optarg;
-                        break;
-                case ARG_TOOLS:
-                        arg_tools = optarg;
-                        break;
-                case ARG_TIMEOUT:
-                        arg_timeout = optarg;
-                        break;
-                case ARG_MAX_CALLS:
-                        arg_calls = optarg;
-                        break;
-                case ARG_MODE:
-                        arg_mode = optarg;
-                        break;
-                case ARG_CWD:
-                        arg_cwd = optarg;
-                        break;
-                case ARG_CONFIG:
-                        arg_config = optarg;
-                        break;
-                case ARG_ISOLATION:
-                        arg_isolation = optarg;
-                        break;
-                case ARG_LOG:
-                        arg_log = true;
-                        break;
-                case ARG_PRETTY:
-                        arg_pretty = true;
-                        break;
-                case ARG_PROGRESS_FD:
-                        arg_progress_fd = optarg;
-                        break;
-                default:
-                        return cli_bad_option(argv, "run");
-                }
-        }
+        r = cli_parse_options(argc, argv, "run", opts, false, help);
+        if (r != CLI_OPTIONS_PARSED)
+                return r;
         if (optind < argc)
                 arg_file = argv[optind++];
         if (optind < argc) {

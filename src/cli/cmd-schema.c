@@ -15,13 +15,6 @@
 #include "core/registry/registry.h"
 #include "core/stubs/stubs.h"
 
-enum {
-        ARG_TOOLS = 0x100,
-        ARG_MODE,
-        ARG_CONFIG,
-        ARG_COMPACT,
-};
-
 static void help(bool is_schema)
 {
         _cleanup_free_ char *tools = NULL;
@@ -52,47 +45,38 @@ static void help(bool is_schema)
         config_release(&c);
 }
 
+static void help_schema(void)
+{
+        help(true);
+}
+
+static void help_stubs(void)
+{
+        help(false);
+}
+
 /* schema and stubs share their options; @is_schema picks the output. */
 static int schema_or_stubs(int argc, char **argv, bool is_schema)
 {
-        static const struct option opts[] = {
-                {"help", no_argument, NULL, 'h'},
-                {"tools", required_argument, NULL, ARG_TOOLS},
-                {"mode", required_argument, NULL, ARG_MODE},
-                {"config", required_argument, NULL, ARG_CONFIG},
-                {"compact", no_argument, NULL, ARG_COMPACT},
-                {},
-        };
         _cleanup_strv_free_ char **tools = NULL, **env = NULL;
         _cleanup_mcp_upstreams_ struct mcp_upstreams *upstreams = NULL;
         _cleanup_registry_ struct registry *reg = NULL;
         const char *arg_tools = NULL, *arg_mode = NULL, *arg_config = NULL;
         bool compact = false;
+        const struct cli_option opts[] = {
+                {"tools", &arg_tools},
+                {"mode", &arg_mode},
+                {"config", &arg_config},
+                {"compact", .flag = &compact},
+                {},
+        };
         struct ptc_config config = {};
-        int c, ret = EXIT_USAGE, r;
+        int ret = EXIT_USAGE, r;
 
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        help(is_schema);
-                        return EXIT_OK;
-                case ARG_TOOLS:
-                        arg_tools = optarg;
-                        break;
-                case ARG_MODE:
-                        arg_mode = optarg;
-                        break;
-                case ARG_CONFIG:
-                        arg_config = optarg;
-                        break;
-                case ARG_COMPACT:
-                        compact = true;
-                        break;
-                default:
-                        return cli_bad_option(argv, is_schema ? "schema" : "stubs");
-                }
-        }
+        r = cli_parse_options(argc, argv, is_schema ? "schema" : "stubs", opts, false,
+                              is_schema ? help_schema : help_stubs);
+        if (r != CLI_OPTIONS_PARSED)
+                return r;
         if (optind < argc) {
                 log_error("unexpected argument '%s'", argv[optind]);
                 return EXIT_USAGE;

@@ -20,12 +20,6 @@
 #include "core/spawn/interpreter.h"
 #include "core/tools/tool.h"
 
-enum {
-        ARG_CONFIG = 0x100,
-        ARG_PRETTY,
-        ARG_CWD,
-};
-
 static void help(void)
 {
         printf("Usage: ptc tool [OPTIONS] NAME [JSON]\n"
@@ -46,47 +40,31 @@ static void help(void)
 
 int cmd_tool(int argc, char **argv)
 {
-        static const struct option opts[] = {
-                {"help", no_argument, NULL, 'h'},
-                {"config", required_argument, NULL, ARG_CONFIG},
-                {"pretty", no_argument, NULL, ARG_PRETTY},
-                {"cwd", required_argument, NULL, ARG_CWD},
-                {},
-        };
         _cleanup_free_ char *python = NULL, *cwd = NULL, *input = NULL;
         _cleanup_strv_free_ char **base_env = NULL;
         _cleanup_redactor_ struct redactor *redactor = NULL;
         _cleanup_mcp_upstreams_ struct mcp_upstreams *upstreams = NULL;
         _cleanup_registry_ struct registry *reg = NULL;
         const char *arg_config = NULL, *arg_cwd = NULL, *text;
+        bool pretty = false;
+        const struct cli_option opts[] = {
+                {"config", &arg_config},
+                {"pretty", .flag = &pretty},
+                {"cwd", &arg_cwd},
+                {},
+        };
         struct ptc_config config = {};
         json_auto_t *args = NULL;
         json_t *result = NULL;
         const struct tool *t;
-        bool pretty = false;
         json_error_t jerr;
         struct diag d = {};
-        int c, r, ret = EXIT_USAGE;
+        int r, ret = EXIT_USAGE;
 
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "+h", opts, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        help();
-                        return EXIT_OK;
-                case ARG_CONFIG:
-                        arg_config = optarg;
-                        break;
-                case ARG_PRETTY:
-                        pretty = true;
-                        break;
-                case ARG_CWD:
-                        arg_cwd = optarg;
-                        break;
-                default:
-                        return cli_bad_option(argv, "tool");
-                }
-        }
+        /* Options come before NAME; what follows it is NAME's arguments. */
+        r = cli_parse_options(argc, argv, "tool", opts, true, help);
+        if (r != CLI_OPTIONS_PARSED)
+                return r;
         if (optind >= argc || argc - optind > 2) {
                 log_error("usage: ptc tool NAME [JSON]");
                 return EXIT_USAGE;

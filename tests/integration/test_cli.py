@@ -264,13 +264,16 @@ TABLES = {"run": "cmd-run.c", "schema": "cmd-schema.c", "stubs": "cmd-schema.c",
 
 
 def option_table(sub):
-    """{long option name: takes a value} from the subcommand's struct option table."""
+    """{long option name: takes a value} from the subcommand's struct cli_option table,
+    with the --help that cli_parse_options() adds to every table."""
     text = (SRC / TABLES[sub]).read_text()
-    table = re.search(r"static const struct option opts\[\] = \{(.*?)\n\s*\};", text, re.S)
+    table = re.search(r"const struct cli_option opts\[\] = \{(.*?)\n\s*\};", text, re.S)
     assert table, sub
-    return {m.group(1): m.group(2) == "required_argument"
-            for m in re.finditer(r'\{"([a-z-]+)",\s*(no_argument|required_argument)',
-                                 table.group(1))}
+    # {"config", &arg_config} takes a value; {"pretty", .flag = &pretty} does not.
+    options = {m.group(1): m.group(2) != ".flag"
+               for m in re.finditer(r'\{"([a-z-]+)",\s*(\.flag|\.arg|&)', table.group(1))}
+    assert options, sub
+    return {"help": False, **options}
 
 
 def help_text(ptc, sub):

@@ -101,6 +101,8 @@ static void check_escape(const char *in, size_t n, const char *want)
         assert_int_equal(el, strlen(want));
         assert_memory_equal(e, want, el);
         assert_true(utf8_is_valid(e, el));
+        /* The one-pass test agrees: escape-free exactly when escaping changes nothing. */
+        assert_int_equal(utf8_is_escape_free(in, n), el == n && memcmp(e, in, n) == 0);
         assert_int_equal(utf8_unescape_bytes(e, el, &u, &ul), 0);
         assert_int_equal(ul, n);
         assert_memory_equal(u, in, n);

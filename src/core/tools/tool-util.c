@@ -54,7 +54,8 @@ json_t *tool_json_name(const char *s, size_t n)
 
         if (!s)
                 return json_string("");
-        if (utf8_is_valid(s, n) && !memmem(s, n, "\xf4\x8d", 2))
+        /* Validated here, so jansson need not do it a second time. */
+        if (utf8_is_escape_free(s, n))
                 return json_stringn_nocheck(s, n);
         /* A file name is any bytes; jansson takes only UTF-8 (docs/protocol.md). */
         if (utf8_escape_bytes(s, n, &text, &len) < 0)
@@ -99,7 +100,7 @@ int tool_json_set_name(json_t *o, const char *name, json_t *v)
         _cleanup_free_ char *key = NULL;
         size_t n = strlen(name);
 
-        if (utf8_is_valid(name, n) && !memmem(name, n, "\xf4\x8d", 2))
+        if (utf8_is_escape_free(name, n))
                 return tool_json_set(o, name, v);
         if (utf8_escape_bytes(name, n, &key, NULL) < 0) {
                 json_decref(v);
