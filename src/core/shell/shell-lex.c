@@ -2,7 +2,7 @@
 /*
  * The lexer of the shell parser: operators, and words with their quoting and expansions.
  * A word's substitutions ($( ), `..`, <( ), >( )) are parsed right there, by the grammar
- * (shell-parse.c), recursively: on the same input for $( ) (which may hold here-documents
+ * (shell-grammar.c), recursively: on the same input for $( ) (which may hold here-documents
  * and case patterns), on an unescaped copy for backticks.
  */
 
