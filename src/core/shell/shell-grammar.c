@@ -32,33 +32,39 @@ static int parse_command(struct parser *p);
 static int parse_function_body(struct parser *p);
 
 /*
+ * A list up to its ')' (the '(' is consumed), one level deeper and with @ctx added to the
+ * flags of its commands; @what is the syntax error when the ')' is missing.
+ */
+static int parse_paren_list(struct parser *p, unsigned ctx, const char *what)
+{
+        unsigned saved_ctx = p->ctx, saved_depth = p->depth;
+        struct token *t;
+        int r = shell_enter(p);
+
+        if (r < 0)
+                return r;
+        p->ctx |= ctx;
+        r = parse_list(p, false);
+        p->ctx = saved_ctx;
+        p->depth = saved_depth;
+        if (r >= 0)
+                r = shell_peek(p, &t);
+        if (r < 0)
+                return r;
+        if (t->type != TOK_RPAREN)
+                return shell_syntax_error(p, what);
+        shell_consume(p);
+        return 0;
+}
+
+/*
  * A nested list up to its ')' ($( ), <( ), >( )), by this parser on the same input. The
  * lexer is between tokens here (a word is being scanned), so the lookahead is empty.
  */
 int shell_nested_list(struct parser *p, unsigned ctx)
 {
-        unsigned saved_ctx = p->ctx, saved_depth = p->depth;
-        int r;
-
         assert(!p->has_peek);
-        r = shell_enter(p);
-        if (r < 0)
-                return r;
-        p->ctx |= ctx;
-        r = parse_list(p, false);
-        if (r >= 0) {
-                struct token *t = &p->peek;
-
-                if (t->type != TOK_RPAREN)
-                        r = shell_syntax_error(p, "unterminated $( or <(");
-                else {
-                        shell_token_release(t);
-                        p->has_peek = false;
-                }
-        }
-        p->ctx = saved_ctx;
-        p->depth = saved_depth;
-        return r;
+        return parse_paren_list(p, ctx, "unterminated $( or <(");
 }
 
 static bool is_reserved(const struct token *t, const char *word)
@@ -104,6 +110,14 @@ static int expect_word(struct parser *p, const char *word)
         return 0;
 }
 
+/* The syntax error of a token that cannot come where it is. */
+static int unexpected_token(struct parser *p, const struct token *t)
+{
+        return diag_set(&p->st->diag, -EINVAL,
+                        "shell syntax error at offset %zu: unexpected '%.*s'", t->start,
+                        (int) MIN(t->end - t->start, (size_t) 32), p->s + t->start);
+}
+
 static int skip_newlines(struct parser *p)
 {
         struct token *t;
@@ -115,6 +129,13 @@ static int skip_newlines(struct parser *p)
                         return r;
                 shell_consume(p);
         }
+}
+
+/* Puts the commands recorded from the @start'th on in the background. */
+static void set_background(struct parser *p, size_t start)
+{
+        for (size_t i = start; i < p->st->out->n_commands; i++)
+                p->st->out->commands[i].flags |= SHELL_CMD_BACKGROUND;
 }
 
 /* [n]op word; recorded in @c, or dropped when NULL (a compound command's redirection). */
@@ -207,6 +228,22 @@ static int parse_trailing_redirects(struct parser *p)
         }
 }
 
+/* "( )" of a function definition, from the '(' in the lookahead, then the body. */
+static int parse_function_parens(struct parser *p)
+{
+        struct token *t;
+        int r;
+
+        shell_consume(p);
+        r = shell_peek(p, &t);
+        if (r < 0)
+                return r;
+        if (t->type != TOK_RPAREN)
+                return shell_syntax_error(p, "expected ')' after '('");
+        shell_consume(p);
+        return parse_function_body(p);
+}
+
 static int parse_simple(struct parser *p)
 {
         struct shell_command c = {};
@@ -250,14 +287,7 @@ static int parse_simple(struct parser *p)
                                 break;
                         if (t->type == TOK_LPAREN) {
                                 shell_command_release(&c);
-                                shell_consume(p);
-                                r = shell_peek(p, &t);
-                                if (r < 0)
-                                        return r;
-                                if (t->type != TOK_RPAREN)
-                                        return shell_syntax_error(p, "expected ')' after '('");
-                                shell_consume(p);
-                                return parse_function_body(p);
+                                return parse_function_parens(p);
                         }
                 }
         }
@@ -535,15 +565,8 @@ static int parse_function_keyword(struct parser *p)
         r = shell_peek(p, &t);
         if (r < 0)
                 return r;
-        if (t->type == TOK_LPAREN) {
-                shell_consume(p);
-                r = shell_peek(p, &t);
-                if (r < 0)
-                        return r;
-                if (t->type != TOK_RPAREN)
-                        return shell_syntax_error(p, "expected ')' after '('");
-                shell_consume(p);
-        }
+        if (t->type == TOK_LPAREN)
+                return parse_function_parens(p);
         return parse_function_body(p);
 }
 
@@ -567,8 +590,7 @@ static int parse_coproc(struct parser *p)
                         shell_consume(p);
         }
         r = parse_command(p);
-        for (size_t i = start; i < p->st->out->n_commands; i++)
-                p->st->out->commands[i].flags |= SHELL_CMD_BACKGROUND;
+        set_background(p, start);
         return r;
 }
 
@@ -576,7 +598,7 @@ static int parse_command(struct parser *p)
 {
         static const char *const compound[] = {"{",   "if",     "while", "until",
                                                "for", "select", "case"};
-        unsigned saved_depth = p->depth, saved_ctx = p->ctx;
+        unsigned saved_depth = p->depth;
         struct token *t;
         int r = shell_peek(p, &t);
 
@@ -621,21 +643,8 @@ static int parse_command(struct parser *p)
                 p->pos++;
         }
         shell_consume(p);
-        r = shell_enter(p);
-        if (r < 0)
-                return r;
-        p->ctx |= SHELL_CMD_SUBSHELL;
-        r = parse_list(p, false);
-        p->ctx = saved_ctx;
-        p->depth = saved_depth;
-        if (r >= 0)
-                r = shell_peek(p, &t);
-        if (r < 0)
-                return r;
-        if (t->type != TOK_RPAREN)
-                return shell_syntax_error(p, "expected ')'");
-        shell_consume(p);
-        return parse_trailing_redirects(p);
+        r = parse_paren_list(p, SHELL_CMD_SUBSHELL, "expected ')'");
+        return r < 0 ? r : parse_trailing_redirects(p);
 }
 
 static bool ends_pipeline(const struct token *t)
@@ -651,6 +660,28 @@ static bool ends_pipeline(const struct token *t)
                 return true;
         default:
                 return false;
+        }
+}
+
+/* @item [op newline... @item]..., where op is @op1 or @op2. */
+static int parse_joined(struct parser *p, int (*item)(struct parser *), enum tok_type op1,
+                        enum tok_type op2)
+{
+        struct token *t;
+        int r;
+
+        for (;;) {
+                r = item(p);
+                if (r >= 0)
+                        r = shell_peek(p, &t);
+                if (r < 0)
+                        return r;
+                if (t->type != op1 && t->type != op2)
+                        return 0;
+                shell_consume(p);
+                r = skip_newlines(p);
+                if (r < 0)
+                        return r;
         }
 }
 
@@ -680,39 +711,12 @@ static int parse_pipeline(struct parser *p)
         }
         if (prefixed && ends_pipeline(t))
                 return 0; /* `time` alone times nothing */
-        for (;;) {
-                r = parse_command(p);
-                if (r >= 0)
-                        r = shell_peek(p, &t);
-                if (r < 0)
-                        return r;
-                if (t->type != TOK_PIPE && t->type != TOK_PIPE_AMP)
-                        return 0;
-                shell_consume(p);
-                r = skip_newlines(p);
-                if (r < 0)
-                        return r;
-        }
+        return parse_joined(p, parse_command, TOK_PIPE, TOK_PIPE_AMP);
 }
 
 static int parse_and_or(struct parser *p)
 {
-        struct token *t;
-        int r;
-
-        for (;;) {
-                r = parse_pipeline(p);
-                if (r >= 0)
-                        r = shell_peek(p, &t);
-                if (r < 0)
-                        return r;
-                if (t->type != TOK_AND && t->type != TOK_OR)
-                        return 0;
-                shell_consume(p);
-                r = skip_newlines(p);
-                if (r < 0)
-                        return r;
-        }
+        return parse_joined(p, parse_pipeline, TOK_AND, TOK_OR);
 }
 
 /*
@@ -744,8 +748,7 @@ static int parse_list(struct parser *p, bool top)
                         return r;
                 switch (t->type) {
                 case TOK_AMP:
-                        for (size_t i = start; i < p->st->out->n_commands; i++)
-                                p->st->out->commands[i].flags |= SHELL_CMD_BACKGROUND;
+                        set_background(p, start);
                         shell_consume(p);
                         break;
                 case TOK_SEMI:
@@ -759,10 +762,7 @@ static int parse_list(struct parser *p, bool top)
                 default:
                         if (is_list_end(t))
                                 return 0;
-                        return diag_set(&p->st->diag, -EINVAL,
-                                        "shell syntax error at offset %zu: unexpected '%.*s'",
-                                        t->start, (int) MIN(t->end - t->start, (size_t) 32),
-                                        p->s + t->start);
+                        return unexpected_token(p, t);
                 }
         }
 }
@@ -778,9 +778,7 @@ int shell_parse_all(struct parser *p)
         if (r < 0)
                 return r;
         if (t->type != TOK_EOF)
-                return diag_set(&p->st->diag, -EINVAL,
-                                "shell syntax error at offset %zu: unexpected '%.*s'", t->start,
-                                (int) MIN(t->end - t->start, (size_t) 32), p->s + t->start);
+                return unexpected_token(p, t);
         p->complete = p->st->out->n_commands;
         return 0;
 }
