@@ -110,6 +110,22 @@ static int expect_word(struct parser *p, const char *word)
         return 0;
 }
 
+/* A list, then the reserved word @word that ends it. */
+static int parse_list_until(struct parser *p, const char *word)
+{
+        int r = parse_list(p, false);
+
+        return r < 0 ? r : expect_word(p, word);
+}
+
+/* do list done */
+static int parse_do_group(struct parser *p)
+{
+        int r = expect_word(p, "do");
+
+        return r < 0 ? r : parse_list_until(p, "done");
+}
+
 /* The syntax error of a token that cannot come where it is. */
 static int unexpected_token(struct parser *p, const struct token *t)
 {
@@ -402,13 +418,9 @@ static int parse_for(struct parser *p)
                 return r;
         if (is_reserved(t, "{")) {
                 shell_consume(p);
-                r = parse_list(p, false);
-                return r < 0 ? r : expect_word(p, "}");
+                return parse_list_until(p, "}");
         }
-        r = expect_word(p, "do");
-        if (r >= 0)
-                r = parse_list(p, false);
-        return r < 0 ? r : expect_word(p, "done");
+        return parse_do_group(p);
 }
 
 static int parse_case(struct parser *p)
@@ -477,9 +489,7 @@ static int parse_if(struct parser *p)
         int r;
 
         for (;;) {
-                r = parse_list(p, false);
-                if (r >= 0)
-                        r = expect_word(p, "then");
+                r = parse_list_until(p, "then");
                 if (r >= 0)
                         r = parse_list(p, false);
                 if (r >= 0)
@@ -492,64 +502,23 @@ static int parse_if(struct parser *p)
         }
         if (is_reserved(t, "else")) {
                 shell_consume(p);
-                r = parse_list(p, false);
-                if (r < 0)
-                        return r;
+                return parse_list_until(p, "fi");
         }
         return expect_word(p, "fi");
 }
 
-/* The body of a compound command that starts with the reserved word just consumed. */
-static int parse_compound(struct parser *p, const char *word)
+/* { list } */
+static int parse_brace_group(struct parser *p)
 {
-        int r;
-
-        if (strcmp(word, "{") == 0) {
-                r = parse_list(p, false);
-                return r < 0 ? r : expect_word(p, "}");
-        }
-        if (strcmp(word, "if") == 0)
-                return parse_if(p);
-        if (strcmp(word, "while") == 0 || strcmp(word, "until") == 0) {
-                r = parse_list(p, false);
-                if (r >= 0)
-                        r = expect_word(p, "do");
-                if (r >= 0)
-                        r = parse_list(p, false);
-                return r < 0 ? r : expect_word(p, "done");
-        }
-        if (strcmp(word, "for") == 0 || strcmp(word, "select") == 0)
-                return parse_for(p);
-        assert(strcmp(word, "case") == 0);
-        return parse_case(p);
+        return parse_list_until(p, "}");
 }
 
-/* A function body: a compound command (bash refuses `f() cmd`). */
-static int parse_function_body(struct parser *p)
+/* while list do list done, until list do list done */
+static int parse_while(struct parser *p)
 {
-        static const char *const starts[] = {"{",   "if",     "while", "until",
-                                             "for", "select", "case",  "[["};
-        unsigned saved = p->ctx;
-        struct token *t;
-        bool compound = false;
-        int r = skip_newlines(p);
+        int r = parse_list(p, false);
 
-        if (r >= 0)
-                r = shell_peek(p, &t);
-        if (r >= 0)
-                r = shell_enter(p);
-        if (r < 0)
-                return r;
-        compound = t->type == TOK_LPAREN;
-        for (size_t i = 0; i < ELEMENTSOF(starts) && !compound; i++)
-                compound = is_reserved(t, starts[i]);
-        if (!compound)
-                return shell_syntax_error(p, "a function body must be a compound command");
-        p->ctx |= SHELL_CMD_FUNCTION;
-        r = parse_command(p);
-        p->ctx = saved;
-        p->depth--;
-        return r;
+        return r < 0 ? r : parse_do_group(p);
 }
 
 static int parse_function_keyword(struct parser *p)
@@ -594,35 +563,67 @@ static int parse_coproc(struct parser *p)
         return r;
 }
 
+/*
+ * The commands that start with a reserved word (but [[, which parse_command() reads itself):
+ * @parse reads the rest, the word consumed, one level deeper.
+ */
+static const struct {
+        const char *word;
+        int (*parse)(struct parser *p);
+        bool compound; /* a compound command: redirections may follow; it may be a function body */
+} keywords[] = {
+        {"{", parse_brace_group, true},  {"if", parse_if, true},
+        {"while", parse_while, true},    {"until", parse_while, true},
+        {"for", parse_for, true},        {"select", parse_for, true},
+        {"case", parse_case, true},      {"function", parse_function_keyword, false},
+        {"coproc", parse_coproc, false},
+};
+
+/* A function body: a compound command (bash refuses `f() cmd`). */
+static int parse_function_body(struct parser *p)
+{
+        unsigned saved = p->ctx;
+        struct token *t;
+        bool compound = false;
+        int r = skip_newlines(p);
+
+        if (r >= 0)
+                r = shell_peek(p, &t);
+        if (r >= 0)
+                r = shell_enter(p);
+        if (r < 0)
+                return r;
+        compound = t->type == TOK_LPAREN || is_reserved(t, "[[");
+        for (size_t i = 0; i < ELEMENTSOF(keywords) && !compound; i++)
+                compound = keywords[i].compound && is_reserved(t, keywords[i].word);
+        if (!compound)
+                return shell_syntax_error(p, "a function body must be a compound command");
+        p->ctx |= SHELL_CMD_FUNCTION;
+        r = parse_command(p);
+        p->ctx = saved;
+        p->depth--;
+        return r;
+}
+
 static int parse_command(struct parser *p)
 {
-        static const char *const compound[] = {"{",   "if",     "while", "until",
-                                               "for", "select", "case"};
         unsigned saved_depth = p->depth;
         struct token *t;
         int r = shell_peek(p, &t);
 
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < ELEMENTSOF(compound); i++)
-                if (is_reserved(t, compound[i])) {
+        for (size_t i = 0; i < ELEMENTSOF(keywords); i++)
+                if (is_reserved(t, keywords[i].word)) {
                         shell_consume(p);
                         r = shell_enter(p);
                         if (r >= 0)
-                                r = parse_compound(p, compound[i]);
+                                r = keywords[i].parse(p);
                         p->depth = saved_depth;
-                        return r < 0 ? r : parse_trailing_redirects(p);
+                        if (r < 0 || !keywords[i].compound)
+                                return r;
+                        return parse_trailing_redirects(p);
                 }
-        if (is_reserved(t, "function") || is_reserved(t, "coproc")) {
-                bool function = is_reserved(t, "function");
-
-                shell_consume(p);
-                r = shell_enter(p);
-                if (r >= 0)
-                        r = function ? parse_function_keyword(p) : parse_coproc(p);
-                p->depth = saved_depth;
-                return r;
-        }
         if (is_reserved(t, "[["))
                 return parse_cond(p);
         if (is_list_end(t) && t->type == TOK_WORD)
