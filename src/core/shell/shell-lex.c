@@ -262,6 +262,16 @@ static int scan_backtick(struct parser *p, bool in_dquote)
         return shell_parse_string(p, buf_str(&inner), inner.len, SHELL_CMD_SUBSTITUTION);
 }
 
+/* `...` in a word: parsed, and its source text kept in @b as it is; the word expands. */
+static int scan_backtick_word(struct parser *p, struct buf *b, unsigned *flags, bool in_dquote)
+{
+        size_t start = p->pos;
+        int r = scan_backtick(p, in_dquote);
+
+        *flags |= SHELL_WORD_EXPANDS;
+        return r < 0 ? r : buf_append(b, p->s + start, p->pos - start);
+}
+
 /* "text" from p->pos (at the quote): \ escapes only $ ` " \ and newline here. */
 static int scan_dquote(struct parser *p, struct buf *b, unsigned *flags)
 {
@@ -286,14 +296,9 @@ static int scan_dquote(struct parser *p, struct buf *b, unsigned *flags)
                         r = buf_append_char(b, c);
                 } else if (c == '$')
                         r = scan_dollar(p, b, flags, true);
-                else if (c == '`') {
-                        size_t start = p->pos;
-
-                        r = scan_backtick(p, true);
-                        if (r >= 0)
-                                r = buf_append(b, p->s + start, p->pos - start);
-                        *flags |= SHELL_WORD_EXPANDS;
-                } else {
+                else if (c == '`')
+                        r = scan_backtick_word(p, b, flags, true);
+                else {
                         r = buf_append_char(b, c);
                         p->pos++;
                 }
@@ -500,14 +505,9 @@ static int scan_word(struct parser *p, struct buf *b, unsigned *flags, size_t *e
                         if (at(p, 1, '\''))
                                 *flags |= SHELL_WORD_QUOTED;
                         r = scan_dollar(p, b, flags, false);
-                } else if (c == '`') {
-                        size_t start = p->pos;
-
-                        r = scan_backtick(p, false);
-                        if (r >= 0)
-                                r = buf_append(b, p->s + start, p->pos - start);
-                        *flags |= SHELL_WORD_EXPANDS;
-                } else {
+                } else if (c == '`')
+                        r = scan_backtick_word(p, b, flags, false);
+                else {
                         if (c == '=' && *eq == SIZE_MAX &&
                             !(*flags & (SHELL_WORD_QUOTED | SHELL_WORD_EXPANDS)))
                                 *eq = b->len;
