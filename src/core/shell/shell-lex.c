@@ -17,6 +17,7 @@
 #include "basic/buf.h"
 #include "basic/diag.h"
 #include "basic/macro.h"
+#include "basic/parse-util.h"
 
 static int scan_word(struct parser *p, struct buf *b, unsigned *flags, size_t *eq);
 static int scan_dollar(struct parser *p, struct buf *b, unsigned *flags, bool in_dquote);
@@ -161,17 +162,6 @@ static int append_utf8(struct buf *b, uint32_t cp)
         return buf_append(b, u, k);
 }
 
-static int hex_value(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* $'text' from p->pos (at the '$'), with its backslash escapes decoded as bash does. */
 static int scan_ansi_c(struct parser *p, struct buf *b)
 {
@@ -215,8 +205,8 @@ static int scan_ansi_c(struct parser *p, struct buf *b)
                         int max = e == 'x' ? 2 : e == 'u' ? 4 : 8, i = 0;
                         uint32_t v = 0;
 
-                        for (; i < max && p->pos < p->n && hex_value(p->s[p->pos]) >= 0; i++)
-                                v = v * 16 + (uint32_t) hex_value(p->s[p->pos++]);
+                        for (; i < max && p->pos < p->n && unhexchar(p->s[p->pos]) >= 0; i++)
+                                v = v * 16 + (uint32_t) unhexchar(p->s[p->pos++]);
                         if (i == 0)
                                 r = buf_append(b, p->s + p->pos - 2, 2);
                         else if (e == 'x')
