@@ -83,11 +83,10 @@ static bool is_env_assignment(const char *s)
 {
         const char *eq = strchr(s, '=');
 
-        if (!eq || eq == s)
+        if (!eq || eq == s || !is_name_start(s[0]))
                 return false;
-        for (const char *p = s; p < eq; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
-                      (p > s && *p >= '0' && *p <= '9')))
+        for (const char *p = s + 1; p < eq; p++)
+                if (!is_name_char(*p))
                         return false;
         return true;
 }
