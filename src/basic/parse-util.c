@@ -39,3 +39,14 @@ int safe_atod(const char *s, double *ret)
         *ret = v;
         return 0;
 }
+
+int unhexchar(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}

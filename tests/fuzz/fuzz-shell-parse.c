@@ -6,9 +6,9 @@
  *
  * The corpus (corpus/shell-parse/) replays under meson through fuzz-main.c. The
  * libFuzzer build is made by hand: clang -fsanitize=fuzzer,address,undefined
- * -D_GNU_SOURCE -I. -Isrc -I<builddir> on this file, src/core/shell/shell-parse.c,
- * src/core/shell/shell-wrappers.c, src/core/tools/terminal-guard.c, src/basic/buf.c and
- * src/basic/diag.c; then run it on a copy of the corpus (-max_total_time=60).
+ * -D_GNU_SOURCE -I. -Isrc -I<builddir> on this file, the .c files of src/core/shell/,
+ * src/core/tools/terminal-guard.c, src/basic/buf.c, src/basic/diag.c and
+ * src/basic/parse-util.c; then run it on a copy of the corpus (-max_total_time=60).
  */
 
 #include <errno.h>

@@ -214,6 +214,12 @@ static void test_parse_numbers_strict(void **state)
         assert_true(d == 2.5);
         assert_true(safe_atod("nan", &d) < 0);
         assert_true(safe_atod("1e999", &d) < 0);
+        assert_int_equal(unhexchar('0'), 0);
+        assert_int_equal(unhexchar('9'), 9);
+        assert_int_equal(unhexchar('a'), 10);
+        assert_int_equal(unhexchar('F'), 15);
+        assert_int_equal(unhexchar('g'), -1);
+        assert_int_equal(unhexchar('/'), -1);
 }
 
 static void test_write_file_atomic_keeps_mode(void **state)

@@ -2,8 +2,10 @@
 #pragma once
 
 /*
- * Private to src/core/shell: the state the lexer (shell-lex.c) and the grammar
- * (shell-parse.c) share. They call each other: a word's $( ) is a nested list.
+ * Private to src/core/shell: the state the lexer (shell-lex.c), the grammar
+ * (shell-grammar.c), the result and entry points (shell-parse.c) and the wrappers
+ * (shell-wrappers.c) share. The lexer and the grammar call each other: a word's $( ) is a
+ * nested list.
  */
 
 #include <stdbool.h>
@@ -96,14 +98,6 @@ static inline bool at(const struct parser *p, size_t off, char c)
         return p->pos + off < p->n && p->s[p->pos + off] == c;
 }
 
-/*
- * The index of the command word of @argv (struct shell_command.cmd_index): past the
- * NAME=value words flagged SHELL_WORD_ASSIGNMENT, and past each wrapper with its options,
- * whose word gets SHELL_WORD_WRAPPER in @flags. @argc when there is no command word.
- * (shell-wrappers.c)
- */
-size_t shell_strip_wrappers(char *const *argv, unsigned *flags, size_t argc);
-
 /* shell-lex.c */
 
 /* Sets the state's diag, returns -EINVAL. */
@@ -122,9 +116,32 @@ bool shell_valid_assignment_name(const char *s, size_t eq);
 int shell_peek(struct parser *p, struct token **ret);
 void shell_consume(struct parser *p);
 
-/* shell-parse.c */
+/* shell-grammar.c */
 
 /* A list up to its ')' ($( ), <( ), >( )), on the same input; called between tokens. */
 int shell_nested_list(struct parser *p, unsigned ctx);
+/* A whole string: a list up to its end. */
+int shell_parse_all(struct parser *p);
+
+/* shell-parse.c */
+
 /* @s as a complete command string (backticks, sh -c, eval), by a parser of its own. */
 int shell_parse_string(struct parser *p, const char *s, size_t n, unsigned ctx);
+void shell_command_release(struct shell_command *c);
+/* One more word: -E2BIG past SHELL_PARSE_WORDS_MAX. */
+int shell_count_word(struct parser *p);
+/* Appends @text (owned by @c, or freed on failure) with its SHELL_WORD_* @flags. */
+int shell_command_add_word(struct parser *p, struct shell_command *c, char *text, unsigned flags);
+/* Hands @c (and what it owns) to the result, even on failure. */
+int shell_record_command(struct parser *p, struct shell_command *c);
+
+/* shell-wrappers.c */
+
+/*
+ * The index of the command word of @argv (struct shell_command.cmd_index): past the
+ * NAME=value words flagged SHELL_WORD_ASSIGNMENT, and past each wrapper with its options,
+ * whose word gets SHELL_WORD_WRAPPER in @flags. @argc when there is no command word.
+ */
+size_t shell_strip_wrappers(char *const *argv, unsigned *flags, size_t argc);
+/* `sh -c STRING`, `eval ARGS`: in *ret the literal string @c would run, or NULL. */
+int shell_nested_string(const struct shell_command *c, char **ret);

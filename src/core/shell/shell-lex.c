@@ -2,7 +2,7 @@
 /*
  * The lexer of the shell parser: operators, and words with their quoting and expansions.
  * A word's substitutions ($( ), `..`, <( ), >( )) are parsed right there, by the grammar
- * (shell-parse.c), recursively: on the same input for $( ) (which may hold here-documents
+ * (shell-grammar.c), recursively: on the same input for $( ) (which may hold here-documents
  * and case patterns), on an unescaped copy for backticks.
  */
 
@@ -17,6 +17,7 @@
 #include "basic/buf.h"
 #include "basic/diag.h"
 #include "basic/macro.h"
+#include "basic/parse-util.h"
 
 static int scan_word(struct parser *p, struct buf *b, unsigned *flags, size_t *eq);
 static int scan_dollar(struct parser *p, struct buf *b, unsigned *flags, bool in_dquote);
@@ -161,17 +162,6 @@ static int append_utf8(struct buf *b, uint32_t cp)
         return buf_append(b, u, k);
 }
 
-static int hex_value(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* $'text' from p->pos (at the '$'), with its backslash escapes decoded as bash does. */
 static int scan_ansi_c(struct parser *p, struct buf *b)
 {
@@ -215,8 +205,8 @@ static int scan_ansi_c(struct parser *p, struct buf *b)
                         int max = e == 'x' ? 2 : e == 'u' ? 4 : 8, i = 0;
                         uint32_t v = 0;
 
-                        for (; i < max && p->pos < p->n && hex_value(p->s[p->pos]) >= 0; i++)
-                                v = v * 16 + (uint32_t) hex_value(p->s[p->pos++]);
+                        for (; i < max && p->pos < p->n && unhexchar(p->s[p->pos]) >= 0; i++)
+                                v = v * 16 + (uint32_t) unhexchar(p->s[p->pos++]);
                         if (i == 0)
                                 r = buf_append(b, p->s + p->pos - 2, 2);
                         else if (e == 'x')
@@ -262,6 +252,16 @@ static int scan_backtick(struct parser *p, bool in_dquote)
         return shell_parse_string(p, buf_str(&inner), inner.len, SHELL_CMD_SUBSTITUTION);
 }
 
+/* `...` in a word: parsed, and its source text kept in @b as it is; the word expands. */
+static int scan_backtick_word(struct parser *p, struct buf *b, unsigned *flags, bool in_dquote)
+{
+        size_t start = p->pos;
+        int r = scan_backtick(p, in_dquote);
+
+        *flags |= SHELL_WORD_EXPANDS;
+        return r < 0 ? r : buf_append(b, p->s + start, p->pos - start);
+}
+
 /* "text" from p->pos (at the quote): \ escapes only $ ` " \ and newline here. */
 static int scan_dquote(struct parser *p, struct buf *b, unsigned *flags)
 {
@@ -286,14 +286,9 @@ static int scan_dquote(struct parser *p, struct buf *b, unsigned *flags)
                         r = buf_append_char(b, c);
                 } else if (c == '$')
                         r = scan_dollar(p, b, flags, true);
-                else if (c == '`') {
-                        size_t start = p->pos;
-
-                        r = scan_backtick(p, true);
-                        if (r >= 0)
-                                r = buf_append(b, p->s + start, p->pos - start);
-                        *flags |= SHELL_WORD_EXPANDS;
-                } else {
+                else if (c == '`')
+                        r = scan_backtick_word(p, b, flags, true);
+                else {
                         r = buf_append_char(b, c);
                         p->pos++;
                 }
@@ -500,14 +495,9 @@ static int scan_word(struct parser *p, struct buf *b, unsigned *flags, size_t *e
                         if (at(p, 1, '\''))
                                 *flags |= SHELL_WORD_QUOTED;
                         r = scan_dollar(p, b, flags, false);
-                } else if (c == '`') {
-                        size_t start = p->pos;
-
-                        r = scan_backtick(p, false);
-                        if (r >= 0)
-                                r = buf_append(b, p->s + start, p->pos - start);
-                        *flags |= SHELL_WORD_EXPANDS;
-                } else {
+                } else if (c == '`')
+                        r = scan_backtick_word(p, b, flags, false);
+                else {
                         if (c == '=' && *eq == SIZE_MAX &&
                             !(*flags & (SHELL_WORD_QUOTED | SHELL_WORD_EXPANDS)))
                                 *eq = b->len;

@@ -1,37 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A recursive-descent parser over a one-token-lookahead lexer, after bash's own grammar
- * (parse.y). It builds no tree: each simple command is recorded as soon as it is complete,
- * and the structure shows only in the command flags (background, substitution, ...).
- *
- * Why a grammar and not a scan for operators: '&' means "background" only as a command
- * separator; inside quotes, in 2>&1, &>, >&, |& and ;& it means something else, and the
- * background '&' applies to the whole and-or list before it (`a && b &`), including groups
- * and subshells. Likewise a server name is a command only in command position.
- *
- * The lexer (shell-lex.c) scans words with their quoting, and calls back here for a word's
- * substitutions: $( ), <( ) and >( ) by this parser on the same input, backticks and the
- * strings of sh -c and eval by a parser of their own (shell_parse_string()).
+ * The entry points of the shell parser (shell_parse(), and shell_parse_string() for the
+ * strings of backticks, sh -c and eval) and the result they build: the words of a command,
+ * counted against the caps, and each command recorded as the grammar (shell-grammar.c)
+ * completes it.
  */
 
 #include "core/shell/shell-parse.h"
 
 #include <assert.h>
 #include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "basic/buf.h"
 #include "basic/diag.h"
 #include "basic/macro.h"
 #include "core/shell/shell-internal.h"
 
-static int parse_list(struct parser *p, bool top);
-static int parse_command(struct parser *p);
-static int parse_function_body(struct parser *p);
-
-static void command_release(struct shell_command *c)
+void shell_command_release(struct shell_command *c)
 {
         if (c->argv)
                 for (size_t i = 0; i < c->argc; i++)
@@ -47,7 +33,7 @@ static void command_release(struct shell_command *c)
 static void truncate_commands(struct state *st, size_t n)
 {
         while (st->out->n_commands > n)
-                command_release(&st->out->commands[--st->out->n_commands]);
+                shell_command_release(&st->out->commands[--st->out->n_commands]);
 }
 
 static void parser_release(struct parser *p)
@@ -59,96 +45,7 @@ static void parser_release(struct parser *p)
         p->n_heredocs = 0;
 }
 
-/*
- * A nested list up to its ')' ($( ), <( ), >( )), by this parser on the same input. The
- * lexer is between tokens here (a word is being scanned), so the lookahead is empty.
- */
-int shell_nested_list(struct parser *p, unsigned ctx)
-{
-        unsigned saved_ctx = p->ctx, saved_depth = p->depth;
-        int r;
-
-        assert(!p->has_peek);
-        r = shell_enter(p);
-        if (r < 0)
-                return r;
-        p->ctx |= ctx;
-        r = parse_list(p, false);
-        if (r >= 0) {
-                struct token *t = &p->peek;
-
-                if (t->type != TOK_RPAREN)
-                        r = shell_syntax_error(p, "unterminated $( or <(");
-                else {
-                        shell_token_release(t);
-                        p->has_peek = false;
-                }
-        }
-        p->ctx = saved_ctx;
-        p->depth = saved_depth;
-        return r;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Grammar                                                                                  */
-
-static bool is_reserved(const struct token *t, const char *word)
-{
-        return t->type == TOK_WORD && !(t->flags & (SHELL_WORD_QUOTED | SHELL_WORD_EXPANDS)) &&
-               strcmp(t->text, word) == 0;
-}
-
-/* A token that ends a list: its caller decides whether it is the one expected. */
-static bool is_list_end(const struct token *t)
-{
-        static const char *const words[] = {"then", "elif", "else", "fi",
-                                            "do",   "done", "esac", "}"};
-
-        switch (t->type) {
-        case TOK_EOF:
-        case TOK_RPAREN:
-        case TOK_DSEMI:
-        case TOK_SEMI_AMP:
-        case TOK_DSEMI_AMP:
-                return true;
-        case TOK_WORD:
-                for (size_t i = 0; i < ELEMENTSOF(words); i++)
-                        if (is_reserved(t, words[i]))
-                                return true;
-                return false;
-        default:
-                return false;
-        }
-}
-
-static int expect_word(struct parser *p, const char *word)
-{
-        struct token *t;
-        int r = shell_peek(p, &t);
-
-        if (r < 0)
-                return r;
-        if (!is_reserved(t, word))
-                return diag_set(&p->st->diag, -EINVAL,
-                                "shell syntax error at offset %zu: expected '%s'", t->start, word);
-        shell_consume(p);
-        return 0;
-}
-
-static int skip_newlines(struct parser *p)
-{
-        struct token *t;
-        int r;
-
-        for (;;) {
-                r = shell_peek(p, &t);
-                if (r < 0 || t->type != TOK_NEWLINE)
-                        return r;
-                shell_consume(p);
-        }
-}
-
-static int count_word(struct parser *p)
+int shell_count_word(struct parser *p)
 {
         if (p->st->words >= SHELL_PARSE_WORDS_MAX)
                 return diag_set(&p->st->diag, -E2BIG, "shell command has more than %d words",
@@ -157,11 +54,11 @@ static int count_word(struct parser *p)
         return 0;
 }
 
-static int command_add_word(struct parser *p, struct shell_command *c, char *text, unsigned flags)
+int shell_command_add_word(struct parser *p, struct shell_command *c, char *text, unsigned flags)
 {
         char **argv;
         unsigned *wf;
-        int r = count_word(p);
+        int r = shell_count_word(p);
 
         if (r < 0) {
                 free(text);
@@ -187,12 +84,12 @@ static int command_add_word(struct parser *p, struct shell_command *c, char *tex
 }
 
 /* Hands @c (and what it owns) to the result, even on failure. */
-static int record_command(struct parser *p, struct shell_command *c)
+int shell_record_command(struct parser *p, struct shell_command *c)
 {
         struct state *st = p->st;
 
         if (st->out->n_commands >= SHELL_PARSE_COMMANDS_MAX) {
-                command_release(c);
+                shell_command_release(c);
                 return diag_set(&st->diag, -E2BIG, "shell command has more than %d commands",
                                 SHELL_PARSE_COMMANDS_MAX);
         }
@@ -202,7 +99,7 @@ static int record_command(struct parser *p, struct shell_command *c)
                         reallocarray(st->out->commands, na, sizeof(struct shell_command));
 
                 if (!nc) {
-                        command_release(c);
+                        shell_command_release(c);
                         return -ENOMEM;
                 }
                 st->out->commands = nc;
@@ -212,7 +109,7 @@ static int record_command(struct parser *p, struct shell_command *c)
                 /* Only redirections: argv is still a (empty) NULL-terminated vector. */
                 c->argv = calloc(1, sizeof(char *));
                 if (!c->argv) {
-                        command_release(c);
+                        shell_command_release(c);
                         return -ENOMEM;
                 }
         }
@@ -220,731 +117,6 @@ static int record_command(struct parser *p, struct shell_command *c)
         c->depth = p->depth;
         st->out->commands[st->out->n_commands++] = *c;
         *c = (struct shell_command){};
-        return 0;
-}
-
-/* [n]op word; recorded in @c, or dropped when NULL (a compound command's redirection). */
-static int parse_redirect(struct parser *p, struct shell_command *c)
-{
-        struct shell_redirect rd = {.fd = -1};
-        struct token *t;
-        int r = shell_peek(p, &t);
-
-        if (r < 0)
-                return r;
-        if (t->type == TOK_IO_NUMBER) {
-                rd.fd = t->fd;
-                shell_consume(p);
-                r = shell_peek(p, &t);
-                if (r < 0)
-                        return r;
-                assert(t->type == TOK_REDIR); /* lex_word() looked */
-        }
-        rd.op = t->redir;
-        shell_consume(p);
-        r = shell_peek(p, &t);
-        if (r < 0)
-                return r;
-        if (t->type != TOK_WORD)
-                return shell_syntax_error(p, "redirection without a target");
-        r = count_word(p);
-        if (r < 0)
-                return r;
-        rd.target = TAKE_PTR(t->text);
-        rd.target_flags = t->flags;
-        shell_consume(p);
-
-        if (rd.op == SHELL_REDIRECT_HEREDOC || rd.op == SHELL_REDIRECT_HEREDOC_TAB) {
-                char *d;
-
-                if (p->n_heredocs >= SHELL_PARSE_HEREDOCS_MAX) {
-                        free(rd.target);
-                        return diag_set(&p->st->diag, -E2BIG,
-                                        "more than %d here-documents on one line",
-                                        SHELL_PARSE_HEREDOCS_MAX);
-                }
-                d = strdup(rd.target);
-                if (!d) {
-                        free(rd.target);
-                        return -ENOMEM;
-                }
-                p->heredocs[p->n_heredocs++] = (struct heredoc){
-                        .delim = d,
-                        .strip_tabs = rd.op == SHELL_REDIRECT_HEREDOC_TAB,
-                };
-        }
-        if (!c) {
-                free(rd.target);
-                return 0;
-        }
-        {
-                struct shell_redirect *nr =
-                        reallocarray(c->redirects, c->n_redirects + 1, sizeof(*nr));
-
-                if (!nr) {
-                        free(rd.target);
-                        return -ENOMEM;
-                }
-                c->redirects = nr;
-                c->redirects[c->n_redirects++] = rd;
-        }
-        return 0;
-}
-
-static bool is_redirect(const struct token *t)
-{
-        return t->type == TOK_REDIR || t->type == TOK_IO_NUMBER;
-}
-
-/* The redirections after a compound command. */
-static int parse_trailing_redirects(struct parser *p)
-{
-        for (;;) {
-                struct token *t;
-                int r = shell_peek(p, &t);
-
-                if (r < 0)
-                        return r;
-                if (!is_redirect(t))
-                        return 0;
-                r = parse_redirect(p, NULL);
-                if (r < 0)
-                        return r;
-        }
-}
-
-/* `sh -c STRING`, `eval ARGS`: the literal string the command would run, or none. */
-static int nested_shell_string(const struct shell_command *c, char **ret)
-{
-        static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"};
-        const char *w = shell_command_word(c);
-        size_t i;
-        bool is_shell = false, has_c = false;
-
-        *ret = NULL;
-        if (!w || (c->word_flags[c->cmd_index] & SHELL_WORD_EXPANDS))
-                return 0;
-        w = shell_basename(w);
-        if (strcmp(w, "eval") == 0) {
-                _cleanup_buf_ struct buf b = BUF_INIT(SHELL_PARSE_INPUT_MAX);
-                int r = 0;
-
-                for (i = c->cmd_index + 1; i < c->argc && r >= 0; i++) {
-                        if (c->word_flags[i] & SHELL_WORD_EXPANDS)
-                                return 0;
-                        if (b.len > 0)
-                                r = buf_append_char(&b, ' ');
-                        if (r >= 0)
-                                r = buf_append_str(&b, c->argv[i]);
-                }
-                if (r < 0)
-                        return r;
-                if (b.len == 0)
-                        return 0;
-                *ret = buf_steal(&b, NULL);
-                return *ret ? 0 : -ENOMEM;
-        }
-        for (i = 0; i < ELEMENTSOF(shells); i++)
-                is_shell = is_shell || strcmp(w, shells[i]) == 0;
-        if (!is_shell)
-                return 0;
-        for (i = c->cmd_index + 1; i < c->argc; i++) {
-                const char *a = c->argv[i];
-
-                if (strcmp(a, "--") == 0 || strcmp(a, "-") == 0) {
-                        i++;
-                        break;
-                }
-                if ((a[0] != '-' && a[0] != '+') || a[1] == 0)
-                        break;
-                if (a[0] == '-' && a[1] == '-')
-                        continue; /* --norc, --login, ... */
-                if (strchr(a + 1, 'c'))
-                        has_c = true;
-                if ((strchr(a + 1, 'o') || strchr(a + 1, 'O')) && i + 1 < c->argc)
-                        i++; /* -o pipefail */
-        }
-        if (!has_c || i >= c->argc || (c->word_flags[i] & SHELL_WORD_EXPANDS))
-                return 0;
-        *ret = strdup(c->argv[i]);
-        return *ret ? 0 : -ENOMEM;
-}
-
-static int parse_simple(struct parser *p)
-{
-        struct shell_command c = {};
-        _cleanup_free_ char *nested = NULL;
-        bool prefix = true;
-        size_t words_before = 0;
-        int r = 0;
-
-        for (;;) {
-                struct token *t;
-
-                r = shell_peek(p, &t);
-                if (r < 0)
-                        break;
-                if (is_redirect(t)) {
-                        r = parse_redirect(p, &c);
-                        if (r < 0)
-                                break;
-                        continue;
-                }
-                if (t->type != TOK_WORD)
-                        break;
-                if (prefix && shell_valid_assignment_name(t->text, t->eq)) {
-                        r = command_add_word(p, &c, TAKE_PTR(t->text),
-                                             t->flags | SHELL_WORD_ASSIGNMENT);
-                        shell_consume(p);
-                        if (r < 0)
-                                break;
-                        words_before++;
-                        continue;
-                }
-                prefix = false;
-                r = command_add_word(p, &c, TAKE_PTR(t->text), t->flags);
-                shell_consume(p);
-                if (r < 0)
-                        break;
-                if (c.argc == 1 && words_before == 0 && c.n_redirects == 0) {
-                        /* name ( ) compound-command: a function definition, not a command. */
-                        r = shell_peek(p, &t);
-                        if (r < 0)
-                                break;
-                        if (t->type == TOK_LPAREN) {
-                                command_release(&c);
-                                shell_consume(p);
-                                r = shell_peek(p, &t);
-                                if (r < 0)
-                                        return r;
-                                if (t->type != TOK_RPAREN)
-                                        return shell_syntax_error(p, "expected ')' after '('");
-                                shell_consume(p);
-                                return parse_function_body(p);
-                        }
-                }
-        }
-        if (r < 0) {
-                command_release(&c);
-                return r;
-        }
-        if (c.argc == 0 && c.n_redirects == 0)
-                return shell_syntax_error(p, "expected a command");
-
-        c.cmd_index = shell_strip_wrappers(c.argv, c.word_flags, c.argc);
-        r = nested_shell_string(&c, &nested);
-        if (r < 0) {
-                command_release(&c);
-                return r;
-        }
-        r = record_command(p, &c);
-        if (r < 0 || !nested)
-                return r;
-        return shell_parse_string(p, nested, strlen(nested), SHELL_CMD_NESTED_SHELL);
-}
-
-/* [[ ... ]]: recorded with its operands and operators as words. */
-static int parse_cond(struct parser *p)
-{
-        struct shell_command c = {};
-        int r = 0;
-
-        for (;;) {
-                struct token *t;
-                char *w;
-                bool end;
-
-                r = shell_peek(p, &t);
-                if (r < 0)
-                        break;
-                if (t->type == TOK_EOF) {
-                        r = shell_syntax_error(p, "unterminated [[");
-                        break;
-                }
-                if (t->type == TOK_NEWLINE) {
-                        shell_consume(p);
-                        continue;
-                }
-                end = c.argc > 0 && is_reserved(t, "]]");
-                if (t->type == TOK_WORD)
-                        w = TAKE_PTR(t->text);
-                else
-                        w = strndup(p->s + t->start, t->end - t->start);
-                if (!w) {
-                        r = -ENOMEM;
-                        break;
-                }
-                r = command_add_word(p, &c, w, t->type == TOK_WORD ? t->flags : 0);
-                shell_consume(p);
-                if (r < 0 || end)
-                        break;
-        }
-        if (r < 0) {
-                command_release(&c);
-                return r;
-        }
-        r = record_command(p, &c);
-        if (r < 0)
-                return r;
-        return parse_trailing_redirects(p);
-}
-
-static int parse_for(struct parser *p)
-{
-        struct token *t;
-        int r = shell_peek(p, &t);
-
-        if (r < 0)
-                return r;
-        if (t->type == TOK_LPAREN && at(p, 0, '(')) {
-                /* for ((i = 0; i < n; i++)) */
-                p->pos--;
-                shell_consume(p);
-                r = shell_scan_arith(p);
-                if (r == 0)
-                        r = shell_syntax_error(p, "bad for (( ))");
-        } else if (t->type == TOK_WORD)
-                shell_consume(p);
-        else
-                r = shell_syntax_error(p, "expected a name after 'for'");
-        if (r < 0)
-                return r;
-        r = skip_newlines(p);
-        if (r >= 0)
-                r = shell_peek(p, &t);
-        if (r >= 0 && is_reserved(t, "in")) {
-                shell_consume(p);
-                for (;;) {
-                        r = shell_peek(p, &t);
-                        if (r < 0 || t->type != TOK_WORD)
-                                break;
-                        r = count_word(p);
-                        if (r < 0)
-                                break;
-                        shell_consume(p);
-                }
-        }
-        if (r < 0)
-                return r;
-        if (t->type == TOK_SEMI || t->type == TOK_NEWLINE)
-                shell_consume(p);
-        r = skip_newlines(p);
-        if (r >= 0)
-                r = shell_peek(p, &t);
-        if (r < 0)
-                return r;
-        if (is_reserved(t, "{")) {
-                shell_consume(p);
-                r = parse_list(p, false);
-                return r < 0 ? r : expect_word(p, "}");
-        }
-        r = expect_word(p, "do");
-        if (r >= 0)
-                r = parse_list(p, false);
-        return r < 0 ? r : expect_word(p, "done");
-}
-
-static int parse_case(struct parser *p)
-{
-        struct token *t;
-        int r = shell_peek(p, &t);
-
-        if (r < 0)
-                return r;
-        if (t->type != TOK_WORD)
-                return shell_syntax_error(p, "expected a word after 'case'");
-        shell_consume(p);
-        r = skip_newlines(p);
-        if (r >= 0)
-                r = expect_word(p, "in");
-        for (;;) {
-                if (r >= 0)
-                        r = skip_newlines(p);
-                if (r >= 0)
-                        r = shell_peek(p, &t);
-                if (r < 0)
-                        return r;
-                if (is_reserved(t, "esac")) {
-                        shell_consume(p);
-                        return 0;
-                }
-                if (t->type == TOK_LPAREN) {
-                        shell_consume(p);
-                        r = shell_peek(p, &t);
-                        if (r < 0)
-                                return r;
-                }
-                /* pattern [| pattern]... ) */
-                for (;;) {
-                        if (t->type != TOK_WORD)
-                                return shell_syntax_error(p, "expected a case pattern");
-                        shell_consume(p);
-                        r = shell_peek(p, &t);
-                        if (r < 0)
-                                return r;
-                        if (t->type == TOK_RPAREN)
-                                break;
-                        if (t->type != TOK_PIPE)
-                                return shell_syntax_error(p, "expected ')' after a case pattern");
-                        shell_consume(p);
-                        r = shell_peek(p, &t);
-                        if (r < 0)
-                                return r;
-                }
-                shell_consume(p);
-                r = parse_list(p, false);
-                if (r >= 0)
-                        r = shell_peek(p, &t);
-                if (r < 0)
-                        return r;
-                if (t->type == TOK_DSEMI || t->type == TOK_SEMI_AMP || t->type == TOK_DSEMI_AMP)
-                        shell_consume(p);
-                else if (!is_reserved(t, "esac"))
-                        return shell_syntax_error(p, "expected ';;' or 'esac'");
-        }
-}
-
-static int parse_if(struct parser *p)
-{
-        struct token *t;
-        int r;
-
-        for (;;) {
-                r = parse_list(p, false);
-                if (r >= 0)
-                        r = expect_word(p, "then");
-                if (r >= 0)
-                        r = parse_list(p, false);
-                if (r >= 0)
-                        r = shell_peek(p, &t);
-                if (r < 0)
-                        return r;
-                if (!is_reserved(t, "elif"))
-                        break;
-                shell_consume(p);
-        }
-        if (is_reserved(t, "else")) {
-                shell_consume(p);
-                r = parse_list(p, false);
-                if (r < 0)
-                        return r;
-        }
-        return expect_word(p, "fi");
-}
-
-/* The body of a compound command that starts with the reserved word just consumed. */
-static int parse_compound(struct parser *p, const char *word)
-{
-        int r;
-
-        if (strcmp(word, "{") == 0) {
-                r = parse_list(p, false);
-                return r < 0 ? r : expect_word(p, "}");
-        }
-        if (strcmp(word, "if") == 0)
-                return parse_if(p);
-        if (strcmp(word, "while") == 0 || strcmp(word, "until") == 0) {
-                r = parse_list(p, false);
-                if (r >= 0)
-                        r = expect_word(p, "do");
-                if (r >= 0)
-                        r = parse_list(p, false);
-                return r < 0 ? r : expect_word(p, "done");
-        }
-        if (strcmp(word, "for") == 0 || strcmp(word, "select") == 0)
-                return parse_for(p);
-        assert(strcmp(word, "case") == 0);
-        return parse_case(p);
-}
-
-/* A function body: a compound command (bash refuses `f() cmd`). */
-static int parse_function_body(struct parser *p)
-{
-        static const char *const starts[] = {"{",   "if",     "while", "until",
-                                             "for", "select", "case",  "[["};
-        unsigned saved = p->ctx;
-        struct token *t;
-        bool compound = false;
-        int r = skip_newlines(p);
-
-        if (r >= 0)
-                r = shell_peek(p, &t);
-        if (r >= 0)
-                r = shell_enter(p);
-        if (r < 0)
-                return r;
-        compound = t->type == TOK_LPAREN;
-        for (size_t i = 0; i < ELEMENTSOF(starts) && !compound; i++)
-                compound = is_reserved(t, starts[i]);
-        if (!compound)
-                return shell_syntax_error(p, "a function body must be a compound command");
-        p->ctx |= SHELL_CMD_FUNCTION;
-        r = parse_command(p);
-        p->ctx = saved;
-        p->depth--;
-        return r;
-}
-
-static int parse_function_keyword(struct parser *p)
-{
-        struct token *t;
-        int r = shell_peek(p, &t);
-
-        if (r < 0)
-                return r;
-        if (t->type != TOK_WORD)
-                return shell_syntax_error(p, "expected a function name");
-        shell_consume(p);
-        r = shell_peek(p, &t);
-        if (r < 0)
-                return r;
-        if (t->type == TOK_LPAREN) {
-                shell_consume(p);
-                r = shell_peek(p, &t);
-                if (r < 0)
-                        return r;
-                if (t->type != TOK_RPAREN)
-                        return shell_syntax_error(p, "expected ')' after '('");
-                shell_consume(p);
-        }
-        return parse_function_body(p);
-}
-
-static int parse_coproc(struct parser *p)
-{
-        size_t start = p->st->out->n_commands;
-        struct token *t;
-        int r = shell_peek(p, &t);
-
-        if (r < 0)
-                return r;
-        /* coproc NAME { ...; }: NAME is followed by a compound command. */
-        if (t->type == TOK_WORD && !(t->flags & (SHELL_WORD_QUOTED | SHELL_WORD_EXPANDS))) {
-                size_t i = p->pos;
-
-                while (i < p->n && is_blank(p->s[i]))
-                        i++;
-                if (i < p->n &&
-                    (p->s[i] == '(' || (p->s[i] == '{' && i + 1 < p->n &&
-                                        (is_blank(p->s[i + 1]) || p->s[i + 1] == '\n'))))
-                        shell_consume(p);
-        }
-        r = parse_command(p);
-        for (size_t i = start; i < p->st->out->n_commands; i++)
-                p->st->out->commands[i].flags |= SHELL_CMD_BACKGROUND;
-        return r;
-}
-
-static int parse_command(struct parser *p)
-{
-        static const char *const compound[] = {"{",   "if",     "while", "until",
-                                               "for", "select", "case"};
-        unsigned saved_depth = p->depth, saved_ctx = p->ctx;
-        struct token *t;
-        int r = shell_peek(p, &t);
-
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < ELEMENTSOF(compound); i++)
-                if (is_reserved(t, compound[i])) {
-                        shell_consume(p);
-                        r = shell_enter(p);
-                        if (r >= 0)
-                                r = parse_compound(p, compound[i]);
-                        p->depth = saved_depth;
-                        return r < 0 ? r : parse_trailing_redirects(p);
-                }
-        if (is_reserved(t, "function") || is_reserved(t, "coproc")) {
-                bool function = is_reserved(t, "function");
-
-                shell_consume(p);
-                r = shell_enter(p);
-                if (r >= 0)
-                        r = function ? parse_function_keyword(p) : parse_coproc(p);
-                p->depth = saved_depth;
-                return r;
-        }
-        if (is_reserved(t, "[["))
-                return parse_cond(p);
-        if (is_list_end(t) && t->type == TOK_WORD)
-                return shell_syntax_error(p, "unexpected reserved word");
-        if (t->type != TOK_LPAREN)
-                return parse_simple(p);
-
-        /* (( arithmetic )), else ( subshell ) */
-        if (at(p, 0, '(')) {
-                p->pos--;
-                r = shell_scan_arith(p);
-                if (r < 0)
-                        return r;
-                if (r > 0) {
-                        shell_consume(p);
-                        return parse_trailing_redirects(p);
-                }
-                p->pos++;
-        }
-        shell_consume(p);
-        r = shell_enter(p);
-        if (r < 0)
-                return r;
-        p->ctx |= SHELL_CMD_SUBSHELL;
-        r = parse_list(p, false);
-        p->ctx = saved_ctx;
-        p->depth = saved_depth;
-        if (r >= 0)
-                r = shell_peek(p, &t);
-        if (r < 0)
-                return r;
-        if (t->type != TOK_RPAREN)
-                return shell_syntax_error(p, "expected ')'");
-        shell_consume(p);
-        return parse_trailing_redirects(p);
-}
-
-static bool ends_pipeline(const struct token *t)
-{
-        switch (t->type) {
-        case TOK_EOF:
-        case TOK_NEWLINE:
-        case TOK_SEMI:
-        case TOK_AMP:
-        case TOK_AND:
-        case TOK_OR:
-        case TOK_RPAREN:
-                return true;
-        default:
-                return false;
-        }
-}
-
-/* [time [-p]] [!] command [| command]... */
-static int parse_pipeline(struct parser *p)
-{
-        bool prefixed = false;
-        struct token *t;
-        int r;
-
-        for (;;) {
-                r = shell_peek(p, &t);
-                if (r < 0)
-                        return r;
-                if (is_reserved(t, "!"))
-                        shell_consume(p);
-                else if (is_reserved(t, "time")) {
-                        shell_consume(p);
-                        r = shell_peek(p, &t);
-                        if (r < 0)
-                                return r;
-                        if (is_reserved(t, "-p"))
-                                shell_consume(p);
-                } else
-                        break;
-                prefixed = true;
-        }
-        if (prefixed && ends_pipeline(t))
-                return 0; /* `time` alone times nothing */
-        for (;;) {
-                r = parse_command(p);
-                if (r >= 0)
-                        r = shell_peek(p, &t);
-                if (r < 0)
-                        return r;
-                if (t->type != TOK_PIPE && t->type != TOK_PIPE_AMP)
-                        return 0;
-                shell_consume(p);
-                r = skip_newlines(p);
-                if (r < 0)
-                        return r;
-        }
-}
-
-static int parse_and_or(struct parser *p)
-{
-        struct token *t;
-        int r;
-
-        for (;;) {
-                r = parse_pipeline(p);
-                if (r >= 0)
-                        r = shell_peek(p, &t);
-                if (r < 0)
-                        return r;
-                if (t->type != TOK_AND && t->type != TOK_OR)
-                        return 0;
-                shell_consume(p);
-                r = skip_newlines(p);
-                if (r < 0)
-                        return r;
-        }
-}
-
-/*
- * and-or lists separated by ; & or newlines, up to a token that ends the list (left in the
- * lookahead for the caller). '&' puts everything recorded for its and-or list (groups,
- * subshells and substitutions included) in the background.
- */
-static int parse_list(struct parser *p, bool top)
-{
-        for (;;) {
-                size_t start = p->st->out->n_commands;
-                struct token *t;
-                int r = shell_peek(p, &t);
-
-                if (r < 0)
-                        return r;
-                if (t->type == TOK_NEWLINE) {
-                        shell_consume(p);
-                        if (top)
-                                p->complete = p->st->out->n_commands;
-                        continue;
-                }
-                if (is_list_end(t))
-                        return 0;
-                r = parse_and_or(p);
-                if (r >= 0)
-                        r = shell_peek(p, &t);
-                if (r < 0)
-                        return r;
-                switch (t->type) {
-                case TOK_AMP:
-                        for (size_t i = start; i < p->st->out->n_commands; i++)
-                                p->st->out->commands[i].flags |= SHELL_CMD_BACKGROUND;
-                        shell_consume(p);
-                        break;
-                case TOK_SEMI:
-                        shell_consume(p);
-                        break;
-                case TOK_NEWLINE:
-                        shell_consume(p);
-                        if (top)
-                                p->complete = p->st->out->n_commands;
-                        break;
-                default:
-                        if (is_list_end(t))
-                                return 0;
-                        return diag_set(&p->st->diag, -EINVAL,
-                                        "shell syntax error at offset %zu: unexpected '%.*s'",
-                                        t->start, (int) MIN(t->end - t->start, (size_t) 32),
-                                        p->s + t->start);
-                }
-        }
-}
-
-/* A whole string: a list up to its end. */
-static int parse_all(struct parser *p)
-{
-        struct token *t;
-        int r = parse_list(p, p->top);
-
-        if (r >= 0)
-                r = shell_peek(p, &t);
-        if (r < 0)
-                return r;
-        if (t->type != TOK_EOF)
-                return diag_set(&p->st->diag, -EINVAL,
-                                "shell syntax error at offset %zu: unexpected '%.*s'", t->start,
-                                (int) MIN(t->end - t->start, (size_t) 32), p->s + t->start);
-        p->complete = p->st->out->n_commands;
         return 0;
 }
 
@@ -961,7 +133,7 @@ int shell_parse_string(struct parser *p, const char *s, size_t n, unsigned ctx)
         int r = shell_enter(&q);
 
         if (r >= 0)
-                r = parse_all(&q);
+                r = shell_parse_all(&q);
         parser_release(&q);
         /* The nested shell reports its own syntax error when it runs; ours still parses. */
         if (r == -EINVAL && ctx == SHELL_CMD_NESTED_SHELL) {
@@ -992,7 +164,7 @@ int shell_parse(const char *s, size_t n, unsigned flags, struct shell_parse **re
                 return -ENOMEM;
         st.out = out;
 
-        r = parse_all(&p);
+        r = shell_parse_all(&p);
         parser_release(&p);
         if (r == -EINVAL && (flags & SHELL_PARSE_COMPLETE_LINES)) {
                 truncate_commands(&st, p.complete);
@@ -1016,7 +188,7 @@ struct shell_parse *shell_parse_free(struct shell_parse *p)
         if (!p)
                 return NULL;
         for (size_t i = 0; i < p->n_commands; i++)
-                command_release(&p->commands[i]);
+                shell_command_release(&p->commands[i]);
         free(p->commands);
         free(p);
         return NULL;

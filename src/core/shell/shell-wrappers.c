@@ -7,13 +7,19 @@
  *
  * An option not in a wrapper's table is taken as a flag without an argument. That can
  * only move the command word to a later word, never to an earlier one.
+ *
+ * Shells and eval run a command given as a string: `sh -c STRING`, `eval ARGS`. Their
+ * string is parsed as a command string of its own (shell_parse_string()).
  */
 
 #include "core/shell/shell-internal.h"
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "basic/buf.h"
 #include "basic/macro.h"
 #include "core/shell/shell-parse.h"
 
@@ -77,11 +83,10 @@ static bool is_env_assignment(const char *s)
 {
         const char *eq = strchr(s, '=');
 
-        if (!eq || eq == s)
+        if (!eq || eq == s || !is_name_start(s[0]))
                 return false;
-        for (const char *p = s; p < eq; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
-                      (p > s && *p >= '0' && *p <= '9')))
+        for (const char *p = s + 1; p < eq; p++)
+                if (!is_name_char(*p))
                         return false;
         return true;
 }
@@ -156,4 +161,61 @@ size_t shell_strip_wrappers(char *const *argv, unsigned *flags, size_t argc)
                 i = next;
         }
         return i;
+}
+
+/* `sh -c STRING`, `eval ARGS`: the literal string the command would run, or none. */
+int shell_nested_string(const struct shell_command *c, char **ret)
+{
+        static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"};
+        const char *w = shell_command_word(c);
+        size_t i;
+        bool is_shell = false, has_c = false;
+
+        *ret = NULL;
+        if (!w || (c->word_flags[c->cmd_index] & SHELL_WORD_EXPANDS))
+                return 0;
+        w = shell_basename(w);
+        if (strcmp(w, "eval") == 0) {
+                _cleanup_buf_ struct buf b = BUF_INIT(SHELL_PARSE_INPUT_MAX);
+                int r = 0;
+
+                for (i = c->cmd_index + 1; i < c->argc && r >= 0; i++) {
+                        if (c->word_flags[i] & SHELL_WORD_EXPANDS)
+                                return 0;
+                        if (b.len > 0)
+                                r = buf_append_char(&b, ' ');
+                        if (r >= 0)
+                                r = buf_append_str(&b, c->argv[i]);
+                }
+                if (r < 0)
+                        return r;
+                if (b.len == 0)
+                        return 0;
+                *ret = buf_steal(&b, NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        for (i = 0; i < ELEMENTSOF(shells); i++)
+                is_shell = is_shell || strcmp(w, shells[i]) == 0;
+        if (!is_shell)
+                return 0;
+        for (i = c->cmd_index + 1; i < c->argc; i++) {
+                const char *a = c->argv[i];
+
+                if (strcmp(a, "--") == 0 || strcmp(a, "-") == 0) {
+                        i++;
+                        break;
+                }
+                if ((a[0] != '-' && a[0] != '+') || a[1] == 0)
+                        break;
+                if (a[0] == '-' && a[1] == '-')
+                        continue; /* --norc, --login, ... */
+                if (strchr(a + 1, 'c'))
+                        has_c = true;
+                if ((strchr(a + 1, 'o') || strchr(a + 1, 'O')) && i + 1 < c->argc)
+                        i++; /* -o pipefail */
+        }
+        if (!has_c || i >= c->argc || (c->word_flags[i] & SHELL_WORD_EXPANDS))
+                return 0;
+        *ret = strdup(c->argv[i]);
+        return *ret ? 0 : -ENOMEM;
 }

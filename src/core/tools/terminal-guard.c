@@ -206,9 +206,10 @@ static bool docker(const struct args *a, size_t i)
 {
         static const char *const opts[] = {"-c",       "--context", "-H",          "--host",
                                            "--config", "-l",        "--log-level", NULL};
-        const char *sub = arg_at(a, operand(a, i, opts));
+        size_t k = operand(a, i, opts);
+        const char *sub = arg_at(a, k);
 
-        return sub && strcasecmp(sub, "compose") == 0 && compose(a, operand(a, i, opts) + 1);
+        return sub && strcasecmp(sub, "compose") == 0 && compose(a, k + 1);
 }
 
 static bool is_python(const char *word)
@@ -338,12 +339,15 @@ static bool starts_server(const struct args *a, size_t i, unsigned depth)
                 return !sub || (strcasecmp(sub, "build") != 0 && strcasecmp(sub, "optimize") != 0);
         }
         if (name_is(w, "php")) {
+                size_t script;
+
                 for (size_t k = i + 1; k < a->n && a->v[k][0] == '-'; k++)
                         if (strncmp(a->v[k], "-S", 2) == 0)
                                 return true;
-                sub = arg_at(a, operand(a, i + 1, NULL));
+                script = operand(a, i + 1, NULL);
+                sub = arg_at(a, script);
                 return sub && name_is(sub, "artisan") &&
-                       (sub = arg_at(a, operand(a, operand(a, i + 1, NULL) + 1, NULL))) &&
+                       (sub = arg_at(a, operand(a, script + 1, NULL))) &&
                        strcasecmp(sub, "serve") == 0;
         }
         for (size_t k = 0; k < ELEMENTSOF(with_sub); k++)
