@@ -7,6 +7,8 @@
  */
 #include "core/output/redact-internal.h"
 
+#include "basic/parse-util.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,17 +24,6 @@
 /* Value-based lookup table: a bloom filter and hash buckets over the first 4 bytes of each form. */
 #define BLOOM_BITS 16
 #define N_BUCKETS (1u << 12)
-
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
 
 struct vform {
         char *data;
@@ -477,8 +468,8 @@ static size_t url_match(const char *t, size_t m, const char *v, size_t vl)
 
                 if (j >= m)
                         return 0;
-                if (t[j] == '%' && m - j >= 3 && (hi = hexval(t[j + 1])) >= 0 &&
-                    (lo = hexval(t[j + 2])) >= 0 && (char) (hi << 4 | lo) == v[k])
+                if (t[j] == '%' && m - j >= 3 && (hi = unhexchar(t[j + 1])) >= 0 &&
+                    (lo = unhexchar(t[j + 2])) >= 0 && (char) (hi << 4 | lo) == v[k])
                         j += 3;
                 else if (t[j] == v[k] || (t[j] == '+' && v[k] == ' '))
                         j++;
@@ -505,8 +496,8 @@ static size_t url_at(const struct redactor *r, const char *s, size_t n, size_t i
                         return 0;
         }
         cand[nc++] = (unsigned char) s[i];
-        if (s[i] == '%' && n - i >= 3 && (hi = hexval(s[i + 1])) >= 0 &&
-            (lo = hexval(s[i + 2])) >= 0)
+        if (s[i] == '%' && n - i >= 3 && (hi = unhexchar(s[i + 1])) >= 0 &&
+            (lo = unhexchar(s[i + 2])) >= 0)
                 cand[nc++] = (unsigned char) (hi << 4 | lo);
         if (s[i] == '+')
                 cand[nc++] = ' ';
