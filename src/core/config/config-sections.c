@@ -838,8 +838,7 @@ int config_parse_root(struct ctx *x, const struct node *root)
                         if (node_text_is(k, sections[j].name))
                                 break;
                 if (j >= ELEMENTSOF(sections)) {
-                        /* Someone else's section (the file may be shared), unless a typo of ours.
-                         */
+                        /* Someone else's section (a shared file), unless a typo of ours. */
                         r = warn_unknown_section(x, k);
                         if (r < 0)
                                 return r;
