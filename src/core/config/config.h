@@ -80,7 +80,8 @@ struct ptc_config {
         char *source_path;
         /*
          * What config_load_file() noticed but accepted, one line each (a section
-         * name one or two edits from a known one); the CLI prints them. Owned.
+         * name close to a known one: at most a quarter of the known name's length
+         * in edits, and at least one); the CLI prints them. Owned.
          */
         char **warnings;
 };

@@ -1,0 +1,860 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sections of the file and their keys: one parser per key that needs its
+ * own, the key tables with their bounds, the walk over a section's mapping,
+ * the cross-key check of the terminal timeouts, and the top level (a warning
+ * for a section name close to a known one).
+ */
+
+#include "core/config/config-internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "basic/strv.h"
+
+/* ---- sections ----------------------------------------------------------------------------- */
+
+static const char *const search_provider_words[] = {
+        "searxng", "brave", "tavily", "firecrawl", "exa",
+};
+
+static const char *const extract_provider_words[] = {
+        "builtin",
+        "firecrawl",
+        "tavily",
+        "exa",
+};
+
+static const char *const backend_words[] = {
+        "local",
+};
+
+struct key_spec;
+typedef int (*key_parser_t)(struct ctx *x, const struct key_spec *k, const char *key,
+                            const struct node *v, void *target);
+
+struct key_spec {
+        const char *name;
+        key_parser_t parse;
+        size_t offset; /* of the field in @target, for the generic parsers */
+        int64_t min, max;
+};
+
+#define MAX_SECTION_KEYS 16
+
+static int parse_int_key(struct ctx *x, const struct key_spec *k, const char *key,
+                         const struct node *v, void *target)
+{
+        return config_value_int(x, v, key, k->min, k->max,
+                                (int64_t *) ((char *) target + k->offset));
+}
+
+static int parse_bool_key(struct ctx *x, const struct key_spec *k, const char *key,
+                          const struct node *v, void *target)
+{
+        return config_value_bool(x, v, key, (bool *) ((char *) target + k->offset));
+}
+
+/*
+ * Walk the mapping @n with the keys in @keys. Null is an empty section; an
+ * unknown or repeated key is an error (a typo must not silently keep the
+ * default).
+ */
+static int parse_mapping(struct ctx *x, const char *prefix, const struct node *n,
+                         const struct key_spec *keys, size_t n_keys, void *target)
+{
+        bool seen[MAX_SECTION_KEYS] = {};
+        char allowed[256] = "";
+        size_t o = 0;
+        int r;
+
+        if (node_is_null(n))
+                return 0;
+        if (n->type != NODE_MAPPING)
+                return config_fail_value(x, n, prefix, "a mapping");
+
+        for (size_t j = 0; j < n_keys && j < MAX_SECTION_KEYS && o < sizeof(allowed); j++)
+                o += (size_t) snprintf(allowed + o, sizeof(allowed) - o, "%s%s", j ? ", " : "",
+                                       keys[j].name);
+
+        for (size_t i = 0; i + 1 < n->n_items; i += 2) {
+                const struct node *k = n->items[i], *v = n->items[i + 1];
+                char esc[ESCAPED_MAX], key[ESCAPED_MAX + 256];
+                size_t j;
+
+                if (k->type == NODE_ALIAS)
+                        return config_fail_alias(x, k, prefix);
+                if (k->type != NODE_SCALAR)
+                        return config_fail(x, k->line, prefix,
+                                           "expected a key name, got %s (allowed: %s)",
+                                           node_kind(k), allowed);
+
+                (void) snprintf(key, sizeof(key), "%s.%s", prefix,
+                                config_escape_text(k->text, k->len, esc, sizeof(esc)));
+                for (j = 0; j < n_keys && j < MAX_SECTION_KEYS; j++)
+                        if (node_text_is(k, keys[j].name))
+                                break;
+                if (j >= n_keys || j >= MAX_SECTION_KEYS) {
+                        const char *near = config_closest_name(
+                                k->text, k->len, keys, MIN(n_keys, (size_t) MAX_SECTION_KEYS),
+                                sizeof(*keys));
+
+                        if (near)
+                                return config_fail(x, k->line, key,
+                                                   "unknown key (did you mean '%s'? allowed: %s)",
+                                                   near, allowed);
+                        return config_fail(x, k->line, key, "unknown key (allowed: %s)", allowed);
+                }
+                if (seen[j])
+                        return config_fail(x, k->line, key, "duplicate key");
+                seen[j] = true;
+
+                r = keys[j].parse(x, &keys[j], key, v, target);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* code_execution */
+
+/* A number of seconds, > 0 and <= k->max, into the double at k->offset. */
+static int parse_seconds_key(struct ctx *x, const struct key_spec *k, const char *key,
+                             const struct node *v, void *target)
+{
+        char allowed[96];
+        const char *s;
+        double d;
+        int r;
+
+        (void) snprintf(allowed, sizeof(allowed),
+                        "a number of seconds greater than 0 and at most %lld", (long long) k->max);
+        r = config_scalar_text(x, v, key, allowed, false, &s);
+        if (r < 0)
+                return r;
+        if (!config_parse_number_literal(s, v->len, &d) || !(d > 0) || d > (double) k->max)
+                return config_fail_value(x, v, key, allowed);
+        *(double *) ((char *) target + k->offset) = d;
+        return 0;
+}
+
+static int parse_mode_key(struct ctx *x, const struct key_spec *k, const char *key,
+                          const struct node *v, void *target)
+{
+        struct ptc_config *c = target;
+        size_t i;
+        int r;
+
+        r = config_value_word(x, v, key, config_mode_words, ELEMENTSOF(config_mode_words), &i);
+        if (r < 0)
+                return r;
+        c->mode = (enum ptc_mode) i;
+        return 0;
+}
+
+static int parse_module_name(struct ctx *x, const struct key_spec *k, const char *key,
+                             const struct node *v, void *target)
+{
+        /* json, os and sys are imported by the generated module itself; shadowing breaks it. */
+        const char *allowed = "a Python identifier of at most 64 characters, not a keyword, "
+                              "not json, os or sys";
+        struct ptc_config *c = target;
+        const char *s;
+        char *d;
+        int r;
+
+        r = config_scalar_text(x, v, key, allowed, false, &s);
+        if (r < 0)
+                return r;
+        if (v->len > CONFIG_MAX_NAME || !config_is_python_identifier(s) || strcmp(s, "json") == 0 ||
+            strcmp(s, "os") == 0 || strcmp(s, "sys") == 0)
+                return config_fail_value(x, v, key, allowed);
+        d = strdup(s);
+        if (!d)
+                return -ENOMEM;
+        config_replace_string(&c->module_name, d);
+        return 0;
+}
+
+static int parse_python(struct ctx *x, const struct key_spec *k, const char *key,
+                        const struct node *v, void *target)
+{
+        struct ptc_config *c = target;
+        char *d;
+        int r;
+
+        r = config_value_string(x, v, key, false, &d);
+        if (r < 0)
+                return r;
+        config_replace_string(&c->python, d);
+        return 0;
+}
+
+/*
+ * Builtin tools are [a-z0-9_]; upstream MCP tools are <server>_<tool> with
+ * whatever case the server uses (getUser), hence upper case and the longer cap.
+ */
+#define CONFIG_MAX_TOOL_NAME 200
+
+static bool is_tool_name(const char *s, size_t n)
+{
+        if (n == 0 || n > CONFIG_MAX_TOOL_NAME)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                      is_ascii_digit(s[i]) || s[i] == '_'))
+                        return false;
+        return true;
+}
+
+#define TOOL_NAME_ALLOWED "tool names matching [A-Za-z0-9_]+, at most 200 characters"
+
+/* Append @s (@n bytes) to @l unless it is already there. */
+static int strv_add_unique(char ***l, const char *s, size_t n)
+{
+        char *d;
+
+        for (char **p = *l; p && *p; p++)
+                if (strlen(*p) == n && memcmp(*p, s, n) == 0)
+                        return 0;
+        d = strndup(s, n);
+        if (!d)
+                return -ENOMEM;
+        return strv_consume(l, d);
+}
+
+/*
+ * tools: a sequence of names, or one string of comma-separated names (what
+ * --tools takes on the command line). [] and "" mean no tools at all; null
+ * means the default set. Duplicates are dropped. Whether a name is a real
+ * tool is the registry's business.
+ */
+static int parse_tools(struct ctx *x, const struct key_spec *k, const char *key,
+                       const struct node *v, void *target)
+{
+        struct ptc_config *c = target;
+        _cleanup_strv_free_ char **l = NULL;
+        int r;
+
+        if (node_is_null(v)) {
+                config_replace_strv(&c->tools, NULL);
+                return 0;
+        }
+
+        l = config_strv_new_empty();
+        if (!l)
+                return -ENOMEM;
+
+        if (v->type == NODE_SCALAR) {
+                const char *s, *p;
+
+                r = config_scalar_text(x, v, key, "a sequence of " TOOL_NAME_ALLOWED, false, &s);
+                if (r < 0)
+                        return r;
+                p = s;
+                for (;;) {
+                        const char *f = p, *comma = strchr(p, ',');
+                        size_t n = comma ? (size_t) (comma - p) : strlen(p);
+
+                        trim(&f, &n);
+                        if (n > 0) {
+                                if (!is_tool_name(f, n))
+                                        return config_fail_text(x, v->line, key, "value", f, n,
+                                                                TOOL_NAME_ALLOWED);
+                                if (strv_length(l) >= CONFIG_MAX_LIST)
+                                        return config_fail(x, v->line, key,
+                                                           "too many entries (at most %d)",
+                                                           CONFIG_MAX_LIST);
+                                r = strv_add_unique(&l, f, n);
+                                if (r < 0)
+                                        return r;
+                        }
+                        if (!comma)
+                                break;
+                        p = comma + 1;
+                }
+        } else if (v->type == NODE_SEQUENCE) {
+                if (v->n_items > CONFIG_MAX_LIST)
+                        return config_fail(x, v->line, key, "too many entries (at most %d)",
+                                           CONFIG_MAX_LIST);
+                for (size_t i = 0; i < v->n_items; i++) {
+                        const struct node *it = v->items[i];
+                        char ikey[ESCAPED_MAX + 300];
+                        const char *s;
+
+                        (void) snprintf(ikey, sizeof(ikey), "%s[%zu]", key, i);
+                        r = config_scalar_text(x, it, ikey, TOOL_NAME_ALLOWED, false, &s);
+                        if (r < 0)
+                                return r;
+                        if (!is_tool_name(s, it->len))
+                                return config_fail_value(x, it, ikey, TOOL_NAME_ALLOWED);
+                        r = strv_add_unique(&l, s, it->len);
+                        if (r < 0)
+                                return r;
+                }
+        } else
+                return config_fail_value(x, v, key, "a sequence of " TOOL_NAME_ALLOWED);
+
+        config_replace_strv(&c->tools, TAKE_PTR(l));
+        return 0;
+}
+
+static const struct key_spec code_execution_keys[] = {
+        {"timeout", parse_seconds_key, offsetof(struct ptc_config, timeout), 0, CONFIG_MAX_SECONDS},
+        {"max_tool_calls", parse_int_key, offsetof(struct ptc_config, max_tool_calls), 0,
+         1000000000},
+        {"mode", parse_mode_key, 0, 0, 0},
+        {"module_name", parse_module_name, 0, 0, 0},
+        {"max_stdout_bytes", parse_int_key, offsetof(struct ptc_config, max_stdout_bytes), 100,
+         100000000},
+        {"max_stderr_bytes", parse_int_key, offsetof(struct ptc_config, max_stderr_bytes), 0,
+         100000000},
+        {"python", parse_python, 0, 0, 0},
+        {"tools", parse_tools, 0, 0, 0},
+};
+
+/* terminal */
+
+#define ENV_NAME_ALLOWED "names matching [A-Za-z_][A-Za-z0-9_]*"
+
+static bool is_env_name(const char *s, size_t n)
+{
+        return n <= CONFIG_MAX_ENV_NAME && config_is_c_identifier(s, n);
+}
+
+/* env_passthrough: a sequence of variable names; null is the empty list. */
+static int parse_env_passthrough(struct ctx *x, const struct key_spec *k, const char *key,
+                                 const struct node *v, void *target)
+{
+        struct ptc_config *c = target;
+        _cleanup_strv_free_ char **l = NULL;
+        int r;
+
+        l = config_strv_new_empty();
+        if (!l)
+                return -ENOMEM;
+        if (!node_is_null(v)) {
+                if (v->type != NODE_SEQUENCE)
+                        return config_fail_value(
+                                x, v, key, "a sequence of environment variable " ENV_NAME_ALLOWED);
+                if (v->n_items > CONFIG_MAX_LIST)
+                        return config_fail(x, v->line, key, "too many entries (at most %d)",
+                                           CONFIG_MAX_LIST);
+                for (size_t i = 0; i < v->n_items; i++) {
+                        const struct node *it = v->items[i];
+                        char ikey[ESCAPED_MAX + 300];
+                        const char *s;
+
+                        (void) snprintf(ikey, sizeof(ikey), "%s[%zu]", key, i);
+                        r = config_scalar_text(x, it, ikey, ENV_NAME_ALLOWED, false, &s);
+                        if (r < 0)
+                                return r;
+                        if (!is_env_name(s, it->len))
+                                return config_fail_value(x, it, ikey, ENV_NAME_ALLOWED);
+                        r = strv_add_unique(&l, s, it->len);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        config_replace_strv(&c->env_passthrough, TAKE_PTR(l));
+        return 0;
+}
+
+static int parse_terminal_timeout(struct ctx *x, const struct key_spec *k, const char *key,
+                                  const struct node *v, void *target)
+{
+        x->terminal_timeout_line = v->line;
+        return parse_int_key(x, k, key, v, target);
+}
+
+static int parse_terminal_max_timeout(struct ctx *x, const struct key_spec *k, const char *key,
+                                      const struct node *v, void *target)
+{
+        x->terminal_max_timeout_line = v->line;
+        return parse_int_key(x, k, key, v, target);
+}
+
+/* Only the local backend exists; the key is accepted so seed configs that say so still load. */
+static int parse_backend(struct ctx *x, const struct key_spec *k, const char *key,
+                         const struct node *v, void *target)
+{
+        size_t i;
+
+        return config_value_word(x, v, key, backend_words, ELEMENTSOF(backend_words), &i);
+}
+
+/* terminal.isolation: none (commands run as ptc's user) or strict (the script's sandbox). */
+static int parse_terminal_isolation(struct ctx *x, const struct key_spec *k, const char *key,
+                                    const struct node *v, void *target)
+{
+        static const char *const words[] = {"none", "strict"};
+        struct ptc_config *c = target;
+        size_t i;
+        int r;
+
+        r = config_value_word(x, v, key, words, ELEMENTSOF(words), &i);
+        if (r < 0)
+                return r;
+        c->terminal_strict = i == 1;
+        return 0;
+}
+
+static const struct key_spec terminal_keys[] = {
+        {"env_passthrough", parse_env_passthrough, 0, 0, 0},
+        {"timeout", parse_terminal_timeout, offsetof(struct ptc_config, terminal_timeout), 1,
+         CONFIG_MAX_SECONDS},
+        {"max_timeout", parse_terminal_max_timeout,
+         offsetof(struct ptc_config, terminal_max_timeout), 1, CONFIG_MAX_SECONDS},
+        {"backend", parse_backend, 0, 0, 0},
+        {"isolation", parse_terminal_isolation, 0, 0, 0},
+        {"network", parse_bool_key, offsetof(struct ptc_config, terminal_network), 0, 0},
+};
+
+/* sandbox */
+
+static int parse_isolation_key(struct ctx *x, const struct key_spec *k, const char *key,
+                               const struct node *v, void *target)
+{
+        struct ptc_config *c = target;
+        size_t i;
+        int r;
+
+        r = config_value_word(x, v, key, config_isolation_words, ELEMENTSOF(config_isolation_words),
+                              &i);
+        if (r < 0)
+                return r;
+        c->isolation = (enum ptc_isolation) i;
+        return 0;
+}
+
+static const struct key_spec sandbox_keys[] = {
+        {"isolation", parse_isolation_key, 0, 0, 0},
+        {"memory_mb", parse_int_key, offsetof(struct ptc_config, memory_mb), 16, 1048576},
+        {"pids", parse_int_key, offsetof(struct ptc_config, pids), 1, 1000000},
+        {"network", parse_bool_key, offsetof(struct ptc_config, network), 0, 0},
+};
+
+/* web */
+
+/* search_provider: null unsets it (back to "not configured"). Stored lower-case. */
+static int parse_search_provider(struct ctx *x, const struct key_spec *k, const char *key,
+                                 const struct node *v, void *target)
+{
+        struct ptc_config *c = target;
+        size_t i;
+        char *d;
+        int r;
+
+        if (node_is_null(v)) {
+                config_replace_string(&c->search_provider, NULL);
+                return 0;
+        }
+        r = config_value_word(x, v, key, search_provider_words, ELEMENTSOF(search_provider_words),
+                              &i);
+        if (r < 0)
+                return r;
+        d = strdup(search_provider_words[i]);
+        if (!d)
+                return -ENOMEM;
+        config_replace_string(&c->search_provider, d);
+        return 0;
+}
+
+/* extract_provider: builtin (stored as NULL), firecrawl, tavily or exa; null is builtin. */
+static int parse_extract_provider(struct ctx *x, const struct key_spec *k, const char *key,
+                                  const struct node *v, void *target)
+{
+        struct ptc_config *c = target;
+        size_t i;
+        char *d;
+        int r;
+
+        if (node_is_null(v)) {
+                config_replace_string(&c->extract_provider, NULL);
+                return 0;
+        }
+        r = config_value_word(x, v, key, extract_provider_words, ELEMENTSOF(extract_provider_words),
+                              &i);
+        if (r < 0)
+                return r;
+        if (i == 0) {
+                config_replace_string(&c->extract_provider, NULL);
+                return 0;
+        }
+        d = strdup(extract_provider_words[i]);
+        if (!d)
+                return -ENOMEM;
+        config_replace_string(&c->extract_provider, d);
+        return 0;
+}
+
+/*
+ * A URL key (searxng_url, brave_url, ...; k->offset names the char * field):
+ * http(s) with something after the scheme, no whitespace or controls; null
+ * unsets.
+ */
+static int parse_url_key(struct ctx *x, const struct key_spec *k, const char *key,
+                         const struct node *v, void *target)
+{
+        const char *allowed = "a URL starting with http:// or https://";
+        char **field = (char **) ((char *) target + k->offset);
+        const char *s;
+        size_t skip;
+        char *d;
+        int r;
+
+        r = config_scalar_text(x, v, key, allowed, true, &s);
+        if (r < 0)
+                return r;
+        if (!s) {
+                config_replace_string(field, NULL);
+                return 0;
+        }
+        if (strncasecmp(s, "http://", 7) == 0)
+                skip = 7;
+        else if (strncasecmp(s, "https://", 8) == 0)
+                skip = 8;
+        else
+                return config_fail_value(x, v, key, allowed);
+        if (v->len <= skip || v->len > CONFIG_MAX_STRING)
+                return config_fail_value(x, v, key, allowed);
+        for (size_t i = 0; i < v->len; i++)
+                if ((unsigned char) s[i] <= 0x20 || s[i] == 0x7f)
+                        return config_fail_value(x, v, key, allowed);
+        d = strdup(s);
+        if (!d)
+                return -ENOMEM;
+        config_replace_string(field, d);
+        return 0;
+}
+
+static const struct key_spec web_keys[] = {
+        {"search_provider", parse_search_provider, 0, 0, 0},
+        {"searxng_url", parse_url_key, offsetof(struct ptc_config, searxng_url), 0, 0},
+        {"allow_private_urls", parse_bool_key, offsetof(struct ptc_config, allow_private_urls), 0,
+         0},
+        {"extract_provider", parse_extract_provider, 0, 0, 0},
+        {"brave_url", parse_url_key, offsetof(struct ptc_config, brave_url), 0, 0},
+        {"tavily_url", parse_url_key, offsetof(struct ptc_config, tavily_url), 0, 0},
+        {"firecrawl_url", parse_url_key, offsetof(struct ptc_config, firecrawl_url), 0, 0},
+        {"exa_url", parse_url_key, offsetof(struct ptc_config, exa_url), 0, 0},
+        {"timeout", parse_seconds_key, offsetof(struct ptc_config, web_timeout), 0, 3600},
+};
+
+/* mcp_servers */
+
+static int parse_mcp_command(struct ctx *x, const struct key_spec *k, const char *key,
+                             const struct node *v, void *target)
+{
+        struct mcp_server_config *s = target;
+        char *d;
+        int r;
+
+        r = config_value_string(x, v, key, false, &d);
+        if (r < 0)
+                return r;
+        config_replace_string(&s->command, d);
+        return 0;
+}
+
+static int parse_mcp_cwd(struct ctx *x, const struct key_spec *k, const char *key,
+                         const struct node *v, void *target)
+{
+        struct mcp_server_config *s = target;
+        char *d;
+        int r;
+
+        r = config_value_string(x, v, key, true, &d);
+        if (r < 0)
+                return r;
+        config_replace_string(&s->cwd, d);
+        return 0;
+}
+
+/* args: a sequence of strings (empty strings allowed, they are real argv entries). */
+static int parse_mcp_args(struct ctx *x, const struct key_spec *k, const char *key,
+                          const struct node *v, void *target)
+{
+        struct mcp_server_config *s = target;
+        _cleanup_strv_free_ char **l = NULL;
+        int r;
+
+        l = config_strv_new_empty();
+        if (!l)
+                return -ENOMEM;
+        if (!node_is_null(v)) {
+                if (v->type != NODE_SEQUENCE)
+                        return config_fail_value(x, v, key, "a sequence of strings");
+                if (v->n_items > CONFIG_MAX_LIST)
+                        return config_fail(x, v->line, key, "too many entries (at most %d)",
+                                           CONFIG_MAX_LIST);
+                for (size_t i = 0; i < v->n_items; i++) {
+                        char ikey[ESCAPED_MAX + 400];
+                        const char *a;
+
+                        (void) snprintf(ikey, sizeof(ikey), "%s[%zu]", key, i);
+                        r = config_scalar_text(x, v->items[i], ikey, "a string", false, &a);
+                        if (r < 0)
+                                return r;
+                        r = strv_extend(&l, a);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        config_replace_strv(&s->args, TAKE_PTR(l));
+        return 0;
+}
+
+/* env: a mapping NAME: value, stored as "NAME=value". */
+static int parse_mcp_env(struct ctx *x, const struct key_spec *k, const char *key,
+                         const struct node *v, void *target)
+{
+        struct mcp_server_config *s = target;
+        _cleanup_strv_free_ char **l = NULL;
+        int r;
+
+        l = config_strv_new_empty();
+        if (!l)
+                return -ENOMEM;
+        if (!node_is_null(v)) {
+                if (v->type != NODE_MAPPING)
+                        return config_fail_value(
+                                x, v, key, "a mapping of environment variable names to strings");
+                if (v->n_items / 2 > CONFIG_MAX_MCP_ENV)
+                        return config_fail(x, v->line, key, "too many entries (at most %d)",
+                                           CONFIG_MAX_MCP_ENV);
+                for (size_t i = 0; i + 1 < v->n_items; i += 2) {
+                        const struct node *kn = v->items[i], *vn = v->items[i + 1];
+                        char ikey[ESCAPED_MAX + 400];
+                        const char *val;
+                        char *e;
+
+                        if (kn->type == NODE_ALIAS)
+                                return config_fail_alias(x, kn, key);
+                        if (kn->type != NODE_SCALAR || memchr(kn->text, 0, kn->len) ||
+                            !is_env_name(kn->text, kn->len))
+                                return config_fail_value(x, kn, key,
+                                                         "environment variable " ENV_NAME_ALLOWED);
+                        (void) snprintf(ikey, sizeof(ikey), "%s.%s", key, kn->text);
+                        for (size_t j = 0; j < i; j += 2)
+                                if (node_text_is(v->items[j], kn->text))
+                                        return config_fail(x, kn->line, ikey, "duplicate key");
+                        r = config_scalar_text(x, vn, ikey, "a string", false, &val);
+                        if (r < 0)
+                                return r;
+                        if (asprintf(&e, "%s=%s", kn->text, val) < 0)
+                                return -ENOMEM;
+                        r = strv_consume(&l, e);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        config_replace_strv(&s->env, TAKE_PTR(l));
+        return 0;
+}
+
+static const struct key_spec mcp_server_keys[] = {
+        {"command", parse_mcp_command, 0, 0, 0},
+        {"args", parse_mcp_args, 0, 0, 0},
+        {"env", parse_mcp_env, 0, 0, 0},
+        {"cwd", parse_mcp_cwd, 0, 0, 0},
+};
+
+#define SERVER_NAME_ALLOWED "names matching [A-Za-z0-9_-]+, at most 64 characters"
+
+static bool is_server_name(const char *s, size_t n)
+{
+        if (n == 0 || n > CONFIG_MAX_NAME)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!(is_ascii_alpha(s[i]) || is_ascii_digit(s[i]) || s[i] == '_' || s[i] == '-'))
+                        return false;
+        return true;
+}
+
+static int parse_mcp_server(struct ctx *x, const struct node *kn, const struct node *vn,
+                            struct mcp_server_config *s)
+{
+        char key[128];
+        int r;
+
+        s->name = strndup(kn->text, kn->len);
+        s->args = config_strv_new_empty();
+        s->env = config_strv_new_empty();
+        if (!s->name || !s->args || !s->env)
+                return -ENOMEM;
+
+        (void) snprintf(key, sizeof(key), "mcp_servers.%s", s->name);
+        r = parse_mapping(x, key, vn, mcp_server_keys, ELEMENTSOF(mcp_server_keys), s);
+        if (r < 0)
+                return r;
+        if (!s->command)
+                return config_fail(x, kn->line, key, "missing required key 'command' (allowed: %s)",
+                                   "command, args, env, cwd");
+        return 0;
+}
+
+static int parse_mcp_servers_into(struct ctx *x, const struct node *n,
+                                  struct mcp_server_config *servers, size_t *n_servers)
+{
+        const char *section = "mcp_servers";
+        int r;
+
+        for (size_t i = 0; i + 1 < n->n_items; i += 2) {
+                const struct node *kn = n->items[i], *vn = n->items[i + 1];
+
+                if (kn->type == NODE_ALIAS)
+                        return config_fail_alias(x, kn, section);
+                if (kn->type != NODE_SCALAR || memchr(kn->text, 0, kn->len) ||
+                    !is_server_name(kn->text, kn->len))
+                        return kn->type == NODE_SCALAR
+                                       ? config_fail_text(x, kn->line, section, "server name",
+                                                          kn->text, kn->len, SERVER_NAME_ALLOWED)
+                                       : config_fail_value(x, kn, section, "a server name");
+                for (size_t j = 0; j < *n_servers; j++)
+                        if (strcmp(servers[j].name, kn->text) == 0)
+                                return config_fail(x, kn->line, section,
+                                                   "duplicate server name '%s'", kn->text);
+
+                /* Count it before parsing, so a half-filled entry is freed too. */
+                r = parse_mcp_server(x, kn, vn, &servers[(*n_servers)++]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* mcp_servers replaces the whole list; null means none. */
+static int parse_mcp_servers(struct ctx *x, const struct node *n)
+{
+        struct ptc_config *c = x->c;
+        struct mcp_server_config *servers = NULL;
+        size_t n_pairs, n_servers = 0;
+        int r;
+
+        if (n->type != NODE_MAPPING && !node_is_null(n))
+                return config_fail_value(x, n, "mcp_servers",
+                                         "a mapping of server names to settings");
+        n_pairs = node_is_null(n) ? 0 : n->n_items / 2;
+        if (n_pairs > CONFIG_MAX_MCP_SERVERS)
+                return config_fail(x, n->line, "mcp_servers", "too many servers (at most %d)",
+                                   CONFIG_MAX_MCP_SERVERS);
+        if (n_pairs > 0) {
+                servers = calloc(n_pairs, sizeof(*servers));
+                if (!servers)
+                        return -ENOMEM;
+                r = parse_mcp_servers_into(x, n, servers, &n_servers);
+                if (r < 0) {
+                        config_mcp_servers_free(servers, n_servers);
+                        return r;
+                }
+        }
+        config_mcp_servers_free(c->mcp_servers, c->n_mcp_servers);
+        c->mcp_servers = servers;
+        c->n_mcp_servers = n_servers;
+        return 0;
+}
+
+/* ---- the top level ------------------------------------------------------------------------ */
+
+struct section_spec {
+        const char *name;
+        const struct key_spec *keys;
+        size_t n_keys;
+};
+
+static const struct section_spec sections[] = {
+        {"code_execution", code_execution_keys, ELEMENTSOF(code_execution_keys)},
+        {"terminal", terminal_keys, ELEMENTSOF(terminal_keys)},
+        {"sandbox", sandbox_keys, ELEMENTSOF(sandbox_keys)},
+        {"web", web_keys, ELEMENTSOF(web_keys)},
+        {"mcp_servers", NULL, 0},
+};
+
+static int check_terminal_timeouts(struct ctx *x)
+{
+        const struct ptc_config *c = x->c;
+
+        /* Only this file's fault if it set one of the two. */
+        if (!x->terminal_timeout_line && !x->terminal_max_timeout_line)
+                return 0;
+        if (c->terminal_timeout <= c->terminal_max_timeout)
+                return 0;
+        if (x->terminal_max_timeout_line)
+                return config_fail(x, x->terminal_max_timeout_line, "terminal.max_timeout",
+                                   "invalid value '%" PRId64 "' (allowed: an integer from "
+                                   "terminal.timeout (%" PRId64 ") to %d)",
+                                   c->terminal_max_timeout, c->terminal_timeout,
+                                   CONFIG_MAX_SECONDS);
+        return config_fail(x, x->terminal_timeout_line, "terminal.timeout",
+                           "invalid value '%" PRId64 "' (allowed: an integer from 1 to "
+                           "terminal.max_timeout (%" PRId64 "))",
+                           c->terminal_timeout, c->terminal_max_timeout);
+}
+
+/* A warning for a top-level key close to a known section name: its settings would be lost. */
+static int warn_unknown_section(struct ctx *x, const struct node *k)
+{
+        char esc[ESCAPED_MAX], *w;
+        const char *near;
+
+        if (k->type != NODE_SCALAR || memchr(k->text, 0, k->len))
+                return 0;
+        near = config_closest_name(k->text, k->len, sections, ELEMENTSOF(sections),
+                                   sizeof(sections[0]));
+        if (!near)
+                return 0;
+        if (asprintf(&w, "config %s: unknown section '%s' (did you mean '%s'?)", x->path,
+                     config_escape_text(k->text, k->len, esc, sizeof(esc)), near) < 0)
+                return -ENOMEM;
+        return strv_consume(&x->c->warnings, w);
+}
+
+int config_parse_root(struct ctx *x, const struct node *root)
+{
+        bool seen[ELEMENTSOF(sections)] = {};
+        int r;
+
+        if (!root || node_is_null(root))
+                return 0;
+        if (root->type != NODE_MAPPING)
+                return config_fail(x, root->line, NULL,
+                                   "expected a mapping of sections at the top level, got %s",
+                                   node_kind(root));
+
+        for (size_t i = 0; i + 1 < root->n_items; i += 2) {
+                const struct node *k = root->items[i], *v = root->items[i + 1];
+                size_t j;
+
+                /* An alias key could stand for a known section name; do not guess. */
+                if (k->type == NODE_ALIAS)
+                        return config_fail_alias(x, k, "top level");
+                for (j = 0; j < ELEMENTSOF(sections); j++)
+                        if (node_text_is(k, sections[j].name))
+                                break;
+                if (j >= ELEMENTSOF(sections)) {
+                        /* Someone else's section (a shared file), unless a typo of ours. */
+                        r = warn_unknown_section(x, k);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (seen[j])
+                        return config_fail(x, k->line, sections[j].name, "duplicate section");
+                seen[j] = true;
+
+                if (sections[j].keys)
+                        r = parse_mapping(x, sections[j].name, v, sections[j].keys,
+                                          sections[j].n_keys, x->c);
+                else
+                        r = parse_mcp_servers(x, v);
+                if (r < 0)
+                        return r;
+        }
+        return check_terminal_timeouts(x);
+}
