@@ -689,25 +689,24 @@ static int finish(struct execution *e, json_t **ret, enum exec_status *ret_statu
         if (red >= 0)
                 red = postprocess(e->o->redactor, &err);
 
+        /* An unfiltered spill could hold a secret: it goes with any redaction failure. */
         if (capture_spill_path(&e->out)) {
                 struct filter_ctx f = {.redactor = e->o->redactor};
+                if (red < 0)
+                        capture_drop_spill(&e->out);
+                else if ((r = capture_filter_spill(&e->out, spill_filter, &f)) < 0)
+                        red = r; /* the spill is gone; the output is withheld too */
+        }
+        if (capture_spill_path(&e->out)) {
+                _cleanup_free_ char *dir = NULL;
+                char *slash;
+
                 spill = strdup(capture_spill_path(&e->out));
-                /* An unfiltered spill could hold a secret: it goes with any redaction failure. */
-                r = red < 0 ? -ECANCELED : capture_filter_spill(&e->out, spill_filter, &f);
-                if (r < 0) {
-                        if (spill)
-                                (void) unlink(spill);
-                        spill = mfree_str(spill);
-                        if (r != -ECANCELED && red >= 0)
-                                red = r;
-                }
-                if (spill) {
-                        _cleanup_free_ char *dir = strdup(spill);
-                        char *slash = dir ? strrchr(dir, '/') : NULL;
-                        if (slash) {
-                                *slash = 0;
-                                prune_spill_dir(dir, spill);
-                        }
+                dir = spill ? strdup(spill) : NULL;
+                slash = dir ? strrchr(dir, '/') : NULL;
+                if (slash) {
+                        *slash = 0;
+                        prune_spill_dir(dir, spill);
                 }
         }
 

@@ -99,7 +99,7 @@ void capture_release(struct capture *c)
 }
 
 /* Give up on the spill for good: no file is left behind and none is created again. */
-static void spill_abandon(struct capture *c)
+void capture_drop_spill(struct capture *c)
 {
         c->spill_fd = safe_close(c->spill_fd);
         if (c->spill_path)
@@ -127,7 +127,7 @@ static int spill_write(struct capture *c, const void *p, size_t n)
         if (r < 0) {
                 log_debug_errno(r, "Failed to write spill file '%s', abandoning it: %m",
                                 c->spill_path);
-                spill_abandon(c);
+                capture_drop_spill(c);
                 return r;
         }
         c->spill_written += k;
@@ -190,7 +190,7 @@ static int spill_start(struct capture *c)
         r = spill_create(c);
         if (r < 0) {
                 log_debug_errno(r, "Failed to create spill file in '%s': %m", c->spill_dir);
-                spill_abandon(c);
+                capture_drop_spill(c);
                 return r;
         }
         r = spill_write(c, c->head, c->head_len);
@@ -533,6 +533,6 @@ fail:
         log_debug_errno(r, "Failed to filter spill file '%s': %m", c->spill_path);
         if (tmp)
                 (void) unlink(tmp);
-        spill_abandon(c);
+        capture_drop_spill(c);
         return r;
 }

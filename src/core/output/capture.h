@@ -102,5 +102,11 @@ typedef int (*capture_filter_fn)(const char *chunk, size_t n, char **ret, size_t
                                  void *userdata);
 _must_check_ int capture_filter_spill(struct capture *c, capture_filter_fn filter, void *userdata);
 
+/*
+ * Close and remove the spill file (capture_spill_path() is then NULL): for a caller that
+ * cannot filter it, since an unfiltered spill could hold a secret.
+ */
+void capture_drop_spill(struct capture *c);
+
 /* Format @v with thousands separators ("10,000,000") into @buf (>= 27 bytes). */
 char *format_thousands(uint64_t v, char *buf, size_t size);
