@@ -364,6 +364,34 @@ static void test_spawn_process_new_session(void **state)
         kill_and_reap(b);
 }
 
+/*
+ * Wait until @pid sleeps (state S in /proc/<pid>/stat): a freshly exec'd /bin/sleep has
+ * the dynamic loader's fds (libc at fd 3) open for a moment before it reaches nanosleep.
+ */
+static void wait_sleeping(pid_t pid)
+{
+        usec_t end = now_usec() + 5 * USEC_PER_SEC;
+        char path[64], buf[512];
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        for (;;) {
+                FILE *f = fopen(path, "re");
+                size_t n;
+                char *paren;
+
+                assert_non_null(f);
+                n = fread(buf, 1, sizeof(buf) - 1, f);
+                fclose(f);
+                buf[n] = 0;
+                paren = strrchr(buf, ')');
+                assert_non_null(paren);
+                if (paren[1] == ' ' && paren[2] == 'S')
+                        return;
+                assert_true(now_usec() < end);
+                usleep(2 * 1000);
+        }
+}
+
 static void test_spawn_process_only_stdio_fds(void **state)
 {
         char path[64], link[256];
@@ -380,6 +408,7 @@ static void test_spawn_process_only_stdio_fds(void **state)
         assert_int_equal(pipe(leak_pipe), 0);
 
         pid = spawn_sleep(false, -1);
+        wait_sleeping(pid);
         snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
         d = opendir(path);
         assert_non_null(d);
