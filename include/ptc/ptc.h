@@ -2,9 +2,58 @@
 #pragma once
 
 /*
- * Public contracts of ptc shared by the command line and, later, libptc
- * embedders (docs/contracts.md 3 and 4). Plain C11: no extensions here.
+ * libptc: programmatic tool calling for LLM agents, as a library.
+ *
+ * A model writes one Python script; ptc runs it in a confined child process;
+ * the script calls tools (the builtin ones, an upstream MCP server's, and the
+ * host's own, registered here with a callback) through a generated Python
+ * module over a local socket; only what the script prints comes back, in a
+ * result JSON (docs/contracts.md 4). `ptc run`, `ptc tool` and `ptc mcp` are
+ * clients of exactly this interface; docs/libptc.md walks through it.
+ *
+ * Conventions
+ *   - Handles are opaque. Every object is freed by its own ptc_*_free(),
+ *     which accepts NULL and returns NULL.
+ *   - Functions that can fail return 0 (or a count) on success and a negative
+ *     errno on failure, and fill the optional struct ptc_diag with one line
+ *     for a human. Never both a value and an error.
+ *   - Strings in are UTF-8, NUL-terminated, and borrowed for the call only
+ *     unless the function says otherwise; JSON in and out is UTF-8 text.
+ *     Strings handed out (char **ret) are the caller's, freed with ptc_free().
+ *   - Threads: an engine is configured from one thread (everything before
+ *     ptc_engine_start()). After a successful start it is immutable and every
+ *     function taking it is safe from any thread, any number at once. Each
+ *     execution handle is used by one thread at a time, except
+ *     ptc_execution_cancel(), which any thread may call at any time.
+ *     Callbacks (host tools, progress) run on ptc's worker threads, possibly
+ *     many at once; they must not call ptc_engine_free().
+ *   - Process: the library changes no signal disposition and no signal mask,
+ *     installs no handlers and does not change the environment (unless the
+ *     command line's PTC_ENGINE_SCRUB_PROCESS / _REAP_ORPHANS ask). Children
+ *     are watched through pidfds (Linux 5.3 or later).
+ *
+ * The ABI is versioned (libptc.so.0, symbols at PTC_0); structs below are
+ * append-only and carry their own size, so a host built against this header
+ * keeps working with a newer library.
  */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#  define PTC_EXPORT __attribute__((visibility("default")))
+#else
+#  define PTC_EXPORT
+#endif
+
+/* Version of these headers; ptc_version() gives the library's. */
+#define PTC_VERSION_MAJOR 0
+#define PTC_VERSION_MINOR 2
+#define PTC_VERSION_PATCH 0
 
 /* Exit status of `ptc run` (docs/contracts.md 3). */
 enum ptc_exit {
@@ -15,3 +64,228 @@ enum ptc_exit {
         PTC_EXIT_TIMEOUT = 124,     /* status "timeout" */
         PTC_EXIT_INTERRUPTED = 130, /* status "interrupted" */
 };
+
+/* The "status" member of a result (docs/contracts.md 4). */
+enum ptc_status {
+        PTC_STATUS_SUCCESS = 0,
+        PTC_STATUS_ERROR = 1,
+        PTC_STATUS_TIMEOUT = 2,
+        PTC_STATUS_INTERRUPTED = 3,
+};
+
+/* What went wrong, for a human: one line, never a secret value. */
+#define PTC_DIAG_MAX 1024
+struct ptc_diag {
+        int code;                   /* the negative errno also returned */
+        char message[PTC_DIAG_MAX]; /* "" when there is nothing to add */
+};
+
+typedef struct ptc_engine ptc_engine;
+typedef struct ptc_execution ptc_execution;
+typedef struct ptc_tool_call ptc_tool_call;
+
+/* "0.2.0": the library's version (may be newer than the headers'). */
+PTC_EXPORT const char *ptc_version(void);
+
+/* Frees a string the library handed out. NULL is fine. */
+PTC_EXPORT void ptc_free(void *p);
+
+/* "success", "error", "timeout", "interrupted"; NULL for a value out of range. */
+PTC_EXPORT const char *ptc_status_to_string(enum ptc_status s);
+
+/* The exit status `ptc run` gives for @s. */
+PTC_EXPORT int ptc_status_to_exit(enum ptc_status s);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Engine: config, tool registry, redaction, upstream MCP servers                              */
+
+enum ptc_engine_flags {
+        /* Do not read a config file: built-in defaults, then ptc_engine_set(). */
+        PTC_ENGINE_NO_CONFIG_FILE = 1u << 0,
+        /*
+         * For a process that exists to host ptc (the command line): at start,
+         * take the secret variables out of the process environment (their
+         * values still reach the redactor and the providers) and make the
+         * process non-dumpable, so nothing it starts can read them back.
+         * Without it the environment is read, never changed.
+         */
+        PTC_ENGINE_SCRUB_PROCESS = 1u << 1,
+        /*
+         * For a process that runs one execution at a time, on its main thread
+         * (`ptc run`): the process becomes a child subreaper, and after each
+         * script every process reparented to it (a daemon the script
+         * double-forked) is killed and reaped. Without it a script's leftovers
+         * are found through its own process tree, cgroup and pid namespace, and
+         * executions may run at once on any threads.
+         */
+        PTC_ENGINE_REAP_ORPHANS = 1u << 2,
+};
+
+/*
+ * A new engine with the built-in defaults. Unless PTC_ENGINE_NO_CONFIG_FILE,
+ * reads @config_file, or when NULL the default one ($PTC_CONFIG, else
+ * $XDG_CONFIG_HOME/ptc/config.yaml, absent is fine). An explicit file must
+ * exist. Errors: -EINVAL (bad config: the message names the key and line),
+ * -ENOENT, -ENOMEM. Warnings (a misspelled key, say) are kept for
+ * ptc_engine_warnings().
+ */
+PTC_EXPORT int ptc_engine_new(const char *config_file, unsigned flags, ptc_engine **ret,
+                              struct ptc_diag *diag);
+
+/* Frees the engine and stops its MCP servers. No execution may be running. */
+PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e);
+
+/*
+ * Before start: set one option, as the command line's flags do (they replace
+ * the config file's values). Keys and values are the config file's
+ * (docs/config.md), as text:
+ *   "timeout" "300"            "max_tool_calls" "50"       "mode" "project|strict"
+ *   "isolation" "none|auto|strict"                         "tools" "read_file,terminal" ("" = none)
+ *   "cwd" "/abs/or/relative"   "python" "/usr/bin/python3" "log_calls" "true|false"
+ * and any scalar key of the config file as "section.key" ("terminal.timeout",
+ * "code_execution.max_stdout_bytes"), checked as the config file checks it.
+ * -EINVAL with a message for an unknown key or a bad value; -EBUSY after start.
+ */
+PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,
+                              struct ptc_diag *diag);
+
+/*
+ * A host tool: the script calls it as name(**args) like any other tool.
+ * The callback gets a call handle and must answer it exactly once, with
+ * ptc_tool_call_return() or ptc_tool_call_fail(), before returning (a
+ * synchronous tool) or later from any thread (an asynchronous one). It runs on
+ * a worker thread; several calls may run at once.
+ */
+typedef void (*ptc_tool_fn)(ptc_tool_call *call, void *userdata);
+
+struct ptc_tool_def {
+        size_t size;                 /* sizeof(struct ptc_tool_def) */
+        const char *name;            /* [a-z0-9_]+, not a builtin tool's name */
+        const char *description;     /* first line becomes the stub's docstring */
+        const char *parameters_json; /* JSON Schema: {"type":"object","properties":...} */
+        const char *returns;         /* one line on the result, for the description; may be NULL */
+        ptc_tool_fn fn;
+        void *userdata;              /* passed to fn; must outlive the engine */
+};
+
+/*
+ * Before start: register a host tool. Everything is copied but userdata.
+ * Host tools are enabled by default; an explicit "tools" list must name them.
+ * -EINVAL (bad name, schema not an object, name taken), -EBUSY after start.
+ */
+PTC_EXPORT int ptc_engine_add_tool(ptc_engine *e, const struct ptc_tool_def *def,
+                                   struct ptc_diag *diag);
+
+/*
+ * Freeze the configuration: prepare the secrets and the redactor, start the
+ * upstream MCP servers, build the registry, resolve the interpreter. A server
+ * that does not start, or a known tool this machine cannot offer, is a warning.
+ */
+PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag);
+
+/*
+ * Warnings collected so far, one per line ("" when none). Caller frees.
+ * NULL on ENOMEM.
+ */
+PTC_EXPORT char *ptc_engine_warnings(const ptc_engine *e);
+
+/* After start: the enabled tools' names, "a, b, c". Caller frees; NULL on ENOMEM. */
+PTC_EXPORT char *ptc_engine_tool_names(const ptc_engine *e);
+
+/*
+ * After start: the execute_code function schema (what `ptc schema` prints),
+ * whose description names only the enabled tools. Caller frees *ret.
+ */
+PTC_EXPORT int ptc_engine_schema(const ptc_engine *e, char **ret, struct ptc_diag *diag);
+
+/* After start: the Python module a script imports (what `ptc stubs` prints). */
+PTC_EXPORT int ptc_engine_stubs(const ptc_engine *e, char **ret, struct ptc_diag *diag);
+
+/*
+ * After start: call one enabled tool directly, as a script would, with
+ * @args_json (an object). *ret is the result JSON, redacted; a tool's own
+ * failure is a result with an "error" member, not a negative return.
+ * -ENOENT for an unknown tool (the message lists the enabled ones), -EINVAL
+ * for arguments that are not a JSON object.
+ */
+PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char *args_json,
+                                    char **ret, struct ptc_diag *diag);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Execution: one script, run to its result                                                    */
+
+/*
+ * A new execution on a started engine. Its options start as the engine's and
+ * may be changed with ptc_execution_set() until it runs.
+ */
+PTC_EXPORT int ptc_execution_new(ptc_engine *e, ptc_execution **ret, struct ptc_diag *diag);
+
+/* Frees it. It must not be running (cancel it and let ptc_execution_run() return). */
+PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x);
+
+/*
+ * Before the run: the per-execution subset of ptc_engine_set()'s keys:
+ * "timeout", "max_tool_calls", "tools" (a subset of the engine's), "cwd"
+ * (project mode), "log_calls". Future keys ("session", "backend") arrive
+ * here without an ABI change. -EINVAL unknown key or bad value, -EBUSY once run.
+ */
+PTC_EXPORT int ptc_execution_set(ptc_execution *x, const char *key, const char *value,
+                                 struct ptc_diag *diag);
+
+/*
+ * Called on a worker thread as each tool call is dispatched: the tool's name
+ * and the number of calls so far (1, 2, ...). Keep it short; it must not block.
+ */
+typedef void (*ptc_progress_fn)(const char *tool, int64_t count, void *userdata);
+PTC_EXPORT int ptc_execution_on_progress(ptc_execution *x, ptc_progress_fn fn, void *userdata);
+
+/*
+ * Run @code (@code_len bytes; may hold NUL) to its end: success, error,
+ * timeout or cancellation. Blocks the calling thread. On 0, *ret_json is the
+ * result JSON (docs/contracts.md 4) and *ret_status its status. A negative
+ * errno means ptc itself failed (staging, spawn, ...): the diag says what, and
+ * *ret_json is still a result with status "error" when it could be built.
+ * An execution runs once: a second call is -EALREADY.
+ */
+PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code_len,
+                                 char **ret_json, enum ptc_status *ret_status,
+                                 struct ptc_diag *diag);
+
+/*
+ * From any thread, at any time, as often as wanted: stop the execution. A
+ * running script gets SIGINT (KeyboardInterrupt), then SIGKILL after a grace;
+ * the run returns status "interrupted". Before the run starts it is
+ * interrupted at once. Never fails.
+ */
+PTC_EXPORT void ptc_execution_cancel(ptc_execution *x);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Host tool calls                                                                             */
+
+/* The call's tool name and arguments (a JSON object). Valid until answered. */
+PTC_EXPORT const char *ptc_tool_call_name(const ptc_tool_call *c);
+PTC_EXPORT const char *ptc_tool_call_arguments(const ptc_tool_call *c);
+
+/*
+ * Milliseconds left before the execution's deadline (0 when past, INT64_MAX
+ * when there is none), and whether the execution was cancelled: a long tool
+ * should look and give up. Valid until answered.
+ */
+PTC_EXPORT int64_t ptc_tool_call_remaining_ms(const ptc_tool_call *c);
+PTC_EXPORT int ptc_tool_call_cancelled(const ptc_tool_call *c);
+
+/*
+ * Answer the call with @result_json: any JSON value; an object with an
+ * "error" member is a tool error, as for builtin tools. The handle is gone
+ * after this. Text that is not JSON becomes {"error": "host tool returned
+ * invalid JSON: ..."}. Any thread. Returns 0, or -ECANCELED when the script no
+ * longer waits (timeout, cancel): the answer is dropped, the handle still gone.
+ */
+PTC_EXPORT int ptc_tool_call_return(ptc_tool_call *c, const char *result_json);
+
+/* Answer with {"error": @message}. As ptc_tool_call_return(). */
+PTC_EXPORT int ptc_tool_call_fail(ptc_tool_call *c, const char *message);
+
+#ifdef __cplusplus
+}
+#endif
