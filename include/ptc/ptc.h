@@ -178,8 +178,10 @@ PTC_EXPORT int ptc_engine_add_tool(ptc_engine *e, const struct ptc_tool_def *def
 
 /*
  * Freeze the configuration: prepare the secrets and the redactor, start the
- * upstream MCP servers, build the registry, resolve the interpreter. A server
- * that does not start, or a known tool this machine cannot offer, is a warning.
+ * upstream MCP servers, build the registry (the interpreter is resolved by each
+ * ptc_execution_run(), for its directory). A server that does not start, or a
+ * known tool this machine cannot offer, is a warning. -EINVAL (an unknown tool
+ * in "tools"), -EALREADY (started before), -ENOMEM.
  */
 PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag);
 
@@ -245,6 +247,8 @@ PTC_EXPORT int ptc_execution_on_progress(ptc_execution *x, ptc_progress_fn fn, v
  * result JSON (docs/contracts.md 4) and *ret_status its status. A negative
  * errno means ptc itself failed (staging, spawn, ...): the diag says what, and
  * *ret_json is still a result with status "error" when it could be built.
+ * -ENOENT with *ret_json NULL: no Python interpreter was found (the message
+ * says where it looked; `ptc run` treats it as a setup error, exit 2).
  * An execution runs once: a second call is -EALREADY.
  */
 PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code_len,
@@ -258,6 +262,16 @@ PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code
  * interrupted at once. Never fails.
  */
 PTC_EXPORT void ptc_execution_cancel(ptc_execution *x);
+
+/*
+ * ptc_execution_cancel() that names why: the result's "error" reads
+ * "Execution interrupted (@reason)" instead of "(cancelled)". For a host that
+ * turns its own signals into a stop (`ptc run` passes "SIGINT", "SIGTERM",
+ * "SIGHUP"). @reason must stay valid until the execution is freed (a string
+ * literal); the first cancel or interrupt to reach the run decides. Any
+ * thread, any time; never fails.
+ */
+PTC_EXPORT void ptc_execution_interrupt(ptc_execution *x, const char *reason);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Host tool calls                                                                             */
