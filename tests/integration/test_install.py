@@ -224,3 +224,37 @@ def test_abi_check_fails_on_a_removed_function(tmp_path):
                        env={**os.environ, "PTC_ABI_BASELINE": str(doctored)})
     assert p.returncode == 1 and "INCOMPATIBLE" in p.stderr, p
     assert "ptc_gone" in p.stdout, p.stdout
+
+
+def test_a_c_host_links_the_installed_static_library(installed, tmp_path):
+    """libptc.a with what ptc.pc names for it (Requires.private, Libs.private) is enough:
+    the host links and runs without libptc.so. The required packages are linked as shared
+    libraries: Debian ships no static closure of libcurl's own dependencies."""
+    if not shutil.which("pkg-config") or not shutil.which("cc"):
+        pytest.skip("pkg-config or cc is not installed (.ci/run installs both)")
+    if build_option("b_sanitize") != "none":
+        pytest.skip("a sanitized libptc.a needs the sanitizer runtime; the gcc build checks this")
+    dest, d = installed
+    work = tmp_path / "host"
+    work.mkdir()
+    shutil.copy(host_source(), work / "host.c")
+    requires = [r.split()[0] for r in subprocess.run(
+        ["pkg-config", "--print-requires-private", "ptc"], capture_output=True, text=True,
+        env=pkg_env(dest, d), timeout=60, check=True).stdout.splitlines() if r.strip()]
+    pc = (d["libdir"] / "pkgconfig/ptc.pc").read_text()
+    private = re.search(r"^Libs.private: (.*)$", pc, re.M).group(1).split()
+    deps = subprocess.run(["pkg-config", "--libs", *requires], capture_output=True, text=True,
+                          timeout=60, check=True).stdout.split()
+    libs = [str(d["libdir"] / "libptc.a"), *deps, *private]
+    argv = ["cc", "-o", "host", "host.c", *pkg_config(dest, d, "--cflags"), *libs]
+    p = subprocess.run(argv, cwd=str(work), capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode == 0, f"{argv}\n{p.stderr[-4000:]}"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "TMPDIR": str(tmp_path)}
+    p = subprocess.run(["ldd", str(work / "host")], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert "libptc" not in p.stdout, p.stdout
+    p = subprocess.run([str(work / "host")], capture_output=True, text=True, env=env,
+                       cwd=str(work), timeout=120)
+    assert p.returncode == 0, f"host failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
+    assert json.loads("\n".join(p.stdout.splitlines()[2:]))["output"] == "sum is 42\n"
