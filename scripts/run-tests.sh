@@ -37,7 +37,8 @@ if ! "${setup[@]}" >"$dir.setup.log" 2>&1; then
         exit 1
 fi
 rm -f "$dir.setup.log"
-if ! meson compile -C "$dir" >"$dir/compile.log" 2>&1; then
+# The test programs are not built by default (they are not installed): build them too.
+if ! { meson compile -C "$dir" && meson compile -C "$dir" test-programs; } >"$dir/compile.log" 2>&1; then
         cat "$dir/compile.log"
         echo "build failed"
         echo "0 passed, 1 failed"
