@@ -66,6 +66,7 @@ class Call:
         self._h = handle
         self._lock = threading.Lock()
         self._engine = engine
+        self._dropped = False
         self.name = (lib.ptc_tool_call_name(handle) or b"").decode("utf-8", "replace")
         raw = lib.ptc_tool_call_arguments(handle) or b"{}"
         self.arguments = json.loads(raw.decode("utf-8", "surrogateescape"))
@@ -100,6 +101,8 @@ class Call:
         with self._lock:
             h, self._h = self._h, None
             if h is None:
+                if self._dropped:
+                    return False  # the engine closed it: nobody waits any more
                 raise RuntimeError(f"call of {self.name} answered twice")
             rc = fn(h, payload)
         self._engine._call_end(self)
@@ -151,7 +154,14 @@ class _Tool:
                 if e is None:
                     raise RuntimeError("the ptc.Engine is gone")
                 call = Call(handle, e)
-                self.dispatch(e, call)
+                if inspect.iscoroutinefunction(self.fn):
+                    self.dispatch(e, call)  # makes the coroutine and schedules it
+                else:
+                    # The tool runs on a thread of ours, not on ptc's worker: the worker
+                    # waits for the answer with the execution's deadline and cancel in
+                    # view, so a tool that blocks cannot hold the execution past them.
+                    threading.Thread(target=self.dispatch_safely, args=(e, call),
+                                     name=f"ptc-tool-{self.name}", daemon=True).start()
             except BaseException as ex:  # noqa: B036 (answer, whatever it was)
                 try:
                     if call is None:
@@ -162,6 +172,12 @@ class _Tool:
                     pass
 
         self.c_fn = _lib.TOOL_FN(trampoline)
+
+    def dispatch_safely(self, engine, call):
+        try:
+            self.dispatch(engine, call)
+        except BaseException as ex:  # noqa: B036 (the call must be answered)
+            call._fail_if_open(_exc_text(ex))
 
     def dispatch(self, engine, call):
         token = _current_call.set(call)
@@ -232,6 +248,7 @@ class Engine:
         self._calls_lock = threading.Lock()
         self._loop = loop
         self._loop_thread = None
+        self._tools_option = None
         flags = _lib.PTC_ENGINE_NO_CONFIG_FILE if no_config_file else 0
         path = os.fsencode(config_file) if config_file is not None else None
         diag = _lib.Diag()
@@ -258,10 +275,16 @@ class Engine:
         """Set one option before start (ptc_engine_set()): ConfigError for an unknown key
         or a bad value, StateError after start. Returns self."""
         with self._lock:
-            diag = _lib.Diag()
-            check(self._lib.ptc_engine_set(self._handle(), _enc(key), _enc(_text(value)),
-                                           ctypes.byref(diag)), diag, "ptc_engine_set")
+            self._set(key, _text(value))
+            if key == "tools":
+                self._tools_option = [t for t in (x.strip() for x in _text(value).split(","))
+                                      if t]
         return self
+
+    def _set(self, key, text):
+        diag = _lib.Diag()
+        check(self._lib.ptc_engine_set(self._handle(), _enc(key), _enc(text),
+                                       ctypes.byref(diag)), diag, "ptc_engine_set")
 
     def tool(self, fn=None, *, name=None, description=None, schema=None, returns=None,
              pass_call=False):
@@ -313,6 +336,12 @@ class Engine:
         Implicit on first use; calling it again does nothing. Returns self."""
         with self._lock:
             if not self._started:
+                if self._tools_option is not None:
+                    # A "tools" option names ptc's tools; the ones registered here are
+                    # meant to be offered too (the C API wants them listed).
+                    extra = [n for n in self._tools if n not in self._tools_option]
+                    if extra:
+                        self._set("tools", ",".join(self._tools_option + extra))
                 diag = _lib.Diag()
                 check(self._lib.ptc_engine_start(self._handle(), ctypes.byref(diag)), diag,
                       "ptc_engine_start")
@@ -430,6 +459,7 @@ class Engine:
         with self._calls_lock:
             calls = list(self._calls)
         for c in calls:
+            c._dropped = True
             c._fail_if_open("the ptc engine was closed")
         if h is not None:
             self._lib.ptc_engine_free(h)

@@ -8,8 +8,6 @@ import json
 import threading
 import time
 
-import pytest
-
 from pyhost import HARD, Intervals, make_engine, ptc, run_in_thread, scratch, script  # noqa: F401
 
 
@@ -175,7 +173,7 @@ def test_a_callback_blocking_past_the_timeout(make_engine):
     @e.tool(pass_call=True)
     def stuck_async(call):
         "Answers late, from another thread."
-        threading.Timer(4.0, lambda: answered.append(call.answer("late"))).start()
+        threading.Timer(3.0, lambda: answered.append(call.answer("late"))).start()
 
     for name in ("stuck", "stuck_async"):
         t0 = time.monotonic()
@@ -187,8 +185,11 @@ def test_a_callback_blocking_past_the_timeout(make_engine):
         assert elapsed < 3.5, f"{name}: the timeout came {elapsed:.1f}s late"
     t0 = time.monotonic()
     e.close()
-    assert time.monotonic() - t0 < 10.0
-    time.sleep(0.2)
+    assert time.monotonic() - t0 < 2.0, "close waited for a blocked tool"
+    deadline = time.monotonic() + 5
+    while not answered and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert answered == [False], "a late answer is dropped, not delivered or raised"
 
 
 def test_a_cooperative_tool_gives_up_when_the_script_stops(make_engine):
@@ -292,5 +293,4 @@ def test_a_call_left_open_is_answered_at_close(make_engine):
     e.close()
     assert time.monotonic() - t0 < 5.0
     assert calls[0].answered
-    with pytest.raises(RuntimeError):
-        calls[0].answer("too late")  # answered once, by the close
+    assert calls[0].answer("too late") is False  # closed with the engine: dropped
