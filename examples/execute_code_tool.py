@@ -132,7 +132,8 @@ def execute_code(code, task_id=None, enabled_tools=None):
     tools = None
     if enabled_tools is not None:
         tools = [t for t in e.tool_names if t in set(enabled_tools)]
-    return e.execute(code, tools=tools).json
+    result = e.execute(code, tools=tools)
+    return json.dumps(result.raw, ensure_ascii=False)  # as the seed formats it
 
 
 def check_requirements():
