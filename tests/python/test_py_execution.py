@@ -66,15 +66,25 @@ def test_per_execution_tools_subset(make_engine):
 
 def test_cancel_from_another_thread(make_engine):
     e = make_engine(tools="")
+    up = threading.Event()
+
+    @e.tool
+    def ready() -> bool:
+        "The script is running."
+        up.set()
+        return True
+
     x = e.execution(timeout=60)
-    timer = threading.Timer(0.5, x.cancel)
-    timer.start()
+    t = threading.Thread(target=lambda: up.wait(HARD) and x.cancel(), daemon=True)
+    t.start()
     t0 = time.monotonic()
-    r = x.run("import time\nprint('started', flush=True)\ntime.sleep(50)")
+    r = x.run("import time\nfrom hermes_tools import ready\nready()\n"
+              "print('started', flush=True)\ntime.sleep(50)")
     elapsed = time.monotonic() - t0
+    t.join(HARD)
     assert r.status == "interrupted", r
-    assert "started" in r.output
-    assert elapsed < 10.0, elapsed
+    assert elapsed < 15.0, elapsed
+    assert "cancelled" in (r.error or ""), r
     x.cancel()  # after the run: nothing happens
     with pytest.raises(ptc.StateError):
         x.run("print(1)")
@@ -170,12 +180,21 @@ def test_executions_at_once_on_one_engine(make_engine):
 
 def test_close_cancels_a_running_execution(make_engine):
     e = make_engine(tools="")
-    t, box = run_in_thread(e.execute, "import time\nprint('up', flush=True)\ntime.sleep(60)")
-    time.sleep(1.0)
+    up = threading.Event()
+
+    @e.tool
+    def ready() -> bool:
+        "The script is running."
+        up.set()
+        return True
+
+    t, box = run_in_thread(e.execute, "import time\nfrom hermes_tools import ready\n"
+                                      "ready()\ntime.sleep(60)")
+    assert up.wait(HARD)
     t0 = time.monotonic()
     e.close()
     t.join(HARD)
-    assert time.monotonic() - t0 < 10.0
+    assert time.monotonic() - t0 < 15.0
     assert box["value"].status == "interrupted", box
 
 

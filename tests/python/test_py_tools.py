@@ -294,3 +294,29 @@ def test_a_call_left_open_is_answered_at_close(make_engine):
     assert time.monotonic() - t0 < 5.0
     assert calls[0].answered
     assert calls[0].answer("too late") is False  # closed with the engine: dropped
+
+
+def test_async_tools_on_the_hosts_own_loop(make_engine):
+    loop = asyncio.new_event_loop()
+    t = threading.Thread(target=loop.run_forever, daemon=True)
+    t.start()
+    try:
+        e = make_engine(tools="", loop=loop)
+        ran_on = []
+
+        @e.tool
+        async def where() -> str:
+            "Which loop am I on?"
+            ran_on.append(asyncio.get_running_loop())
+            await asyncio.sleep(0.05)
+            return "host loop"
+
+        r = e.execute("from hermes_tools import where\nprint(where())")
+        assert r.ok and r.output == "host loop\n", r
+        assert ran_on == [loop]
+        e.close()
+        assert loop.is_running(), "the host's loop is the host's to stop"
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        t.join(HARD)
+        loop.close()
