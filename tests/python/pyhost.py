@@ -23,6 +23,11 @@ sys.path.insert(0, str(REPO_ROOT / "python"))
 
 import ptc  # noqa: E402
 
+# An ASan build of the library is loaded after the sanitizer runtime (run-tests.sh --asan
+# preloads it). This process has it now; the scripts and commands ptc starts are not
+# instrumented and need not carry it (an interpreter probe under ASan can miss its 5 s).
+ASAN_PRELOAD = os.environ.pop("LD_PRELOAD", None)
+
 # Every wait in these tests is bounded by this, so a hang fails a test, never the suite.
 HARD = 30.0
 

@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from pyhost import HARD, REPO_ROOT, ptc, scratch  # noqa: F401
+from pyhost import ASAN_PRELOAD, HARD, REPO_ROOT, ptc, scratch  # noqa: F401
 
 TIMEOUT = 4 * HARD
 
@@ -19,6 +19,16 @@ def run_host(args, cwd, env_extra=None):
     env["HOME"] = str(cwd)
     env["XDG_CONFIG_HOME"] = str(cwd / "xdg")
     env.update(env_extra or {})
+    if ASAN_PRELOAD and args[0] != "-c":
+        # The example as printed, in a process that takes the sanitizer runtime for itself
+        # only (see pyhost.py).
+        env["LD_PRELOAD"] = ASAN_PRELOAD
+        args = ["-c", "import os, runpy, sys; os.environ.pop('LD_PRELOAD'); "
+                "sys.argv = sys.argv[1:]; sys.path.insert(0, os.path.dirname(sys.argv[0])); "
+                "runpy.run_path(sys.argv[0], run_name='__main__')", *args]
+    elif ASAN_PRELOAD:
+        env["LD_PRELOAD"] = ASAN_PRELOAD
+        args = ["-c", "import os; os.environ.pop('LD_PRELOAD'); " + args[1], *args[2:]]
     p = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True,
                        text=True, timeout=TIMEOUT)
     assert p.returncode == 0, f"{args}: rc={p.returncode}\n{p.stdout}\n{p.stderr}"
