@@ -182,3 +182,33 @@ def test_function_schema_refuses_star_args():
 
     with pytest.raises(TypeError):
         ptc.function_schema(f)
+
+
+def test_a_started_engine_is_used_from_many_threads(make_engine):
+    import threading
+
+    e = make_engine(tools="")
+
+    @e.tool
+    def echo(n: int) -> int:
+        "Echo n."
+        return n
+
+    errors, out = [], []
+
+    def work(i):
+        try:
+            for k in range(10):
+                out.append(e.call_tool("echo", n=i * 100 + k))
+                assert e.schema()["name"] == "execute_code"
+                assert e.tool_names == ["echo"]
+        except BaseException as ex:  # noqa: B036
+            errors.append(ex)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert not errors, errors
+    assert sorted(out) == sorted(i * 100 + k for i in range(8) for k in range(10))
