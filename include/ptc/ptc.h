@@ -259,6 +259,16 @@ PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code
  */
 PTC_EXPORT void ptc_execution_cancel(ptc_execution *x);
 
+/*
+ * ptc_execution_cancel() that names why: the result's "error" reads
+ * "Execution interrupted (@reason)" instead of "(cancelled)". For a host that
+ * turns its own signals into a stop (`ptc run` passes "SIGINT", "SIGTERM",
+ * "SIGHUP"). @reason must stay valid until the execution is freed (a string
+ * literal); the first cancel or interrupt to reach the run decides. Any
+ * thread, any time; never fails.
+ */
+PTC_EXPORT void ptc_execution_interrupt(ptc_execution *x, const char *reason);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Host tool calls                                                                             */
 

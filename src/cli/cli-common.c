@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 
 #include <jansson.h>
 
@@ -14,40 +13,32 @@
 #include "basic/log.h"
 #include "basic/parse-util.h"
 #include "basic/strv.h"
-#include "cli/cli.h"
-#include "core/env/env.h"
+#include "cli/cli-core.h"
+#include "core/api/api-internal.h"
 #include "core/mcp/mcp-tools.h"
-#include "core/output/redact.h"
 #include "core/registry/registry.h"
-#include "core/web/web-keys.h"
-
-extern char **environ;
 
 /* getopt_long()'s val of the long option @opts[i] of cli_parse_options(): above any char. */
 #define OPTION_VAL_BASE 0x100
 
+/* Print @w's lines as warnings and free them. */
+static void print_warning_lines(char **w)
+{
+        for (char **l = w; l && *l; l++)
+                log_warning("%s", *l);
+        strv_free(w);
+}
+
 int cli_load_config(const char *path, struct ptc_config *c)
 {
-        _cleanup_free_ char *def = NULL;
+        char **warnings = NULL;
         struct diag d = {};
         int r;
 
-        r = config_init(c);
-        if (r < 0)
+        r = engine_load_config(c, path, &warnings, &d);
+        print_warning_lines(warnings);
+        if (r == -ENOMEM)
                 return log_error_errno(r, "out of memory");
-        if (!path) {
-                r = config_default_path(&def);
-                if (r < 0)
-                        return log_error_errno(r, "out of memory");
-        }
-        r = config_load_file(c, path ? path : def, path != NULL, &d);
-        if (r == -ENOENT && path) {
-                log_error("config file '%s' not found", path);
-                return -EINVAL;
-        }
-        for (char **w = c->warnings; w && *w; w++)
-                log_warning("%s", *w);
-        c->warnings = strv_free(c->warnings);
         if (r < 0) {
                 log_error("%s", d.message[0] ? d.message : strerror(-r));
                 return -EINVAL;
@@ -57,38 +48,24 @@ int cli_load_config(const char *path, struct ptc_config *c)
 
 int cli_parse_tools(const char *list, char ***ret)
 {
-        _cleanup_strv_free_ char **l = NULL;
-        int r;
+        int r = engine_parse_tools(list, ret);
 
-        r = strv_split(list, ", \t", &l);
-        if (r < 0)
-                return log_error_errno(r, "out of memory");
-        *ret = TAKE_PTR(l);
-        return 0;
+        return r < 0 ? log_error_errno(r, "out of memory") : 0;
 }
 
 int cli_apply_run_options(struct ptc_config *c, const char *timeout, const char *max_calls,
                           const char *mode, const char *isolation)
 {
-        if (timeout) {
-                double t;
-                if (safe_atod(timeout, &t) < 0 || t <= 0 || t > 86400) {
-                        log_error("--timeout: invalid value '%s' (allowed: a number of seconds, "
-                                  "0 < s <= 86400)",
-                                  timeout);
-                        return -EINVAL;
-                }
-                c->timeout = t;
+        struct ptc_diag d = {};
+
+        /* The engine's parsers, so the flags of every subcommand accept the same words. */
+        if (timeout && api_set_timeout(timeout, &c->timeout, &d) < 0) {
+                log_error("--%s", d.message); /* "timeout: invalid value ..." */
+                return -EINVAL;
         }
-        if (max_calls) {
-                int64_t n;
-                if (safe_atoi64(max_calls, &n) < 0 || n < 0 || n > 1000000000) {
-                        log_error("--max-tool-calls: invalid value '%s' (allowed: an integer "
-                                  "0..1000000000)",
-                                  max_calls);
-                        return -EINVAL;
-                }
-                c->max_tool_calls = n;
+        if (max_calls && api_set_max_tool_calls(max_calls, &c->max_tool_calls, &d) < 0) {
+                log_error("--max-tool-calls%s", d.message + strlen("max_tool_calls"));
+                return -EINVAL;
         }
         if (mode && config_parse_mode(mode, &c->mode) < 0) {
                 log_error("--mode: invalid value '%s' (allowed: project, strict)", mode);
@@ -104,7 +81,8 @@ int cli_apply_run_options(struct ptc_config *c, const char *timeout, const char 
 
 int cli_start_upstreams(const struct ptc_config *c, char *const *env, struct mcp_upstreams **ret)
 {
-        _cleanup_strv_free_ char **warnings = NULL;
+        char **warnings = NULL;
+        struct diag d = {};
         int r;
 
         *ret = NULL;
@@ -112,66 +90,46 @@ int cli_start_upstreams(const struct ptc_config *c, char *const *env, struct mcp
                 return 0;
         /* A server that dies makes our next write to it EPIPE, not a fatal signal. */
         (void) signal(SIGPIPE, SIG_IGN);
-        r = mcp_upstreams_start(c, env, ret, &warnings);
-        for (char **w = warnings; w && *w; w++)
-                log_warning("%s; its tools are left out", *w);
-        if (r < 0)
-                return log_error_errno(r, "cannot start the MCP servers: %m");
+        r = engine_start_upstreams(c, env, ret, &warnings, &d);
+        print_warning_lines(warnings);
+        if (r < 0) {
+                log_error("%s", d.message);
+                return r;
+        }
         return 0;
 }
 
 int cli_build_registry(const struct ptc_config *c, char *const *tools,
                        const struct mcp_upstreams *upstreams, struct registry **ret)
 {
-        _cleanup_strv_free_ char **warnings = NULL;
         const struct registry_extra_tool *extra;
+        char **warnings = NULL;
         struct diag d = {};
         size_t n_extra;
         int r;
 
         extra = mcp_upstreams_tools(upstreams, &n_extra);
-        r = registry_new_with(c, tools ? tools : c->tools, extra, n_extra, ret, &warnings, &d);
+        r = engine_build_registry(c, tools, extra, n_extra, ret, &warnings, &d);
         if (r < 0) {
+                strv_free(warnings);
                 log_error("%s", d.message[0] ? d.message : strerror(-r));
                 return -EINVAL;
         }
-        for (char **w = warnings; w && *w; w++)
-                log_warning("%s", *w);
+        print_warning_lines(warnings);
         return 0;
 }
 
 int cli_prepare_secrets(const struct ptc_config *c, struct redactor **ret_redactor,
                         char ***ret_base_env, char ***ret_kept)
 {
-        _cleanup_redactor_ struct redactor *red = NULL;
-        char **kept = NULL;
+        struct diag d = {};
         int r;
 
-        r = redactor_new(&red);
-        if (r < 0)
-                return log_error_errno(r, "cannot set up redaction: %m");
-        r = env_take_secrets(c->env_passthrough, red, &kept);
-        if (r < 0)
-                return log_error_errno(r, "cannot scrub the environment: %m");
-        /* The web providers' keys are the only secrets ptc itself needs later on. */
-        r = web_keys_take(kept);
+        r = engine_prepare_secrets(c, true, ret_redactor, ret_base_env, ret_kept, &d);
         if (r < 0) {
-                strv_free_wipe(kept);
-                return log_error_errno(r, "out of memory");
+                log_error("%s", d.message);
+                return r;
         }
-        if (ret_kept)
-                *ret_kept = TAKE_PTR(kept);
-        else
-                strv_free_wipe(kept);
-        /*
-         * Non-dumpable: another process of this user cannot ptrace us or read
-         * /proc/<ptc>/mem or environ, where a secret could still be found.
-         */
-        (void) prctl(PR_SET_DUMPABLE, 0);
-        r = env_build_child(environ, c->env_passthrough, ret_base_env);
-        if (r < 0)
-                return log_error_errno(r, "out of memory");
-        *ret_redactor = TAKE_PTR(red);
         return 0;
 }
 
@@ -192,6 +150,92 @@ int cli_help_defaults(struct ptc_config *ret_config, char **ret_tools)
                 return r;
         *ret_tools = registry_names(reg);
         return *ret_tools ? 0 : -ENOMEM;
+}
+
+int cli_defaults_get(struct cli_defaults *ret)
+{
+        struct ptc_config c = {};
+        int r;
+
+        *ret = (struct cli_defaults){};
+        r = cli_help_defaults(&c, &ret->tools);
+        ret->module_name = c.module_name ? strdup(c.module_name) : NULL;
+        ret->timeout = c.timeout;
+        ret->max_tool_calls = (long long) c.max_tool_calls;
+        ret->mode = config_mode_to_string(c.mode);
+        ret->isolation = config_isolation_to_string(c.isolation);
+        config_release(&c);
+        return r;
+}
+
+void cli_defaults_release(struct cli_defaults *d)
+{
+        free(d->module_name);
+        free(d->tools);
+        *d = (struct cli_defaults){};
+}
+
+int cli_engine_new(const char *config, unsigned flags, ptc_engine **ret, size_t *ret_printed)
+{
+        struct ptc_diag d = {};
+        int r;
+
+        r = ptc_engine_new(config, flags, ret, &d);
+        if (r < 0) {
+                log_error("%s", d.message[0] ? d.message : strerror(-r));
+                return r;
+        }
+        *ret_printed = 0;
+        cli_print_warnings(*ret, ret_printed);
+        return 0;
+}
+
+int cli_engine_set(ptc_engine *e, const char *key, const char *value, const char *flag)
+{
+        struct ptc_diag d = {};
+        size_t kl = strlen(key);
+        int r;
+
+        r = ptc_engine_set(e, key, value, &d);
+        if (r >= 0)
+                return 0;
+        /* "timeout: invalid value ..." -> "--timeout: invalid value ..." */
+        if (strncmp(d.message, key, kl) == 0 && d.message[kl] == ':')
+                log_error("%s%s", flag, d.message + kl);
+        else
+                log_error("%s: %s", flag, d.message);
+        return r;
+}
+
+void cli_print_warnings(const ptc_engine *e, size_t *printed)
+{
+        _cleanup_free_ char *all = ptc_engine_warnings(e);
+        size_t n = all ? strlen(all) : 0;
+
+        for (char *p = all ? all + MIN(*printed, n) : NULL; p && *p;) {
+                char *nl = strchr(p, '\n');
+
+                if (nl)
+                        *nl = 0;
+                log_warning("%s", p);
+                p = nl ? nl + 1 : p + strlen(p);
+        }
+        *printed = n;
+}
+
+int cli_print_json_text(const char *text, bool pretty)
+{
+        json_auto_t *v = NULL;
+
+        if (!pretty) {
+                if (fputs(text, stdout) < 0 || fputc('\n', stdout) < 0 || fflush(stdout) != 0)
+                        return log_error_errno(-errno, "cannot write the result: %m");
+                return 0;
+        }
+        v = json_loads(text, JSON_DECODE_ANY, NULL);
+        if (!v)
+                return log_error_errno(-EINVAL, "cannot serialize the result");
+        return cli_print_json(v, true);
 }
 
 int cli_print_json(json_t *v, bool pretty)

@@ -11,12 +11,7 @@
 #include <jansson.h>
 
 #include "basic/macro.h"
-#include "core/config/config.h"
 #include "ptc/ptc.h"
-
-struct mcp_upstreams;
-struct redactor;
-struct registry;
 
 enum {
         EXIT_OK = PTC_EXIT_OK,
@@ -35,48 +30,41 @@ int cmd_doctor(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 
 /*
- * Load defaults + the config file (@path, or the default location when NULL;
- * an explicit path must exist). On error prints the message and returns
- * -EINVAL (exit 2).
+ * A new engine (ptc_engine_new()) for @config (may be NULL) and @flags. Prints
+ * the config file's warnings, or its error; returns <0 after an error (exit 2).
+ * *@ret_printed: the warnings printed, for cli_print_warnings().
  */
-int cli_load_config(const char *path, struct ptc_config *c);
-
-/* "a,b" -> strv; "" -> empty strv (no tools). Prints and returns -EINVAL on a bad name. */
-int cli_parse_tools(const char *list, char ***ret);
+int cli_engine_new(const char *config, unsigned flags, ptc_engine **ret, size_t *ret_printed);
 
 /*
- * Apply the options ptc run and ptc mcp share (each may be NULL): --timeout,
- * --max-tool-calls, --mode, --isolation. Prints and returns -EINVAL on a bad
- * value, and for isolation strict, which this build cannot set up.
+ * ptc_engine_set() for the command line's @flag ("--timeout"): the engine's
+ * message "timeout: invalid value ..." is printed as "--timeout: invalid value
+ * ...". Returns <0 after printing.
  */
-int cli_apply_run_options(struct ptc_config *c, const char *timeout, const char *max_calls,
-                          const char *mode, const char *isolation);
+int cli_engine_set(ptc_engine *e, const char *key, const char *value, const char *flag);
+
+/* Print the engine's warnings past *@printed (bytes already printed), one per line. */
+void cli_print_warnings(const ptc_engine *e, size_t *printed);
+
+/* Print the JSON text @text on stdout, indented with @pretty, with a newline. */
+int cli_print_json_text(const char *text, bool pretty);
 
 /*
- * Start the upstream MCP servers of @c (config mcp_servers) with environment
- * @env, printing a warning for each that does not start. Call after signals
- * are set up (the servers' spawner thread inherits the mask). Returns 0 or
- * -ENOMEM (printed).
+ * The defaults --help texts print, from the code that applies them: the
+ * built-in config values and the tools enabled by default with them
+ * ("read_file, write_file, ..."). Strings owned; cli_defaults_release().
+ * Returns 0 or -ENOMEM (the help then says so, never a guess).
  */
-int cli_start_upstreams(const struct ptc_config *c, char *const *env, struct mcp_upstreams **ret);
-
-/*
- * Build the registry for @tools (or config->tools, or the default set) plus
- * the tools of @upstreams (may be NULL), printing warnings for left-out
- * tools. Prints and returns <0 on error.
- */
-int cli_build_registry(const struct ptc_config *c, char *const *tools,
-                       const struct mcp_upstreams *upstreams, struct registry **ret);
-
-/*
- * The process-wide secret handling of docs/contracts.md 8: take secret
- * variables out of the environment (values go to the redactor), become
- * non-dumpable, and build the scrubbed environment for children.
- * @ret_kept (may be NULL): the removed "NAME=VALUE" entries, for a host that
- * starts ptc processes of its own (ptc mcp); caller frees with strv_free_wipe().
- */
-int cli_prepare_secrets(const struct ptc_config *c, struct redactor **ret_redactor,
-                        char ***ret_base_env, char ***ret_kept);
+struct cli_defaults {
+        char *module_name;
+        double timeout;
+        long long max_tool_calls;
+        const char *mode;
+        const char *isolation;
+        char *tools;
+};
+int cli_defaults_get(struct cli_defaults *ret);
+void cli_defaults_release(struct cli_defaults *d);
 
 /*
  * One option of a subcommand, for cli_parse_options(): "--@name" and "-@short_name" (either
@@ -105,14 +93,6 @@ struct cli_option {
  */
 int cli_parse_options(int argc, char **argv, const char *cmd, const struct cli_option *opts,
                       bool stop_at_operand, void (*help)(void));
-
-/*
- * The defaults --help texts print, from the code that applies them: the
- * built-in config values (config_init()) and the tools the registry enables
- * by default with those values. @ret_tools: "read_file, write_file, ...";
- * caller frees. Returns 0 or -ENOMEM (the help then says so, never a guess).
- */
-int cli_help_defaults(struct ptc_config *ret_config, char **ret_tools);
 
 /* Print @v as JSON on stdout (pretty or one line) with a newline. */
 int cli_print_json(json_t *v, bool pretty);

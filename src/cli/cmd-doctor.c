@@ -12,7 +12,7 @@
 #include "basic/log.h"
 #include "basic/path-util.h"
 #include "basic/process-util.h"
-#include "cli/cli.h"
+#include "cli/cli-core.h"
 #include "core/registry/registry.h"
 #include "core/sandbox/sandbox.h"
 #include "core/spawn/interpreter.h"

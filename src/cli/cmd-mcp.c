@@ -45,7 +45,7 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
-#include "cli/cli.h"
+#include "cli/cli-core.h"
 #include "core/mcp/mcp-tools.h"
 #include "core/output/redact.h"
 #include "core/registry/registry.h"

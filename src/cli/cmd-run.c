@@ -4,13 +4,15 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,11 +25,6 @@
 #include "basic/parse-util.h"
 #include "basic/strv.h"
 #include "cli/cli.h"
-#include "core/exec/exec.h"
-#include "core/mcp/mcp-tools.h"
-#include "core/output/redact.h"
-#include "core/registry/registry.h"
-#include "core/spawn/interpreter.h"
 
 /* Largest script accepted (a model's script is a few KB). */
 #define SCRIPT_MAX (16u * 1024 * 1024)
@@ -35,10 +32,9 @@
 /* The defaults come from the code that applies them (cli_help_defaults()). */
 static void help(void)
 {
-        _cleanup_free_ char *tools = NULL;
-        struct ptc_config c = {};
+        struct cli_defaults c = {};
 
-        (void) cli_help_defaults(&c, &tools);
+        (void) cli_defaults_get(&c);
         printf("Usage: ptc run [OPTIONS] [FILE | -c CODE | -]\n"
                "\n"
                "Run a Python script that calls tools through the generated module\n"
@@ -72,10 +68,10 @@ static void help(void)
                "The config file's values replace these defaults; options replace both.\n"
                "Exit status: 0 success, 1 the script failed, 124 timeout, 130 interrupted,\n"
                "2 usage or config error, 3 internal error.\n",
-               c.module_name ? c.module_name : "hermes_tools", tools ? tools : "(out of memory)",
-               c.timeout, (long long) c.max_tool_calls, config_mode_to_string(c.mode),
-               config_isolation_to_string(c.isolation));
-        config_release(&c);
+               c.module_name ? c.module_name : "hermes_tools",
+               c.tools ? c.tools : "(out of memory)", c.timeout, c.max_tool_calls, c.mode,
+               c.isolation);
+        cli_defaults_release(&c);
 }
 
 /* --progress-fd: one line per dispatched call; worker threads write at once, hence the lock. */
@@ -84,7 +80,7 @@ struct progress_sink {
         pthread_mutex_t lock;
 };
 
-static void progress_on_call(void *userdata, const char *tool, int64_t count)
+static void progress_on_call(const char *tool, int64_t count, void *userdata)
 {
         struct progress_sink *p = userdata;
         char line[256];
@@ -160,21 +156,6 @@ static int read_script(const char *file, const char *code, char **ret, size_t *r
         return read_all_fd(fd, file, ret, ret_len);
 }
 
-static int exit_for(enum exec_status s)
-{
-        switch (s) {
-        case EXEC_SUCCESS:
-                return EXIT_OK;
-        case EXEC_TIMEOUT:
-                return EXIT_TIMEOUT;
-        case EXEC_INTERRUPTED:
-                return EXIT_INTERRUPTED;
-        case EXEC_ERROR:
-        default:
-                return EXIT_SCRIPT_FAILED;
-        }
-}
-
 /* An internal failure still answers with a result JSON, so hosts can always parse stdout. */
 static int internal_error(const char *msg, bool pretty)
 {
@@ -189,13 +170,12 @@ static int internal_error(const char *msg, bool pretty)
 }
 
 /*
- * Process state for a run: signals arrive through a signalfd in the loop, so
- * they are blocked here, before any thread exists (threads inherit the mask).
- * SIGPIPE is ignored: a closed pipe is an EPIPE to handle, not a death.
- * Subreaper: daemons the script double-forks come back to us.
+ * Process state for a run: SIGINT, SIGTERM and SIGHUP stop the run through a
+ * signalfd (signal_thread()), so they are blocked here, before any thread
+ * exists (threads inherit the mask); SIGCHLD too, for the library's fallback
+ * where a kernel has no pidfds. SIGPIPE is ignored: a closed pipe is an EPIPE
+ * to handle, not a death. The library touches none of this (ptc.h, "Process").
  */
-static struct rlimit original_nofile;
-
 static int setup_process(void)
 {
         struct rlimit rl;
@@ -209,35 +189,96 @@ static int setup_process(void)
         if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0)
                 return -EINVAL;
         (void) signal(SIGPIPE, SIG_IGN);
-        if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-                return log_error_errno(-errno, "cannot become a child subreaper: %m");
         /*
          * Each RPC connection is an fd; the default soft limit (1024) would cap
          * a script at fewer connections than RPC_CONNECTIONS_MAX. The script
-         * itself gets the original limit back (select() users expect it).
+         * itself gets the original limit back: the engine recorded it when it
+         * was created, before this.
          */
-        if (getrlimit(RLIMIT_NOFILE, &original_nofile) == 0) {
-                rl = original_nofile;
-                if (rl.rlim_cur < 16384)
-                        rl.rlim_cur =
-                                rl.rlim_max == RLIM_INFINITY ? 16384 : MIN(rl.rlim_max, 16384);
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 16384) {
+                rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? 16384 : MIN(rl.rlim_max, 16384);
                 if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
                         log_debug("cannot raise the open-files limit");
         }
         return 0;
 }
 
+/* The blocked signals, turned into an interrupt of the run that names them. */
+struct signal_watch {
+        ptc_execution *x;
+        int sig_fd;
+        int stop_fd; /* eventfd: the run is over */
+        pthread_t thread;
+        bool started;
+};
+
+static void *signal_thread(void *userdata)
+{
+        struct signal_watch *w = userdata;
+        struct pollfd p[2] = {{.fd = w->sig_fd, .events = POLLIN},
+                              {.fd = w->stop_fd, .events = POLLIN}};
+
+        for (;;) {
+                struct signalfd_siginfo si;
+
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return NULL;
+                }
+                if (p[1].revents)
+                        return NULL;
+                while (read(w->sig_fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
+                        if (si.ssi_signo == SIGINT)
+                                ptc_execution_interrupt(w->x, "SIGINT");
+                        else if (si.ssi_signo == SIGTERM)
+                                ptc_execution_interrupt(w->x, "SIGTERM");
+                        else if (si.ssi_signo == SIGHUP)
+                                ptc_execution_interrupt(w->x, "SIGHUP");
+                }
+        }
+}
+
+static int signal_watch_start(struct signal_watch *w, ptc_execution *x)
+{
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        w->x = x;
+        w->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (w->sig_fd < 0 || w->stop_fd < 0)
+                return -errno;
+        if (pthread_create(&w->thread, NULL, signal_thread, w) != 0)
+                return -EAGAIN;
+        w->started = true;
+        return 0;
+}
+
+static void signal_watch_stop(struct signal_watch *w)
+{
+        uint64_t one = 1;
+
+        if (w->started) {
+                (void) !write(w->stop_fd, &one, sizeof(one));
+                (void) pthread_join(w->thread, NULL);
+                w->started = false;
+        }
+        w->sig_fd = safe_close(w->sig_fd);
+        w->stop_fd = safe_close(w->stop_fd);
+}
+
 int cmd_run(int argc, char **argv)
 {
-        _cleanup_free_ char *code = NULL, *python = NULL, *cwd = NULL;
-        _cleanup_strv_free_ char **tools = NULL, **base_env = NULL;
-        _cleanup_redactor_ struct redactor *redactor = NULL;
-        _cleanup_mcp_upstreams_ struct mcp_upstreams *upstreams = NULL;
-        _cleanup_registry_ struct registry *registry = NULL;
+        _cleanup_free_ char *code = NULL, *result = NULL;
         const char *arg_code = NULL, *arg_file = NULL, *arg_config = NULL, *arg_tools = NULL;
         const char *arg_timeout = NULL, *arg_calls = NULL, *arg_mode = NULL, *arg_cwd = NULL;
         const char *arg_isolation = NULL, *arg_progress_fd = NULL;
         struct progress_sink progress = {.fd = -EBADF, .lock = PTHREAD_MUTEX_INITIALIZER};
+        struct signal_watch watch = {.sig_fd = -EBADF, .stop_fd = -EBADF};
         bool arg_log = false, arg_pretty = false;
         const struct cli_option opts[] = {
                 {.short_name = 'c', .arg = &arg_code},
@@ -253,11 +294,11 @@ int cmd_run(int argc, char **argv)
                 {"progress-fd", &arg_progress_fd},
                 {},
         };
-        struct ptc_config config = {};
-        json_t *result = NULL;
-        enum exec_status status;
-        struct diag d = {};
-        size_t code_len = 0;
+        ptc_engine *engine = NULL;
+        ptc_execution *x = NULL;
+        enum ptc_status status;
+        struct ptc_diag d = {};
+        size_t code_len = 0, warned = 0;
         int r, ret;
 
         r = cli_parse_options(argc, argv, "run", opts, false, help);
@@ -278,12 +319,17 @@ int cmd_run(int argc, char **argv)
                 return EXIT_USAGE;
         }
 
-        if (cli_load_config(arg_config, &config) < 0) {
-                config_release(&config);
+        /* The whole process hosts this one run: it may scrub and reap (ptc.h). */
+        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_REAP_ORPHANS, &engine,
+                           &warned) < 0)
                 return EXIT_USAGE;
-        }
         ret = EXIT_USAGE;
-        if (cli_apply_run_options(&config, arg_timeout, arg_calls, arg_mode, arg_isolation) < 0)
+        if ((arg_timeout && cli_engine_set(engine, "timeout", arg_timeout, "--timeout") < 0) ||
+            (arg_calls &&
+             cli_engine_set(engine, "max_tool_calls", arg_calls, "--max-tool-calls") < 0) ||
+            (arg_mode && cli_engine_set(engine, "mode", arg_mode, "--mode") < 0) ||
+            (arg_isolation &&
+             cli_engine_set(engine, "isolation", arg_isolation, "--isolation") < 0))
                 goto out;
         if (arg_progress_fd) {
                 int64_t fd;
@@ -302,24 +348,10 @@ int cmd_run(int argc, char **argv)
                         goto out;
                 }
         }
-        if (arg_tools && cli_parse_tools(arg_tools, &tools) < 0)
+        if ((arg_tools && cli_engine_set(engine, "tools", arg_tools, "--tools") < 0) ||
+            cli_engine_set(engine, "cwd", arg_cwd ? arg_cwd : ".", "--cwd") < 0 ||
+            (arg_log && cli_engine_set(engine, "log_calls", "true", "--log") < 0))
                 goto out;
-        /* With upstream MCP servers the registry waits for their tool lists (below). */
-        if (config.n_mcp_servers == 0 && cli_build_registry(&config, tools, NULL, &registry) < 0)
-                goto out;
-
-        cwd = realpath(arg_cwd ? arg_cwd : ".", NULL);
-        if (!cwd) {
-                log_error_errno(-errno, "--cwd: cannot use '%s': %m", arg_cwd ? arg_cwd : ".");
-                goto out;
-        }
-        {
-                struct stat st;
-                if (stat(cwd, &st) < 0 || !S_ISDIR(st.st_mode)) {
-                        log_error("--cwd: '%s' is not a directory", cwd);
-                        goto out;
-                }
-        }
 
         if (read_script(arg_file, arg_code, &code, &code_len) < 0)
                 goto out;
@@ -328,51 +360,44 @@ int cmd_run(int argc, char **argv)
                 ret = internal_error("cannot set up signal handling", arg_pretty);
                 goto out;
         }
-        if (cli_prepare_secrets(&config, &redactor, &base_env, NULL) < 0) {
-                ret = internal_error("cannot prepare the environment", arg_pretty);
-                goto out;
-        }
-        if (config.n_mcp_servers > 0) {
-                /* After setup_process(): the servers' threads inherit the blocked signals. */
-                if (cli_start_upstreams(&config, base_env, &upstreams) < 0) {
-                        ret = internal_error("cannot start the MCP servers", arg_pretty);
-                        goto out;
-                }
-                if (cli_build_registry(&config, tools, upstreams, &registry) < 0)
-                        goto out;
-        }
-        r = interpreter_resolve_in(&config, config.mode, cwd, &python, &d);
-        if (r < 0) {
+        /* After setup_process(): the MCP servers' threads inherit the blocked signals. */
+        r = ptc_engine_start(engine, &d);
+        cli_print_warnings(engine, &warned);
+        if (r == -EINVAL) {
                 log_error("%s", d.message);
                 goto out;
         }
-
-        {
-                struct exec_opts eo = {
-                        .code = code,
-                        .code_len = code_len,
-                        .config = &config,
-                        .registry = registry,
-                        .base_env = base_env,
-                        .redactor = redactor,
-                        .python = python,
-                        .cwd = cwd,
-                        .log_calls = arg_log,
-                        .handle_signals = true,
-                        .cancel_fd = -1,
-                        .child_nofile = original_nofile.rlim_cur ? &original_nofile : NULL,
-                        .on_call = progress.fd >= 0 ? progress_on_call : NULL,
-                        .on_call_userdata = &progress,
-                };
-                r = exec_run(&eo, &result, &status, &d);
+        if (r < 0) {
+                ret = internal_error(d.message, arg_pretty);
+                goto out;
+        }
+        r = ptc_execution_new(engine, &x, &d);
+        if (r >= 0 && progress.fd >= 0)
+                r = ptc_execution_on_progress(x, progress_on_call, &progress);
+        if (r < 0) {
+                ret = internal_error(d.message[0] ? d.message : strerror(-r), arg_pretty);
+                goto out;
+        }
+        if (signal_watch_start(&watch, x) < 0) {
+                ret = internal_error("cannot set up signal handling", arg_pretty);
+                goto out;
+        }
+        r = ptc_execution_run(x, code, code_len, &result, &status, &d);
+        signal_watch_stop(&watch);
+        if (r == -ENOENT && !result) {
+                /* No interpreter: a setup error, as a bad option. */
+                log_error("%s", d.message);
+                goto out;
         }
         if (r < 0) {
                 ret = internal_error(d.message[0] ? d.message : strerror(-r), arg_pretty);
                 goto out;
         }
-        ret = cli_print_json(result, arg_pretty) < 0 ? EXIT_INTERNAL : exit_for(status);
+        ret = cli_print_json_text(result, arg_pretty) < 0 ? EXIT_INTERNAL
+                                                          : ptc_status_to_exit(status);
 out:
-        json_decref(result);
-        config_release(&config);
+        signal_watch_stop(&watch);
+        ptc_execution_free(x);
+        ptc_engine_free(engine);
         return ret;
 }

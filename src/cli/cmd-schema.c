@@ -8,19 +8,13 @@
 #include <jansson.h>
 
 #include "basic/log.h"
-#include "basic/strv.h"
 #include "cli/cli.h"
-#include "core/env/env.h"
-#include "core/mcp/mcp-tools.h"
-#include "core/registry/registry.h"
-#include "core/stubs/stubs.h"
 
 static void help(bool is_schema)
 {
-        _cleanup_free_ char *tools = NULL;
-        struct ptc_config c = {};
+        struct cli_defaults c = {};
 
-        (void) cli_help_defaults(&c, &tools);
+        (void) cli_defaults_get(&c);
         if (is_schema)
                 printf("Usage: ptc schema [OPTIONS]\n\n"
                        "Print the execute_code function schema (OpenAI function-calling JSON)\n"
@@ -38,11 +32,10 @@ static void help(bool is_schema)
                "  --config FILE            config file (as ptc run)\n"
                "  --compact                %s\n"
                "  -h, --help               this help\n",
-               tools ? tools : "(out of memory)",
-               is_schema ? "the mode the description speaks of" : "accepted, as ptc schema",
-               config_mode_to_string(c.mode),
+               c.tools ? c.tools : "(out of memory)",
+               is_schema ? "the mode the description speaks of" : "accepted, as ptc schema", c.mode,
                is_schema ? "one line of JSON instead of indented" : "accepted, as ptc schema");
-        config_release(&c);
+        cli_defaults_release(&c);
 }
 
 static void help_schema(void)
@@ -58,9 +51,7 @@ static void help_stubs(void)
 /* schema and stubs share their options; @is_schema picks the output. */
 static int schema_or_stubs(int argc, char **argv, bool is_schema)
 {
-        _cleanup_strv_free_ char **tools = NULL, **env = NULL;
-        _cleanup_mcp_upstreams_ struct mcp_upstreams *upstreams = NULL;
-        _cleanup_registry_ struct registry *reg = NULL;
+        _cleanup_free_ char *text = NULL;
         const char *arg_tools = NULL, *arg_mode = NULL, *arg_config = NULL;
         bool compact = false;
         const struct cli_option opts[] = {
@@ -70,7 +61,9 @@ static int schema_or_stubs(int argc, char **argv, bool is_schema)
                 {"compact", .flag = &compact},
                 {},
         };
-        struct ptc_config config = {};
+        ptc_engine *engine = NULL;
+        struct ptc_diag d = {};
+        size_t warned = 0;
         int ret = EXIT_USAGE, r;
 
         r = cli_parse_options(argc, argv, is_schema ? "schema" : "stubs", opts, false,
@@ -81,45 +74,32 @@ static int schema_or_stubs(int argc, char **argv, bool is_schema)
                 log_error("unexpected argument '%s'", argv[optind]);
                 return EXIT_USAGE;
         }
-        if (cli_load_config(arg_config, &config) < 0)
+        /* No flags: listing upstream tools starts their servers with a scrubbed copy of
+         * the environment, ours stays as it is. */
+        if (cli_engine_new(arg_config, 0, &engine, &warned) < 0)
                 goto out;
-        if (arg_mode && config_parse_mode(arg_mode, &config.mode) < 0) {
-                log_error("--mode: invalid value '%s' (allowed: project, strict)", arg_mode);
+        if ((arg_mode && cli_engine_set(engine, "mode", arg_mode, "--mode") < 0) ||
+            (arg_tools && cli_engine_set(engine, "tools", arg_tools, "--tools") < 0))
+                goto out;
+        r = ptc_engine_start(engine, &d);
+        cli_print_warnings(engine, &warned);
+        if (r < 0) {
+                log_error("%s", d.message);
+                ret = r == -EINVAL ? EXIT_USAGE : EXIT_INTERNAL;
                 goto out;
         }
-        if (arg_tools && cli_parse_tools(arg_tools, &tools) < 0)
+        r = is_schema ? ptc_engine_schema(engine, &text, &d) : ptc_engine_stubs(engine, &text, &d);
+        if (r < 0) {
+                log_error("%s", d.message);
+                ret = EXIT_INTERNAL;
                 goto out;
-        if (config.n_mcp_servers > 0) {
-                /* Listing upstream tools means starting their servers, with a scrubbed env. */
-                if (env_build_child(environ, config.env_passthrough, &env) < 0 ||
-                    cli_start_upstreams(&config, env, &upstreams) < 0) {
-                        ret = EXIT_INTERNAL;
-                        goto out;
-                }
         }
-        if (cli_build_registry(&config, tools, upstreams, &reg) < 0)
-                goto out;
-        if (is_schema) {
-                json_auto_t *schema = NULL;
-                r = schema_build(reg, config.mode, &config, &schema);
-                if (r < 0) {
-                        log_error_errno(r, "cannot build the schema: %m");
-                        ret = EXIT_INTERNAL;
-                        goto out;
-                }
-                ret = cli_print_json(schema, !compact) < 0 ? EXIT_INTERNAL : EXIT_OK;
-        } else {
-                _cleanup_free_ char *text = NULL;
-                r = stubs_generate(reg, config.module_name, &text);
-                if (r < 0) {
-                        log_error_errno(r, "cannot generate the module: %m");
-                        ret = EXIT_INTERNAL;
-                        goto out;
-                }
+        if (is_schema)
+                ret = cli_print_json_text(text, !compact) < 0 ? EXIT_INTERNAL : EXIT_OK;
+        else
                 ret = fputs(text, stdout) < 0 || fflush(stdout) != 0 ? EXIT_INTERNAL : EXIT_OK;
-        }
 out:
-        config_release(&config);
+        ptc_engine_free(engine);
         return ret;
 }
 

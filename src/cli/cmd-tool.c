@@ -9,16 +9,9 @@
 
 #include <jansson.h>
 
-#include "basic/diag.h"
 #include "basic/log.h"
 #include "basic/strv.h"
-#include "basic/time-util.h"
 #include "cli/cli.h"
-#include "core/mcp/mcp-tools.h"
-#include "core/output/redact.h"
-#include "core/registry/registry.h"
-#include "core/spawn/interpreter.h"
-#include "core/tools/tool.h"
 
 static void help(void)
 {
@@ -38,13 +31,22 @@ static void help(void)
                "unknown tool or bad JSON.\n");
 }
 
+/* Is @name one of @names ("a, b, c")? */
+static bool names_have(const char *names, const char *name)
+{
+        _cleanup_strv_free_ char **l = NULL;
+
+        if (strv_split(names, ", ", &l) < 0)
+                return false;
+        for (char **n = l; *n; n++)
+                if (strcmp(*n, name) == 0)
+                        return true;
+        return false;
+}
+
 int cmd_tool(int argc, char **argv)
 {
-        _cleanup_free_ char *python = NULL, *cwd = NULL, *input = NULL;
-        _cleanup_strv_free_ char **base_env = NULL;
-        _cleanup_redactor_ struct redactor *redactor = NULL;
-        _cleanup_mcp_upstreams_ struct mcp_upstreams *upstreams = NULL;
-        _cleanup_registry_ struct registry *reg = NULL;
+        _cleanup_free_ char *input = NULL, *names = NULL, *result = NULL;
         const char *arg_config = NULL, *arg_cwd = NULL, *text;
         bool pretty = false;
         const struct cli_option opts[] = {
@@ -53,12 +55,9 @@ int cmd_tool(int argc, char **argv)
                 {"cwd", &arg_cwd},
                 {},
         };
-        struct ptc_config config = {};
-        json_auto_t *args = NULL;
-        json_t *result = NULL;
-        const struct tool *t;
-        json_error_t jerr;
-        struct diag d = {};
+        ptc_engine *engine = NULL;
+        struct ptc_diag d = {};
+        size_t warned = 0;
         int r, ret = EXIT_USAGE;
 
         /* Options come before NAME; what follows it is NAME's arguments. */
@@ -69,22 +68,21 @@ int cmd_tool(int argc, char **argv)
                 log_error("usage: ptc tool NAME [JSON]");
                 return EXIT_USAGE;
         }
-        if (cli_load_config(arg_config, &config) < 0)
+        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS, &engine, &warned) < 0)
                 goto out;
+        /* A server that dies makes our next write to it EPIPE, not a fatal signal. */
         (void) signal(SIGPIPE, SIG_IGN);
-        if (cli_prepare_secrets(&config, &redactor, &base_env, NULL) < 0) {
-                ret = EXIT_INTERNAL;
+        if (cli_engine_set(engine, "cwd", arg_cwd ? arg_cwd : ".", "--cwd") < 0)
+                goto out;
+        r = ptc_engine_start(engine, &d);
+        cli_print_warnings(engine, &warned);
+        if (r < 0) {
+                log_error("%s", d.message);
+                ret = r == -EINVAL ? EXIT_USAGE : EXIT_INTERNAL;
                 goto out;
         }
-        if (cli_start_upstreams(&config, base_env, &upstreams) < 0) {
-                ret = EXIT_INTERNAL;
-                goto out;
-        }
-        if (cli_build_registry(&config, NULL, upstreams, &reg) < 0)
-                goto out;
-        t = registry_find(reg, argv[optind]);
-        if (!t) {
-                _cleanup_free_ char *names = registry_names(reg);
+        names = ptc_engine_tool_names(engine);
+        if (!names || !names_have(names, argv[optind])) {
                 log_error("unknown tool '%s' (available: %s)", argv[optind], names ? names : "");
                 goto out;
         }
@@ -105,42 +103,14 @@ int cmd_tool(int argc, char **argv)
                 fclose(f);
                 text = input ? input : "";
         }
-        args = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-        if (!args || !json_is_object(args)) {
-                log_error("the arguments must be a JSON object: %s",
-                          args ? "got another JSON value" : jerr.text);
+        r = ptc_engine_call_tool(engine, argv[optind], text, &result, &d);
+        if (r < 0) {
+                log_error("%s", d.message);
+                ret = r == -EINVAL || r == -ENOENT ? EXIT_USAGE : EXIT_INTERNAL;
                 goto out;
         }
-
-        cwd = realpath(arg_cwd ? arg_cwd : ".", NULL);
-        if (!cwd) {
-                log_error_errno(-errno, "--cwd: cannot use '%s': %m", arg_cwd ? arg_cwd : ".");
-                goto out;
-        }
-        /* Only linters need it; a missing interpreter just skips .py linting. */
-        if (interpreter_resolve(&config, PTC_MODE_STRICT, &python, &d) < 0)
-                python = NULL;
-        {
-                struct tool_ctx ctx = {
-                        .config = &config,
-                        .cwd = cwd,
-                        .env = base_env,
-                        .deadline = USEC_INFINITY,
-                        .cancel_fd = -1,
-                        .redactor = redactor,
-                        .python = python,
-                };
-                r = t->run(t, &ctx, args, &result);
-        }
-        result = tool_result_finish(redactor, r, result);
-        if (!result) {
-                log_error_errno(-ENOMEM, "out of memory");
-                ret = EXIT_INTERNAL;
-                goto out;
-        }
-        ret = cli_print_json(result, pretty) < 0 ? EXIT_INTERNAL : EXIT_OK;
+        ret = cli_print_json_text(result, pretty) < 0 ? EXIT_INTERNAL : EXIT_OK;
 out:
-        json_decref(result);
-        config_release(&config);
+        ptc_engine_free(engine);
         return ret;
 }

@@ -873,7 +873,7 @@ static int kill_tree_scenario(const char *dir)
         r = build_tree(dir, &root, &child, &orphan);
         if (r != 0)
                 return r;
-        if (proc_kill_execution(root, 2 * USEC_PER_SEC) != 0)
+        if (proc_kill_execution(root, true, 2 * USEC_PER_SEC) != 0)
                 return 3;
         /* The root is left to its owner to reap, killed. */
         if (waitpid(root, &st, 0) != root)
@@ -904,7 +904,7 @@ static int signal_tree_scenario(const char *dir)
         if (r != 0)
                 return r;
         /* Everything but the root: its child and the orphan. */
-        n = proc_signal_execution(root, false, SIGTERM);
+        n = proc_signal_execution(root, false, true, SIGTERM);
         if (n != 2)
                 return 30 + (n < 0 ? 0 : n > 9 ? 9 : n);
         if (waitpid(orphan, &st, 0) != orphan || !WIFSIGNALED(st) || WTERMSIG(st) != SIGTERM)
@@ -912,7 +912,7 @@ static int signal_tree_scenario(const char *dir)
         usleep(50 * 1000);
         if (!pid_alive(root) || waitpid(root, &st, WNOHANG) != 0)
                 return 4;
-        if (proc_kill_execution(root, 2 * USEC_PER_SEC) != 0)
+        if (proc_kill_execution(root, true, 2 * USEC_PER_SEC) != 0)
                 return 5;
         if (waitpid(root, &st, 0) != root || !WIFSIGNALED(st))
                 return 6;

@@ -858,3 +858,35 @@ int config_parse_root(struct ctx *x, const struct node *root)
         }
         return check_terminal_timeouts(x);
 }
+
+int config_set_value(struct ptc_config *c, const char *key, const char *value, struct diag *reterr)
+{
+        /* One scalar, as the file would hold it (quoted: "" is a string, not null). */
+        struct node n = {
+                .type = NODE_SCALAR,
+                .line = 1,
+                .text = (char *) value,
+                .len = strlen(value),
+        };
+        struct ctx x = {.err = reterr, .c = c};
+        const char *dot = strchr(key, '.');
+        size_t sl = dot ? (size_t) (dot - key) : 0;
+
+        for (size_t i = 0; dot && i < ELEMENTSOF(sections); i++) {
+                const struct section_spec *sec = &sections[i];
+
+                if (!sec->keys || strlen(sec->name) != sl || strncmp(sec->name, key, sl) != 0)
+                        continue;
+                for (size_t j = 0; j < sec->n_keys; j++) {
+                        int r;
+
+                        if (strcmp(sec->keys[j].name, dot + 1) != 0)
+                                continue;
+                        r = sec->keys[j].parse(&x, &sec->keys[j], key, &n, c);
+                        return r < 0 ? r : check_terminal_timeouts(&x);
+                }
+                return diag_set(reterr, -EINVAL, "unknown option '%s' (no key '%s' in section %s)",
+                                key, dot + 1, sec->name);
+        }
+        return diag_set(reterr, -EINVAL, "unknown option '%s'", key);
+}

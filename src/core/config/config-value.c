@@ -74,6 +74,9 @@ int config_fail(struct ctx *x, size_t line, const char *key, const char *fmt, ..
         va_start(ap, fmt);
         (void) vsnprintf(tail, sizeof(tail), fmt, ap);
         va_end(ap);
+        /* No file: a value set through the API (config_set_value()). */
+        if (!x->path)
+                return diag_set(x->err, -EINVAL, "%s: %s", key ? key : "config", tail);
         if (key)
                 return diag_set(x->err, -EINVAL, "%s:%zu: %s: %s", x->path, line, key, tail);
         return diag_set(x->err, -EINVAL, "%s:%zu: %s", x->path, line, tail);

@@ -114,6 +114,15 @@ _must_check_ int config_default_path(char **ret);
 _must_check_ int config_load_file(struct ptc_config *c, const char *path, bool must_exist,
                                   struct diag *reterr);
 
+/*
+ * Set one scalar key of the file, "section.key" ("terminal.timeout"), from
+ * @value as the file would spell it, through the file's own parser and
+ * checks. -EINVAL with a message ("terminal.timeout: invalid value ...") for an
+ * unknown key, a key that is not a scalar (a list, mcp_servers) or a bad value.
+ */
+_must_check_ int config_set_value(struct ptc_config *c, const char *key, const char *value,
+                                  struct diag *reterr);
+
 /* Parse helpers shared with the CLI so flags and the file accept the same words. */
 _must_check_ int config_parse_mode(const char *s, enum ptc_mode *ret);
 _must_check_ int config_parse_isolation(const char *s, enum ptc_isolation *ret);

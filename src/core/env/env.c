@@ -121,6 +121,33 @@ int env_take_secrets(char *const *passthrough, struct redactor *redactor, char *
         return removed;
 }
 
+int env_read_secrets(char *const *src, char *const *passthrough, struct redactor *redactor)
+{
+        int found = 0;
+
+        for (size_t i = 0; src && src[i]; i++) {
+                const char *e = src[i], *eq = strchr(e, '=');
+                char name[256];
+                size_t nl;
+                int r;
+
+                if (!eq)
+                        continue;
+                nl = (size_t) (eq - e);
+                if (name_in(passthrough, e, nl))
+                        continue;
+                snprintf(name, sizeof(name), "%.*s", (int) MIN(nl, sizeof(name) - 1), e);
+                if (nl < sizeof(name) && !env_name_is_secret(name))
+                        continue;
+                r = redactor_add_secret(redactor, eq + 1);
+                /* A value over the redactor's cap is not searched for, as in env_take_secrets(). */
+                if (r == -ENOMEM)
+                        return r;
+                found++;
+        }
+        return found;
+}
+
 int env_set(char ***env, const char *name, const char *value)
 {
         size_t nl = strlen(name);

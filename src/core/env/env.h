@@ -38,6 +38,15 @@ _must_check_ int env_take_secrets(char *const *passthrough, struct redactor *red
                                   char ***ret_kept);
 
 /*
+ * env_take_secrets() without touching anything: register the values of the
+ * secret-named variables of @src (not in @passthrough) with @redactor, for a
+ * host that must not have its environment changed (libptc without
+ * PTC_ENGINE_SCRUB_PROCESS). Returns the number found, or -ENOMEM.
+ */
+_must_check_ int env_read_secrets(char *const *src, char *const *passthrough,
+                                  struct redactor *redactor);
+
+/*
  * Build the scrubbed environment for children from @src (normally environ):
  * passthrough names kept, secret names dropped, safe prefixes kept, the rest
  * dropped. PTC_TIMEZONE, when set and non-empty, becomes TZ and is itself

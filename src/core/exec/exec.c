@@ -133,7 +133,7 @@ static void begin_stop(struct execution *e, enum exec_status why, const char *re
                 (void) kill(e->pid, SIGINT);
         signal_tools(e);
         if (e->status_fd < 0)
-                (void) proc_signal_execution(e->pid, false, SIGTERM);
+                (void) proc_signal_execution(e->pid, false, e->o->reap_orphans, SIGTERM);
         arm_timer(e, now_usec() + EXEC_KILL_GRACE_USEC);
 }
 
@@ -212,7 +212,8 @@ static void child_exited(struct execution *e)
          */
         signal_tools(e);
         run_cgroup_kill(&e->cgroup);
-        (void) proc_kill_execution(0, 2 * USEC_PER_SEC);
+        if (e->o->reap_orphans)
+                (void) proc_kill_execution(0, true, 2 * USEC_PER_SEC);
         arm_timer(e, now_usec() + DRAIN_USEC);
 }
 
@@ -237,7 +238,7 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
                 break;
         case PHASE_TERMINATING:
                 e->phase = PHASE_KILLED;
-                (void) proc_signal_execution(e->pid, true, SIGKILL);
+                (void) proc_signal_execution(e->pid, true, e->o->reap_orphans, SIGKILL);
                 /* Stragglers forked meanwhile are caught again by child_exited(). */
                 break;
         case PHASE_KILLED:
@@ -266,8 +267,11 @@ static void on_signal(struct loop_source *s, int fd, uint32_t events, void *user
 static void on_cancel(struct loop_source *s, int fd, uint32_t events, void *userdata)
 {
         struct execution *e = userdata;
+        const char *reason = NULL;
 
-        begin_stop(e, EXEC_INTERRUPTED, "cancelled");
+        if (e->o->cancel_reason)
+                reason = __atomic_load_n(e->o->cancel_reason, __ATOMIC_ACQUIRE);
+        begin_stop(e, EXEC_INTERRUPTED, reason ? reason : "cancelled");
         /* Level-triggered and not ours to drain: stop watching it. */
         loop_remove(s);
 }
@@ -639,7 +643,7 @@ static int setup(struct execution *e, struct diag *reterr)
 static void teardown(struct execution *e)
 {
         if (e->pid > 0 && !e->reaped) {
-                (void) proc_signal_execution(e->pid, true, SIGKILL);
+                (void) proc_signal_execution(e->pid, true, e->o->reap_orphans, SIGKILL);
                 (void) waitpid(e->pid, NULL, 0);
                 e->reaped = true;
         }
@@ -647,7 +651,8 @@ static void teardown(struct execution *e)
                 signal_tools(e);
         e->rpc = rpc_server_free(e->rpc);
         (void) run_cgroup_destroy(&e->cgroup, 2 * USEC_PER_SEC);
-        (void) proc_kill_execution(0, 2 * USEC_PER_SEC);
+        if (e->o->reap_orphans)
+                (void) proc_kill_execution(0, true, 2 * USEC_PER_SEC);
         loop_remove(e->out_src);
         loop_remove(e->err_src);
         loop_remove(e->pid_src);

@@ -23,16 +23,24 @@ struct registry;
 struct exec_opts {
         const char *code; /* the script; may contain NUL bytes */
         size_t code_len;
-        const struct ptc_config *config;   /* merged; timeout, limits, mode, module */
-        const struct registry *registry;   /* enabled tools */
-        char *const *base_env;             /* scrubbed environment (env_build_child) */
-        const struct redactor *redactor;   /* may be NULL */
-        const char *python;                /* resolved interpreter */
-        const char *cwd;                   /* project mode working directory (absolute) */
-        bool log_calls;                    /* add tool_calls to the result */
-        bool handle_signals;               /* SIGINT/SIGTERM interrupt the run; the caller has them
-                                            * blocked in every thread */
-        int cancel_fd;                     /* readable = cancel (status interrupted); -1 for none */
+        const struct ptc_config *config; /* merged; timeout, limits, mode, module */
+        const struct registry *registry; /* enabled tools */
+        char *const *base_env;           /* scrubbed environment (env_build_child) */
+        const struct redactor *redactor; /* may be NULL */
+        const char *python;              /* resolved interpreter */
+        const char *cwd;                 /* project mode working directory (absolute) */
+        bool log_calls;                  /* add tool_calls to the result */
+        bool handle_signals;             /* SIGINT/SIGTERM interrupt the run; the caller has them
+                                          * blocked in every thread */
+        int cancel_fd;                   /* readable = cancel (status interrupted); -1 for none */
+        /* Read (atomically) when cancel_fd fires: what the result names ("Execution
+         * interrupted (SIGTERM)"); NULL, or pointing to NULL, for "cancelled". */
+        const char *const *cancel_reason;
+        /* The process is a child subreaper running one execution at a time on its main
+         * thread (PTC_ENGINE_REAP_ORPHANS): every orphan reparented to it belongs to this
+         * script and is killed and reaped. Otherwise only the script's own tree, cgroup
+         * and pid namespace are cleaned up, and exec_run() may run on any thread. */
+        bool reap_orphans;
         const struct rlimit *child_nofile; /* RLIMIT_NOFILE for the script; NULL = ptc's */
         /* Each dispatched tool call, from a worker thread (see rpc_server_opts.on_call). */
         void (*on_call)(void *userdata, const char *tool, int64_t count);

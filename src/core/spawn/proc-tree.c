@@ -170,6 +170,7 @@ static bool is_zombie(pid_t pid)
         return !rp || rp[1] == 0 || rp[2] == 'Z' || rp[2] == 'X';
 }
 
+/* @root's tree, and with @orphans (non-NULL) every other child of our main thread and its tree. */
 static void gather(pid_t root, struct pidset *s, struct pidset *orphans)
 {
         pid_t self = getpid();
@@ -189,12 +190,12 @@ static void gather(pid_t root, struct pidset *s, struct pidset *orphans)
         expand_tree(s);
 }
 
-int proc_signal_execution(pid_t root, bool include_root, int sig)
+int proc_signal_execution(pid_t root, bool include_root, bool orphans_too, int sig)
 {
         struct pidset s = {}, orphans = {};
         int n = 0;
 
-        gather(root, &s, &orphans);
+        gather(root, &s, orphans_too ? &orphans : NULL);
         for (size_t i = 0; i < s.n; i++)
                 if ((include_root || s.p[i] != root) && kill(s.p[i], sig) == 0)
                         n++;
@@ -215,7 +216,7 @@ void proc_reap_orphans(pid_t keep)
         free(kids);
 }
 
-int proc_kill_execution(pid_t root, usec_t timeout)
+int proc_kill_execution(pid_t root, bool orphans_too, usec_t timeout)
 {
         usec_t end = now_usec() + timeout;
         bool was_empty = false;
@@ -224,7 +225,7 @@ int proc_kill_execution(pid_t root, usec_t timeout)
                 struct pidset s = {}, orphans = {};
                 size_t alive = 0;
 
-                gather(root, &s, &orphans);
+                gather(root, &s, orphans_too ? &orphans : NULL);
                 /*
                  * SIGSTOP first so nothing in the tree can fork between our
                  * walk and our kill (a fork bomb would otherwise outrun us);

@@ -11,7 +11,10 @@
  * them. So "children of ptc's main thread" is exactly the script and the
  * orphans, and ptc may reap those without stealing a tool's child.
  *
- * All functions must run on ptc's main thread.
+ * That holds for a process that runs one execution at a time on its main thread (ptc run,
+ * PTC_ENGINE_REAP_ORPHANS). A library host may run executions on any threads at once: it
+ * passes @orphans_too false, and only @root's own tree is walked (any thread may do that).
+ * With @orphans_too, or for proc_reap_orphans(), run on the main thread.
  */
 
 #include <stdbool.h>
@@ -28,18 +31,18 @@
 _must_check_ int proc_children(pid_t pid, bool main_thread_only, pid_t **ret);
 
 /*
- * Send @sig to @root's whole tree and to every orphan attached to ptc (and
- * their trees); to @root itself only with @include_root. @root may be 0
- * (only orphans). Returns the number of processes signalled.
+ * Send @sig to @root's whole tree and, with @orphans_too, to every orphan
+ * attached to ptc (and their trees); to @root itself only with @include_root.
+ * @root may be 0 (only orphans). Returns the number of processes signalled.
  */
-int proc_signal_execution(pid_t root, bool include_root, int sig);
+int proc_signal_execution(pid_t root, bool include_root, bool orphans_too, int sig);
 
 /*
- * SIGKILL @root's tree and all orphans, repeatedly, until no process is left
- * or @timeout passes; reaps the orphans (never @root: its owner reaps it via
- * its pidfd). Returns 0, or -ETIMEDOUT if processes survived.
+ * SIGKILL @root's tree and, with @orphans_too, all orphans, repeatedly, until
+ * no process is left or @timeout passes; reaps the orphans (never @root: its
+ * owner reaps it via its pidfd). Returns 0, or -ETIMEDOUT if processes survived.
  */
-int proc_kill_execution(pid_t root, usec_t timeout);
+int proc_kill_execution(pid_t root, bool orphans_too, usec_t timeout);
 
 /* Reap every exited orphan attached to ptc's main thread, except @keep. */
 void proc_reap_orphans(pid_t keep);

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Private to src/core/api, the implementation of include/ptc/ptc.h:
+ *   api-util.c      ptc_version(), ptc_free(), the status helpers, filling a ptc_diag
+ *   engine-setup.c  the steps of a start, on core types (config, secrets, upstreams,
+ *                   registry); also what the subcommands not yet on the API call
+ *   engine.c        ptc_engine_*: options, host tool registration, start, schema, stubs,
+ *                   calling one tool
+ *   execution.c     ptc_execution_*: one script on exec_run()
+ *   host-tool.c     a struct ptc_tool_def as a registry tool, and the ptc_tool_call handle
+ *
+ * Nothing here prints: errors are a negative errno plus a struct diag, warnings
+ * are collected in the engine.
+ */
+
+#include <stdbool.h>
+#include <sys/resource.h>
+
+#include <jansson.h>
+
+#include "basic/diag.h"
+#include "basic/macro.h"
+#include "core/config/config.h"
+#include "core/registry/registry.h"
+#include "ptc/ptc.h"
+
+struct mcp_upstreams;
+struct redactor;
+
+/* A registered host tool. The registry's tool points at it (tool.userdata). */
+struct host_tool {
+        char *name;
+        char *description;
+        char *returns;
+        json_t *parameters; /* owned */
+        ptc_tool_fn fn;
+        void *userdata; /* the host's */
+};
+
+struct ptc_engine {
+        unsigned flags;
+        struct ptc_config config; /* the file's values, then ptc_engine_set()'s */
+        char *cwd;                /* "cwd": absolute; NULL until set or started */
+        bool log_calls;
+        struct host_tool *host_tools;
+        size_t n_host_tools;
+        char **warnings;      /* one line each */
+        struct rlimit nofile; /* RLIMIT_NOFILE at ptc_engine_new(): the script's */
+        bool have_nofile;
+
+        /* Set by ptc_engine_start(), immutable afterwards. */
+        bool started;
+        struct redactor *redactor;
+        char **base_env; /* scrubbed environment for the script and the tools */
+        struct mcp_upstreams *upstreams;
+        struct registry_extra_tool *extra; /* host tools, then the upstreams' tools */
+        size_t n_extra;
+        struct registry *registry;
+};
+
+/* api-util.c */
+
+/* Copy @d into @pd (may be NULL) with @code; returns @code. */
+int api_diag(struct ptc_diag *pd, int code, const struct diag *d);
+/* Format into @pd (may be NULL); returns @code. */
+int api_diagf(struct ptc_diag *pd, int code, const char *fmt, ...) _printf_(3, 4);
+/* @v as JSON text (compact, reals at 15 digits, as ptc run prints). NULL on ENOMEM. */
+char *api_json_text(const json_t *v);
+
+/* engine-setup.c: the steps of ptc_engine_start(), each usable alone. */
+
+/*
+ * Defaults plus the config file @path (NULL: config_default_path(), absent is
+ * fine; an explicit path must exist: -ENOENT "config file '...' not found").
+ * The file's warnings are appended to *warnings. -EINVAL with the file's message.
+ */
+int engine_load_config(struct ptc_config *c, const char *path, char ***warnings,
+                       struct diag *reterr);
+
+/* "a,b" (commas or blanks) -> strv; "" -> an empty strv (no tools). 0 or -ENOMEM. */
+int engine_parse_tools(const char *list, char ***ret);
+
+/*
+ * The secrets of docs/contracts.md 8: every secret-named variable's value goes
+ * to a new redactor, and *ret_base_env is the scrubbed environment for children.
+ * With @scrub the variables also leave the process environment (the provider
+ * keys are kept for the web tools, *ret_kept gets them all when non-NULL) and
+ * the process becomes non-dumpable; without it nothing is changed.
+ */
+int engine_prepare_secrets(const struct ptc_config *c, bool scrub, struct redactor **ret_redactor,
+                           char ***ret_base_env, char ***ret_kept, struct diag *reterr);
+
+/*
+ * Start the upstream MCP servers of @c with environment @env (*ret NULL when
+ * there are none). A server that does not start is a warning
+ * ("...; its tools are left out"). 0 or -ENOMEM.
+ */
+int engine_start_upstreams(const struct ptc_config *c, char *const *env, struct mcp_upstreams **ret,
+                           char ***warnings, struct diag *reterr);
+
+/*
+ * The registry of @tools (NULL: c->tools, else the default set) plus @extra.
+ * Left-out tools are warnings; an unknown name is -EINVAL with a message.
+ */
+int engine_build_registry(const struct ptc_config *c, char *const *tools,
+                          const struct registry_extra_tool *extra, size_t n_extra,
+                          struct registry **ret, char ***warnings, struct diag *reterr);
+
+/* host-tool.c */
+
+/* The registry entry for @h (borrowed: @h must outlive the registry). */
+struct registry_extra_tool host_tool_extra(const struct host_tool *h);
+void host_tool_release(struct host_tool *h);
+
+/* engine.c: the option parsers ptc_engine_set() and ptc_execution_set() share. */
+int api_set_timeout(const char *value, double *ret, struct ptc_diag *pd);
+int api_set_max_tool_calls(const char *value, int64_t *ret, struct ptc_diag *pd);
+int api_set_bool(const char *key, const char *value, bool *ret, struct ptc_diag *pd);
+/* realpath() of @value, which must be a directory; the message names key "cwd". */
+int api_set_cwd(const char *value, char **ret, struct ptc_diag *pd);

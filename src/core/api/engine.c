@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptc_engine_*: the configuration (file, then options), host tool
+ * registration, the start that freezes it all (secrets, upstream MCP
+ * servers, registry), and what a started engine answers: tool names, the
+ * schema, the stubs, one direct tool call.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+
+#include "basic/buf.h"
+#include "basic/parse-util.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "core/api/api-internal.h"
+#include "core/mcp/mcp-tools.h"
+#include "core/output/redact.h"
+#include "core/spawn/interpreter.h"
+#include "core/stubs/stubs.h"
+#include "core/tools/tool.h"
+
+/* Longest host tool name: a Python identifier in the stubs, a key in the registry. */
+#define HOST_TOOL_NAME_MAX 64
+
+int api_set_timeout(const char *value, double *ret, struct ptc_diag *pd)
+{
+        double t;
+
+        if (safe_atod(value, &t) < 0 || !(t > 0) || t > 86400)
+                return api_diagf(pd, -EINVAL,
+                                 "timeout: invalid value '%s' (allowed: a number of seconds, "
+                                 "0 < s <= 86400)",
+                                 value);
+        *ret = t;
+        return 0;
+}
+
+int api_set_max_tool_calls(const char *value, int64_t *ret, struct ptc_diag *pd)
+{
+        int64_t n;
+
+        if (safe_atoi64(value, &n) < 0 || n < 0 || n > 1000000000)
+                return api_diagf(pd, -EINVAL,
+                                 "max_tool_calls: invalid value '%s' (allowed: an integer "
+                                 "0..1000000000)",
+                                 value);
+        *ret = n;
+        return 0;
+}
+
+int api_set_bool(const char *key, const char *value, bool *ret, struct ptc_diag *pd)
+{
+        if (strcmp(value, "true") == 0)
+                *ret = true;
+        else if (strcmp(value, "false") == 0)
+                *ret = false;
+        else
+                return api_diagf(pd, -EINVAL, "%s: invalid value '%s' (allowed: true, false)", key,
+                                 value);
+        return 0;
+}
+
+int api_set_cwd(const char *value, char **ret, struct ptc_diag *pd)
+{
+        _cleanup_free_ char *p = realpath(value, NULL);
+        struct stat st;
+
+        if (!p)
+                return api_diagf(pd, -EINVAL, "cwd: cannot use '%s': %s", value, strerror(errno));
+        if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+                return api_diagf(pd, -EINVAL, "cwd: '%s' is not a directory", p);
+        free(*ret);
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+static int add_warning_lines(ptc_engine *e, char **w)
+{
+        for (char **l = w; l && *l; l++)
+                if (strv_extend(&e->warnings, *l) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+PTC_EXPORT int ptc_engine_new(const char *config_file, unsigned flags, ptc_engine **ret,
+                              struct ptc_diag *diag)
+{
+        ptc_engine *e;
+        struct diag d = {};
+        int r;
+
+        if (!ret)
+                return api_diagf(diag, -EINVAL, "no place for the engine");
+        *ret = NULL;
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return api_diagf(diag, -ENOMEM, "out of memory");
+        e->flags = flags;
+        if (flags & PTC_ENGINE_NO_CONFIG_FILE) {
+                r = config_init(&e->config);
+                if (r < 0)
+                        diag_set(&d, r, "out of memory");
+        } else
+                r = engine_load_config(&e->config, config_file, &e->warnings, &d);
+        if (r < 0) {
+                api_diag(diag, r, &d);
+                ptc_engine_free(e);
+                return r;
+        }
+        /* The script's limit, before a host such as ptc run raises its own. */
+        e->have_nofile = getrlimit(RLIMIT_NOFILE, &e->nofile) == 0;
+        *ret = e;
+        return 0;
+}
+
+PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e)
+{
+        if (!e)
+                return NULL;
+        registry_free(e->registry);
+        mcp_upstreams_free(e->upstreams);
+        free(e->extra);
+        for (size_t i = 0; i < e->n_host_tools; i++)
+                host_tool_release(&e->host_tools[i]);
+        free(e->host_tools);
+        strv_free(e->base_env);
+        redactor_free(e->redactor);
+        config_release(&e->config);
+        strv_free(e->warnings);
+        free(e->cwd);
+        free(e);
+        return NULL;
+}
+
+PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,
+                              struct ptc_diag *diag)
+{
+        struct ptc_config *c;
+        struct diag d = {};
+        int r;
+
+        if (!e || !key || !value)
+                return api_diagf(diag, -EINVAL, "ptc_engine_set: a NULL argument");
+        if (e->started)
+                return api_diagf(diag, -EBUSY, "%s: the engine has started; options are frozen",
+                                 key);
+        c = &e->config;
+        if (strcmp(key, "timeout") == 0)
+                return api_set_timeout(value, &c->timeout, diag);
+        if (strcmp(key, "max_tool_calls") == 0)
+                return api_set_max_tool_calls(value, &c->max_tool_calls, diag);
+        if (strcmp(key, "mode") == 0) {
+                if (config_parse_mode(value, &c->mode) < 0)
+                        return api_diagf(diag, -EINVAL,
+                                         "mode: invalid value '%s' (allowed: project, strict)",
+                                         value);
+                return 0;
+        }
+        if (strcmp(key, "isolation") == 0) {
+                if (config_parse_isolation(value, &c->isolation) < 0)
+                        return api_diagf(diag, -EINVAL,
+                                         "isolation: invalid value '%s' (allowed: none, auto, "
+                                         "strict)",
+                                         value);
+                return 0;
+        }
+        if (strcmp(key, "tools") == 0) {
+                char **l = NULL;
+
+                r = engine_parse_tools(value, &l);
+                if (r < 0)
+                        return api_diagf(diag, r, "out of memory");
+                strv_free(c->tools);
+                c->tools = l;
+                return 0;
+        }
+        if (strcmp(key, "cwd") == 0)
+                return api_set_cwd(value, &e->cwd, diag);
+        if (strcmp(key, "log_calls") == 0)
+                return api_set_bool(key, value, &e->log_calls, diag);
+        if (strcmp(key, "python") == 0)
+                key = "code_execution.python";
+        /* Any scalar key of the file, through the file's own parser. */
+        r = config_set_value(c, key, value, &d);
+        return r < 0 ? api_diag(diag, r, &d) : 0;
+}
+
+static bool host_tool_name_ok(const char *s)
+{
+        size_t n = 0;
+
+        for (; s[n]; n++)
+                if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_'))
+                        return false;
+        return n > 0 && n <= HOST_TOOL_NAME_MAX && !(s[0] >= '0' && s[0] <= '9');
+}
+
+PTC_EXPORT int ptc_engine_add_tool(ptc_engine *e, const struct ptc_tool_def *def,
+                                   struct ptc_diag *diag)
+{
+        struct host_tool h = {}, *a;
+        json_error_t jerr;
+
+        if (!e || !def || !def->name)
+                return api_diagf(diag, -EINVAL, "ptc_engine_add_tool: a NULL argument");
+        if (e->started)
+                return api_diagf(diag, -EBUSY, "host tool '%s': the engine has started", def->name);
+        /* Every member up to userdata: a def from these headers or a later, longer one. */
+        if (def->size < offsetof(struct ptc_tool_def, userdata) + sizeof(def->userdata))
+                return api_diagf(diag, -EINVAL, "host tool '%s': struct ptc_tool_def.size is %zu",
+                                 def->name, def->size);
+        if (!host_tool_name_ok(def->name))
+                return api_diagf(diag, -EINVAL,
+                                 "host tool '%s': invalid name (allowed: [a-z0-9_]+, at most "
+                                 "%d bytes, not starting with a digit)",
+                                 def->name, HOST_TOOL_NAME_MAX);
+        if (!def->fn)
+                return api_diagf(diag, -EINVAL, "host tool '%s': no callback", def->name);
+        for (size_t i = 0; registry_known_tools[i]; i++)
+                if (strcmp(registry_known_tools[i], def->name) == 0)
+                        return api_diagf(diag, -EINVAL,
+                                         "host tool '%s': the name of a builtin tool", def->name);
+        for (size_t i = 0; i < e->n_host_tools; i++)
+                if (strcmp(e->host_tools[i].name, def->name) == 0)
+                        return api_diagf(diag, -EINVAL, "host tool '%s': registered twice",
+                                         def->name);
+
+        h.parameters =
+                json_loads(def->parameters_json ? def->parameters_json
+                                                : "{\"type\": \"object\", \"properties\": {}}",
+                           JSON_REJECT_DUPLICATES, &jerr);
+        if (!h.parameters || !json_is_object(h.parameters)) {
+                json_decref(h.parameters);
+                return api_diagf(
+                        diag, -EINVAL, "host tool '%s': parameters_json is not a JSON object%s%s",
+                        def->name, h.parameters ? "" : ": ", h.parameters ? "" : jerr.text);
+        }
+        h.name = strdup(def->name);
+        h.description = strdup(def->description ? def->description : "");
+        h.returns = def->returns ? strdup(def->returns) : NULL;
+        h.fn = def->fn;
+        h.userdata = def->userdata;
+        a = realloc(e->host_tools, (e->n_host_tools + 1) * sizeof(*a));
+        if (!h.name || !h.description || (def->returns && !h.returns) || !a) {
+                if (a)
+                        e->host_tools = a;
+                host_tool_release(&h);
+                return api_diagf(diag, -ENOMEM, "out of memory");
+        }
+        e->host_tools = a;
+        e->host_tools[e->n_host_tools++] = h;
+        return 0;
+}
+
+/* The registry's extra tools: the host's, then the upstream servers'. */
+static int build_extra(ptc_engine *e)
+{
+        const struct registry_extra_tool *up;
+        size_t n_up = 0;
+
+        up = mcp_upstreams_tools(e->upstreams, &n_up);
+        if (e->n_host_tools + n_up == 0)
+                return 0;
+        e->extra = calloc(e->n_host_tools + n_up, sizeof(*e->extra));
+        if (!e->extra)
+                return -ENOMEM;
+        for (size_t i = 0; i < e->n_host_tools; i++)
+                e->extra[e->n_extra++] = host_tool_extra(&e->host_tools[i]);
+        for (size_t i = 0; i < n_up; i++)
+                e->extra[e->n_extra++] = up[i];
+        return 0;
+}
+
+PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag)
+{
+        _cleanup_strv_free_ char **warnings = NULL;
+        struct diag d = {};
+        int r;
+
+        if (!e)
+                return api_diagf(diag, -EINVAL, "ptc_engine_start: no engine");
+        if (e->started)
+                return api_diagf(diag, -EALREADY, "the engine has started already");
+        if (!e->cwd) {
+                r = api_set_cwd(".", &e->cwd, diag);
+                if (r < 0)
+                        return r;
+        }
+        if (e->flags & PTC_ENGINE_REAP_ORPHANS) {
+                /* Daemons a script double-forks come back to us (exec_opts.reap_orphans). */
+                if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+                        return api_diagf(diag, -errno, "cannot become a child subreaper: %s",
+                                         strerror(errno));
+        }
+        r = engine_prepare_secrets(&e->config, e->flags & PTC_ENGINE_SCRUB_PROCESS, &e->redactor,
+                                   &e->base_env, NULL, &d);
+        if (r >= 0)
+                r = engine_start_upstreams(&e->config, e->base_env, &e->upstreams, &warnings, &d);
+        if (r >= 0) {
+                r = build_extra(e);
+                if (r < 0)
+                        diag_set(&d, r, "out of memory");
+        }
+        if (r >= 0)
+                r = engine_build_registry(&e->config, NULL, e->extra, e->n_extra, &e->registry,
+                                          &warnings, &d);
+        if (add_warning_lines(e, warnings) < 0 && r >= 0)
+                r = diag_set(&d, -ENOMEM, "out of memory");
+        if (r < 0) {
+                e->registry = registry_free(e->registry);
+                e->upstreams = mcp_upstreams_free(e->upstreams);
+                free(e->extra);
+                e->extra = NULL;
+                e->n_extra = 0;
+                e->base_env = strv_free(e->base_env);
+                e->redactor = redactor_free(e->redactor);
+                return api_diag(diag, r, &d);
+        }
+        e->started = true;
+        return 0;
+}
+
+PTC_EXPORT char *ptc_engine_warnings(const ptc_engine *e)
+{
+        _cleanup_buf_ struct buf b = BUF_INIT(SIZE_MAX);
+
+        for (char **w = e ? e->warnings : NULL; w && *w; w++)
+                if (buf_append_str(&b, *w) < 0 || buf_append_str(&b, "\n") < 0)
+                        return NULL;
+        return buf_steal(&b, NULL) ?: strdup("");
+}
+
+PTC_EXPORT char *ptc_engine_tool_names(const ptc_engine *e)
+{
+        if (!e || !e->started)
+                return strdup("");
+        return registry_names(e->registry);
+}
+
+PTC_EXPORT int ptc_engine_schema(const ptc_engine *e, char **ret, struct ptc_diag *diag)
+{
+        json_auto_t *schema = NULL;
+        int r;
+
+        if (!e || !ret || !e->started)
+                return api_diagf(diag, -EINVAL, "the engine is not started");
+        r = schema_build(e->registry, e->config.mode, &e->config, &schema);
+        if (r < 0)
+                return api_diagf(diag, r, "cannot build the schema: %s", strerror(-r));
+        *ret = api_json_text(schema);
+        return *ret ? 0 : api_diagf(diag, -ENOMEM, "out of memory");
+}
+
+PTC_EXPORT int ptc_engine_stubs(const ptc_engine *e, char **ret, struct ptc_diag *diag)
+{
+        int r;
+
+        if (!e || !ret || !e->started)
+                return api_diagf(diag, -EINVAL, "the engine is not started");
+        r = stubs_generate(e->registry, e->config.module_name, ret);
+        if (r < 0)
+                return api_diagf(diag, r, "cannot generate the module: %s", strerror(-r));
+        return 0;
+}
+
+PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char *args_json,
+                                    char **ret, struct ptc_diag *diag)
+{
+        _cleanup_free_ char *python = NULL;
+        json_auto_t *args = NULL;
+        json_t *result = NULL;
+        const struct tool *t;
+        json_error_t jerr;
+        struct diag d = {};
+        int r;
+
+        if (!e || !name || !ret || !e->started)
+                return api_diagf(diag, -EINVAL, "the engine is not started");
+        t = registry_find(e->registry, name);
+        if (!t) {
+                _cleanup_free_ char *names = registry_names(e->registry);
+                return api_diagf(diag, -ENOENT, "unknown tool '%s' (available: %s)", name,
+                                 names ? names : "");
+        }
+        args = json_loads(args_json ? args_json : "", JSON_REJECT_DUPLICATES, &jerr);
+        if (!args || !json_is_object(args))
+                return api_diagf(diag, -EINVAL, "the arguments must be a JSON object: %s",
+                                 args ? "got another JSON value" : jerr.text);
+        /* Only linters need it; a missing interpreter just skips .py linting. */
+        if (interpreter_resolve(&e->config, PTC_MODE_STRICT, &python, &d) < 0)
+                python = NULL;
+        {
+                struct tool_ctx ctx = {
+                        .config = &e->config,
+                        .cwd = e->cwd,
+                        .env = e->base_env,
+                        .deadline = USEC_INFINITY,
+                        .cancel_fd = -1,
+                        .redactor = e->redactor,
+                        .python = python,
+                };
+                r = t->run(t, &ctx, args, &result);
+        }
+        /* The same error mapping and redaction as a script's call (the RPC server's). */
+        result = tool_result_finish(e->redactor, r, result);
+        if (!result)
+                return api_diagf(diag, -ENOMEM, "out of memory");
+        *ret = api_json_text(result);
+        json_decref(result);
+        return *ret ? 0 : api_diagf(diag, -ENOMEM, "out of memory");
+}

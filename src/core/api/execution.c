@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptc_execution_*: one script on a started engine, through exec_run(). The
+ * execution keeps its own copy of the few per-run options (a shallow copy of
+ * the engine's config: the strings stay the engine's, which is immutable once
+ * started) and an eventfd that ptc_execution_cancel() writes from any thread,
+ * watched by the run's event loop (exec_opts.cancel_fd).
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "basic/fd-util.h"
+#include "basic/strv.h"
+#include "core/api/api-internal.h"
+#include "core/exec/exec.h"
+#include "core/spawn/interpreter.h"
+
+struct ptc_execution {
+        ptc_engine *engine;
+        struct ptc_config config; /* the engine's, shallow: only scalars are ours */
+        char *cwd;
+        bool log_calls;
+        struct registry *registry; /* a "tools" subset, or NULL for the engine's */
+        ptc_progress_fn progress;
+        void *progress_userdata;
+        int cancel_fd;
+        const char *reason; /* atomic: set before cancel_fd is written */
+        bool ran;
+};
+
+PTC_EXPORT int ptc_execution_new(ptc_engine *e, ptc_execution **ret, struct ptc_diag *diag)
+{
+        ptc_execution *x;
+
+        if (!e || !ret || !e->started)
+                return api_diagf(diag, -EINVAL, "the engine is not started");
+        x = calloc(1, sizeof(*x));
+        if (!x)
+                return api_diagf(diag, -ENOMEM, "out of memory");
+        x->engine = e;
+        x->config = e->config;
+        x->log_calls = e->log_calls;
+        x->cwd = strdup(e->cwd);
+        x->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (!x->cwd || x->cancel_fd < 0) {
+                int r = x->cancel_fd < 0 ? -errno : -ENOMEM;
+                ptc_execution_free(x);
+                return api_diagf(diag, r, "cannot create the execution: %s", strerror(-r));
+        }
+        *ret = x;
+        return 0;
+}
+
+PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x)
+{
+        if (!x)
+                return NULL;
+        registry_free(x->registry);
+        safe_close(x->cancel_fd);
+        free(x->cwd);
+        free(x);
+        return NULL;
+}
+
+/* "tools" for one run: a subset of the engine's enabled tools. */
+static int set_tools(ptc_execution *x, const char *value, struct ptc_diag *diag)
+{
+        ptc_engine *e = x->engine;
+        _cleanup_strv_free_ char **l = NULL, **warnings = NULL;
+        struct registry *reg = NULL;
+        struct diag d = {};
+        int r;
+
+        r = engine_parse_tools(value, &l);
+        if (r < 0)
+                return api_diagf(diag, r, "out of memory");
+        for (char **n = l; *n; n++)
+                if (!registry_find(e->registry, *n)) {
+                        _cleanup_free_ char *names = registry_names(e->registry);
+                        return api_diagf(diag, -EINVAL,
+                                         "tools: '%s' is not one of the engine's tools (%s)", *n,
+                                         names ? names : "");
+                }
+        r = engine_build_registry(&x->config, l, e->extra, e->n_extra, &reg, &warnings, &d);
+        if (r < 0)
+                return api_diag(diag, r, &d);
+        registry_free(x->registry);
+        x->registry = reg;
+        return 0;
+}
+
+PTC_EXPORT int ptc_execution_set(ptc_execution *x, const char *key, const char *value,
+                                 struct ptc_diag *diag)
+{
+        if (!x || !key || !value)
+                return api_diagf(diag, -EINVAL, "ptc_execution_set: a NULL argument");
+        if (x->ran)
+                return api_diagf(diag, -EBUSY, "%s: the execution has run", key);
+        if (strcmp(key, "timeout") == 0)
+                return api_set_timeout(value, &x->config.timeout, diag);
+        if (strcmp(key, "max_tool_calls") == 0)
+                return api_set_max_tool_calls(value, &x->config.max_tool_calls, diag);
+        if (strcmp(key, "tools") == 0)
+                return set_tools(x, value, diag);
+        if (strcmp(key, "cwd") == 0)
+                return api_set_cwd(value, &x->cwd, diag);
+        if (strcmp(key, "log_calls") == 0)
+                return api_set_bool(key, value, &x->log_calls, diag);
+        return api_diagf(diag, -EINVAL,
+                         "unknown option '%s' for an execution (allowed: timeout, "
+                         "max_tool_calls, tools, cwd, log_calls)",
+                         key);
+}
+
+PTC_EXPORT int ptc_execution_on_progress(ptc_execution *x, ptc_progress_fn fn, void *userdata)
+{
+        if (!x)
+                return -EINVAL;
+        if (x->ran)
+                return -EBUSY;
+        x->progress = fn;
+        x->progress_userdata = userdata;
+        return 0;
+}
+
+static void on_call(void *userdata, const char *tool, int64_t count)
+{
+        ptc_execution *x = userdata;
+
+        x->progress(tool, count, x->progress_userdata);
+}
+
+static enum ptc_status status_of(enum exec_status s)
+{
+        switch (s) {
+        case EXEC_SUCCESS:
+                return PTC_STATUS_SUCCESS;
+        case EXEC_TIMEOUT:
+                return PTC_STATUS_TIMEOUT;
+        case EXEC_INTERRUPTED:
+                return PTC_STATUS_INTERRUPTED;
+        case EXEC_ERROR:
+        default:
+                return PTC_STATUS_ERROR;
+        }
+}
+
+/* ptc itself failed: still a result a host can parse (docs/contracts.md 4). */
+static char *internal_result(const char *msg)
+{
+        json_auto_t *r =
+                json_pack("{s:s, s:s, s:i, s:f, s:n, s:s}", "status", "error", "output", "",
+                          "tool_calls_made", 0, "duration_seconds", 0.0, "exit_code", "error", msg);
+
+        return r ? api_json_text(r) : NULL;
+}
+
+PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code_len,
+                                 char **ret_json, enum ptc_status *ret_status,
+                                 struct ptc_diag *diag)
+{
+        ptc_engine *e;
+        _cleanup_free_ char *python = NULL;
+        json_t *result = NULL;
+        enum exec_status st;
+        struct diag d = {};
+        int r;
+
+        if (!x || !ret_json || !ret_status)
+                return api_diagf(diag, -EINVAL, "ptc_execution_run: a NULL argument");
+        *ret_json = NULL;
+        if (x->ran)
+                return api_diagf(diag, -EALREADY, "the execution has run already");
+        x->ran = true;
+        e = x->engine;
+
+        /* Here, not at start: it depends on this run's directory (a project's venv). */
+        r = interpreter_resolve_in(&x->config, x->config.mode, x->cwd, &python, &d);
+        if (r < 0)
+                return api_diag(diag, r, &d);
+        {
+                struct exec_opts eo = {
+                        .code = code,
+                        .code_len = code ? code_len : 0,
+                        .config = &x->config,
+                        .registry = x->registry ? x->registry : e->registry,
+                        .base_env = e->base_env,
+                        .redactor = e->redactor,
+                        .python = python,
+                        .cwd = x->cwd,
+                        .log_calls = x->log_calls,
+                        .handle_signals = false,
+                        .cancel_fd = x->cancel_fd,
+                        .cancel_reason = &x->reason,
+                        .reap_orphans = e->flags & PTC_ENGINE_REAP_ORPHANS,
+                        .child_nofile = e->have_nofile ? &e->nofile : NULL,
+                        .on_call = x->progress ? on_call : NULL,
+                        .on_call_userdata = x,
+                };
+                r = exec_run(&eo, &result, &st, &d);
+        }
+        if (r < 0) {
+                api_diag(diag, r, &d);
+                *ret_json = internal_result(d.message[0] ? d.message : strerror(-r));
+                *ret_status = PTC_STATUS_ERROR;
+                return r;
+        }
+        *ret_json = api_json_text(result);
+        json_decref(result);
+        if (!*ret_json)
+                return api_diagf(diag, -ENOMEM, "out of memory");
+        *ret_status = status_of(st);
+        return 0;
+}
+
+PTC_EXPORT void ptc_execution_interrupt(ptc_execution *x, const char *reason)
+{
+        uint64_t one = 1;
+
+        if (!x)
+                return;
+        if (reason) {
+                const char *none = NULL;
+                /* The first reason stays: it is the one the run may already have read. */
+                (void) __atomic_compare_exchange_n(&x->reason, &none, reason, false,
+                                                   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+        }
+        (void) !write(x->cancel_fd, &one, sizeof(one));
+}
+
+PTC_EXPORT void ptc_execution_cancel(ptc_execution *x)
+{
+        ptc_execution_interrupt(x, "cancelled");
+}

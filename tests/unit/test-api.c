@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libptc through its public header only, linked against the shared library:
+ * options, host tools (sync, async from another thread, one that never
+ * answers), real Python scripts calling them, cancel from another thread,
+ * concurrent tool calls and executions.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "ptc/ptc.h"
+
+static const char *const params_text =
+        "{\"type\": \"object\", \"properties\": {\"text\": {\"type\": \"string\"}}, "
+        "\"required\": [\"text\"]}";
+
+/* echo: synchronous, answers {"echo": text} before returning. */
+static void echo_fn(ptc_tool_call *call, void *userdata)
+{
+        json_auto_t *args = json_loads(ptc_tool_call_arguments(call), 0, NULL);
+        json_auto_t *res =
+                json_pack("{s:s, s:s}", "echo", json_string_value(json_object_get(args, "text")),
+                          "tool", ptc_tool_call_name(call));
+        char *text = json_dumps(res, JSON_COMPACT);
+
+        assert_int_equal(ptc_tool_call_return(call, text), 0);
+        free(text);
+}
+
+/* shout: asynchronous, answered by a thread of its own after a short wait. */
+static void *shout_thread(void *p)
+{
+        ptc_tool_call *call = p;
+        json_auto_t *args = json_loads(ptc_tool_call_arguments(call), 0, NULL);
+        const char *t = json_string_value(json_object_get(args, "text"));
+        char out[256];
+        struct timespec ts = {0, 50 * 1000 * 1000};
+
+        nanosleep(&ts, NULL);
+        snprintf(out, sizeof(out), "\"%s!\"", t ? t : "");
+        for (char *c = out; *c; c++)
+                if (*c >= 'a' && *c <= 'z')
+                        *c = (char) (*c - 'a' + 'A');
+        (void) ptc_tool_call_return(call, out);
+        return NULL;
+}
+
+static void shout_fn(ptc_tool_call *call, void *userdata)
+{
+        pthread_t t;
+
+        assert_int_equal(pthread_create(&t, NULL, shout_thread, call), 0);
+        pthread_detach(t);
+}
+
+/* broken: answers text that is not JSON. */
+static void broken_fn(ptc_tool_call *call, void *userdata)
+{
+        (void) ptc_tool_call_return(call, "{not json");
+}
+
+/* never: keeps the call and never answers; the test answers late. */
+static ptc_tool_call *kept_call;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void never_fn(ptc_tool_call *call, void *userdata)
+{
+        pthread_mutex_lock(&kept_lock);
+        kept_call = call;
+        pthread_mutex_unlock(&kept_lock);
+}
+
+/* meet: returns only once 8 calls are inside at once (or after 10 s: "alone"). */
+static pthread_mutex_t meet_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t meet_cond = PTHREAD_COND_INITIALIZER;
+static int meet_inside;
+
+static void meet_fn(ptc_tool_call *call, void *userdata)
+{
+        struct timespec until;
+        bool all = true;
+
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 10;
+        pthread_mutex_lock(&meet_lock);
+        meet_inside++;
+        pthread_cond_broadcast(&meet_cond);
+        while (meet_inside < 8 && all)
+                all = pthread_cond_timedwait(&meet_cond, &meet_lock, &until) == 0;
+        pthread_mutex_unlock(&meet_lock);
+        (void) ptc_tool_call_return(call, all ? "\"met\"" : "\"alone\"");
+}
+
+static void add(ptc_engine *e, const char *name, ptc_tool_fn fn)
+{
+        struct ptc_tool_def def = {
+                .size = sizeof(def),
+                .name = name,
+                .description = "A test tool.",
+                .parameters_json = params_text,
+                .returns = "Returns something",
+                .fn = fn,
+        };
+        struct ptc_diag d = {};
+
+        assert_int_equal(ptc_engine_add_tool(e, &def, &d), 0);
+}
+
+static ptc_engine *new_engine(void)
+{
+        ptc_engine *e = NULL;
+        struct ptc_diag d = {};
+
+        assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, &d), 0);
+        assert_int_equal(ptc_engine_set(e, "isolation", "none", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "mode", "strict", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "python", "python3", &d), 0);
+        add(e, "echo", echo_fn);
+        add(e, "shout", shout_fn);
+        add(e, "broken", broken_fn);
+        add(e, "never", never_fn);
+        add(e, "meet", meet_fn);
+        assert_int_equal(ptc_engine_start(e, &d), 0);
+        return e;
+}
+
+/* Run @code on @e with @timeout (NULL: default); returns the parsed result. */
+static json_t *run(ptc_engine *e, const char *code, const char *timeout,
+                   enum ptc_status *ret_status)
+{
+        ptc_execution *x = NULL;
+        struct ptc_diag d = {};
+        char *text = NULL;
+        json_t *v;
+
+        assert_int_equal(ptc_execution_new(e, &x, &d), 0);
+        if (timeout)
+                assert_int_equal(ptc_execution_set(x, "timeout", timeout, &d), 0);
+        assert_int_equal(ptc_execution_run(x, code, strlen(code), &text, ret_status, &d), 0);
+        {
+                enum ptc_status again_st;
+                char *again = NULL;
+                assert_int_equal(ptc_execution_run(x, code, strlen(code), &again, &again_st, &d),
+                                 -EALREADY);
+                assert_null(again);
+        }
+        ptc_execution_free(x);
+        v = json_loads(text, 0, NULL);
+        assert_non_null(v);
+        ptc_free(text);
+        return v;
+}
+
+static const char *str_of(json_t *v, const char *key)
+{
+        return json_string_value(json_object_get(v, key));
+}
+
+static void test_version_and_status(void **state)
+{
+        assert_string_equal(ptc_version(), "0.2.0");
+        assert_string_equal(ptc_status_to_string(PTC_STATUS_TIMEOUT), "timeout");
+        assert_null(ptc_status_to_string((enum ptc_status) 9));
+        assert_int_equal(ptc_status_to_exit(PTC_STATUS_INTERRUPTED), 130);
+        assert_int_equal(ptc_status_to_exit(PTC_STATUS_ERROR), 1);
+}
+
+static void test_options(void **state)
+{
+        ptc_engine *e = NULL;
+        struct ptc_diag d = {};
+        char *w;
+
+        assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, &d), 0);
+        assert_int_equal(ptc_engine_set(e, "timeout", "12.5", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "max_tool_calls", "7", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "tools", "read_file, echo", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "log_calls", "true", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "terminal.timeout", "30", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "code_execution.max_stdout_bytes", "2000", &d), 0);
+
+        assert_int_equal(ptc_engine_set(e, "timeout", "0", &d), -EINVAL);
+        assert_int_equal(d.code, -EINVAL);
+        assert_non_null(strstr(d.message, "timeout: invalid value '0'"));
+        assert_int_equal(ptc_engine_set(e, "mode", "fast", &d), -EINVAL);
+        assert_non_null(strstr(d.message, "allowed: project, strict"));
+        assert_int_equal(ptc_engine_set(e, "bogus", "1", &d), -EINVAL);
+        assert_non_null(strstr(d.message, "unknown option 'bogus'"));
+        assert_int_equal(ptc_engine_set(e, "terminal.bogus", "1", &d), -EINVAL);
+        assert_non_null(strstr(d.message, "terminal.bogus"));
+        assert_int_equal(ptc_engine_set(e, "code_execution.max_stdout_bytes", "10", &d), -EINVAL);
+        assert_non_null(strstr(d.message, "code_execution.max_stdout_bytes: invalid value '10'"));
+        assert_int_equal(ptc_engine_set(e, "terminal.max_timeout", "5", &d), -EINVAL);
+        assert_int_equal(ptc_engine_set(e, "cwd", "/nonexistent-ptc-dir", &d), -EINVAL);
+        assert_non_null(strstr(d.message, "cwd: cannot use"));
+
+        {
+                struct ptc_tool_def def = {.size = sizeof(def), .name = "read_file", .fn = echo_fn};
+                assert_int_equal(ptc_engine_add_tool(e, &def, &d), -EINVAL);
+                def.name = "Bad-Name";
+                assert_int_equal(ptc_engine_add_tool(e, &def, &d), -EINVAL);
+                def.name = "echo";
+                def.parameters_json = "[1]";
+                assert_int_equal(ptc_engine_add_tool(e, &def, &d), -EINVAL);
+                def.parameters_json = params_text;
+                assert_int_equal(ptc_engine_add_tool(e, &def, &d), 0);
+                assert_int_equal(ptc_engine_add_tool(e, &def, &d), -EINVAL); /* taken */
+        }
+
+        assert_int_equal(ptc_engine_start(e, &d), 0);
+        w = ptc_engine_tool_names(e);
+        assert_string_equal(w, "echo, read_file");
+        ptc_free(w);
+        w = ptc_engine_warnings(e);
+        assert_non_null(w);
+        ptc_free(w);
+
+        assert_int_equal(ptc_engine_set(e, "timeout", "5", &d), -EBUSY);
+        assert_int_equal(d.code, -EBUSY);
+        {
+                struct ptc_tool_def def = {.size = sizeof(def), .name = "late", .fn = echo_fn};
+                assert_int_equal(ptc_engine_add_tool(e, &def, &d), -EBUSY);
+        }
+        ptc_engine_free(e);
+}
+
+static void test_schema_stubs_call_tool(void **state)
+{
+        ptc_engine *e = new_engine();
+        struct ptc_diag d = {};
+        char *s = NULL;
+
+        assert_int_equal(ptc_engine_schema(e, &s, &d), 0);
+        assert_non_null(strstr(s, "execute_code"));
+        assert_non_null(strstr(s, "echo"));
+        ptc_free(s);
+        assert_int_equal(ptc_engine_stubs(e, &s, &d), 0);
+        assert_non_null(strstr(s, "def echo("));
+        ptc_free(s);
+
+        assert_int_equal(ptc_engine_call_tool(e, "nope", "{}", &s, &d), -ENOENT);
+        assert_non_null(strstr(d.message, "unknown tool 'nope'"));
+        assert_int_equal(ptc_engine_call_tool(e, "echo", "[1]", &s, &d), -EINVAL);
+        assert_int_equal(ptc_engine_call_tool(e, "echo", "{\"text\": \"hi\"}", &s, &d), 0);
+        assert_string_equal(s, "{\"echo\":\"hi\",\"tool\":\"echo\"}");
+        ptc_free(s);
+        assert_int_equal(ptc_engine_call_tool(e, "broken", "{\"text\": \"x\"}", &s, &d), 0);
+        assert_non_null(strstr(s, "host tool returned invalid JSON"));
+        ptc_free(s);
+        ptc_engine_free(e);
+}
+
+static void test_script_calls_host_tools(void **state)
+{
+        ptc_engine *e = new_engine();
+        enum ptc_status st;
+        json_auto_t *r = run(e,
+                             "from hermes_tools import echo, shout, broken\n"
+                             "print(echo(text='hello')['echo'])\n"
+                             "print(shout(text='async'))\n"
+                             "print(broken(text='x')['error'][:31])\n",
+                             NULL, &st);
+
+        assert_int_equal(st, PTC_STATUS_SUCCESS);
+        assert_string_equal(str_of(r, "status"), "success");
+        assert_string_equal(str_of(r, "output"),
+                            "hello\nASYNC!\nhost tool returned invalid JSON\n");
+        assert_int_equal(json_integer_value(json_object_get(r, "tool_calls_made")), 3);
+        ptc_engine_free(e);
+}
+
+static void test_unanswered_call_times_out(void **state)
+{
+        ptc_engine *e = new_engine();
+        enum ptc_status st;
+        json_auto_t *r =
+                run(e, "from hermes_tools import never\nnever(text='x')\nprint('no')\n", "2", &st);
+
+        assert_int_equal(st, PTC_STATUS_TIMEOUT);
+        assert_string_equal(str_of(r, "status"), "timeout");
+        pthread_mutex_lock(&kept_lock);
+        assert_non_null(kept_call);
+        /* The script is gone: the late answer is dropped, and the handle with it. */
+        assert_int_equal(ptc_tool_call_return(kept_call, "\"late\""), -ECANCELED);
+        kept_call = NULL;
+        pthread_mutex_unlock(&kept_lock);
+        ptc_engine_free(e);
+}
+
+struct canceller {
+        ptc_execution *x;
+};
+
+static void *cancel_later(void *p)
+{
+        struct canceller *c = p;
+        struct timespec ts = {0, 700 * 1000 * 1000};
+
+        nanosleep(&ts, NULL);
+        ptc_execution_cancel(c->x);
+        ptc_execution_cancel(c->x); /* as often as wanted */
+        return NULL;
+}
+
+static void test_cancel_from_another_thread(void **state)
+{
+        ptc_engine *e = new_engine();
+        const char *code = "import time\nprint('start', flush=True)\ntime.sleep(30)\n";
+        struct canceller c = {};
+        struct ptc_diag d = {};
+        enum ptc_status st;
+        char *text = NULL;
+        pthread_t t;
+
+        assert_int_equal(ptc_execution_new(e, &c.x, &d), 0);
+        assert_int_equal(pthread_create(&t, NULL, cancel_later, &c), 0);
+        assert_int_equal(ptc_execution_run(c.x, code, strlen(code), &text, &st, &d), 0);
+        pthread_join(t, NULL);
+        assert_int_equal(st, PTC_STATUS_INTERRUPTED);
+        {
+                json_auto_t *r = json_loads(text, 0, NULL);
+                assert_string_equal(str_of(r, "status"), "interrupted");
+                assert_string_equal(str_of(r, "error"), "Execution interrupted (cancelled)");
+        }
+        ptc_free(text);
+        ptc_execution_cancel(c.x); /* after the run, too */
+        ptc_execution_free(c.x);
+
+        /* Cancelled before the run: interrupted at once. */
+        assert_int_equal(ptc_execution_new(e, &c.x, &d), 0);
+        ptc_execution_interrupt(c.x, "SIGTERM");
+        assert_int_equal(ptc_execution_run(c.x, code, strlen(code), &text, &st, &d), 0);
+        assert_int_equal(st, PTC_STATUS_INTERRUPTED);
+        assert_non_null(strstr(text, "Execution interrupted (SIGTERM)"));
+        ptc_free(text);
+        ptc_execution_free(c.x);
+        ptc_engine_free(e);
+}
+
+static int64_t progress_calls;
+
+static void on_progress(const char *tool, int64_t count, void *userdata)
+{
+        __atomic_fetch_add(&progress_calls, 1, __ATOMIC_SEQ_CST);
+}
+
+static void test_concurrent_tool_calls(void **state)
+{
+        ptc_engine *e = new_engine();
+        const char *code = "from concurrent.futures import ThreadPoolExecutor\n"
+                           "from hermes_tools import meet\n"
+                           "with ThreadPoolExecutor(8) as p:\n"
+                           "    print(sorted(p.map(lambda i: meet(text=str(i)), range(8))))\n";
+        ptc_execution *x = NULL;
+        struct ptc_diag d = {};
+        enum ptc_status st;
+        char *text = NULL;
+
+        meet_inside = 0;
+        assert_int_equal(ptc_execution_new(e, &x, &d), 0);
+        assert_int_equal(ptc_execution_on_progress(x, on_progress, NULL), 0);
+        assert_int_equal(ptc_execution_run(x, code, strlen(code), &text, &st, &d), 0);
+        assert_int_equal(st, PTC_STATUS_SUCCESS);
+        {
+                json_auto_t *r = json_loads(text, 0, NULL);
+                assert_string_equal(str_of(r, "output"), "['met', 'met', 'met', 'met', 'met', "
+                                                         "'met', 'met', 'met']\n");
+        }
+        assert_int_equal(__atomic_load_n(&progress_calls, __ATOMIC_SEQ_CST), 8);
+        ptc_free(text);
+        ptc_execution_free(x);
+        ptc_engine_free(e);
+}
+
+struct parallel {
+        ptc_engine *e;
+        const char *word;
+        json_t *result;
+        enum ptc_status st;
+};
+
+static void *run_one(void *p)
+{
+        struct parallel *w = p;
+        char code[256];
+
+        snprintf(code, sizeof(code),
+                 "import time\nfrom hermes_tools import echo\ntime.sleep(0.5)\n"
+                 "print(echo(text='%s')['echo'])\n",
+                 w->word);
+        w->result = run(w->e, code, NULL, &w->st);
+        return NULL;
+}
+
+static void test_two_executions_at_once(void **state)
+{
+        ptc_engine *e = new_engine();
+        struct parallel a = {.e = e, .word = "one"}, b = {.e = e, .word = "two"};
+        pthread_t ta, tb;
+
+        assert_int_equal(pthread_create(&ta, NULL, run_one, &a), 0);
+        assert_int_equal(pthread_create(&tb, NULL, run_one, &b), 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        assert_int_equal(a.st, PTC_STATUS_SUCCESS);
+        assert_int_equal(b.st, PTC_STATUS_SUCCESS);
+        assert_string_equal(str_of(a.result, "output"), "one\n");
+        assert_string_equal(str_of(b.result, "output"), "two\n");
+        json_decref(a.result);
+        json_decref(b.result);
+        ptc_engine_free(e);
+}
+
+static void test_execution_options(void **state)
+{
+        ptc_engine *e = new_engine();
+        ptc_execution *x = NULL;
+        struct ptc_diag d = {};
+        enum ptc_status st;
+        const char *code =
+                "import hermes_tools as t\nprint(hasattr(t, 'shout'), hasattr(t, 'echo'))\n";
+        char *text = NULL;
+
+        assert_int_equal(ptc_execution_new(e, &x, &d), 0);
+        assert_int_equal(ptc_execution_set(x, "mode", "strict", &d), -EINVAL);
+        assert_int_equal(ptc_execution_set(x, "tools", "nope", &d), -EINVAL);
+        assert_non_null(strstr(d.message, "'nope'"));
+        assert_int_equal(ptc_execution_set(x, "tools", "echo", &d), 0);
+        assert_int_equal(ptc_execution_set(x, "log_calls", "true", &d), 0);
+        assert_int_equal(ptc_execution_run(x, code, strlen(code), &text, &st, &d), 0);
+        assert_int_equal(st, PTC_STATUS_SUCCESS);
+        assert_non_null(strstr(text, "False True"));
+        assert_int_equal(ptc_execution_set(x, "timeout", "5", &d), -EBUSY);
+        ptc_free(text);
+        ptc_execution_free(x);
+        ptc_engine_free(e);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_version_and_status),
+                cmocka_unit_test(test_options),
+                cmocka_unit_test(test_schema_stubs_call_tool),
+                cmocka_unit_test(test_script_calls_host_tools),
+                cmocka_unit_test(test_unanswered_call_times_out),
+                cmocka_unit_test(test_cancel_from_another_thread),
+                cmocka_unit_test(test_concurrent_tool_calls),
+                cmocka_unit_test(test_two_executions_at_once),
+                cmocka_unit_test(test_execution_options),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
