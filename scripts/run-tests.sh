@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Quick start, step 2: the whole test suite (unit tests + integration tests
-# through the real binary).
+# through the real binary + the Python package's tests over the real library).
 #   scripts/run-tests.sh           gcc build in build/
 #   scripts/run-tests.sh --asan    clang ASan+UBSan build in build-asan/
 # Ends with the line "N passed, N failed, N skipped". Exit 0 only when nothing failed.
@@ -95,9 +95,39 @@ PY
 )
 echo "integration ($variant): $int_pass passed, $int_fail failed, $int_skip skipped"
 
-passed=$((unit_pass + int_pass))
-failed=$((unit_fail + int_fail))
+# The Python package (python/ptc) over the library just built: pytest with real scripts
+# calling Python tools. An ASan library loads into the (uninstrumented) interpreter only
+# after the sanitizer runtime; Python's own allocations are not ours to leak-check.
+pyjunit="$dir/python-junit.xml"
+py_env=(PTC_LIBRARY="$root/$dir/libptc.so.0" PTC_BIN="$root/$dir/ptc")
+if [ "$variant" = asan ]; then
+        py_env+=(LD_PRELOAD="$(clang -print-file-name=libclang_rt.asan-x86_64.so)"
+                 ASAN_OPTIONS="detect_leaks=0:abort_on_error=1")
+fi
+env "${py_env[@]}" /usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml="$pyjunit" \
+        tests/python >"$dir/python.log" 2>&1
+py_rc=$?
+tail -n 30 "$dir/python.log" | grep -E "FAILED|ERROR|passed|failed" | head -40
+read -r py_pass py_fail py_skip < <(/usr/bin/python3 - "$pyjunit" <<'PY'
+import sys, xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except Exception:
+    print(0, 1, 0); sys.exit()
+suites = [root] if root.tag == "testsuite" else list(root)
+t = f = s = 0
+for su in suites:
+    t += int(su.get("tests", 0)); f += int(su.get("failures", 0)) + int(su.get("errors", 0))
+    s += int(su.get("skipped", 0))
+print(t - f - s, f, s)
+PY
+)
+echo "python ($variant): $py_pass passed, $py_fail failed, $py_skip skipped"
+
+passed=$((unit_pass + int_pass + py_pass))
+failed=$((unit_fail + int_fail + py_fail))
 if [ $unit_rc -ne 0 ] && [ "$unit_fail" -eq 0 ]; then failed=$((failed + 1)); fi
 if [ $int_rc -ne 0 ] && [ "$int_fail" -eq 0 ]; then failed=$((failed + 1)); fi
-echo "$passed passed, $failed failed, $((unit_skip + int_skip)) skipped"
+if [ $py_rc -ne 0 ] && [ "$py_fail" -eq 0 ]; then failed=$((failed + 1)); fi
+echo "$passed passed, $failed failed, $((unit_skip + int_skip + py_skip)) skipped"
 [ "$failed" -eq 0 ]

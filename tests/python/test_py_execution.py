@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: MIT
+"""Executions: the Result dataclass, per-execution options, cancel from another thread,
+progress callbacks, closing an engine under a running execution, executions at once."""
+
+import threading
+import time
+
+import pytest
+
+from pyhost import HARD, make_engine, ptc, run_in_thread, scratch, script  # noqa: F401
+
+
+def test_result_of_a_successful_script(make_engine):
+    e = make_engine(tools="")
+    r = e.execute("print('hello')")
+    assert isinstance(r, ptc.Result)
+    assert r.ok and r.status == "success"
+    assert r.output == "hello\n"
+    assert r.exit_code == 0 and r.error is None and r.tool_calls_made == 0
+    assert r.duration_seconds >= 0 and r.tool_calls is None
+    assert r.raw["status"] == "success" and r.raw["output"] == "hello\n"
+    with pytest.raises(Exception):
+        r.status = "error"  # frozen
+
+
+def test_result_of_a_failing_script(make_engine):
+    e = make_engine(tools="")
+    r = e.execute("import sys\nprint('partial')\nsys.exit('went wrong')")
+    assert r.status == "error" and not r.ok
+    assert r.exit_code == 1
+    assert "went wrong" in r.error
+    assert r.output.startswith("partial\n") and "--- stderr ---" in r.output
+
+
+def test_timeout_and_log_calls(make_engine):
+    e = make_engine(tools="")
+
+    @e.tool
+    def ping(n: int = 0) -> str:
+        "Pong."
+        return "pong"
+
+    r = e.execute("from hermes_tools import ping\nping(1)\nping(2)\nprint('ok')",
+                  log_calls=True)
+    assert r.ok and r.tool_calls_made == 2
+    assert [c.tool for c in r.tool_calls] == ["ping", "ping"]
+    assert all(c.ok for c in r.tool_calls)
+    t0 = time.monotonic()
+    r = e.execute("import time\ntime.sleep(30)", timeout=1)
+    assert r.status == "timeout" and time.monotonic() - t0 < 5.0, r
+
+
+def test_per_execution_tools_subset(make_engine):
+    e = make_engine(tools="read_file")
+
+    @e.tool
+    def one() -> int:
+        "One."
+        return 1
+
+    r = e.execute("from hermes_tools import one\nprint(one())", tools=["one"])
+    assert r.ok and r.output == "1\n", r
+    r = e.execute("from hermes_tools import read_file\nprint(1)", tools="one")
+    assert r.status == "error" and "read_file" in r.output, r
+
+
+def test_cancel_from_another_thread(make_engine):
+    e = make_engine(tools="")
+    up = threading.Event()
+
+    @e.tool
+    def ready() -> bool:
+        "The script is running."
+        up.set()
+        return True
+
+    x = e.execution(timeout=60)
+    t = threading.Thread(target=lambda: up.wait(HARD) and x.cancel(), daemon=True)
+    t.start()
+    t0 = time.monotonic()
+    r = x.run("import time\nfrom hermes_tools import ready\nready()\n"
+              "print('started', flush=True)\ntime.sleep(50)")
+    elapsed = time.monotonic() - t0
+    t.join(HARD)
+    assert r.status == "interrupted", r
+    assert elapsed < 15.0, elapsed
+    assert "cancelled" in (r.error or ""), r
+    x.cancel()  # after the run: nothing happens
+    with pytest.raises(ptc.StateError):
+        x.run("print(1)")
+
+
+def test_cancel_before_the_run(make_engine):
+    e = make_engine(tools="")
+    with e.execution() as x:
+        x.cancel()
+        t0 = time.monotonic()
+        r = x.run("import time\ntime.sleep(30)")
+    assert r.status == "interrupted" and time.monotonic() - t0 < 5.0, r
+
+
+def test_cancel_while_a_tool_call_waits(make_engine):
+    e = make_engine(tools="")
+    entered = threading.Event()
+
+    @e.tool
+    def wait_here() -> str:
+        "Waits until the call is cancelled."
+        entered.set()
+        call = ptc.current_call()
+        end = time.monotonic() + HARD
+        while not call.cancelled and time.monotonic() < end:
+            time.sleep(0.02)
+        return "done"
+
+    x = e.execution()
+    t, box = run_in_thread(x.run, "from hermes_tools import wait_here\nwait_here()")
+    assert entered.wait(HARD)
+    x.cancel()
+    t.join(HARD)
+    assert box["value"].status == "interrupted", box
+
+
+def test_progress_callback_counts(make_engine, scratch):
+    (scratch / "f.txt").write_text("x\n")
+    e = make_engine(tools="read_file")
+    seen = []
+
+    @e.tool
+    def tick(i: int) -> int:
+        "Echo."
+        return i
+
+    def progress(tool, count):
+        seen.append((tool, count, threading.current_thread() is threading.main_thread()))
+
+    r = e.execute(script("""
+        from hermes_tools import tick, read_file
+        for i in range(3):
+            tick(i)
+        read_file("f.txt")
+        print("done")
+    """), on_progress=progress)
+    assert r.ok and r.tool_calls_made == 4, r
+    assert [(t, c) for t, c, _ in seen] == [("tick", 1), ("tick", 2), ("tick", 3),
+                                            ("read_file", 4)]
+    assert not any(m for _, _, m in seen)
+
+
+def test_a_raising_progress_callback_changes_nothing(make_engine):
+    e = make_engine(tools="")
+
+    @e.tool
+    def tick() -> int:
+        "One."
+        return 1
+
+    def progress(tool, count):
+        raise RuntimeError("observer broke")
+
+    r = e.execute("from hermes_tools import tick\nprint(tick() + tick())", on_progress=progress)
+    assert r.ok and r.output == "2\n", r
+
+
+def test_executions_at_once_on_one_engine(make_engine):
+    e = make_engine(tools="")
+
+    @e.tool
+    def who(n: int) -> int:
+        "Echo n."
+        time.sleep(0.2)
+        return n
+
+    boxes = [run_in_thread(e.execute, f"from hermes_tools import who\nprint(who({n}))")
+             for n in range(4)]
+    for n, (t, box) in enumerate(boxes):
+        t.join(HARD)
+        assert box["value"].ok and box["value"].output == f"{n}\n", box
+
+
+def test_close_cancels_a_running_execution(make_engine):
+    e = make_engine(tools="")
+    up = threading.Event()
+
+    @e.tool
+    def ready() -> bool:
+        "The script is running."
+        up.set()
+        return True
+
+    t, box = run_in_thread(e.execute, "import time\nfrom hermes_tools import ready\n"
+                                      "ready()\ntime.sleep(60)")
+    assert up.wait(HARD)
+    t0 = time.monotonic()
+    e.close()
+    t.join(HARD)
+    assert time.monotonic() - t0 < 15.0
+    assert box["value"].status == "interrupted", box
+
+
+def test_code_as_bytes_and_unicode(make_engine):
+    e = make_engine(tools="")
+    r = e.execute("print('héllo ☃')".encode())
+    assert r.ok and r.output == "héllo ☃\n", r
