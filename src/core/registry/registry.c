@@ -57,7 +57,7 @@ static int cmp_tool(const void *a, const void *b)
         return strcmp(((const struct tool *) a)->name, ((const struct tool *) b)->name);
 }
 
-/* "patch, read_file, ..." of every name ptc knows or this build defines, for messages. */
+/* "a, b, ..." of every name ptc knows or this build defines, for messages. */
 static char *known_names(const struct tool_def *const *defs, size_t n)
 {
         _cleanup_free_ const char **names = NULL;
@@ -396,6 +396,8 @@ int registry_call_tool(const struct tool *t, const struct tool_ctx *ctx, json_t 
         json_t *result = NULL;
         int r;
 
+        if (ret_result)
+                *ret_result = NULL;
         if (!t || !ret_result || (args && !json_is_object(args)))
                 return -EINVAL;
         if (!args) {
@@ -417,7 +419,10 @@ int registry_call(const struct registry *r, const char *name, const struct tool_
 {
         const struct tool *t = registry_find(r, name);
 
-        if (!t)
+        if (!t) {
+                if (ret_result)
+                        *ret_result = NULL;
                 return -ENOENT;
+        }
         return registry_call_tool(t, ctx, args, ret_result);
 }

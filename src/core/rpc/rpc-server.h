@@ -33,7 +33,7 @@ struct redactor;
 struct registry;
 struct tool_ctx;
 
-/* Longest request line accepted (a write_file of a large file travels in one). */
+/* Longest request line accepted (a large file written by a tool travels in one). */
 #define RPC_FRAME_MAX (16u * 1024 * 1024)
 /* Tool calls served at once (worker threads, started on demand). */
 #define RPC_THREADS_MAX 16
