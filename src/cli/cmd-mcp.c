@@ -427,9 +427,8 @@ static json_t *direct_tool(struct call *c)
         json_t *res = NULL, *err, *ok;
         int r;
 
-        r = c->tool->run(c->tool, &ctx, c->arguments, &res);
-        res = tool_result_finish(server.redactor, r, res);
-        if (!res)
+        r = registry_call_tool(c->tool, &ctx, c->arguments, &res);
+        if (r < 0)
                 return NULL;
         err = json_object_get(res, "error");
         ok = json_object_get(res, "success");

@@ -87,7 +87,13 @@ static const struct tool_def def_echo = {.name = "echo", .run = echo_run};
 static const struct tool_def def_bigsecret = {.name = "bigsecret", .run = bigsecret_run};
 static const struct tool_def def_sleep = {.name = "sleep", .run = sleep_run};
 static const struct tool_def def_secret = {.name = "secret", .run = secret_run};
-static const struct tool_def def_terminal = {.name = "terminal", .run = echo_run};
+/* Declares the arguments it drops, as the real terminal does (tool_def.dropped_args). */
+static const char *const terminal_dropped[] = {
+        "background", "pty",       "notify_on_complete", "watch_patterns",
+        "notify",     "heartbeat", "persist_on_release", NULL,
+};
+static const struct tool_def def_terminal = {
+        .name = "terminal", .run = echo_run, .dropped_args = terminal_dropped};
 static const struct tool_def def_crash = {.name = "crash", .run = crash_run};
 static const struct tool_def def_fail = {.name = "fail", .run = fail_run};
 
@@ -121,7 +127,12 @@ static int setup(void **state)
                 return -1;
         if (redactor_new(&f->redactor) < 0 || redactor_add_secret(f->redactor, SECRET) < 0)
                 return -1;
-        f->ctx = (struct tool_ctx){.cwd = f->dir, .deadline = USEC_INFINITY, .cancel_fd = -1};
+        f->ctx = (struct tool_ctx){
+                .cwd = f->dir,
+                .deadline = USEC_INFINITY,
+                .cancel_fd = -1,
+                .redactor = f->redactor,
+        };
         *state = f;
         return 0;
 }
@@ -671,7 +682,7 @@ static void test_rpc_server_terminal_dropped_params(void **state)
                 _cleanup_free_ char *got = json_dumps(answer_result(a), JSON_COMPACT);
                 fail_msg("terminal args not cleaned: %s", got);
         }
-        /* Only for terminal: another tool sees them. */
+        /* Only for the tool that drops them: another tool sees them. */
         send_req(&c, "2", "echo", "{\"background\":true,\"pty\":false}");
         b = client_recv(&c);
         assert_int_equal(json_object_size(json_object_get(answer_result(b), "args")), 2);
@@ -1281,6 +1292,13 @@ static void test_rpc_server_new_errors(void **state)
         longpath[0] = '/';
         longpath[sizeof(longpath) - 1] = 0;
         assert_int_equal(rpc_server_new(&o, &s), -ENAMETOOLONG);
+        /* A log redactor that is not the one the results are redacted with. */
+        snprintf(longpath, sizeof(longpath), "%s/other.sock", f->dir);
+        o.redactor = f->redactor;
+        o.tool_ctx = &(const struct tool_ctx){.cancel_fd = -1};
+        assert_int_equal(rpc_server_new(&o, &s), -EINVAL);
+        o.redactor = NULL;
+        o.tool_ctx = &f->ctx;
         /* A directory that does not exist. */
         snprintf(longpath, sizeof(longpath), "%s/missing/rpc.sock", f->dir);
         assert_int_equal(rpc_server_new(&o, &s), -ENOENT);

@@ -259,12 +259,12 @@ static void assert_not_contains(const char *hay, const char *needle)
 
 /* ---- registry ---- */
 
-static void test_registry_known_tools(void **state)
+static void test_tool_known_names(void **state)
 {
         (void) state;
-        assert_int_equal(strv_length((char *const *) registry_known_tools), 7);
-        assert_true(strv_contains((char *const *) registry_known_tools, "web_extract"));
-        assert_true(strv_contains((char *const *) registry_known_tools, "patch"));
+        assert_int_equal(strv_length((char *const *) tool_known_names), 7);
+        assert_true(strv_contains((char *const *) tool_known_names, "web_extract"));
+        assert_true(strv_contains((char *const *) tool_known_names, "patch"));
 }
 
 static void test_registry_new_default(void **state)
@@ -819,10 +819,10 @@ static void test_schema_build_shape(void **state)
         assert_int_equal(json_array_size(req), 1);
         assert_string_equal(json_string_value(json_array_get(req, 0)), "code");
 
-        for (size_t i = 0; registry_known_tools[i]; i++) {
+        for (size_t i = 0; tool_known_names[i]; i++) {
                 char call[64];
 
-                (void) snprintf(call, sizeof(call), "  %s(", registry_known_tools[i]);
+                (void) snprintf(call, sizeof(call), "  %s(", tool_known_names[i]);
                 assert_contains(d, call);
         }
         assert_true(strncmp(d, "Run a Python script that can call tools programmatically. ", 58) ==
@@ -851,7 +851,7 @@ static void test_schema_build_all_equals_default(void **state)
 {
         struct ptc_config c = test_config();
         json_auto_t *dflt = schema_for(NULL, PTC_MODE_PROJECT, &c);
-        json_auto_t *all = schema_for(registry_known_tools, PTC_MODE_PROJECT, &c);
+        json_auto_t *all = schema_for(tool_known_names, PTC_MODE_PROJECT, &c);
 
         (void) state;
         assert_true(json_equal(dflt, all));
@@ -877,14 +877,14 @@ static void test_schema_build_subset(void **state)
 
         assert_contains(desc_of(s1), "  write_file(path: str, content: str) -> dict\n"
                                      "    Always overwrites the entire file.\n\n");
-        for (size_t i = 0; registry_known_tools[i]; i++) {
+        for (size_t i = 0; tool_known_names[i]; i++) {
                 char call[64];
 
-                if (strcmp(registry_known_tools[i], "write_file") == 0)
+                if (strcmp(tool_known_names[i], "write_file") == 0)
                         continue;
                 /* The cwd and helper sentences name only enabled tools too. */
-                assert_not_contains(desc_of(s1), registry_known_tools[i]);
-                (void) snprintf(call, sizeof(call), "  %s(", registry_known_tools[i]);
+                assert_not_contains(desc_of(s1), tool_known_names[i]);
+                (void) snprintf(call, sizeof(call), "  %s(", tool_known_names[i]);
                 assert_not_contains(desc_of(s1), call);
         }
         /* Only about terminal: left out without it. */
@@ -1020,7 +1020,7 @@ static void test_schema_build_builtins(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_registry_known_tools),
+                cmocka_unit_test(test_tool_known_names),
                 cmocka_unit_test(test_registry_new_default),
                 cmocka_unit_test(test_registry_new_explicit),
                 cmocka_unit_test(test_registry_new_empty),

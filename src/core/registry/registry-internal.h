@@ -13,7 +13,7 @@
 
 /*
  * Like registry_new(), with @defs (@n entries) as the tools this build can
- * offer. A name in registry_known_tools that is not among @defs is "known
+ * offer. A name in tool_known_names that is not among @defs is "known
  * but unavailable"; a name in neither is unknown. Each def's parameters_json
  * must be a JSON object (a parse failure is -EINVAL naming the tool).
  */

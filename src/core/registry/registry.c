@@ -8,7 +8,6 @@
 #include "basic/buf.h"
 #include "basic/strv.h"
 #include "core/registry/registry-internal.h"
-#include "core/web/search-providers.h"
 
 /* More definitions or enabled names than this is a bug or hostile input, not a configuration. */
 #define REGISTRY_MAX_TOOLS 4096
@@ -20,21 +19,10 @@ struct registry {
         size_t n;
 };
 
-const char *const registry_known_tools[] = {
-        "web_search",   "web_extract", "read_file", "write_file",
-        "search_files", "patch",       "terminal",  NULL,
-};
-
-/* The builtin tools compiled into this build. */
-static const struct tool_def *const builtin_defs[] = {
-        &tool_def_read_file, &tool_def_write_file, &tool_def_terminal,    &tool_def_search_files,
-        &tool_def_patch,     &tool_def_web_search, &tool_def_web_extract,
-};
-
 static bool is_known(const char *name)
 {
-        for (size_t i = 0; registry_known_tools[i]; i++)
-                if (strcmp(registry_known_tools[i], name) == 0)
+        for (size_t i = 0; tool_known_names[i]; i++)
+                if (strcmp(tool_known_names[i], name) == 0)
                         return true;
         return false;
 }
@@ -69,18 +57,18 @@ static int cmp_tool(const void *a, const void *b)
         return strcmp(((const struct tool *) a)->name, ((const struct tool *) b)->name);
 }
 
-/* "patch, read_file, ..." of every name ptc knows or this build defines, for messages. */
+/* "a, b, ..." of every name ptc knows or this build defines, for messages. */
 static char *known_names(const struct tool_def *const *defs, size_t n)
 {
         _cleanup_free_ const char **names = NULL;
         _cleanup_buf_ struct buf b = BUF_INIT(4096);
-        size_t k = 0, n_known = strv_length((char *const *) registry_known_tools);
+        size_t k = 0, n_known = strv_length((char *const *) tool_known_names);
 
         names = calloc(n_known + n + 1, sizeof(*names));
         if (!names)
                 return NULL;
         for (size_t i = 0; i < n_known; i++)
-                names[k++] = registry_known_tools[i];
+                names[k++] = tool_known_names[i];
         for (size_t i = 0; i < n; i++)
                 names[k++] = defs[i]->name;
         qsort(names, k, sizeof(*names), cmp_str_ptr);
@@ -129,6 +117,7 @@ static int tool_from_def(const struct tool_def *def, struct tool *ret, struct di
         if (!t.name || !t.description || !t.returns)
                 return -ENOMEM;
         t.run = def->run;
+        t.dropped_args = def->dropped_args;
 
         if (def->parameters_json) {
                 /* A builtin schema that does not parse is a bug in ptc: fail loudly at build. */
@@ -269,11 +258,11 @@ int registry_new_with(const struct ptc_config *config, char *const *enabled,
                       const struct registry_extra_tool *extra, size_t n_extra,
                       struct registry **ret, char ***ret_warnings, struct diag *reterr)
 {
-        const struct tool_def *defs[ELEMENTSOF(builtin_defs)];
+        _cleanup_free_ const struct tool_def **defs = NULL;
         _cleanup_strv_free_ char **warnings = NULL, **builtin_enabled = NULL;
         _cleanup_(registry_freep) struct registry *r = NULL;
-        struct web_provider provider;
-        struct diag why = {};
+        /* No config: the defaults (nothing in the file; the environment may still count). */
+        const struct ptc_config *cfg = config ?: &(const struct ptc_config){};
         struct tool *grown;
         size_t n = 0;
         int k;
@@ -281,23 +270,33 @@ int registry_new_with(const struct ptc_config *config, char *const *enabled,
         if (n_extra > REGISTRY_MAX_TOOLS)
                 return diag_set(reterr, -E2BIG, "too many tools (%zu, at most %d)", n_extra,
                                 REGISTRY_MAX_TOOLS);
+        defs = calloc(tool_builtin_count + 1, sizeof(*defs));
+        if (!defs)
+                return -ENOMEM;
         /*
-         * web_search needs a provider. Not configured: it is simply not offered by default
-         * (the model never hears of a tool that cannot work), and asking for it by name is
-         * an error that says what to configure. Configured without its key: left out of the
-         * default set with a warning.
+         * A tool that cannot work in this configuration (tool_def.usable) is simply not
+         * offered by default when it is not configured at all (the model never hears of a
+         * tool that cannot work), left out with a warning when it is configured but broken,
+         * and an error that says what to configure when it is asked for by name.
          */
-        /* No config: the defaults (no provider in the file; the environment may name one). */
-        k = web_search_provider_resolve(config ?: &(const struct ptc_config){}, &provider, &why);
-        for (size_t i = 0; i < ELEMENTSOF(builtin_defs); i++) {
-                if (builtin_defs[i] == &tool_def_web_search && k < 0) {
-                        if (enabled && strv_contains(enabled, "web_search"))
+        for (size_t i = 0; i < tool_builtin_count; i++) {
+                const struct tool_def *def = tool_builtin_defs[i];
+                struct diag why = {};
+
+                k = def->usable ? def->usable(cfg, &why) : 0;
+                if (k == -ENOMEM)
+                        return k;
+                if (k < 0) {
+                        if (!why.message[0])
+                                (void) diag_set(&why, k, "tool '%s' cannot work here: %s",
+                                                def->name, strerror(-k));
+                        if (enabled && strv_contains(enabled, def->name))
                                 return diag_set(reterr, -EINVAL, "%s", why.message);
                         if (!enabled && k != -ENOENT && strv_extend(&warnings, why.message) < 0)
                                 return -ENOMEM;
                         continue;
                 }
-                defs[n++] = builtin_defs[i];
+                defs[n++] = def;
         }
 
         /* The builtin part of an explicit list: the names that are not extra tools. */
@@ -388,4 +387,42 @@ char *registry_names(const struct registry *r)
                 if (buf_printf(&b, "%s%s", i ? ", " : "", r->tools[i].name) < 0)
                         return NULL;
         return buf_steal(&b, NULL);
+}
+
+int registry_call_tool(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
+                       json_t **ret_result)
+{
+        json_auto_t *empty = NULL;
+        json_t *result = NULL;
+        int r;
+
+        if (ret_result)
+                *ret_result = NULL;
+        if (!t || !ret_result || (args && !json_is_object(args)))
+                return -EINVAL;
+        if (!args) {
+                args = empty = json_object();
+                if (!args)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; t->dropped_args && t->dropped_args[i]; i++)
+                (void) json_object_del(args, t->dropped_args[i]);
+
+        r = t->run(t, ctx, args, &result);
+        /* A failed run becomes an error result; known secret values never leave, fail closed. */
+        *ret_result = tool_result_finish(ctx ? ctx->redactor : NULL, r, result);
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+int registry_call(const struct registry *r, const char *name, const struct tool_ctx *ctx,
+                  json_t *args, json_t **ret_result)
+{
+        const struct tool *t = registry_find(r, name);
+
+        if (!t) {
+                if (ret_result)
+                        *ret_result = NULL;
+                return -ENOENT;
+        }
+        return registry_call_tool(t, ctx, args, ret_result);
 }

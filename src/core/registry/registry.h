@@ -5,6 +5,10 @@
  * The set of tools one execution may call: builtin tools (and later MCP
  * upstream tools and host tools), intersected with the enabled list. Sorted by
  * name. Immutable once built; safe to read from any thread.
+ *
+ * Every tool is alike here: what is particular to one tool is data in its
+ * tool_def (usable, dropped_args), and the builtin catalogue is the tools'
+ * (tool.h). registry_call() is the one way every front end runs a tool.
  */
 
 #include <stdbool.h>
@@ -16,9 +20,6 @@
 #include "core/tools/tool.h"
 
 struct registry;
-
-/* Names of every tool ptc knows (the seed's seven), available or not. */
-extern const char *const registry_known_tools[];
 
 /*
  * Build the registry of the tools enabled by @enabled (strv; NULL means the
@@ -67,5 +68,32 @@ size_t registry_count(const struct registry *r);
 const struct tool *registry_get(const struct registry *r, size_t i);
 /* Tool by name, or NULL. Borrowed. */
 const struct tool *registry_find(const struct registry *r, const char *name);
-/* Comma+space separated sorted names ("read_file, terminal"); caller frees. */
+/* Comma+space separated sorted names ("a, b"); caller frees. */
 char *registry_names(const struct registry *r);
+
+/*
+ * Run tool @t (of a registry) with @args and answer what the caller sends on:
+ * the one dispatch path of every front end (the RPC server, ptc mcp
+ * --expose-tools, ptc tool, the library API).
+ *
+ * @args is a JSON object (borrowed), or NULL for {}. The arguments the tool
+ * drops (tool_def.dropped_args) are deleted from it first, so a caller that
+ * logs @args afterwards logs what the tool saw. @ctx is borrowed and may be
+ * NULL (then nothing is redacted).
+ *
+ * Returns 0 and *ret_result, a new reference: the tool's result, or for a
+ * tool that failed (a negative errno) {"error": "Tool execution failed:
+ * <strerror>"}; either way with every secret value known to ctx->redactor
+ * redacted, and withheld as {"error": "tool result withheld: redaction failed
+ * (<why>)"} when redaction fails (tool_result_finish()). A tool's failure is
+ * a result, not a return value. -ENOMEM when out of memory, -EINVAL when
+ * @args is not an object.
+ *
+ * Blocks the calling thread until the tool returns (ctx->deadline and
+ * ctx->cancel_fd bound it); safe from several threads at once.
+ */
+_must_check_ int registry_call_tool(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
+                                    json_t **ret_result);
+/* registry_call_tool() of the tool named @name in @r; -ENOENT when @r has none. */
+_must_check_ int registry_call(const struct registry *r, const char *name,
+                               const struct tool_ctx *ctx, json_t *args, json_t **ret_result);

@@ -29,12 +29,6 @@
 
 #define READ_CHUNK (64 * 1024)
 
-/* terminal parameters a script may not use (docs/seed.md 1.5 step 4). */
-static const char *const terminal_dropped[] = {
-        "background", "pty",       "notify_on_complete", "watch_patterns",
-        "notify",     "heartbeat", "persist_on_release",
-};
-
 struct rpc_conn {
         struct rpc_server *server;
         int fd;
@@ -219,14 +213,13 @@ static void run_tool(struct rpc_conn *c, json_t *id, const struct tool *t, json_
         bool ok;
         int r;
 
-        r = t->run(t, s->o.tool_ctx, args, &result);
         /* Known secret values never reach the script; a failed redaction withholds all. */
-        result = tool_result_finish(s->o.redactor, r, result);
-        ok = result && !json_is_string(json_object_get(result, "error"));
+        r = registry_call_tool(t, s->o.tool_ctx, args, &result);
+        ok = r >= 0 && !json_is_string(json_object_get(result, "error"));
         log_call(s, t, args, (double) (now_usec() - t0) / USEC_PER_SEC, ok);
         /*
          * Past the execution's deadline nobody gets an answer: a tool bounded by that
-         * deadline (terminal, web_extract) wakes at the same instant as the execution's
+         * deadline (a command, a page fetch) wakes at the same instant as the execution's
          * timer, and an answer sent now would let the script run on past its deadline
          * before the stop's SIGINT lands. The script stays blocked until then.
          */
@@ -327,9 +320,6 @@ static void handle_line(struct rpc_conn *c, const char *line, size_t n)
                         return;
                 json_object_set_new(req, "args", args);
         }
-        if (strcmp(t->name, "terminal") == 0)
-                for (size_t i = 0; i < ELEMENTSOF(terminal_dropped); i++)
-                        (void) json_object_del(args, terminal_dropped[i]);
         run_tool(c, id, t, args);
 }
 
@@ -663,6 +653,9 @@ int rpc_server_new(const struct rpc_server_opts *o, struct rpc_server **ret)
 
         if (strlen(o->socket_path) >= sizeof(sa.sun_path))
                 return -ENAMETOOLONG;
+        /* Results are redacted with the tool context's redactor: a different one would leak. */
+        if (o->redactor && (!o->tool_ctx || o->tool_ctx->redactor != o->redactor))
+                return -EINVAL;
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;

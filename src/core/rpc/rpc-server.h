@@ -33,7 +33,7 @@ struct redactor;
 struct registry;
 struct tool_ctx;
 
-/* Longest request line accepted (a write_file of a large file travels in one). */
+/* Longest request line accepted (a large file written by a tool travels in one). */
 #define RPC_FRAME_MAX (16u * 1024 * 1024)
 /* Tool calls served at once (worker threads, started on demand). */
 #define RPC_THREADS_MAX 16
@@ -48,7 +48,9 @@ struct rpc_server_opts {
         const struct registry *registry; /* borrowed */
         size_t max_threads;              /* 0 = RPC_THREADS_MAX */
         const struct tool_ctx *tool_ctx; /* borrowed; outlives the server */
-        const struct redactor *redactor; /* may be NULL */
+        /* For the call log; may be NULL. Tool results are redacted with tool_ctx->redactor
+         * (registry_call()): when set, it must be that one. */
+        const struct redactor *redactor;
         int64_t max_tool_calls;
         bool log_calls;
         size_t frame_max; /* 0 = RPC_FRAME_MAX */

@@ -919,6 +919,16 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         return 0;
 }
 
+/*
+ * The seed's terminal parameters for jobs that outlive the call: a script may send them
+ * (the seed's execute_code drops them, docs/seed.md 1.5 step 4), this foreground-only
+ * terminal has none of them, so they are dropped silently, never an error.
+ */
+static const char *const terminal_dropped_args[] = {
+        "background", "pty",       "notify_on_complete", "watch_patterns",
+        "notify",     "heartbeat", "persist_on_release", NULL,
+};
+
 const struct tool_def tool_def_terminal = {
         .name = "terminal",
         .description = "Run a shell command (foreground only). Returns dict with \"output\" and "
@@ -935,4 +945,5 @@ const struct tool_def tool_def_terminal = {
         .returns = "Foreground only (no background/pty). Returns {\"output\": \"...\", "
                    "\"exit_code\": N}",
         .run = terminal_run,
+        .dropped_args = terminal_dropped_args,
 };

@@ -12,12 +12,14 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <jansson.h>
 
 #include "basic/time-util.h"
 #include "core/config/config.h"
 
+struct diag;
 struct redactor;
 struct tool;
 
@@ -57,6 +59,22 @@ struct tool_def {
          * e.g. "Returns {\"content\": \"...\", \"total_lines\": N}". */
         const char *returns;
         tool_run_fn run;
+        /*
+         * Whether the tool can work under @config (never NULL), asked when a
+         * registry is built. NULL: always. 0: usable. -ENOENT: not configured
+         * at all, so it is left out of the default set without a word (the
+         * model never hears of a tool that cannot work). Another negative
+         * errno: configured but broken, left out of the default set with
+         * @reterr's message as a warning. Named explicitly while unusable,
+         * the registry fails with @reterr's message (what to configure).
+         */
+        int (*usable)(const struct ptc_config *config, struct diag *reterr);
+        /*
+         * Arguments a caller may send that the tool does not support and that
+         * are dropped silently before run() (NULL-terminated; NULL: none). The
+         * dispatcher (registry_call()) deletes them; run() never sees them.
+         */
+        const char *const *dropped_args;
 };
 
 /* A tool as the registry holds it. */
@@ -66,7 +84,8 @@ struct tool {
         json_t *parameters; /* owned reference */
         char *returns;
         tool_run_fn run;
-        void *userdata; /* for tools that are not builtin (MCP upstream) */
+        const char *const *dropped_args; /* tool_def.dropped_args (static); NULL: none */
+        void *userdata;                  /* for tools that are not builtin (MCP upstream) */
 };
 
 /* The builtin tools, defined in tools/<name>.c. */
@@ -77,6 +96,16 @@ extern const struct tool_def tool_def_search_files; /* search-files.c */
 extern const struct tool_def tool_def_patch;        /* patch.c */
 extern const struct tool_def tool_def_web_search;   /* web-search.c */
 extern const struct tool_def tool_def_web_extract;  /* web-extract.c */
+
+/*
+ * The builtin catalogue (builtin.c), so that the registry and the RPC layer
+ * name no tool: the tools compiled into this build (tool_builtin_count
+ * entries), and the names of every tool ptc knows (the seed's seven),
+ * NULL-terminated, available in this build or not.
+ */
+extern const struct tool_def *const tool_builtin_defs[];
+extern const size_t tool_builtin_count;
+extern const char *const tool_known_names[];
 
 /* Helpers for tool implementations (tool-util.c). */
 
@@ -89,9 +118,9 @@ json_t *tool_error_new(const char *fmt, ...) __attribute__((format(printf, 1, 2)
  * and every known secret value is redacted (REDACT_NONE with @red, may be
  * NULL). When the redaction fails, the result is dropped for
  * {"error": "tool result withheld: redaction failed (<why>)"}: never sent as
- * it was (docs/protocol.md, "Redaction"). Used by every dispatcher (the RPC
- * server, ptc tool, ptc mcp --expose-tools). Returns a new reference, or NULL
- * when out of memory.
+ * it was (docs/protocol.md, "Redaction"). Dispatchers do not call it: they
+ * call registry_call(), which does. Returns a new reference, or NULL when out
+ * of memory.
  */
 json_t *tool_result_finish(const struct redactor *red, int r, json_t *result);
 

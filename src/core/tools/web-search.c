@@ -56,6 +56,14 @@ static int web_search_tool_run(const struct tool *t, const struct tool_ctx *ctx,
                               ret_result);
 }
 
+/* Usable only with a search provider (and its key): the registry asks before offering it. */
+static int web_search_usable(const struct ptc_config *config, struct diag *reterr)
+{
+        struct web_provider p;
+
+        return web_search_provider_resolve(config, &p, reterr);
+}
+
 const struct tool_def tool_def_web_search = {
         .name = "web_search",
         .description = "Search the web; returns titles, URLs and descriptions of the top "
@@ -69,4 +77,5 @@ const struct tool_def tool_def_web_search = {
         .returns = "Returns {\"success\": true, \"data\": {\"web\": [{\"title\", \"url\", "
                    "\"description\", \"position\"}]}}",
         .run = web_search_tool_run,
+        .usable = web_search_usable,
 };
