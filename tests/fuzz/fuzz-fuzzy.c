@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/tools/fuzzy-match.h"
+#include "core/edit/fuzzy-match.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

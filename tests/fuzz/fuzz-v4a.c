@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/tools/v4a.h"
+#include "core/edit/v4a.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

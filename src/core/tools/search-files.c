@@ -51,10 +51,10 @@
 #include "basic/buf.h"
 #include "basic/macro.h"
 #include "basic/utf8.h"
-#include "core/tools/file-safety.h"
+#include "core/search/search-ignore.h"
+#include "core/search/search-walk.h"
 #include "core/tools/search-files-internal.h"
-#include "core/tools/search-ignore.h"
-#include "core/tools/search-walk.h"
+#include "core/tools/tool-util.h"
 
 #define DEFAULT_LIMIT 50
 /*

@@ -16,8 +16,8 @@
 #include "basic/macro.h"
 #include "basic/utf8.h"
 #include "core/output/redact.h"
-#include "core/tools/file-safety.h"
 #include "core/tools/search-files-internal.h"
+#include "core/tools/tool-util.h"
 #include "core/tools/tool.h"
 
 /* Characters of a result line (the seed's content[:500]). */

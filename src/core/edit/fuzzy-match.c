@@ -16,7 +16,7 @@
  * reject what the full ratio would reject too, and stop at FUZZY_WORK_MAX.
  */
 
-#include "core/tools/fuzzy-match.h"
+#include "core/edit/fuzzy-match.h"
 
 #include <errno.h>
 #include <stdint.h>
