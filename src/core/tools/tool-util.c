@@ -10,7 +10,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
