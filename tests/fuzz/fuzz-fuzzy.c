@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for fuzzy-match.c. Input: a flags byte (bit 0 replace_all,
- * bit 1 FUZZY_KEEP_CRLF), two little-endian 16-bit lengths (old_string and
- * new_string, each cut to what is left), old_string, new_string, and the rest
- * is the content. Besides "no crash, no sanitizer report" it checks what the
- * functions promise: spans in bounds and in order, fuzzy_replace() equal to
- * applying fuzzy_find()'s spans, ratios in [0, 1], a diff exactly when the
+ * Fuzz target for the fuzzy matcher (src/core/edit/fuzzy-*.c). Input: a flags byte (bit 0
+ * replace_all, bit 1 FUZZY_KEEP_CRLF), two little-endian 16-bit lengths (old_string and new_string,
+ * each cut to what is left), old_string, new_string, and the rest is the content. Besides "no
+ * crash, no sanitizer report" it checks what the functions promise: spans in bounds and in order,
+ * fuzzy_replace() equal to applying fuzzy_find()'s spans, ratios in [0, 1], a diff exactly when the
  * texts differ.
  */
 
@@ -14,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/tools/fuzzy-match.h"
+#include "core/edit/fuzzy-match.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,11 +6,8 @@
  *
  * The corpus (corpus/v4a/) replays under meson through fuzz-main.c. The
  * libFuzzer build is made by hand: clang -fsanitize=fuzzer,address,undefined
- * -D_GNU_SOURCE -I. -Isrc -I<builddir> on this file, src/core/tools/v4a.c,
- * v4a-parse.c, v4a-hunk.c, v4a-validate.c, fuzzy-match.c, lint.c, write-file.c,
- * terminal.c, pidns-init.c, tool-util.c and file-safety.c, and the .c files of
- * src/basic, src/core/output, src/core/config and src/core/sandbox, with
- * -ljansson -lyaml -lpcre2-8 -lseccomp -lpthread -lm; then run
+ * -D_GNU_SOURCE -I. -Isrc -I<builddir> on this file, the .c files of
+ * src/core/edit and src/basic/buf.c, utf8.c and diag.c; then run
  * it on a copy of the corpus (-max_total_time=60).
  */
 
@@ -19,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/tools/v4a.h"
+#include "core/edit/v4a.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

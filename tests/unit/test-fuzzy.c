@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "basic/macro.h"
-#include "core/tools/fuzzy-match.h"
+#include "core/edit/fuzzy-match.h"
 
 /*
  * Expected values come from the seed's Python (tools/fuzzy_match.py of the

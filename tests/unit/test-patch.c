@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include "../lib/ptc-test.h"
-#include "../lib/tool-fixture.h"
 /* clang-format on */
 
 #include <errno.h>
@@ -19,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "../lib/tool-fixture.h"
 #include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/path-util.h"
@@ -26,6 +26,7 @@
 #include "core/config/config.h"
 #include "core/tools/lint.h"
 #include "core/tools/tool.h"
+#include "core/tools/write-file.h"
 
 #define PYTHON "/usr/bin/python3"
 

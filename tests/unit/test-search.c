@@ -29,7 +29,7 @@
 #include "basic/path-util.h"
 #include "basic/time-util.h"
 #include "core/output/redact.h"
-#include "core/tools/search-ignore.h"
+#include "core/search/search-ignore.h"
 #include "core/tools/tool.h"
 
 struct fixture {

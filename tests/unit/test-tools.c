@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include "../lib/ptc-test.h"
-#include "../lib/tool-fixture.h"
 /* clang-format on */
 
 #include <errno.h>
@@ -21,12 +20,14 @@
 
 #include <jansson.h>
 
+#include "../lib/tool-fixture.h"
 #include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/path-util.h"
 #include "basic/time-util.h"
 #include "core/config/config.h"
-#include "core/tools/file-safety.h"
+#include "core/fs/file-safety.h"
+#include "core/tools/tool-util.h"
 #include "core/tools/tool.h"
 
 #define PYTHON "/usr/bin/python3"

@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include "../lib/ptc-test.h"
-#include "../lib/tool-fixture.h"
 /* clang-format on */
 
 #include <errno.h>
@@ -18,13 +17,15 @@
 
 #include <jansson.h>
 
+#include "../lib/tool-fixture.h"
 #include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/path-util.h"
 #include "basic/time-util.h"
 #include "core/config/config.h"
+#include "core/edit/v4a.h"
 #include "core/tools/tool.h"
-#include "core/tools/v4a.h"
+#include "core/tools/v4a-apply.h"
 
 /* --- parser --- */
 

@@ -23,7 +23,8 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "core/output/capture.h"
-#include "core/tools/file-safety.h"
+#include "core/tools/terminal-process.h"
+#include "core/tools/tool-util.h"
 #include "core/tools/tool.h"
 
 /* Python syntax check: time limit and output kept. */

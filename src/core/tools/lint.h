@@ -2,12 +2,9 @@
 #pragma once
 
 /*
- * What the file-editing tools (write_file, patch replace mode, V4A) share:
- *
- *   lint.c        the post-write syntax check (docs/seed.md 2.2 "Lint after write") with
- *                 the seed's delta against the old content;
- *   write-file.c  the write itself (atomic, mode kept, through symlinks) and the per-path
- *                 locks that serialise edits of one file.
+ * The post-write syntax check the file-editing tools (write_file, patch replace mode, V4A)
+ * share (docs/seed.md 2.2 "Lint after write"), with the seed's delta against the old content.
+ * The write itself and the per-path locks are write-file.h.
  *
  * Nothing outside src/core/tools includes this header.
  *
@@ -90,43 +87,3 @@ json_t *lint_to_json(const struct lint *l, const char *message);
  */
 _must_check_ int lint_delta_json(const struct tool_ctx *ctx, const char *path, const char *s,
                                  size_t n, const char *pre, size_t pre_n, json_t **ret);
-
-/* --- writing a file as write_file does (write-file.c) --- */
-
-/*
- * Replace the content of the regular file @target (symlinks already resolved by the caller,
- * so a symlink stays a link and its target gets the content) with @n bytes: a temp file in the
- * same directory renamed over it, keeping the file's mode (a new file, @exists false, gets
- * 0666 & ~umask). Falls back to truncate-and-write when the directory is not writable but the
- * file is, or the name leaves no room for the temp suffix. Returns 0 or -errno.
- */
-_must_check_ int tool_file_replace(const char *target, const char *s, size_t n, bool exists);
-
-/*
- * Per-path serialisation of edits (the seed's file_state.lock_path()): while a caller holds
- * the lock of a path, no other caller gets a lock that includes it. Keys are compared as
- * strings, so pass canonical paths (file_safety_realpath() of the absolute path).
- */
-struct tool_path_lock;
-
-/* Most paths one tool_path_lock() call may hold. */
-#define TOOL_PATH_LOCK_PATHS_MAX 1024
-
-/*
- * Take the locks of all @n paths at once (duplicates allowed; all-or-nothing, so two callers
- * with overlapping sets cannot deadlock), waiting while any of them is held, at most until
- * @deadline (CLOCK_MONOTONIC; USEC_INFINITY waits until the holders release, which they do
- * when their edit, itself bounded, ends). @paths are copied. On 0, *ret is the held lock
- * (release with tool_path_unlock()). Returns -ETIMEDOUT, -E2BIG (@n over
- * TOOL_PATH_LOCK_PATHS_MAX) or -ENOMEM.
- */
-_must_check_ int tool_path_lock(const char *const *paths, size_t n, usec_t deadline,
-                                struct tool_path_lock **ret);
-
-/* Release and free. NULL-safe; returns NULL. */
-struct tool_path_lock *tool_path_unlock(struct tool_path_lock *l);
-static inline void tool_path_unlockp(struct tool_path_lock **l)
-{
-        *l = tool_path_unlock(*l);
-}
-#define _cleanup_tool_path_lock_ _cleanup_(tool_path_unlockp)

@@ -31,10 +31,13 @@
 #include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/utf8.h"
-#include "core/tools/file-safety.h"
-#include "core/tools/fuzzy-match.h"
+#include "core/edit/fuzzy-match.h"
+#include "core/edit/v4a.h"
+#include "core/fs/file-safety.h"
 #include "core/tools/lint.h"
-#include "core/tools/v4a.h"
+#include "core/tools/tool-util.h"
+#include "core/tools/v4a-apply.h"
+#include "core/tools/write-file.h"
 
 /* Largest file replace mode reads: the RPC answer (16 MiB) could not carry a larger diff. */
 #define PATCH_FILE_MAX (16u * 1024 * 1024)
@@ -100,7 +103,7 @@ static int replace_run(const struct tool_ctx *ctx, const struct tool_path *t, co
         size_t n = 0, result_n = 0, back_n = 0, count = 0;
         int r;
 
-        r = file_safety_write_denied(ctx, t->abs);
+        r = file_safety_write_denied(ctx->cwd, ctx->env, t->abs);
         if (r < 0)
                 return r;
         if (r > 0)

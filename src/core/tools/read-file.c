@@ -31,9 +31,10 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
+#include "core/fs/file-safety.h"
 #include "core/output/capture.h"
 #include "core/output/redact.h"
-#include "core/tools/file-safety.h"
+#include "core/tools/tool-util.h"
 
 #define DEFAULT_OFFSET 1
 #define DEFAULT_LIMIT 500

@@ -29,7 +29,7 @@
  * Files are read with read() into one reusable buffer per thread, in chunks that end on a line
  * boundary (the unfinished line is carried over), so a file of any size takes the same memory.
  *
- * Parts (search-files-internal.h): search-match.c compiles the pattern and finds matching
+ * Parts (core/search/search.h): search-match.c compiles the pattern and finds matching
  * lines, search-scan.c scans one file; this file takes the arguments, walks (search-walk.c),
  * keeps pass 1's records and builds the result.
  */
@@ -51,10 +51,11 @@
 #include "basic/buf.h"
 #include "basic/macro.h"
 #include "basic/utf8.h"
-#include "core/tools/file-safety.h"
-#include "core/tools/search-files-internal.h"
-#include "core/tools/search-ignore.h"
-#include "core/tools/search-walk.h"
+#include "core/output/redact.h"
+#include "core/search/search-ignore.h"
+#include "core/search/search-walk.h"
+#include "core/search/search.h"
+#include "core/tools/tool-util.h"
 
 #define DEFAULT_LIMIT 50
 /*
@@ -74,7 +75,7 @@
 /* --- arguments --- */
 
 /* {"total_count": 0, "error": msg}, the seed's SearchResult error shape. */
-int search_error_result(json_t **ret, const char *msg)
+static int search_error_result(json_t **ret, const char *msg)
 {
         json_auto_t *o = json_object();
 
@@ -271,7 +272,7 @@ static int check(void *userdata)
 {
         struct search *s = userdata;
 
-        return search_interrupted(s->ctx) ? -ECANCELED : 0;
+        return search_interrupted(s) ? -ECANCELED : 0;
 }
 
 /* --- paths --- */
@@ -441,11 +442,72 @@ static int cmp_rec_ctx(const void *a, const void *b, void *s)
         return rec_cmp(s, a, b);
 }
 
+/* --- result lines --- */
+
+/* Characters of a result line (the seed's content[:500]). */
+#define LINE_CHARS_MAX 500
+/* Bytes of a line looked at for its result text (more than 4 * LINE_CHARS_MAX). */
+#define LINE_KEEP_BYTES 4096
+
+/* A line's result text: at most LINE_CHARS_MAX characters, invalid UTF-8 replaced, redacted. */
+static json_t *line_text(const struct redactor *red, const char *p, size_t n)
+{
+        _cleanup_free_ char *clean = NULL, *redacted = NULL;
+        const char *text;
+        size_t len, chars, cut = 0, c = 0;
+        int r;
+
+        clean = utf8_sanitize(p, MIN(n, (size_t) LINE_KEEP_BYTES), &len, &chars);
+        if (!clean)
+                return NULL;
+        text = clean;
+        if (len > 0) {
+                size_t rlen;
+
+                /* Redact before cutting, so a secret at the cut cannot leave a prefix behind. */
+                r = redact_text(red, REDACT_CODE, clean, len, &redacted, &rlen);
+                if (r < 0)
+                        return NULL;
+                if (r > 0) {
+                        text = redacted;
+                        len = rlen;
+                }
+        }
+        while (cut < len && c < LINE_CHARS_MAX) {
+                cut++;
+                while (cut < len && ((unsigned char) text[cut] & 0xC0) == 0x80)
+                        cut++;
+                c++;
+        }
+        return tool_json_string(text, cut);
+}
+
+struct page {
+        const struct redactor *red;
+        const char *display;
+        json_t *out;
+};
+
+/* search_scan_fd()'s emit(): one entry {"path", "line", "content"} of the page. */
+static int page_add(void *userdata, uint64_t line, const char *p, size_t n)
+{
+        struct page *pg = userdata;
+        json_auto_t *o = json_object();
+
+        if (!o || tool_json_set(o, "path", tool_json_str(pg->display)) < 0 ||
+            tool_json_set(o, "line", json_integer((json_int_t) line)) < 0 ||
+            tool_json_set(o, "content", line_text(pg->red, p, n)) < 0 ||
+            json_array_append(pg->out, o) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* Entries [from, to) of one file of the page into @out. */
 static int extract(struct search *s, struct scan_thread *t, const char *abs, const char *display,
                    uint64_t from, uint64_t to, json_t *out)
 {
         _cleanup_close_ int fd = -EBADF;
+        struct page pg = {.red = s->redactor, .display = display, .out = out};
         struct scan sc;
         int r;
 
@@ -458,8 +520,8 @@ static int extract(struct search *s, struct scan_thread *t, const char *abs, con
         sc.extract = true;
         sc.from = from;
         sc.to = to;
-        sc.out = out;
-        sc.display = display;
+        sc.emit = page_add;
+        sc.userdata = &pg;
         r = search_scan_fd(&sc, fd);
         return r == -ENOMEM || r == -ECANCELED ? r : 0;
 }
@@ -570,7 +632,9 @@ static int search_files_run(const struct tool *tool, const struct tool_ctx *ctx,
         _cleanup_free_ char *name_pattern = NULL;
         _cleanup_ignore_file_ struct ignore_file *overrides = NULL, *global_excludes = NULL;
         _cleanup_(search_release) struct search s = {
-                .ctx = ctx,
+                .deadline = ctx->deadline,
+                .cancel_fd = ctx->cancel_fd,
+                .redactor = ctx->redactor,
                 .lock = PTHREAD_MUTEX_INITIALIZER,
         };
         struct scan_thread *t = NULL;
@@ -665,9 +729,11 @@ static int search_files_run(const struct tool *tool, const struct tool_ctx *ctx,
                 if (r < 0)
                         return r;
         } else {
-                r = search_matcher_init(&s.m, pattern, pattern_len, ret_result);
+                _cleanup_free_ char *msg = NULL;
+
+                r = search_matcher_init(&s.m, pattern, pattern_len, &msg);
                 if (r == -EINVAL)
-                        return 0;
+                        return search_error_result(ret_result, msg);
                 if (r < 0)
                         return r;
                 if (file_glob && file_glob[0]) {
@@ -747,7 +813,7 @@ static int search_files_run(const struct tool *tool, const struct tool_ctx *ctx,
 
         if (r >= 0 || (r != -ENOMEM && r != -ECANCELED && r != -ELOOP)) {
                 /* Other failures (an unreadable root directory) just find nothing, as rg. */
-                r = search_interrupted(ctx)
+                r = search_interrupted(&s)
                             ? -ECANCELED
                             : build_result(&s, t, real, shown, root_is_file, (uint64_t) offset,
                                            (uint64_t) limit, ret_result);

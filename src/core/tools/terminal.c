@@ -47,9 +47,10 @@
 #include "core/output/redact.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
-#include "core/tools/file-safety.h"
 #include "core/tools/pidns-init.h"
 #include "core/tools/terminal-guard.h"
+#include "core/tools/terminal-process.h"
+#include "core/tools/tool-util.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #        define CLOSE_RANGE_CLOEXEC (1U << 2)

@@ -10,7 +10,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,14 +20,10 @@
 #include "basic/macro.h"
 #include "basic/parse-util.h"
 #include "basic/utf8.h"
+#include "core/fs/file-safety.h"
+#include "core/fs/path-resolve.h"
 #include "core/output/redact.h"
-#include "core/tools/file-safety.h"
-
-/* getpwnam_r()/getpwuid_r() buffer; entries longer than this are treated as absent. */
-#define PW_BUF_SIZE 4096
-
-/* Longest user name accepted after "~" (the seed validates [a-zA-Z0-9._-]+). */
-#define USER_NAME_MAX 256
+#include "core/tools/tool-util.h"
 
 json_t *tool_json_string(const char *s, size_t n)
 {
@@ -246,123 +241,27 @@ int tool_arg_bool(json_t *args, const char *key, bool def, bool *ret, const char
 
 const char *tool_env_get(const struct tool_ctx *ctx, const char *name)
 {
-        size_t n;
-
-        if (!ctx || !ctx->env || !name)
-                return NULL;
-        n = strlen(name);
-        for (char *const *e = ctx->env; *e; e++)
-                if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-                        return *e + n + 1;
-        return NULL;
-}
-
-/*
- * A home directory from the password database: of the user running ptc (@name NULL) or of
- * @name. 0, -ENOENT (no such user, no home) or -ENOMEM.
- */
-static int passwd_home(const char *name, char **ret)
-{
-        char buf[PW_BUF_SIZE];
-        struct passwd pw, *res = NULL;
-        int r;
-
-        r = name ? getpwnam_r(name, &pw, buf, sizeof(buf), &res)
-                 : getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res);
-        if (r != 0 || !res || !res->pw_dir || !*res->pw_dir)
-                return -ENOENT;
-        *ret = strdup(res->pw_dir);
-        return *ret ? 0 : -ENOMEM;
+        return ctx ? fs_env_get(ctx->env, name) : NULL;
 }
 
 int tool_home_dir(const struct tool_ctx *ctx, char **ret)
 {
-        const char *h = tool_env_get(ctx, "HOME");
-
-        if (h && *h) {
-                *ret = strdup(h);
-                return *ret ? 0 : -ENOMEM;
-        }
-        return passwd_home(NULL, ret);
+        return fs_home_dir(ctx ? ctx->env : NULL, ret);
 }
 
 int tool_real_home_dir(char **ret)
 {
-        return passwd_home(NULL, ret);
-}
-
-static bool user_name_ok(const char *s, size_t n)
-{
-        if (n == 0 || n >= USER_NAME_MAX)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!isalnum((unsigned char) s[i]) && !strchr("._-", s[i]))
-                        return false;
-        return true;
-}
-
-static int copy_string(const char *s, char **ret)
-{
-        *ret = strdup(s);
-        return *ret ? 0 : -ENOMEM;
+        return fs_real_home_dir(ret);
 }
 
 int tool_expand_tilde(const struct tool_ctx *ctx, const char *path, char **ret)
 {
-        _cleanup_free_ char *home = NULL;
-        const char *rest;
-        int r;
-
-        if (path[0] != '~')
-                return copy_string(path, ret);
-
-        if (path[1] == 0 || path[1] == '/') {
-                r = tool_home_dir(ctx, &home);
-                rest = path + 1;
-        } else {
-                const char *slash = strchr(path + 1, '/');
-                size_t n = slash ? (size_t) (slash - path - 1) : strlen(path + 1);
-                char name[USER_NAME_MAX];
-
-                /* "~user": only plain user names, as the seed; anything else is literal. */
-                if (!user_name_ok(path + 1, n))
-                        return copy_string(path, ret);
-                memcpy(name, path + 1, n);
-                name[n] = 0;
-                r = passwd_home(name, &home);
-                rest = path + 1 + n;
-        }
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return copy_string(path, ret); /* no such home: "~" stays literal, as Python */
-        if (asprintf(ret, "%s%s", home, rest) < 0) {
-                *ret = NULL;
-                return -ENOMEM;
-        }
-        return 0;
+        return fs_expand_tilde(ctx ? ctx->env : NULL, path, ret);
 }
 
 char *tool_resolve_path(const struct tool_ctx *ctx, const char *path)
 {
-        _cleanup_free_ char *p = NULL;
-        const char *cwd = ctx && ctx->cwd && ctx->cwd[0] == '/' ? ctx->cwd : "/";
-        size_t lc;
-        char *r;
-
-        if (tool_expand_tilde(ctx, path ?: "", &p) < 0)
-                return NULL;
-        if (p[0] == '/')
-                return TAKE_PTR(p);
-        if (p[0] == 0)
-                return strdup(cwd);
-
-        lc = strlen(cwd);
-        while (lc > 1 && cwd[lc - 1] == '/')
-                lc--;
-        if (asprintf(&r, "%.*s%s%s", (int) lc, cwd, cwd[lc - 1] == '/' ? "" : "/", p) < 0)
-                return NULL;
-        return r;
+        return fs_resolve_path(ctx ? ctx->cwd : NULL, ctx ? ctx->env : NULL, path);
 }
 
 int tool_path_init(const struct tool_ctx *ctx, const char *path, struct tool_path *ret)
@@ -396,6 +295,24 @@ void tool_path_release(struct tool_path *p)
 bool tool_path_is_sensitive(const struct tool_path *p)
 {
         return file_safety_is_sensitive_path(p->resolved, p->normalized);
+}
+
+int tool_path_check(const struct tool_ctx *ctx, const char *path, struct tool_path *ret,
+                    json_t **ret_result)
+{
+        int r;
+
+        r = tool_path_init(ctx, path, ret);
+        if (r < 0)
+                return r;
+        if (!tool_path_is_sensitive(ret))
+                return 0;
+        /* The seed's text, word for word: it names the argument as given. */
+        *ret_result = tool_error_new("Refusing to write to sensitive system path: %s\n"
+                                     "Use the terminal tool with sudo if you need to modify "
+                                     "system files.",
+                                     path);
+        return *ret_result ? 1 : -ENOMEM;
 }
 
 int tool_error_result(json_t **ret, const char *fmt, ...)

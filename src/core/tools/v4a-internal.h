@@ -2,10 +2,10 @@
 #pragma once
 
 /*
- * What the parts of the V4A patch mode share (not part of the tools module's API; v4a.h is):
+ * What the parts of the V4A patch mode share (not part of the tools module's API;
+ * v4a-apply.h is). The engine (core/edit/v4a.h): v4a-parse.c, the patch text -> struct
+ * v4a_patch; v4a-hunk.c, one hunk applied to a file's content in memory. Here:
  *
- *   v4a-parse.c     the patch text -> struct v4a_patch (v4a_parse())
- *   v4a-hunk.c      one hunk applied to a file's content in memory
  *   v4a-validate.c  every operation simulated on an in-memory overlay of the files, the plan
  *                   of each operation and the combined diff
  *   v4a.c           the apply phase (writing what validation planned) and the result
@@ -19,29 +19,13 @@
 
 #include "basic/buf.h"
 #include "basic/macro.h"
-#include "core/tools/v4a.h"
+#include "core/edit/v4a.h"
+#include "core/tools/v4a-apply.h"
 
 struct tool_ctx;
 
 /* fuzzy_unified_diff()'s note on a cut diff; ours when later diffs are left out. */
 #define DIFF_CUT_NOTE "[... diff truncated]\n"
-
-/* Grow *arr (*alloc elements of @elem bytes) to hold @need. 0 or -ENOMEM. */
-_must_check_ int v4a_grow(void **arr, size_t *alloc, size_t need, size_t elem);
-
-/*
- * Apply hunk @h to the content @c: *ret is the new content, or NULL when the
- * hunk changes nothing (context only); or *ret_err says why it does not
- * apply. Returns 1 when the hunk is a change, 0 when it is inert, -ENOMEM.
- */
-_must_check_ int v4a_apply_hunk(const struct v4a_hunk *h, const char *c, size_t cn, const char *eol,
-                                char **ret, size_t *ret_len, char **ret_err);
-
-/*
- * "\r\n" for a file with CRLF line ends (FUZZY_KEEP_CRLF's rule), else "\n": hunk lines are
- * joined with it, so they match the file exactly and added lines get its line ends.
- */
-const char *v4a_detect_eol(const char *c, size_t n);
 
 /* One path the patch touches (v4a-validate.c). */
 struct entry;

@@ -21,12 +21,13 @@
 #include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/time-util.h"
-#include "core/tools/file-safety.h"
-#include "core/tools/fuzzy-match.h"
+#include "core/edit/fuzzy-match.h"
+#include "core/edit/v4a.h"
+#include "core/fs/file-safety.h"
 #include "core/tools/lint.h"
+#include "core/tools/tool-util.h"
 #include "core/tools/tool.h"
 #include "core/tools/v4a-internal.h"
-#include "core/tools/v4a.h"
 
 /* Everything validation holds in memory at once (file contents, new contents, baselines). */
 #define V4A_MEMORY_MAX (512u * 1024 * 1024)
@@ -589,7 +590,7 @@ static int check_denied(struct run *run, const char *path, const char *abs)
         _cleanup_free_ char *shown = NULL;
         int r;
 
-        r = file_safety_write_denied(run->ctx, abs);
+        r = file_safety_write_denied(run->ctx->cwd, run->ctx->env, abs);
         if (r <= 0)
                 return r;
         r = tool_expand_tilde(run->ctx, path, &shown);

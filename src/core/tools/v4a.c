@@ -22,7 +22,7 @@
  * validation planned and builds the result (v4a-internal.h).
  */
 
-#include "core/tools/v4a.h"
+#include "core/tools/v4a-apply.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,10 +38,13 @@
 #include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/path-util.h"
-#include "core/tools/file-safety.h"
+#include "core/edit/v4a.h"
+#include "core/fs/file-safety.h"
 #include "core/tools/lint.h"
+#include "core/tools/tool-util.h"
 #include "core/tools/tool.h"
 #include "core/tools/v4a-internal.h"
+#include "core/tools/write-file.h"
 
 #define VALIDATION_HEADER "Patch validation failed (no files were modified):\n"
 #define APPLY_HEADER "Apply phase failed (state may be inconsistent — run `git diff` to assess):\n"

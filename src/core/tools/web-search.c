@@ -17,7 +17,7 @@
 #include "basic/diag.h"
 #include "basic/macro.h"
 #include "basic/time-util.h"
-#include "core/tools/file-safety.h"
+#include "core/tools/tool-util.h"
 #include "core/web/search-providers.h"
 
 /* The seed's default and range of "limit". */

@@ -32,8 +32,10 @@
 #include "basic/path-util.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
-#include "core/tools/file-safety.h"
+#include "core/fs/file-safety.h"
 #include "core/tools/lint.h"
+#include "core/tools/tool-util.h"
+#include "core/tools/write-file.h"
 
 /* --- the write --- */
 
@@ -276,7 +278,7 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
         if (r != 0)
                 return r < 0 ? r : 0;
 
-        r = file_safety_write_denied(ctx, tp.abs);
+        r = file_safety_write_denied(ctx->cwd, ctx->env, tp.abs);
         if (r < 0)
                 return r;
         if (r > 0)

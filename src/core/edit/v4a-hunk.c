@@ -15,9 +15,8 @@
 
 #include "basic/buf.h"
 #include "basic/macro.h"
-#include "core/tools/fuzzy-match.h"
-#include "core/tools/v4a-internal.h"
-#include "core/tools/v4a.h"
+#include "core/edit/fuzzy-match.h"
+#include "core/edit/v4a.h"
 
 /* The seed's window around a hunk's context hint, in characters. */
 #define HINT_WINDOW_BEFORE 500

@@ -5,7 +5,7 @@
  * blank lines inside a hunk, and the seed's "Parse error: e1; e2" text.
  */
 
-#include "core/tools/v4a.h"
+#include "core/edit/v4a.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -17,7 +17,6 @@
 #include "basic/buf.h"
 #include "basic/macro.h"
 #include "basic/utf8.h"
-#include "core/tools/v4a-internal.h"
 
 /* Parse error text; a patch with more problems than fit is summarised by its first ones. */
 #define PARSE_ERROR_MAX (64u * 1024)

@@ -20,10 +20,9 @@
  * patch), CRLF line ends are accepted, and a blank line inside a hunk is an
  * empty context line (blank lines ending a hunk are dropped).
  *
- * Applying is two-phase: every operation is simulated on an in-memory overlay
- * of the files first (so a Move followed by an Update of the new path
- * validates), and only a patch that validates completely touches the disk.
- * Each written file is replaced atomically (temp file + rename, mode kept).
+ * This is the engine: the text parsed (v4a-parse.c) and one hunk applied to a
+ * file's content in memory (v4a-hunk.c). Applying a patch to the files, under
+ * the tools' path rules, is the patch tool's (core/tools/v4a-apply.h).
  *
  * Thread context: any thread; no global state.
  */
@@ -31,11 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
-
 #include "basic/macro.h"
-
-struct tool_ctx;
 
 /* Largest patch text accepted: an RPC frame (16 MiB) cannot carry more anyway. */
 #define V4A_PATCH_MAX (16u * 1024 * 1024)
@@ -105,20 +100,19 @@ static inline void v4a_patch_freep(struct v4a_patch **p)
 _must_check_ int v4a_parse(const char *text, size_t n, struct v4a_patch **ret, char **ret_error);
 
 /*
- * Parse, validate and apply @patch_text (@n bytes). On return 0, *ret_result
- * is a new reference to the seed's result object: {"success": true, "diff",
- * "files_modified" (updated paths and "src -> dst"), "files_created",
- * "files_deleted", "lint": {path: LINT}} where, as the seed's PatchResult,
- * empty members are left out; or {"success": false, "error": "Failed to
- * parse patch: ...", "Patch validation failed (no files were modified):\n
- * • ..." or "Apply phase failed ...", plus what was applied}; or, for a
- * system path, the seed's bare {"error": "Refusing to write to sensitive
- * system path: ..."}. Negative: -ENOMEM.
- *
- * @ctx is borrowed (cwd, env for "~" and the deny list, deadline, python
- * for the linter). Locking is the caller's: patch.c holds tool_path_lock()
- * (lint.h) on every path of the patch around this call (the locks are not
- * reentrant, so this function takes none).
+ * Apply hunk @h to the content @c: *ret is the new content, or NULL when the
+ * hunk changes nothing (context only); or *ret_err says why it does not
+ * apply. Returns 1 when the hunk is a change, 0 when it is inert, -ENOMEM.
+ * (v4a-hunk.c)
  */
-_must_check_ int v4a_apply(const struct tool_ctx *ctx, const char *patch_text, size_t n,
-                           json_t **ret_result);
+_must_check_ int v4a_apply_hunk(const struct v4a_hunk *h, const char *c, size_t cn, const char *eol,
+                                char **ret, size_t *ret_len, char **ret_err);
+
+/*
+ * "\r\n" for a file with CRLF line ends (FUZZY_KEEP_CRLF's rule), else "\n": hunk lines are
+ * joined with it, so they match the file exactly and added lines get its line ends.
+ */
+const char *v4a_detect_eol(const char *c, size_t n);
+
+/* Grow *arr (*alloc elements of @elem bytes) to hold @need. 0 or -ENOMEM. (v4a-parse.c) */
+_must_check_ int v4a_grow(void **arr, size_t *alloc, size_t need, size_t elem);

@@ -27,8 +27,7 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
-#include "core/tools/search-files-internal.h"
-#include "core/tools/tool.h"
+#include "core/search/search.h"
 
 /* Longest pattern compiled (bytes). */
 #define PATTERN_MAX (64u * 1024)
@@ -61,12 +60,12 @@ static const uint8_t byte_rank[256] = {
 };
 /* clang-format on */
 
-bool search_interrupted(const struct tool_ctx *ctx)
+bool search_interrupted(const struct search *s)
 {
-        if (ctx->deadline != USEC_INFINITY && now_usec() >= ctx->deadline)
+        if (s->deadline != USEC_INFINITY && now_usec() >= s->deadline)
                 return true;
-        if (ctx->cancel_fd >= 0) {
-                struct pollfd p = {.fd = ctx->cancel_fd, .events = POLLIN};
+        if (s->cancel_fd >= 0) {
+                struct pollfd p = {.fd = s->cancel_fd, .events = POLLIN};
 
                 if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
                         return true;
@@ -80,7 +79,7 @@ bool search_interrupted(const struct tool_ctx *ctx)
  */
 bool search_should_stop(struct scan_thread *t)
 {
-        return ++t->calls % CHECK_EVERY == 0 && search_interrupted(t->s->ctx);
+        return ++t->calls % CHECK_EVERY == 0 && search_interrupted(t->s);
 }
 
 static bool is_meta(char c)
@@ -308,8 +307,14 @@ static int required_literal(const char *p, size_t n, char **ret, size_t *ret_len
         return 1;
 }
 
-/* Compile @pattern. Returns 0, -ENOMEM, or -EINVAL with the message for the caller in *ret. */
-int search_matcher_init(struct matcher *m, const char *pattern, size_t n, json_t **ret)
+/* The caller's message for an invalid pattern: -EINVAL, or -ENOMEM. */
+static int invalid(char **ret_msg, const char *msg)
+{
+        *ret_msg = strdup(msg);
+        return *ret_msg ? -EINVAL : -ENOMEM;
+}
+
+int search_matcher_init(struct matcher *m, const char *pattern, size_t n, char **ret_msg)
 {
         _cleanup_free_ char *lit = NULL;
         pcre2_compile_context *cc = NULL;
@@ -320,15 +325,11 @@ int search_matcher_init(struct matcher *m, const char *pattern, size_t n, json_t
         int r, ecode = 0;
 
         if (memchr(pattern, '\n', n)) {
-                r = search_error_result(ret,
-                                        "Invalid regex: the literal \"\\n\" is not allowed in a "
+                return invalid(ret_msg, "Invalid regex: the literal \"\\n\" is not allowed in a "
                                         "regex (search_files matches one line at a time)");
-                return r < 0 ? r : -EINVAL;
         }
         if (n > PATTERN_MAX) {
-                r = search_error_result(ret,
-                                        "Invalid regex: the pattern is longer than 65536 bytes");
-                return r < 0 ? r : -EINVAL;
+                return invalid(ret_msg, "Invalid regex: the pattern is longer than 65536 bytes");
         }
         r = pattern_literal(pattern, n, &lit, &lit_len);
         if (r < 0)
@@ -364,8 +365,8 @@ int search_matcher_init(struct matcher *m, const char *pattern, size_t n, json_t
                         msg = NULL;
                         return -ENOMEM;
                 }
-                r = search_error_result(ret, msg);
-                return r < 0 ? r : -EINVAL;
+                *ret_msg = TAKE_PTR(msg);
+                return -EINVAL;
         }
         /* Without JIT the interpreter runs, under the same limits. */
         (void) pcre2_jit_compile(m->code, PCRE2_JIT_COMPLETE);

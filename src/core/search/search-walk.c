@@ -15,7 +15,7 @@
  * file instead of the whole path.
  */
 
-#include "core/tools/search-walk.h"
+#include "core/search/search-walk.h"
 
 #include <assert.h>
 #include <dirent.h>
@@ -31,7 +31,7 @@
 
 #include "basic/buf.h"
 #include "basic/macro.h"
-#include "core/tools/search-ignore.h"
+#include "core/search/search-ignore.h"
 
 /* Files of one directory per batch job. */
 #define FILE_BATCH 128

@@ -15,15 +15,8 @@
 
 #include "basic/macro.h"
 #include "basic/utf8.h"
-#include "core/output/redact.h"
-#include "core/tools/file-safety.h"
-#include "core/tools/search-files-internal.h"
-#include "core/tools/tool.h"
+#include "core/search/search.h"
 
-/* Characters of a result line (the seed's content[:500]). */
-#define LINE_CHARS_MAX 500
-/* Bytes of a line looked at for its result text (more than 4 * LINE_CHARS_MAX). */
-#define LINE_KEEP_BYTES 4096
 /* First read buffer of a thread; files are searched in chunks of this size. */
 #define SCAN_BUF_INIT (256u * 1024)
 /* The buffer grows for long lines up to this; a longer line is searched in pieces. */
@@ -33,41 +26,6 @@
 #define DEPTH_LIMIT 100000
 #define HEAP_LIMIT_KIB (64u * 1024)
 #define JIT_STACK_MAX (1024u * 1024)
-
-/* --- result lines --- */
-
-/* A line's result text: at most LINE_CHARS_MAX characters, invalid UTF-8 replaced, redacted. */
-static json_t *line_text(const struct tool_ctx *ctx, const char *p, size_t n)
-{
-        _cleanup_free_ char *clean = NULL, *red = NULL;
-        const char *text;
-        size_t len, chars, cut = 0, c = 0;
-        int r;
-
-        clean = utf8_sanitize(p, MIN(n, (size_t) LINE_KEEP_BYTES), &len, &chars);
-        if (!clean)
-                return NULL;
-        text = clean;
-        if (len > 0) {
-                size_t rlen;
-
-                /* Redact before cutting, so a secret at the cut cannot leave a prefix behind. */
-                r = redact_text(ctx->redactor, REDACT_CODE, clean, len, &red, &rlen);
-                if (r < 0)
-                        return NULL;
-                if (r > 0) {
-                        text = red;
-                        len = rlen;
-                }
-        }
-        while (cut < len && c < LINE_CHARS_MAX) {
-                cut++;
-                while (cut < len && ((unsigned char) text[cut] & 0xC0) == 0x80)
-                        cut++;
-                c++;
-        }
-        return tool_json_string(text, cut);
-}
 
 /* --- scanning one file --- */
 
@@ -99,13 +57,10 @@ static int emit(struct scan *sc, uint64_t line, const char *p, size_t n)
         if (!sc->extract)
                 return 0;
         if (idx >= sc->from && idx < sc->to) {
-                json_auto_t *o = json_object();
+                int r = sc->emit(sc->userdata, line, p, n);
 
-                if (!o || tool_json_set(o, "path", tool_json_str(sc->display)) < 0 ||
-                    tool_json_set(o, "line", json_integer((json_int_t) line)) < 0 ||
-                    tool_json_set(o, "content", line_text(sc->t->s->ctx, p, n)) < 0 ||
-                    json_array_append(sc->out, o) < 0)
-                        return -ENOMEM;
+                if (r < 0)
+                        return r;
         }
         if (sc->entries >= sc->to)
                 sc->search_done = sc->read_done = true;

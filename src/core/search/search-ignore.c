@@ -10,7 +10,7 @@
  * memcmp, which is what most entries against most rules come to.
  */
 
-#include "core/tools/search-ignore.h"
+#include "core/search/search-ignore.h"
 
 #include <errno.h>
 #include <fcntl.h>

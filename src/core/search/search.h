@@ -2,17 +2,16 @@
 #pragma once
 
 /*
- * What the parts of search_files share (not part of the tools module's API; the tool is
- * tool_def_search_files, tool.h):
+ * The search engine behind the search_files tool (core/tools/search-files.c: the arguments,
+ * pass 1's records, the walk's callbacks, paths, pass 2 and the result JSON):
  *
- *   search-files.c  the arguments, pass 1's records (the bounded heap and the totals), the
- *                   walk's callbacks, paths, pass 2 and the result
  *   search-match.c  the pattern (a literal, or PCRE2 with a required-literal prefilter) and
  *                   the next matching line of a buffer
  *   search-scan.c   a walker thread's state and the scan of one file: chunks, line numbers,
- *                   context lines, and the entries of a page (pass 2)
+ *                   context lines, and the entries of a page (pass 2), handed to the caller
  *
- * The directory walk is search-walk.h, the ignore rules search-ignore.h.
+ * The directory walk is search-walk.h, the ignore rules search-ignore.h. Below the tools: a
+ * call's deadline and cancel fd come as values, its result is built by the caller.
  */
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -26,8 +25,9 @@
 #include <pcre2.h>
 
 #include "basic/macro.h"
+#include "basic/time-util.h"
 
-struct tool_ctx;
+struct redactor;
 
 /* Context lines before and after a match at most. */
 #define SEARCH_CONTEXT_MAX 100
@@ -62,7 +62,9 @@ struct rec {
 };
 
 struct search {
-        const struct tool_ctx *ctx;
+        usec_t deadline;                 /* CLOCK_MONOTONIC; USEC_INFINITY when none */
+        int cancel_fd;                   /* POLLIN once cancelled; -1 when none */
+        const struct redactor *redactor; /* for the caller's result lines; may be NULL */
         enum mode mode;
         struct matcher m;
         unsigned context;
@@ -93,9 +95,10 @@ struct scan {
         bool first_only; /* files_only: one match decides */
         /* extraction (pass 2) */
         bool extract;
-        uint64_t from, to; /* entries with these indices go to out */
-        json_t *out;
-        const char *display;
+        uint64_t from, to; /* entries with these indices go to emit() */
+        /* Entry @line (its text p[0..n), no '\n') of the page: 0 or -ENOMEM. */
+        int (*emit)(void *userdata, uint64_t line, const char *p, size_t n);
+        void *userdata;
         /* results */
         uint64_t entries; /* matching lines plus context lines */
         uint64_t lines;   /* matching lines */
@@ -113,20 +116,20 @@ struct scan {
         bool buf0_mid;      /* buf[0] is not a line start */
 };
 
-/* {"total_count": 0, "error": msg}, the seed's SearchResult error shape. */
-_must_check_ int search_error_result(json_t **ret, const char *msg);
-
-/* The execution's deadline passed or it was cancelled (the cancel fd is readable). */
-bool search_interrupted(const struct tool_ctx *ctx);
+/* s->deadline passed or the search was cancelled (s->cancel_fd is readable). */
+bool search_interrupted(const struct search *s);
 /*
  * Called before each regex call and each chunk read: a long search of one file (a huge file,
  * a slow regex on many lines) still notices the deadline and the cancel fd.
  */
 bool search_should_stop(struct scan_thread *t);
 
-/* Compile @pattern. Returns 0, -ENOMEM, or -EINVAL with the message for the caller in *ret. */
+/*
+ * Compile @pattern. Returns 0, -ENOMEM, or -EINVAL with the message for the caller in
+ * *ret_msg (caller frees).
+ */
 _must_check_ int search_matcher_init(struct matcher *m, const char *pattern, size_t n,
-                                     json_t **ret);
+                                     char **ret_msg);
 void search_matcher_release(struct matcher *m);
 
 /* End of the line holding @p: its '\n', or @end. */

@@ -9,7 +9,7 @@
  * refused too.
  */
 
-#include "core/tools/file-safety.h"
+#include "core/fs/file-safety.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "basic/macro.h"
-#include "core/tools/tool.h"
+#include "core/fs/path-resolve.h"
 
 /* Symlink hops file_safety_realpath() follows by hand before giving up (the kernel's limit). */
 #define MAX_SYMLINK_HOPS 40
@@ -211,24 +211,6 @@ bool file_safety_is_sensitive_path(const char *resolved, const char *normalized)
                                 return true;
         }
         return false;
-}
-
-int tool_path_check(const struct tool_ctx *ctx, const char *path, struct tool_path *ret,
-                    json_t **ret_result)
-{
-        int r;
-
-        r = tool_path_init(ctx, path, ret);
-        if (r < 0)
-                return r;
-        if (!tool_path_is_sensitive(ret))
-                return 0;
-        /* The seed's text, word for word: it names the argument as given. */
-        *ret_result = tool_error_new("Refusing to write to sensitive system path: %s\n"
-                                     "Use the terminal tool with sudo if you need to modify "
-                                     "system files.",
-                                     path);
-        return *ret_result ? 1 : -ENOMEM;
 }
 
 int file_safety_normpath(const char *path, char **ret)
@@ -430,7 +412,8 @@ static int denied_for_home(const char *resolved, const char *home)
         return 0;
 }
 
-static int outside_safe_roots(const struct tool_ctx *ctx, const char *resolved, const char *roots)
+static int outside_safe_roots(const char *cwd, char *const *env, const char *resolved,
+                              const char *roots)
 {
         _cleanup_free_ char *copy = strdup(roots);
         char *s, *save = NULL;
@@ -441,7 +424,7 @@ static int outside_safe_roots(const struct tool_ctx *ctx, const char *resolved, 
                 return -ENOMEM;
         for (s = strtok_r(copy, ":", &save); s && n < SAFE_ROOTS_MAX;
              s = strtok_r(NULL, ":", &save), n++) {
-                _cleanup_free_ char *abs = tool_resolve_path(ctx, s), *root = NULL;
+                _cleanup_free_ char *abs = fs_resolve_path(cwd, env, s), *root = NULL;
 
                 if (!abs)
                         return -ENOMEM;
@@ -454,7 +437,7 @@ static int outside_safe_roots(const struct tool_ctx *ctx, const char *resolved, 
         return any ? 1 : 0;
 }
 
-int file_safety_write_denied(const struct tool_ctx *ctx, const char *abs_path)
+int file_safety_write_denied(const char *cwd, char *const *env, const char *abs_path)
 {
         _cleanup_free_ char *resolved = NULL, *home_env = NULL, *home_pw = NULL;
         _cleanup_free_ char *hermes_home = NULL;
@@ -471,10 +454,10 @@ int file_safety_write_denied(const struct tool_ctx *ctx, const char *abs_path)
                 _cleanup_free_ char *h1 = NULL, *h2 = NULL;
 
                 /* Only -ENOENT (no home known) besides -ENOMEM: that home is then skipped. */
-                r = tool_home_dir(ctx, &h1);
+                r = fs_home_dir(env, &h1);
                 if (r == -ENOMEM)
                         return r;
-                r = tool_real_home_dir(&h2);
+                r = fs_real_home_dir(&h2);
                 if (r == -ENOMEM)
                         return r;
                 if (h1 && h1[0] == '/' && file_safety_realpath(h1, &home_env) < 0)
@@ -489,9 +472,9 @@ int file_safety_write_denied(const struct tool_ctx *ctx, const char *abs_path)
                         return 1;
 
         /* The agent's own secrets file, <HERMES_HOME>/.env (default ~/.hermes). */
-        hh = tool_env_get(ctx, "HERMES_HOME");
+        hh = fs_env_get(env, "HERMES_HOME");
         if (hh && *hh)
-                hermes_home = tool_resolve_path(ctx, hh);
+                hermes_home = fs_resolve_path(cwd, env, hh);
         else if (home_env)
                 (void) join2(home_env, ".hermes", &hermes_home);
         if (hermes_home && hermes_home[0] == '/') {
@@ -519,8 +502,8 @@ int file_safety_write_denied(const struct tool_ctx *ctx, const char *abs_path)
                         return 1;
         }
 
-        roots = tool_env_get(ctx, "HERMES_WRITE_SAFE_ROOT");
+        roots = fs_env_get(env, "HERMES_WRITE_SAFE_ROOT");
         if (roots && *roots)
-                return outside_safe_roots(ctx, resolved, roots);
+                return outside_safe_roots(cwd, env, resolved, roots);
         return 0;
 }

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Check that the include graph of src/ keeps the layers of docs/ARCHITECTURE.md.
+
+A module is a directory: src/basic, src/cli, src/core/<name>. Every `#include "..."` of
+every .c and .h under src/ is an edge from the including file's module to the included
+file's module. The check fails (exit status 1, one line per violation) on:
+
+  - basic including core or cli, core including cli;
+  - the engines (core/edit, core/search, core/fs) including core/tools or core/rpc;
+  - core/tools including core/rpc;
+  - any cycle between modules (directories);
+  - inside a module, any cycle between its parts. A part is a family of files sharing the
+    first word of their name (tool.h + tool-util.c, v4a.h + v4a-parse.c + v4a-hunk.c, the
+    search-*.c); part A needs part B when a .c of A calls a function a .c of B defines.
+    Two parts needing each other (file-safety.c calling tool-util.c calling file-safety.c)
+    is the circle this catches: the shared piece belongs in the lower part;
+  - a header declaring functions that another part of its module defines (lint.h declaring
+    write-file.c's writes, so write-file.c includes lint.h and lint.c the other way round):
+    each part declares its own functions. The module's own header (exec/exec.h, cli/cli.h)
+    may declare those of all its parts.
+
+Usage: check-layers.py [SOURCE_ROOT]   (default: the repository this script is in)
+Prints the module graph with -v.
+"""
+
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+# (module prefix of the includer, module prefix it must not include, why)
+FORBIDDEN = [
+    ("basic", "core/", "basic is libc-only: it never includes core"),
+    ("basic", "cli", "basic never includes cli"),
+    ("core/", "cli", "core never includes cli"),
+    ("core/edit", "core/tools", "the editing engine never includes the tools"),
+    ("core/edit", "core/rpc", "the editing engine never includes rpc"),
+    ("core/search", "core/tools", "the search engine never includes the tools"),
+    ("core/search", "core/rpc", "the search engine never includes rpc"),
+    ("core/fs", "core/tools", "path safety never includes the tools"),
+    ("core/fs", "core/rpc", "path safety never includes rpc"),
+    ("core/tools", "core/rpc", "a tool never includes rpc: rpc reaches tools through the registry"),
+]
+
+
+def module_of(rel):
+    """'core/tools/tool.h' -> 'core/tools'; 'basic/buf.h' -> 'basic'; 'cli/x.c' -> 'cli'."""
+    parts = rel.split("/")
+    if parts[0] == "core" and len(parts) > 2:
+        return "core/" + parts[1]
+    return parts[0]
+
+
+DEFINITION = re.compile(
+    r"^(?!static\b|typedef\b|struct\b[^(]*;|extern\b)[A-Za-z_][\w \t*]*?[\s*](\w+)\(([^;{}]*?)\)"
+    r"\s*(?:_\w+_(?:\([^)]*\))?\s*|__attribute__\(\(.*?\)\)\s*)*\{", re.M | re.S)
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
+IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def family_of(rel):
+    """'core/tools/file-safety.c' -> 'file'; 'core/tools/tool-util.c' -> 'tool'."""
+    return os.path.basename(rel).split(".")[0].split("-")[0]
+
+
+def part_cycles(texts):
+    """Cycles between the parts (file families) of each module, from calls to definitions."""
+    defined = {}  # function -> (module, family)
+    for rel, text in texts.items():
+        if rel.endswith(".c"):
+            for name, _ in DEFINITION.findall(COMMENT.sub("", text)):
+                defined.setdefault(name, (module_of(rel), family_of(rel), rel))
+    needs = {}  # (module, family) -> {(module, family): "a.c calls f() of b.c"}
+    for rel, text in texts.items():
+        if not rel.endswith(".c"):
+            continue
+        me = (module_of(rel), family_of(rel))
+        body = STRING.sub('""', COMMENT.sub("", text))
+        for ident in sorted(set(IDENT.findall(body))):
+            d = defined.get(ident)
+            if d and d[0] == me[0] and d[1] != me[1]:
+                needs.setdefault(me, {}).setdefault((d[0], d[1]),
+                                                     f"{rel} calls {ident}() of {d[2]}")
+    return needs, defined
+
+
+def foreign_declarations(texts, defined):
+    """Functions a header declares that a .c of another part of its module defines."""
+    out = []
+    for rel, text in sorted(texts.items()):
+        if not rel.endswith(".h"):
+            continue
+        mod, fam = module_of(rel), family_of(rel)
+        if os.path.basename(rel) == os.path.basename(mod) + ".h":
+            continue  # the module's facade
+        body = STRING.sub('""', COMMENT.sub("", text))
+        for name in sorted(set(re.findall(r"\b(\w+)\s*\(", body))):
+            d = defined.get(name)
+            if d and d[0] == mod and d[1] != fam:
+                out.append(f"header: {rel} declares {name}() of {d[2]} (another part)")
+    return out
+
+
+def matches(module, prefix):
+    return module == prefix.rstrip("/") or module.startswith(prefix) if prefix.endswith("/") \
+        else module == prefix
+
+
+def main(argv):
+    verbose = "-v" in argv
+    args = [a for a in argv[1:] if a != "-v"]
+    root = args[0] if args else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    src = os.path.join(root, "src")
+
+    edges = {}  # (from module, to module) -> first "file: include" seen
+    texts = {}
+    for dirpath, _, files in os.walk(src):
+        for f in sorted(files):
+            if not f.endswith((".c", ".h")):
+                continue
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, src)
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+            texts[rel] = text
+            for inc in INCLUDE.findall(text):
+                if not os.path.exists(os.path.join(src, inc)):
+                    continue  # generated (ptc-version.h) or include/ptc/: not a module
+                a, b = module_of(rel), module_of(inc)
+                if a != b:
+                    edges.setdefault((a, b), f"{rel}: #include \"{inc}\"")
+
+    errors = []
+    for (a, b), where in sorted(edges.items()):
+        for frm, to, why in FORBIDDEN:
+            if matches(a, frm) and matches(b, to) and not (frm == "core/" and to == "core/"):
+                errors.append(f"layer: {a} -> {b} ({why}): {where}")
+
+    # Cycles between modules: strongly connected components of more than one module.
+    graph = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    for comp in sccs_of(graph):
+        inner = [f"{a} -> {b} ({edges[(a, b)]})" for (a, b) in sorted(edges)
+                 if a in comp and b in comp]
+        errors.append("cycle between modules " + ", ".join(comp) + ":\n    " +
+                      "\n    ".join(inner))
+
+    # Cycles between the parts of one module.
+    needs, defined = part_cycles(texts)
+    errors += foreign_declarations(texts, defined)
+    pgraph = {}
+    for a, bs in needs.items():
+        pgraph.setdefault(a, set()).update(bs)
+        for b in bs:
+            pgraph.setdefault(b, set())
+    for comp in sccs_of(pgraph):
+        inner = [f"{needs[a][b]}" for a in comp for b in sorted(needs.get(a, {})) if b in comp]
+        errors.append(f"cycle between parts of {comp[0][0]}: " +
+                      ", ".join(f[1] + "*" for f in comp) + ":\n    " + "\n    ".join(inner))
+
+    if verbose:
+        for v in sorted(graph):
+            print(f"{v} -> {', '.join(sorted(graph[v])) or '(nothing)'}")
+        for v in sorted(pgraph):
+            if pgraph[v]:
+                print(f"  {v[0]}: {v[1]}* -> " + ", ".join(b[1] + "*" for b in sorted(pgraph[v])))
+    for e in errors:
+        print(e)
+    if errors:
+        print(f"check-layers: {len(errors)} violation(s)", file=sys.stderr)
+        return 1
+    print(f"check-layers: {len(graph)} modules, {len(edges)} module edges, no violations")
+    return 0
+
+
+def sccs_of(graph):
+    """Strongly connected components of more than one node (Tarjan), each sorted."""
+    index, low, on, stack, sccs, counter = {}, {}, set(), [], [], [0]
+
+    def strongconnect(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                strongconnect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                sccs.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            strongconnect(v)
+    return sccs
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Running a helper process as the terminal tool does (terminal.c): also used by lint.c for the
+ * Python linter. Any thread.
+ */
+
+#include <stdbool.h>
+
+#include "basic/macro.h"
+#include "basic/time-util.h"
+
+struct capture;
+
+struct sandbox_opts; /* core/sandbox/sandbox.h */
+
+struct tool_process {
+        const char *path;          /* executable, absolute */
+        const char *fallback_path; /* tried when @path does not exist (ENOENT); may be NULL */
+        char *const *argv;         /* borrowed */
+        char *const *envp;         /* borrowed; NULL = empty environment */
+        const char *cwd;           /* NULL = "/" */
+        int stdin_fd;              /* -1 = /dev/null */
+        bool merge_stderr;         /* stderr into the output pipe; else /dev/null */
+        usec_t deadline;           /* CLOCK_MONOTONIC; USEC_INFINITY = none */
+        int cancel_fd;             /* POLLIN = cancel; -1 = none */
+        struct capture *output;    /* where the output goes; NULL = discarded */
+        /*
+         * Start it as pid 1 of new pid and mount namespaces with a fresh /proc: it sees its
+         * own processes only, never ptc (root only: unprivileged, a pid namespace needs a
+         * user namespace, which would change file ownership and break sudo). Where the
+         * kernel refuses (a container, no CAP_SYS_ADMIN), a plain start, once and for all.
+         */
+        bool own_pid_namespace;
+        /*
+         * Confine it in the script's sandbox instead (terminal.isolation: strict): path,
+         * argv, envp, cwd and the limits come from here, the stdio fds are set by
+         * tool_process_run(). Borrowed; NULL = not confined.
+         */
+        const struct sandbox_opts *sandbox;
+};
+
+struct tool_process_result {
+        int exit_code; /* exit status, or -signal as Python's returncode */
+        bool timed_out;
+        bool cancelled;
+        char error[512]; /* when it could not start: why, if more is known than the errno */
+};
+
+/*
+ * Run the process in its own session with a clean signal state, feed its
+ * output into o->output until it exits and the pipe is drained, and reap it.
+ * At the deadline the process group gets SIGTERM, one second of grace, then
+ * SIGKILL; on cancel SIGKILL at once. When the process exits, what is left of
+ * its process group is killed too. Returns 0 (the result is in @ret) or -errno
+ * when it could not be started (exec and chdir errors included).
+ */
+_must_check_ int tool_process_run(const struct tool_process *o, struct tool_process_result *ret);
