@@ -12,7 +12,9 @@
 #        define CLONE_NEWTIME 0x00000080 /* Linux 5.6 */
 #endif
 
-/* clone(2) takes its flags first, except on s390 (CLONE_BACKWARDS2), where the stack comes first.
+/*
+ * clone(2) takes its flags first, except on s390 (CLONE_BACKWARDS2), where the stack comes
+ * first.
  */
 #if defined(__s390__)
 #        define CLONE_FLAGS_ARG 1

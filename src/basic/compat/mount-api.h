@@ -26,8 +26,10 @@
 #        define AT_RECURSIVE 0x8000
 #endif
 
-/* MOUNT_ATTR_* and struct mount_attr for mount_setattr(2), under names of their own so they
- * never clash with <linux/mount.h>, which <sys/mount.h> cannot be included with. */
+/*
+ * MOUNT_ATTR_* and struct mount_attr for mount_setattr(2), under names of their own so they
+ * never clash with <linux/mount.h>, which <sys/mount.h> cannot be included with.
+ */
 #define SB_MOUNT_ATTR_RDONLY 0x00000001
 #define SB_MOUNT_ATTR_NOSUID 0x00000002
 #define SB_MOUNT_ATTR_NODEV 0x00000004

@@ -13,8 +13,10 @@
 
 #include "basic/macro.h"
 
-/* pidfd_open(2), close-on-exec. The fd (caller closes) or -errno (ENOSYS before Linux 5.3 and
- * under valgrind). */
+/*
+ * pidfd_open(2), close-on-exec. The fd (caller closes) or -errno (ENOSYS before Linux 5.3 and
+ * under valgrind).
+ */
 _must_check_ static inline int pidfd_open_compat(pid_t pid)
 {
 #ifdef SYS_pidfd_open
