@@ -127,25 +127,25 @@ struct mcp_client {
 /* ---- mcp-transport.c ---- */
 
 /* Add one to / consume the counter of eventfd @fd; errors ignored (see the definitions). */
-void efd_signal(int fd);
-void efd_drain(int fd);
+void mcp_efd_signal(int fd);
+void mcp_efd_drain(int fd);
 /*
  * Record the server's exit status if it has exited, without reaping it (takes c->lock);
  * true when it has exited.
  */
-bool note_exit(struct mcp_client *c);
+bool mcp_note_exit(struct mcp_client *c);
 /*
  * "exited with status N" / "killed by signal N" in @out, or NULL while the status is
  * unknown (takes c->lock).
  */
-const char *status_text(struct mcp_client *c, char *out, size_t n);
+const char *mcp_status_text(struct mcp_client *c, char *out, size_t n);
 /*
  * Write @msg as one line to the server's stdin before @deadline; -errno, and the client
  * goes dead on a broken pipe.
  */
-int send_message(struct mcp_client *c, json_t *msg, usec_t deadline);
+int mcp_send_message(struct mcp_client *c, json_t *msg, usec_t deadline);
 /* The reader thread (pthread_create's start routine, @arg the client). */
-void *reader_main(void *arg);
+void *mcp_reader_main(void *arg);
 
 /* ---- mcp-jsonrpc.c ---- */
 
@@ -153,12 +153,12 @@ void *reader_main(void *arg);
  * Bytes from the server's stdout: split into lines, each a JSON-RPC message (reader
  * thread only).
  */
-void feed_stdout(struct mcp_client *c, const char *p, size_t n);
+void mcp_feed_stdout(struct mcp_client *c, const char *p, size_t n);
 /* Free @p (its eventfd and answer); returns NULL. */
-struct pending *pending_free(struct pending *p);
+struct pending *mcp_pending_free(struct pending *p);
 /*
  * Send request @method with @params (borrowed) and wait for its answer until @deadline or
  * until @cancel_fd is readable; see the definition for the error codes.
  */
-int request(struct mcp_client *c, const char *method, json_t *params, usec_t deadline,
-            int cancel_fd, json_t **ret);
+int mcp_request(struct mcp_client *c, const char *method, json_t *params, usec_t deadline,
+                int cancel_fd, json_t **ret);

@@ -69,7 +69,7 @@ _printf_(2, 3) static int error_result(json_t **ret, const char *fmt, ...)
 static int not_running_result(struct mcp_client *c, json_t **ret)
 {
         char st[64];
-        const char *s = status_text(c, st, sizeof(st));
+        const char *s = mcp_status_text(c, st, sizeof(st));
 
         if (s)
                 return error_result(ret, "mcp server '%s' is not running (%s)", c->name, s);
@@ -179,7 +179,7 @@ int mcp_client_call(struct mcp_client *c, const char *tool, json_t *args, usec_t
         params = json_pack("{s:s, s:O}", "name", tool, "arguments", args);
         if (!params)
                 return -ENOMEM;
-        r = request(c, "tools/call", params, deadline, cancel_fd, &answer);
+        r = mcp_request(c, "tools/call", params, deadline, cancel_fd, &answer);
         switch (r) {
         case 0:
                 return map_answer(c, tool, answer, ret);
@@ -345,9 +345,9 @@ static int exited_diag(struct mcp_client *c, usec_t deadline, struct diag *reter
                         k = poll(&pfd, 1, poll_timeout_ms(deadline));
                 while (k < 0 && errno == EINTR);
                 if (k > 0)
-                        (void) note_exit(c);
+                        (void) mcp_note_exit(c);
         } else {
-                (void) note_exit(c);
+                (void) mcp_note_exit(c);
         }
         pthread_mutex_lock(&c->lock);
         known = c->status_known;
@@ -407,7 +407,7 @@ static int initialize(struct mcp_client *c, usec_t budget, usec_t deadline, stru
         note = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized");
         if (!params || !note)
                 return diag_set(reterr, -ENOMEM, "mcp server '%s': out of memory", c->name);
-        r = request(c, "initialize", params, deadline, -1, &answer);
+        r = mcp_request(c, "initialize", params, deadline, -1, &answer);
         if (r < 0)
                 return request_diag(c, "initialize", r, budget, deadline, reterr);
         if (json_is_object(json_object_get(answer, "error")))
@@ -425,7 +425,7 @@ static int initialize(struct mcp_client *c, usec_t budget, usec_t deadline, stru
                                 "2025-11-25, 2025-06-18 and 2025-03-26)",
                                 c->name, json_string_value(version));
 
-        r = send_message(c, note, deadline);
+        r = mcp_send_message(c, note, deadline);
         if (r == -EPIPE)
                 return exited_diag(c, deadline, reterr);
         if (r < 0)
@@ -449,7 +449,7 @@ static int list_tools(struct mcp_client *c, usec_t budget, usec_t deadline, stru
                 params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
                 if (!params)
                         return diag_set(reterr, -ENOMEM, "mcp server '%s': out of memory", c->name);
-                r = request(c, "tools/list", params, deadline, -1, &answer);
+                r = mcp_request(c, "tools/list", params, deadline, -1, &answer);
                 if (r < 0)
                         return request_diag(c, "tools/list", r, budget, deadline, reterr);
                 if (json_is_object(json_object_get(answer, "error"))) {
@@ -578,7 +578,7 @@ int mcp_client_start(const struct mcp_server_config *cfg, char *const *env, usec
         err_w = safe_close(err_w);
         atomic_store(&c->alive, true);
 
-        r = -pthread_create(&c->reader, NULL, reader_main, c);
+        r = -pthread_create(&c->reader, NULL, mcp_reader_main, c);
         if (r < 0)
                 return diag_set(reterr, r, "mcp server '%s': cannot start its reader thread: %s",
                                 c->name, strerror(-r));
@@ -642,7 +642,7 @@ struct mcp_client *mcp_client_free(struct mcp_client *c)
                         ;
         }
         if (c->reader_started) {
-                efd_signal(c->stop_fd);
+                mcp_efd_signal(c->stop_fd);
                 pthread_join(c->reader, NULL);
         }
         if (atomic_load(&c->n_malformed) > 0 || atomic_load(&c->n_oversized) > 0)
@@ -654,7 +654,7 @@ struct mcp_client *mcp_client_free(struct mcp_client *c)
                 struct pending *p = c->pending;
 
                 c->pending = p->next;
-                pending_free(p);
+                mcp_pending_free(p);
         }
         for (size_t i = 0; i < c->n_tools; i++) {
                 free(c->tools[i].name);

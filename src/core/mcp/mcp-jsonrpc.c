@@ -117,7 +117,7 @@ static void deliver(struct mcp_client *c, int64_t id, json_t *msg, bool oversize
                 p->answer = json_incref(msg);
                 p->oversized = oversized;
                 p->done = true;
-                efd_signal(p->efd);
+                mcp_efd_signal(p->efd);
                 break;
         }
         pthread_mutex_unlock(&c->lock);
@@ -138,7 +138,7 @@ static void answer_server_request(struct mcp_client *c, json_t *id, const char *
                                  "code", JSONRPC_METHOD_NOT_FOUND, "message", "Method not found");
         if (!resp)
                 return;
-        if (send_message(c, resp, now_usec() + REPLY_WRITE_USEC) < 0) {
+        if (mcp_send_message(c, resp, now_usec() + REPLY_WRITE_USEC) < 0) {
                 /* The server is gone or not reading: it will not miss the answer. */
         }
 }
@@ -183,7 +183,7 @@ static void line_done(struct mcp_client *c)
                 buf_reset(&c->line);
 }
 
-void feed_stdout(struct mcp_client *c, const char *p, size_t n)
+void mcp_feed_stdout(struct mcp_client *c, const char *p, size_t n)
 {
         while (n > 0) {
                 const char *nl = memchr(p, '\n', n);
@@ -217,7 +217,7 @@ void feed_stdout(struct mcp_client *c, const char *p, size_t n)
 
 /* ---- requests ---- */
 
-struct pending *pending_free(struct pending *p)
+struct pending *mcp_pending_free(struct pending *p)
 {
         if (!p)
                 return NULL;
@@ -244,7 +244,7 @@ static int send_cancelled(struct mcp_client *c, int64_t id, const char *reason)
 
         if (!msg)
                 return -ENOMEM;
-        return send_message(c, msg, now_usec() + CANCEL_WRITE_USEC);
+        return mcp_send_message(c, msg, now_usec() + CANCEL_WRITE_USEC);
 }
 
 /*
@@ -255,8 +255,8 @@ static int send_cancelled(struct mcp_client *c, int64_t id, const char *reason)
  * timeout and cancel the server gets notifications/cancelled, except for
  * initialize, which MCP forbids cancelling.
  */
-int request(struct mcp_client *c, const char *method, json_t *params, usec_t deadline,
-            int cancel_fd, json_t **ret)
+int mcp_request(struct mcp_client *c, const char *method, json_t *params, usec_t deadline,
+                int cancel_fd, json_t **ret)
 {
         json_auto_t *msg = NULL;
         struct pending *p;
@@ -280,21 +280,21 @@ int request(struct mcp_client *c, const char *method, json_t *params, usec_t dea
         p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (p->efd < 0) {
                 r = -errno;
-                pending_free(p);
+                mcp_pending_free(p);
                 return r;
         }
 
         pthread_mutex_lock(&c->lock);
         if (c->dead) {
                 pthread_mutex_unlock(&c->lock);
-                pending_free(p);
+                mcp_pending_free(p);
                 return -ESRCH;
         }
         p->next = c->pending;
         c->pending = p;
         pthread_mutex_unlock(&c->lock);
 
-        r = send_message(c, msg, deadline);
+        r = mcp_send_message(c, msg, deadline);
         if (r == -EPIPE)
                 r = -ESRCH;
 
@@ -327,7 +327,7 @@ int request(struct mcp_client *c, const char *method, json_t *params, usec_t dea
                         break;
                 }
                 if (k > 0 && pfd[0].revents)
-                        efd_drain(p->efd);
+                        mcp_efd_drain(p->efd);
                 if (k == 0 && now_usec() >= deadline)
                         r = -ETIMEDOUT;
         }
@@ -346,6 +346,6 @@ int request(struct mcp_client *c, const char *method, json_t *params, usec_t dea
                         /* The server is gone or not reading: nothing to cancel there. */
                 }
         }
-        pending_free(p);
+        mcp_pending_free(p);
         return r;
 }

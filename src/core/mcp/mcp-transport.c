@@ -18,7 +18,7 @@
 
 #include "core/mcp/mcp-client-internal.h"
 
-void efd_signal(int fd)
+void mcp_efd_signal(int fd)
 {
         uint64_t one = 1;
 
@@ -26,7 +26,7 @@ void efd_signal(int fd)
         (void) !write(fd, &one, sizeof(one));
 }
 
-void efd_drain(int fd)
+void mcp_efd_drain(int fd)
 {
         uint64_t v;
 
@@ -37,7 +37,7 @@ void efd_drain(int fd)
 
 /* Record the exit status if the server has exited, without reaping it (mcp_client_free()
  * reaps, after killing the group that the zombie's pid still names). */
-bool note_exit(struct mcp_client *c)
+bool mcp_note_exit(struct mcp_client *c)
 {
         siginfo_t si = {};
 
@@ -65,14 +65,14 @@ static void mark_dead(struct mcp_client *c)
                 c->dead = true;
                 atomic_store(&c->alive, false);
                 for (struct pending *p = c->pending; p; p = p->next)
-                        efd_signal(p->efd);
-                efd_signal(c->dead_fd);
+                        mcp_efd_signal(p->efd);
+                mcp_efd_signal(c->dead_fd);
         }
         pthread_mutex_unlock(&c->lock);
 }
 
 /* "exited with status 1", "killed by signal 9", or NULL while unknown. */
-const char *status_text(struct mcp_client *c, char *out, size_t n)
+const char *mcp_status_text(struct mcp_client *c, char *out, size_t n)
 {
         const char *r = NULL;
 
@@ -142,7 +142,7 @@ static int lock_until(pthread_mutex_t *m, usec_t deadline)
  * broken and the client is marked dead); -EPIPE when the server is gone
  * (the client is marked dead); -ENOMEM.
  */
-int send_message(struct mcp_client *c, json_t *msg, usec_t deadline)
+int mcp_send_message(struct mcp_client *c, json_t *msg, usec_t deadline)
 {
         _cleanup_free_ char *s = NULL;
         size_t len, off = 0;
@@ -267,7 +267,7 @@ static ssize_t read_some(int fd, char *chunk)
         return k;
 }
 
-void *reader_main(void *arg)
+void *mcp_reader_main(void *arg)
 {
         struct mcp_client *c = arg;
         _cleanup_free_ char *chunk = malloc(READ_CHUNK);
@@ -305,11 +305,11 @@ void *reader_main(void *arg)
                 if (pfd[1].revents) {
                         k = read_some(c->out_fd, chunk);
                         if (k > 0) {
-                                feed_stdout(c, chunk, (size_t) k);
+                                mcp_feed_stdout(c, chunk, (size_t) k);
                         } else if (k == 0) {
                                 out_eof = true;
                                 if (exited) {
-                                        (void) note_exit(c);
+                                        (void) mcp_note_exit(c);
                                         mark_dead(c);
                                 } else {
                                         eof_deadline = now_usec() + EOF_EXIT_GRACE_USEC;
@@ -332,7 +332,7 @@ void *reader_main(void *arg)
 
                         exited = true;
                         eof_deadline = USEC_INFINITY;
-                        (void) note_exit(c);
+                        (void) mcp_note_exit(c);
                         /* Its last answers may still sit in the pipe: hand them out first. */
                         while (!out_eof && drained < EXIT_DRAIN_MAX) {
                                 k = read_some(c->out_fd, chunk);
@@ -341,7 +341,7 @@ void *reader_main(void *arg)
                                 if (k == 0)
                                         out_eof = true;
                                 else
-                                        feed_stdout(c, chunk, (size_t) k);
+                                        mcp_feed_stdout(c, chunk, (size_t) k);
                                 drained += (size_t) k;
                         }
                         mark_dead(c);

@@ -101,28 +101,28 @@ struct arena {
 };
 
 /* Free every block gumbo allocated from @a, and the arena's own slabs. */
-void arena_release(struct arena *a);
+void html_arena_release(struct arena *a);
 /*
  * Parse under the arena's budget. On failure (-ETIME, -E2BIG, -ENOMEM) the
  * caller releases the arena, which frees whatever gumbo had built.
  */
-int parse_bounded(struct arena *a, const char *html, size_t n, GumboOutput **ret);
+int html_parse_bounded(struct arena *a, const char *html, size_t n, GumboOutput **ret);
 
 /* ---- html-tree.c: tree helpers ---- */
 
-const GumboVector *node_children(const GumboNode *node);
-bool is_element(const GumboNode *node);
-bool is_html_tag(const GumboNode *node, GumboTag tag);
-const char *attr(const GumboNode *node, const char *name);
-size_t child_index(const GumboNode *parent, const GumboNode *node);
-GumboNode *next_node(const GumboNode *root, GumboNode *node, bool descend);
-bool is_dropped(const GumboNode *node);
-bool is_ws(unsigned char c);
-size_t ws_len(const char *s, size_t n);
-size_t utf8_cut(const char *s, size_t n, size_t max);
-int collect_text(GumboNode *root, bool raw, struct buf *b);
-size_t collapse_ws(char *s, size_t n);
-char *text_of(GumboNode *root);
+const GumboVector *html_node_children(const GumboNode *node);
+bool html_is_element(const GumboNode *node);
+bool html_is_tag(const GumboNode *node, GumboTag tag);
+const char *html_attr(const GumboNode *node, const char *name);
+size_t html_child_index(const GumboNode *parent, const GumboNode *node);
+GumboNode *html_next_node(const GumboNode *root, GumboNode *node, bool descend);
+bool html_is_dropped(const GumboNode *node);
+bool html_is_ws(unsigned char c);
+size_t html_ws_len(const char *s, size_t n);
+size_t html_utf8_cut(const char *s, size_t n, size_t max);
+int html_collect_text(GumboNode *root, bool raw, struct buf *b);
+size_t html_collapse_ws(char *s, size_t n);
+char *html_text_of(GumboNode *root);
 
 /* ---- html-writer.c: the Markdown writer and URLs ---- */
 
@@ -187,10 +187,10 @@ struct md {
 
 void md_raw(struct md *m, const char *s, size_t n);
 void md_str(struct md *m, const char *s);
-void write_prefixes(struct md *m, bool blank);
-void begin_content(struct md *m);
+void md_write_prefixes(struct md *m, bool blank);
+void md_begin_content(struct md *m);
 void md_break(struct md *m, int n);
-bool pend_push(struct md *m, const char *s);
+bool md_pend_push(struct md *m, const char *s);
 void md_text(struct md *m, const char *s, size_t n);
-char *resolve_url(struct md *m, const char *href);
-int set_base(struct md *m, const char *url);
+char *md_resolve_url(struct md *m, const char *href);
+int md_set_base(struct md *m, const char *url);

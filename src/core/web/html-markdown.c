@@ -88,7 +88,7 @@ static int block_level(const GumboNode *node)
 /* Around an element without state: block breaks, and a space between table cells. */
 static void plain_break(struct md *m, const GumboNode *node)
 {
-        if (is_html_tag(node, GUMBO_TAG_TD) || is_html_tag(node, GUMBO_TAG_TH))
+        if (html_is_tag(node, GUMBO_TAG_TD) || html_is_tag(node, GUMBO_TAG_TH))
                 m->space = true;
         else
                 md_break(m, block_level(node));
@@ -142,17 +142,17 @@ static void inline_code(struct md *m, GumboNode *node)
         _cleanup_buf_ struct buf b = BUF_INIT(HTML_MARKDOWN_SHORT_MAX * 16);
         size_t fence, start = 0;
 
-        if (collect_text(node, false, &b) < 0) {
+        if (html_collect_text(node, false, &b) < 0) {
                 m->err = -ENOMEM;
                 return;
         }
         if (!b.data)
                 return;
-        b.len = collapse_ws(b.data, b.len);
+        b.len = html_collapse_ws(b.data, b.len);
         if (b.len == 0)
                 return;
         fence = longest_backtick_run(b.data, b.len) + 1;
-        begin_content(m);
+        md_begin_content(m);
         write_backticks(m, fence);
         if (b.data[0] == '`' || b.data[b.len - 1] == '`')
                 md_raw(m, " ", 1);
@@ -200,19 +200,19 @@ static void code_block(struct md *m, GumboNode *node)
 {
         _cleanup_buf_ struct buf b = BUF_INIT(m->out.cap);
         char lang[33] = "";
-        const GumboVector *kids = node_children(node);
+        const GumboVector *kids = html_node_children(node);
         size_t fence, i = 0;
 
         if (m->inline_mode > 0) {
                 inline_code(m, node);
                 return;
         }
-        if (!code_language(attr(node, "class"), lang, sizeof(lang)))
+        if (!code_language(html_attr(node, "class"), lang, sizeof(lang)))
                 for (size_t k = 0; kids && k < kids->length; k++)
-                        if (is_html_tag(kids->data[k], GUMBO_TAG_CODE) &&
-                            code_language(attr(kids->data[k], "class"), lang, sizeof(lang)))
+                        if (html_is_tag(kids->data[k], GUMBO_TAG_CODE) &&
+                            code_language(html_attr(kids->data[k], "class"), lang, sizeof(lang)))
                                 break;
-        if (collect_text(node, true, &b) < 0) {
+        if (html_collect_text(node, true, &b) < 0) {
                 m->err = -ENOMEM;
                 return;
         }
@@ -225,7 +225,7 @@ static void code_block(struct md *m, GumboNode *node)
                 return;
         fence = MAX(3, longest_backtick_run(b.data, b.len) + 1);
         md_break(m, 2);
-        begin_content(m);
+        md_begin_content(m);
         write_backticks(m, fence);
         md_str(m, lang);
         while (i < b.len) {
@@ -233,24 +233,24 @@ static void code_block(struct md *m, GumboNode *node)
                 size_t e = nl ? (size_t) (nl - b.data) : b.len;
 
                 md_raw(m, "\n", 1);
-                write_prefixes(m, true);
+                md_write_prefixes(m, true);
                 md_raw(m, b.data + i, e - i);
                 i = e + 1;
         }
         md_raw(m, "\n", 1);
-        write_prefixes(m, true);
+        md_write_prefixes(m, true);
         write_backticks(m, fence);
         md_break(m, 2);
 }
 
 static void image(struct md *m, GumboNode *node)
 {
-        const char *src = attr(node, "src"), *alt = attr(node, "alt"), *lazy;
+        const char *src = html_attr(node, "src"), *alt = html_attr(node, "alt"), *lazy;
         _cleanup_free_ char *alt_c = NULL, *url = NULL;
         size_t al = 0;
 
         /* Lazy-loading pages put a placeholder in src and the image in data-src. */
-        lazy = attr(node, "data-src");
+        lazy = html_attr(node, "data-src");
         if (lazy && *lazy && (!src || !*src || strncasecmp(src, "data:", 5) == 0))
                 src = lazy;
         if (alt) {
@@ -259,20 +259,20 @@ static void image(struct md *m, GumboNode *node)
                         m->err = -ENOMEM;
                         return;
                 }
-                al = collapse_ws(alt_c, strlen(alt_c));
+                al = html_collapse_ws(alt_c, strlen(alt_c));
         }
         if (src && strncasecmp(src + strspn(src, " \t\n\r\f"), "data:image/", 11) == 0) {
-                begin_content(m);
+                md_begin_content(m);
                 md_str(m, HTML_MARKDOWN_BASE64_IMAGE_MARKER);
                 return;
         }
-        url = resolve_url(m, src);
+        url = md_resolve_url(m, src);
         if (!url) {
                 if (al > 0)
                         md_text(m, alt_c, al);
                 return;
         }
-        begin_content(m);
+        md_begin_content(m);
         md_raw(m, "![", 2);
         for (size_t i = 0; i < al; i++) {
                 if (alt_c[i] == ']' || alt_c[i] == '[' || (alt_c[i] == '|' && m->cell_mode > 0))
@@ -287,7 +287,7 @@ static void image(struct md *m, GumboNode *node)
 /* Count rows and columns of a table; false when it is layout, not data. */
 static bool table_shape(GumboNode *table, long *ret_rows, long *ret_cols)
 {
-        const GumboVector *kids = node_children(table);
+        const GumboVector *kids = html_node_children(table);
         long rows = 0, cols = 0;
         size_t budget = HTML_MARKDOWN_TABLE_SCAN_MAX;
         bool layout = false;
@@ -298,9 +298,9 @@ static bool table_shape(GumboNode *table, long *ret_rows, long *ret_cols)
                 size_t nr = 1;
                 GumboNode **rl = &k;
 
-                if (is_html_tag(k, GUMBO_TAG_THEAD) || is_html_tag(k, GUMBO_TAG_TBODY) ||
-                    is_html_tag(k, GUMBO_TAG_TFOOT)) {
-                        rv = node_children(k);
+                if (html_is_tag(k, GUMBO_TAG_THEAD) || html_is_tag(k, GUMBO_TAG_TBODY) ||
+                    html_is_tag(k, GUMBO_TAG_TFOOT)) {
+                        rv = html_node_children(k);
                         rl = (GumboNode **) rv->data;
                         nr = rv->length;
                 }
@@ -309,26 +309,26 @@ static bool table_shape(GumboNode *table, long *ret_rows, long *ret_cols)
                         const GumboVector *cv;
                         long c = 0;
 
-                        if (!is_html_tag(row, GUMBO_TAG_TR))
+                        if (!html_is_tag(row, GUMBO_TAG_TR))
                                 continue;
-                        cv = node_children(row);
+                        cv = html_node_children(row);
                         for (size_t j = 0; j < cv->length; j++) {
                                 GumboNode *cell = cv->data[j];
                                 const char *span;
                                 long s = 1;
 
-                                if (!is_html_tag(cell, GUMBO_TAG_TD) &&
-                                    !is_html_tag(cell, GUMBO_TAG_TH))
+                                if (!html_is_tag(cell, GUMBO_TAG_TD) &&
+                                    !html_is_tag(cell, GUMBO_TAG_TH))
                                         continue;
-                                span = attr(cell, "colspan");
+                                span = html_attr(cell, "colspan");
                                 if (span) {
                                         s = strtol(span, NULL, 10);
                                         s = s < 1 ? 1 : MIN(s, 64);
                                 }
                                 c += s;
-                                for (GumboNode *d = next_node(cell, cell, true); d && !layout;
-                                     d = next_node(cell, d, true)) {
-                                        if (!is_element(d))
+                                for (GumboNode *d = html_next_node(cell, cell, true); d && !layout;
+                                     d = html_next_node(cell, d, true)) {
+                                        if (!html_is_element(d))
                                                 continue;
                                         if (budget-- == 0) {
                                                 layout = true;
@@ -368,7 +368,7 @@ static bool table_shape(GumboNode *table, long *ret_rows, long *ret_cols)
 
 static void cell_open(struct md *m, struct frame *f, GumboNode *node)
 {
-        const char *span = attr(node, "colspan");
+        const char *span = html_attr(node, "colspan");
 
         f->kind = F_CELL;
         f->span = 1;
@@ -377,12 +377,12 @@ static void cell_open(struct md *m, struct frame *f, GumboNode *node)
                 f->span = f->span < 1 ? 1 : MIN(f->span, 64);
         }
         if (m->row->counter == 0) {
-                begin_content(m);
+                md_begin_content(m);
                 md_raw(m, "|", 1);
         }
         m->space = false;
         f->pend_mark = m->pend_n;
-        if (!pend_push(m, " ")) {
+        if (!md_pend_push(m, " ")) {
                 /* Cannot happen: cells are not nested in inline openers. */
         }
         m->inline_mode++;
@@ -412,7 +412,7 @@ static void row_close(struct md *m, struct frame *f)
                 md_raw(m, " |", 2);
         if (t->rows++ == 0) {
                 md_break(m, 1);
-                begin_content(m);
+                md_begin_content(m);
                 md_raw(m, "|", 1);
                 for (long i = 0; i < t->counter; i++)
                         md_raw(m, " --- |", 6);
@@ -427,7 +427,7 @@ static struct frame *parent_list(struct md *m, GumboNode *node, size_t depth)
                 return NULL;
         if (m->frames[depth - 1].kind != F_LIST)
                 return NULL;
-        if (!is_html_tag(node->parent, GUMBO_TAG_UL) && !is_html_tag(node->parent, GUMBO_TAG_OL))
+        if (!html_is_tag(node->parent, GUMBO_TAG_UL) && !html_is_tag(node->parent, GUMBO_TAG_OL))
                 return NULL;
         return &m->frames[depth - 1];
 }
@@ -442,7 +442,7 @@ static bool element_enter(struct md *m, GumboNode *node, size_t depth)
 
         if (f)
                 *f = (struct frame){0};
-        if (is_dropped(node))
+        if (html_is_dropped(node))
                 return false;
         if (node->v.element.tag_namespace != GUMBO_NAMESPACE_HTML)
                 return true;
@@ -461,7 +461,7 @@ static bool element_enter(struct md *m, GumboNode *node, size_t depth)
                         return false;
                 }
                 md_break(m, 2);
-                begin_content(m);
+                md_begin_content(m);
                 md_raw(m, "---", 3);
                 md_break(m, 2);
                 return false;
@@ -486,18 +486,18 @@ static bool element_enter(struct md *m, GumboNode *node, size_t depth)
         marker = format_marker(tag);
         if (marker) {
                 f->pend_mark = m->pend_n;
-                if (pend_push(m, marker)) {
+                if (md_pend_push(m, marker)) {
                         f->kind = F_FORMAT;
                         f->marker = marker;
                 }
                 return true;
         }
         if (tag == GUMBO_TAG_A) {
-                f->url = resolve_url(m, attr(node, "href"));
+                f->url = md_resolve_url(m, html_attr(node, "href"));
                 f->kind = F_INLINE;
                 if (f->url) {
                         f->pend_mark = m->pend_n;
-                        if (pend_push(m, "["))
+                        if (md_pend_push(m, "["))
                                 f->kind = F_LINK;
                         else
                                 f->url = mfree_str(f->url);
@@ -522,7 +522,7 @@ static bool element_enter(struct md *m, GumboNode *node, size_t depth)
         switch (tag) {
         case GUMBO_TAG_UL:
         case GUMBO_TAG_OL: {
-                const char *start = tag == GUMBO_TAG_OL ? attr(node, "start") : NULL;
+                const char *start = tag == GUMBO_TAG_OL ? html_attr(node, "start") : NULL;
 
                 md_break(m, m->list_depth > 0 ? 1 : 2);
                 f->kind = F_LIST;
@@ -568,13 +568,13 @@ static bool element_enter(struct md *m, GumboNode *node, size_t depth)
                 m->prefixes[m->nprefix++] = (struct prefix){.indent = "> "};
                 return true;
         case GUMBO_TAG_DT: {
-                size_t i = child_index(node->parent, node);
-                const GumboVector *sib = node_children(node->parent);
+                size_t i = html_child_index(node->parent, node);
+                const GumboVector *sib = html_node_children(node->parent);
                 bool after_dt = false;
 
                 while (i != SIZE_MAX && i-- > 0)
-                        if (is_element(sib->data[i])) {
-                                after_dt = is_html_tag(sib->data[i], GUMBO_TAG_DT);
+                        if (html_is_element(sib->data[i])) {
+                                after_dt = html_is_tag(sib->data[i], GUMBO_TAG_DT);
                                 break;
                         }
                 md_break(m, after_dt ? 1 : 2);
@@ -651,7 +651,7 @@ static void element_leave(struct md *m, GumboNode *node, size_t depth)
                 if (m->pend_n > f->pend_mark) {
                         /* No text: the URL is the text. */
                         m->pend_n = f->pend_mark;
-                        begin_content(m);
+                        md_begin_content(m);
                         md_raw(m, "[", 1);
                         md_str(m, f->url);
                 }
@@ -738,13 +738,13 @@ static void convert(struct md *m, GumboNode *root)
                 if (m->full || m->err)
                         return;
                 entered = node_enter(m, node, depth);
-                kids = node_children(node);
+                kids = html_node_children(node);
                 if (entered && kids && kids->length > 0) {
                         node = kids->data[0];
                         depth++;
                         continue;
                 }
-                if (entered && is_element(node))
+                if (entered && html_is_element(node))
                         element_leave(m, node, depth);
                 for (;;) {
                         GumboNode *parent;
@@ -753,15 +753,15 @@ static void convert(struct md *m, GumboNode *root)
                         if (node == root || !node->parent)
                                 return;
                         parent = node->parent;
-                        i = child_index(parent, node);
-                        kids = node_children(parent);
+                        i = html_child_index(parent, node);
+                        kids = html_node_children(parent);
                         if (i != SIZE_MAX && i + 1 < kids->length) {
                                 node = kids->data[i + 1];
                                 break;
                         }
                         node = parent;
                         depth--;
-                        if (is_element(node))
+                        if (html_is_element(node))
                                 element_leave(m, node, depth);
                         if (i == SIZE_MAX)
                                 return;
@@ -808,10 +808,10 @@ struct doc_info {
 
 static void scan_document(GumboNode *doc, struct doc_info *info)
 {
-        for (GumboNode *node = doc; node; node = next_node(doc, node, true)) {
+        for (GumboNode *node = doc; node; node = html_next_node(doc, node, true)) {
                 const char *v;
 
-                if (!is_element(node) || node->v.element.tag_namespace != GUMBO_NAMESPACE_HTML)
+                if (!html_is_element(node) || node->v.element.tag_namespace != GUMBO_NAMESPACE_HTML)
                         continue;
                 switch (node->v.element.tag) {
                 case GUMBO_TAG_TITLE:
@@ -819,11 +819,11 @@ static void scan_document(GumboNode *doc, struct doc_info *info)
                                 info->title = node;
                         break;
                 case GUMBO_TAG_META:
-                        v = attr(node, "property");
+                        v = html_attr(node, "property");
                         if (!v)
-                                v = attr(node, "name");
+                                v = html_attr(node, "name");
                         if (!info->og_title && v && strcasecmp(v, "og:title") == 0 &&
-                            attr(node, "content"))
+                            html_attr(node, "content"))
                                 info->og_title = node;
                         break;
                 case GUMBO_TAG_H1:
@@ -831,7 +831,7 @@ static void scan_document(GumboNode *doc, struct doc_info *info)
                                 info->h1 = node;
                         break;
                 case GUMBO_TAG_BASE:
-                        if (!info->base && attr(node, "href"))
+                        if (!info->base && html_attr(node, "href"))
                                 info->base = node;
                         break;
                 case GUMBO_TAG_BODY:
@@ -847,7 +847,7 @@ static void scan_document(GumboNode *doc, struct doc_info *info)
                                 info->article = node;
                         break;
                 default:
-                        v = attr(node, "role");
+                        v = html_attr(node, "role");
                         if (!info->main && v && strcasecmp(v, "main") == 0)
                                 info->main = node;
                         break;
@@ -860,20 +860,20 @@ static int find_title(const struct doc_info *info, char **ret)
         _cleanup_free_ char *t = NULL;
 
         if (info->title) {
-                t = text_of(info->title);
+                t = html_text_of(info->title);
                 if (!t)
                         return -ENOMEM;
         }
         if ((!t || !*t) && info->og_title) {
                 free(t);
-                t = strndup(attr(info->og_title, "content"), HTML_MARKDOWN_SHORT_MAX);
+                t = strndup(html_attr(info->og_title, "content"), HTML_MARKDOWN_SHORT_MAX);
                 if (!t)
                         return -ENOMEM;
-                (void) collapse_ws(t, strlen(t));
+                (void) html_collapse_ws(t, strlen(t));
         }
         if ((!t || !*t) && info->h1) {
                 free(t);
-                t = text_of(info->h1);
+                t = html_text_of(info->h1);
                 if (!t)
                         return -ENOMEM;
         }
@@ -903,9 +903,9 @@ static int convert_output(GumboOutput *out, const char *base_url, size_t max_out
         if (!m.frames)
                 return -ENOMEM;
         if (base_url)
-                r = set_base(&m, base_url);
+                r = md_set_base(&m, base_url);
         if (r >= 0 && info.base)
-                r = set_base(&m, attr(info.base, "href"));
+                r = md_set_base(&m, html_attr(info.base, "href"));
         if (r >= 0) {
                 root = info.main            ? info.main
                        : info.articles == 1 ? info.article
@@ -946,10 +946,10 @@ int html_to_markdown(const char *html, size_t n, const char *base_url, size_t ma
         if (!html)
                 html = "";
         for (;;) {
-                r = parse_bounded(&a, html, len, &out);
+                r = html_parse_bounded(&a, html, len, &out);
                 if (r >= 0)
                         break;
-                arena_release(&a);
+                html_arena_release(&a);
                 if (r == -ENOMEM)
                         return r;
                 /* Too complex (time or memory): convert a prefix instead. */
@@ -961,10 +961,10 @@ int html_to_markdown(const char *html, size_t n, const char *base_url, size_t ma
                                 *ret_title = NULL;
                         return 0;
                 }
-                len = utf8_cut(html, n, MIN(len / 2, PARSE_FALLBACK_BYTES));
+                len = html_utf8_cut(html, n, MIN(len / 2, PARSE_FALLBACK_BYTES));
         }
         r = convert_output(out, base_url, max_out, ret_markdown, ret_title);
         /* The arena owns every byte gumbo allocated; gumbo_destroy_output is not needed. */
-        arena_release(&a);
+        html_arena_release(&a);
         return r;
 }

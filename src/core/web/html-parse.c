@@ -21,7 +21,7 @@ static uint64_t cpu_now_ns(void)
         return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
-void arena_release(struct arena *a)
+void html_arena_release(struct arena *a)
 {
         while (a->slabs) {
                 struct arena_slab *s = a->slabs;
@@ -128,7 +128,7 @@ static void arena_free(void *userdata, void *p)
  * Parse under the arena's budget. On failure (-ETIME, -E2BIG, -ENOMEM) the
  * caller releases the arena, which frees whatever gumbo had built.
  */
-int parse_bounded(struct arena *a, const char *html, size_t n, GumboOutput **ret)
+int html_parse_bounded(struct arena *a, const char *html, size_t n, GumboOutput **ret)
 {
         GumboOptions opts = kGumboDefaultOptions;
 

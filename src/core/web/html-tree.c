@@ -9,7 +9,7 @@
 
 /* ---- tree helpers ---- */
 
-const GumboVector *node_children(const GumboNode *node)
+const GumboVector *html_node_children(const GumboNode *node)
 {
         switch (node->type) {
         case GUMBO_NODE_DOCUMENT:
@@ -22,31 +22,31 @@ const GumboVector *node_children(const GumboNode *node)
         }
 }
 
-bool is_element(const GumboNode *node)
+bool html_is_element(const GumboNode *node)
 {
         return node->type == GUMBO_NODE_ELEMENT || node->type == GUMBO_NODE_TEMPLATE;
 }
 
-bool is_html_tag(const GumboNode *node, GumboTag tag)
+bool html_is_tag(const GumboNode *node, GumboTag tag)
 {
-        return is_element(node) && node->v.element.tag == tag &&
+        return html_is_element(node) && node->v.element.tag == tag &&
                node->v.element.tag_namespace == GUMBO_NAMESPACE_HTML;
 }
 
-const char *attr(const GumboNode *node, const char *name)
+const char *html_attr(const GumboNode *node, const char *name)
 {
         const GumboAttribute *a;
 
-        if (!is_element(node))
+        if (!html_is_element(node))
                 return NULL;
         a = gumbo_get_attribute(&node->v.element.attributes, name);
         return a ? a->value : NULL;
 }
 
 /* The index of @node among its parent's children, or SIZE_MAX. */
-size_t child_index(const GumboNode *parent, const GumboNode *node)
+size_t html_child_index(const GumboNode *parent, const GumboNode *node)
 {
-        const GumboVector *kids = node_children(parent);
+        const GumboVector *kids = html_node_children(parent);
 
         if (!kids)
                 return SIZE_MAX;
@@ -64,16 +64,16 @@ size_t child_index(const GumboNode *parent, const GumboNode *node)
  * The node after @node in document order, staying inside @root; with
  * !descend, @node's children are skipped. NULL at the end.
  */
-GumboNode *next_node(const GumboNode *root, GumboNode *node, bool descend)
+GumboNode *html_next_node(const GumboNode *root, GumboNode *node, bool descend)
 {
-        const GumboVector *kids = descend ? node_children(node) : NULL;
+        const GumboVector *kids = descend ? html_node_children(node) : NULL;
 
         if (kids && kids->length > 0)
                 return kids->data[0];
         while (node != root && node->parent) {
                 GumboNode *parent = node->parent;
-                const GumboVector *pk = node_children(parent);
-                size_t i = child_index(parent, node);
+                const GumboVector *pk = html_node_children(parent);
+                size_t i = html_child_index(parent, node);
 
                 if (i == SIZE_MAX)
                         return NULL;
@@ -107,7 +107,7 @@ static bool is_page_level(const GumboNode *node)
         const GumboNode *p = node->parent;
 
         for (unsigned i = 0; p && i < 32; i++, p = p->parent) {
-                if (!is_element(p) || p->v.element.tag_namespace != GUMBO_NAMESPACE_HTML)
+                if (!html_is_element(p) || p->v.element.tag_namespace != GUMBO_NAMESPACE_HTML)
                         continue;
                 switch (p->v.element.tag) {
                 case GUMBO_TAG_ARTICLE:
@@ -121,11 +121,11 @@ static bool is_page_level(const GumboNode *node)
         return true;
 }
 
-bool is_dropped(const GumboNode *node)
+bool html_is_dropped(const GumboNode *node)
 {
         const char *v;
 
-        if (!is_element(node))
+        if (!html_is_element(node))
                 return false;
         if (node->v.element.tag_namespace == GUMBO_NAMESPACE_SVG)
                 return true;
@@ -166,12 +166,12 @@ bool is_dropped(const GumboNode *node)
                         break;
                 }
         }
-        if (attr(node, "hidden"))
+        if (html_attr(node, "hidden"))
                 return true;
-        v = attr(node, "aria-hidden");
+        v = html_attr(node, "aria-hidden");
         if (v && strcasecmp(v, "true") == 0)
                 return true;
-        v = attr(node, "role");
+        v = html_attr(node, "role");
         if (v && (token_in_list(v, "navigation") || token_in_list(v, "banner") ||
                   token_in_list(v, "contentinfo") || token_in_list(v, "complementary") ||
                   token_in_list(v, "search")))
@@ -179,15 +179,15 @@ bool is_dropped(const GumboNode *node)
         return false;
 }
 
-bool is_ws(unsigned char c)
+bool html_is_ws(unsigned char c)
 {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 
 /* Length of the whitespace at @s (ASCII whitespace and U+00A0), 0 if none. */
-size_t ws_len(const char *s, size_t n)
+size_t html_ws_len(const char *s, size_t n)
 {
-        if (n > 0 && is_ws((unsigned char) s[0]))
+        if (n > 0 && html_is_ws((unsigned char) s[0]))
                 return 1;
         if (n > 1 && (unsigned char) s[0] == 0xC2 && (unsigned char) s[1] == 0xA0)
                 return 2;
@@ -195,7 +195,7 @@ size_t ws_len(const char *s, size_t n)
 }
 
 /* Length of the longest prefix of @s no longer than @max that ends on a UTF-8 boundary. */
-size_t utf8_cut(const char *s, size_t n, size_t max)
+size_t html_utf8_cut(const char *s, size_t n, size_t max)
 {
         if (n <= max)
                 return n;
@@ -209,7 +209,7 @@ size_t utf8_cut(const char *s, size_t n, size_t max)
  * <br> and block boundaries into newlines (for <pre>); otherwise the result
  * is collapsed by the caller. Stops silently at the buffer's cap.
  */
-int collect_text(GumboNode *root, bool raw, struct buf *b)
+int html_collect_text(GumboNode *root, bool raw, struct buf *b)
 {
         GumboNode *node = root;
 
@@ -223,11 +223,11 @@ int collect_text(GumboNode *root, bool raw, struct buf *b)
                         size_t n = strlen(t);
                         size_t room = b->cap - b->len;
 
-                        r = buf_append(b, t, utf8_cut(t, n, room));
-                } else if (is_element(node) && node != root) {
-                        if (is_dropped(node))
+                        r = buf_append(b, t, html_utf8_cut(t, n, room));
+                } else if (html_is_element(node) && node != root) {
+                        if (html_is_dropped(node))
                                 descend = false;
-                        else if (raw && is_html_tag(node, GUMBO_TAG_BR))
+                        else if (raw && html_is_tag(node, GUMBO_TAG_BR))
                                 r = buf_append_char(b, '\n');
                         else if (raw && node->v.element.tag_namespace == GUMBO_NAMESPACE_HTML) {
                                 switch (node->v.element.tag) {
@@ -247,19 +247,19 @@ int collect_text(GumboNode *root, bool raw, struct buf *b)
                         return r;
                 if (b->len >= b->cap)
                         break;
-                node = next_node(root, node, descend);
+                node = html_next_node(root, node, descend);
         }
         return 0;
 }
 
 /* Collapse whitespace runs in @s to one space and trim; in place. Returns the new length. */
-size_t collapse_ws(char *s, size_t n)
+size_t html_collapse_ws(char *s, size_t n)
 {
         size_t r = 0, w = 0;
         bool space = false;
 
         while (r < n) {
-                size_t k = ws_len(s + r, n - r);
+                size_t k = html_ws_len(s + r, n - r);
 
                 if (k > 0) {
                         space = true;
@@ -276,14 +276,14 @@ size_t collapse_ws(char *s, size_t n)
 }
 
 /* Collapsed text of a subtree as a new string ("" when none), NULL on ENOMEM. */
-char *text_of(GumboNode *root)
+char *html_text_of(GumboNode *root)
 {
         _cleanup_buf_ struct buf b = BUF_INIT(HTML_MARKDOWN_SHORT_MAX);
 
-        if (collect_text(root, false, &b) < 0)
+        if (html_collect_text(root, false, &b) < 0)
                 return NULL;
         if (!b.data)
                 return strdup("");
-        b.len = collapse_ws(b.data, b.len);
+        b.len = html_collapse_ws(b.data, b.len);
         return buf_steal(&b, NULL);
 }

@@ -22,7 +22,7 @@ void md_raw(struct md *m, const char *s, size_t n)
                 return;
         r = buf_append(&m->out, s, n);
         if (r == -E2BIG) {
-                size_t k = utf8_cut(s, n, m->out.cap - m->out.len);
+                size_t k = html_utf8_cut(s, n, m->out.cap - m->out.len);
 
                 if (buf_append(&m->out, s, k) < 0) {
                         /* Cannot fail: k bytes fit under the cap and were reserved. */
@@ -37,7 +37,7 @@ void md_str(struct md *m, const char *s)
         md_raw(m, s, strlen(s));
 }
 
-void write_prefixes(struct md *m, bool blank)
+void md_write_prefixes(struct md *m, bool blank)
 {
         size_t n = blank ? MIN(m->blank_prefix, m->nprefix) : m->nprefix;
 
@@ -53,19 +53,19 @@ void write_prefixes(struct md *m, bool blank)
 }
 
 /* Materialise pending line breaks, prefixes, the lead, a pending space and openers. */
-void begin_content(struct md *m)
+void md_begin_content(struct md *m)
 {
         if (m->nl > 0 && m->any) {
                 for (int i = 0; i < m->nl; i++) {
                         md_raw(m, "\n", 1);
                         if (i + 1 < m->nl)
-                                write_prefixes(m, true);
+                                md_write_prefixes(m, true);
                 }
                 m->line_empty = true;
         }
         m->nl = 0;
         if (m->line_empty) {
-                write_prefixes(m, false);
+                md_write_prefixes(m, false);
                 md_str(m, m->lead);
                 m->lead[0] = 0;
                 m->line_empty = false;
@@ -94,7 +94,7 @@ void md_break(struct md *m, int n)
         m->space = false;
 }
 
-bool pend_push(struct md *m, const char *s)
+bool md_pend_push(struct md *m, const char *s)
 {
         size_t n = strlen(s);
 
@@ -183,7 +183,7 @@ void md_text(struct md *m, const char *s, size_t n)
         size_t i = 0;
 
         while (i < n && !m->full && !m->err) {
-                size_t k = ws_len(s + i, n - i), j, at;
+                size_t k = html_ws_len(s + i, n - i), j, at;
                 bool line_start;
 
                 if (k > 0) {
@@ -191,11 +191,11 @@ void md_text(struct md *m, const char *s, size_t n)
                         i += k;
                         continue;
                 }
-                for (j = i; j < n && ws_len(s + j, n - j) == 0; j++)
+                for (j = i; j < n && html_ws_len(s + j, n - j) == 0; j++)
                         ;
                 line_start = (m->line_empty || (m->nl > 0 && m->any)) && m->pend_n == 0 &&
                              m->lead[0] == 0;
-                begin_content(m);
+                md_begin_content(m);
                 if (line_start && needs_escape(s + i, j - i, &at)) {
                         md_raw(m, s + i, at);
                         md_raw(m, "\\", 1);
@@ -251,7 +251,7 @@ static char *url_for_markdown(const struct md *m, const char *u)
  * Resolve @href for output. NULL when there is nothing to link to (empty,
  * javascript:, data:, ...) or on ENOMEM (then m->err is set).
  */
-char *resolve_url(struct md *m, const char *href)
+char *md_resolve_url(struct md *m, const char *href)
 {
         _cleanup_free_ char *clean = NULL;
         char *curl_out = NULL, *res;
@@ -269,7 +269,7 @@ char *resolve_url(struct md *m, const char *href)
         for (size_t i = 0; i < n; i++)
                 if (href[i] != '\t' && href[i] != '\n' && href[i] != '\r')
                         clean[w++] = href[i];
-        while (w > 0 && is_ws((unsigned char) clean[w - 1]))
+        while (w > 0 && html_is_ws((unsigned char) clean[w - 1]))
                 w--;
         clean[w] = 0;
         href = clean + strspn(clean, " \f");
@@ -322,7 +322,7 @@ char *resolve_url(struct md *m, const char *href)
         return res;
 }
 
-int set_base(struct md *m, const char *url)
+int md_set_base(struct md *m, const char *url)
 {
         CURLU *h = m->base ? curl_url_dup(m->base) : curl_url();
         char *s = NULL;
