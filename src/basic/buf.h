@@ -32,10 +32,7 @@ struct buf {
 void buf_init(struct buf *b, size_t cap);
 /* Free the data and reset to empty (the cap is kept). NULL-safe. */
 void buf_release(struct buf *b);
-static inline void buf_releasep(struct buf *b)
-{
-        buf_release(b);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC_REF(struct buf, buf_release);
 #define _cleanup_buf_ _cleanup_(buf_releasep)
 
 /* Empty the buffer without freeing its memory. */

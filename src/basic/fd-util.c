@@ -13,6 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "basic/compat/close-range.h"
+
 int fd_ensure_stdio(void)
 {
         for (int fd = 0; fd < 3; fd++) {
@@ -202,10 +204,8 @@ static int close_fd_range(unsigned lo, unsigned hi)
 {
         struct rlimit rl;
 
-#ifdef SYS_close_range
-        if (syscall(SYS_close_range, lo, hi, 0U) == 0)
+        if (close_range_compat(lo, hi, 0U) == 0)
                 return 0;
-#endif
         if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
                 return -errno;
         for (unsigned fd = lo; fd <= hi && fd < rl.rlim_cur; fd++)

@@ -46,6 +46,35 @@
                 _fd_;            \
         })
 
+/*
+ * Cleanup functions, generated (as systemd's DEFINE_TRIVIAL_CLEANUP_FUNC): each defines
+ * `static inline void <func>p(<type> *p)` for use as _cleanup_(<func>p), or behind a
+ * _cleanup_<name>_ macro next to it. Write one by hand only when it does more than call @func.
+ *
+ * DEFINE_TRIVIAL_CLEANUP_FUNC(type, func): func(*p) unless *p is NULL (closedir, curl_free).
+ * DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(type, func): *p = func(*p), for a NULL-safe free that
+ *   returns what to leave behind (x = x_free(x) returning NULL).
+ * DEFINE_TRIVIAL_CLEANUP_FUNC_REF(type, func): func(p), for a struct released in place
+ *   (buf_release(&b)); the cleanup function is named <func>p as well.
+ */
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
+        static inline void func##p(type *p)     \
+        {                                       \
+                if (*p)                         \
+                        func(*p);               \
+        }
+#define DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(type, func) \
+        static inline void func##p(type *p)           \
+        {                                             \
+                *p = func(*p);                        \
+        }
+#define DEFINE_TRIVIAL_CLEANUP_FUNC_REF(type, func) \
+        static inline void func##p(type *p)         \
+        {                                           \
+                func(p);                            \
+        }
+
+/* By hand: free() takes any pointer, so p is a void * here. */
 static inline void freep(void *p)
 {
         free(*(void **) p);

@@ -7,18 +7,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int pidfd_open_compat(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-        /* pidfds are always close-on-exec. */
-        int fd = (int) syscall(SYS_pidfd_open, pid, 0);
-        return fd < 0 ? -errno : fd;
-#else
-        (void) pid;
-        return -ENOSYS;
-#endif
-}
-
 static int self_pidfd_value = -ENOSYS;
 static pthread_once_t self_pidfd_once = PTHREAD_ONCE_INIT;
 

@@ -7,11 +7,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "basic/compat/pidfd.h" /* pidfd_open_compat() */
 #include "basic/macro.h"
-
-/* pidfd_open(2), close-on-exec. The fd (caller closes) or -errno (ENOSYS before Linux 5.3 and
- * under valgrind). */
-_must_check_ int pidfd_open_compat(pid_t pid);
 
 /*
  * A pidfd of this process, opened once and kept (never close it): a child polls it to learn

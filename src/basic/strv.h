@@ -12,18 +12,12 @@
 #include "basic/macro.h"
 
 char **strv_free(char **l);
-static inline void strv_freep(char ***l)
-{
-        *l = strv_free(*l);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(char **, strv_free);
 #define _cleanup_strv_free_ _cleanup_(strv_freep)
 
 /* Like strv_free() but wipes each string first (secrets). */
 char **strv_free_wipe(char **l);
-static inline void strv_free_wipep(char ***l)
-{
-        *l = strv_free_wipe(*l);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(char **, strv_free_wipe);
 
 size_t strv_length(char *const *l);
 bool strv_contains(char *const *l, const char *s);

@@ -76,10 +76,7 @@ _must_check_ int mcp_client_start(const struct mcp_server_config *cfg, char *con
  * about 4 s. No mcp_client_call() may be running. NULL-safe; returns NULL.
  */
 struct mcp_client *mcp_client_free(struct mcp_client *c);
-static inline void mcp_client_freep(struct mcp_client **c)
-{
-        *c = mcp_client_free(*c);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(struct mcp_client *, mcp_client_free);
 #define _cleanup_mcp_client_ _cleanup_(mcp_client_freep)
 
 /* The server's name (the key under mcp_servers). Borrowed. */

@@ -35,10 +35,7 @@ _must_check_ int mcp_upstreams_start(const struct ptc_config *c, char *const *en
 const struct registry_extra_tool *mcp_upstreams_tools(const struct mcp_upstreams *u, size_t *ret_n);
 
 struct mcp_upstreams *mcp_upstreams_free(struct mcp_upstreams *u);
-static inline void mcp_upstreams_freep(struct mcp_upstreams **u)
-{
-        *u = mcp_upstreams_free(*u);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(struct mcp_upstreams *, mcp_upstreams_free);
 #define _cleanup_mcp_upstreams_ _cleanup_(mcp_upstreams_freep)
 
 /*

@@ -38,10 +38,7 @@ enum redact_mode {
 
 _must_check_ int redactor_new(struct redactor **ret);
 struct redactor *redactor_free(struct redactor *r);
-static inline void redactor_freep(struct redactor **r)
-{
-        *r = redactor_free(*r);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(struct redactor *, redactor_free);
 #define _cleanup_redactor_ _cleanup_(redactor_freep)
 
 /*

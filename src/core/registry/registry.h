@@ -57,10 +57,7 @@ _must_check_ int registry_new_with(const struct ptc_config *config, char *const 
                                    struct diag *reterr);
 
 struct registry *registry_free(struct registry *r);
-static inline void registry_freep(struct registry **r)
-{
-        *r = registry_free(*r);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(struct registry *, registry_free);
 #define _cleanup_registry_ _cleanup_(registry_freep)
 
 size_t registry_count(const struct registry *r);

@@ -30,11 +30,7 @@ static inline bool streq(const char *a, const char *b)
         return strcmp(a, b) == 0;
 }
 
-static void closedirp(DIR **d)
-{
-        if (*d)
-                closedir(*d);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 static const char *inside_of(const struct sandbox_mount *m)
 {

@@ -17,37 +17,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "basic/compat/mount-api.h"
 #include "basic/macro.h"
 #include "core/sandbox/sandbox-internal.h"
 #include "core/sandbox/sandbox-plan.h"
-
-/* The new mount API; the Debian 12 headers have the numbers but not all constants. */
-#ifndef OPEN_TREE_CLONE
-#        define OPEN_TREE_CLONE 1
-#endif
-#ifndef OPEN_TREE_CLOEXEC
-#        define OPEN_TREE_CLOEXEC O_CLOEXEC
-#endif
-#ifndef MOVE_MOUNT_F_EMPTY_PATH
-#        define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#endif
-#ifndef MOVE_MOUNT_T_EMPTY_PATH
-#        define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
-#endif
-#ifndef AT_RECURSIVE
-#        define AT_RECURSIVE 0x8000
-#endif
-#define SB_MOUNT_ATTR_RDONLY 0x00000001
-#define SB_MOUNT_ATTR_NOSUID 0x00000002
-#define SB_MOUNT_ATTR_NODEV 0x00000004
-#define SB_MOUNT_ATTR_IDMAP 0x00100000
-
-struct sb_mount_attr {
-        uint64_t attr_set;
-        uint64_t attr_clr;
-        uint64_t propagation;
-        uint64_t userns_fd;
-};
 
 /* The new root's own tmpfs holds mount points, a few symlinks and the copied /etc files. */
 #define ROOT_TMPFS_OPTS "size=8m,nr_inodes=4096,mode=0755"

@@ -20,20 +20,9 @@
 
 #include <seccomp.h>
 
+#include "basic/compat/clone.h"
 #include "basic/diag.h"
 #include "basic/macro.h"
-
-#ifndef CLONE_NEWTIME
-#        define CLONE_NEWTIME 0x00000080
-#endif
-
-/* clone(2) takes its flags first, except on s390 (CLONE_BACKWARDS2), where the stack comes first.
- */
-#if defined(__s390__)
-#        define CLONE_FLAGS_ARG 1
-#else
-#        define CLONE_FLAGS_ARG 0
-#endif
 
 /*
  * System calls newer than the syscall table of libseccomp 2.5.4 (Linux 5.17), which cannot

@@ -140,10 +140,7 @@ _must_check_ int shell_parse(const char *s, size_t n, unsigned flags, struct she
 
 /* NULL-safe; returns NULL. */
 struct shell_parse *shell_parse_free(struct shell_parse *p);
-static inline void shell_parse_freep(struct shell_parse **p)
-{
-        *p = shell_parse_free(*p);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(struct shell_parse *, shell_parse_free);
 #define _cleanup_shell_parse_ _cleanup_(shell_parse_freep)
 
 /* argv[cmd_index], or NULL when the command has none. Borrowed from @c. */

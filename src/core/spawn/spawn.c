@@ -10,12 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "basic/compat/close-range.h"
 #include "basic/fd-util.h"
 #include "basic/process-util.h"
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#        define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
 
 enum stage {
         STAGE_SIGNALS,
@@ -92,7 +89,7 @@ _noreturn_ static void child_main(const struct spawn_opts *o, pid_t parent, int 
                         child_fail(errpipe, STAGE_STDIO);
         }
         /* Nothing of ptc's but 0-2 (and the passed fd) may cross exec, even leaked fds. */
-        (void) syscall(SYS_close_range, o->pass_fd > 2 ? 4U : 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+        (void) close_range_compat(o->pass_fd > 2 ? 4U : 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 
         if (o->nofile && setrlimit(RLIMIT_NOFILE, o->nofile) < 0)
                 child_fail(errpipe, STAGE_RLIMIT);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "basic/buf.h"
+#include "basic/compat/close-range.h"
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/macro.h"
@@ -51,10 +52,6 @@
 #include "core/tools/terminal-guard.h"
 #include "core/tools/terminal-process.h"
 #include "core/tools/tool-util.h"
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#        define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
 
 #define DEFAULT_TIMEOUT_SEC 180
 #define DEFAULT_MAX_TIMEOUT_SEC 600
@@ -162,10 +159,8 @@ static _noreturn_ void child_exec(const struct child_args *a)
         if (chdir(a->cwd) < 0)
                 goto fail;
 
-#ifdef SYS_close_range
         /* Anything another thread opened without O_CLOEXEC must not leak into the child. */
-        (void) syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-#endif
+        (void) close_range_compat(3U, ~0U, CLOSE_RANGE_CLOEXEC);
 
         if (a->in_pid_namespace) {
                 /* ptc afresh as pid 1, the command as its child (core/tools/pidns-init.h). */

@@ -56,10 +56,7 @@ static void free_wipep(char **p)
 }
 #define _cleanup_free_wipe_ _cleanup_(free_wipep)
 
-static void curl_freep(char **p)
-{
-        curl_free(*p);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(char *, curl_free);
 
 static const struct web_provider_info {
         enum web_provider_kind kind;

@@ -55,10 +55,7 @@ static bool query_has_credential(const char *url)
         return false;
 }
 
-static void curl_freep(char **p)
-{
-        curl_free(*p);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(char *, curl_free);
 
 /* Percent-decoded copy of @s (curl's decoder), or NULL on ENOMEM. */
 static char *unescape(const char *s)
