@@ -14,7 +14,7 @@
 #include "basic/parse-util.h"
 #include "basic/strv.h"
 #include "cli/cli-core.h"
-#include "core/api/api-internal.h"
+#include "core/api/engine.h"
 #include "core/mcp/mcp-tools.h"
 #include "core/registry/registry.h"
 
@@ -59,11 +59,11 @@ int cli_apply_run_options(struct ptc_config *c, const char *timeout, const char 
         struct ptc_diag d = {};
 
         /* The engine's parsers, so the flags of every subcommand accept the same words. */
-        if (timeout && api_set_timeout(timeout, &c->timeout, &d) < 0) {
+        if (timeout && engine_set_timeout(timeout, &c->timeout, &d) < 0) {
                 log_error("--%s", d.message); /* "timeout: invalid value ..." */
                 return -EINVAL;
         }
-        if (max_calls && api_set_max_tool_calls(max_calls, &c->max_tool_calls, &d) < 0) {
+        if (max_calls && engine_set_max_tool_calls(max_calls, &c->max_tool_calls, &d) < 0) {
                 log_error("--max-tool-calls%s", d.message + strlen("max_tool_calls"));
                 return -EINVAL;
         }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/api/api-internal.h"
+#include "core/api/api-util.h"
 #include "ptc-version.h"
 
 PTC_EXPORT const char *ptc_version(void)

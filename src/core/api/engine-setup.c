@@ -13,7 +13,8 @@
 #include <sys/prctl.h>
 
 #include "basic/strv.h"
-#include "core/api/api-internal.h"
+#include "core/api/api-util.h"
+#include "core/api/engine.h"
 #include "core/env/env.h"
 #include "core/mcp/mcp-tools.h"
 #include "core/output/redact.h"

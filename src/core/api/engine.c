@@ -16,7 +16,8 @@
 #include "basic/parse-util.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
-#include "core/api/api-internal.h"
+#include "core/api/api-util.h"
+#include "core/api/engine.h"
 #include "core/mcp/mcp-tools.h"
 #include "core/output/redact.h"
 #include "core/spawn/interpreter.h"
@@ -26,7 +27,7 @@
 /* Longest host tool name: a Python identifier in the stubs, a key in the registry. */
 #define HOST_TOOL_NAME_MAX 64
 
-int api_set_timeout(const char *value, double *ret, struct ptc_diag *pd)
+int engine_set_timeout(const char *value, double *ret, struct ptc_diag *pd)
 {
         double t;
 
@@ -39,7 +40,7 @@ int api_set_timeout(const char *value, double *ret, struct ptc_diag *pd)
         return 0;
 }
 
-int api_set_max_tool_calls(const char *value, int64_t *ret, struct ptc_diag *pd)
+int engine_set_max_tool_calls(const char *value, int64_t *ret, struct ptc_diag *pd)
 {
         int64_t n;
 
@@ -52,7 +53,7 @@ int api_set_max_tool_calls(const char *value, int64_t *ret, struct ptc_diag *pd)
         return 0;
 }
 
-int api_set_bool(const char *key, const char *value, bool *ret, struct ptc_diag *pd)
+int engine_set_bool(const char *key, const char *value, bool *ret, struct ptc_diag *pd)
 {
         if (strcmp(value, "true") == 0)
                 *ret = true;
@@ -64,7 +65,7 @@ int api_set_bool(const char *key, const char *value, bool *ret, struct ptc_diag 
         return 0;
 }
 
-int api_set_cwd(const char *value, char **ret, struct ptc_diag *pd)
+int engine_set_cwd(const char *value, char **ret, struct ptc_diag *pd)
 {
         _cleanup_free_ char *p = realpath(value, NULL);
         struct stat st;
@@ -150,9 +151,9 @@ PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,
                                  key);
         c = &e->config;
         if (strcmp(key, "timeout") == 0)
-                return api_set_timeout(value, &c->timeout, diag);
+                return engine_set_timeout(value, &c->timeout, diag);
         if (strcmp(key, "max_tool_calls") == 0)
-                return api_set_max_tool_calls(value, &c->max_tool_calls, diag);
+                return engine_set_max_tool_calls(value, &c->max_tool_calls, diag);
         if (strcmp(key, "mode") == 0) {
                 if (config_parse_mode(value, &c->mode) < 0)
                         return api_diagf(diag, -EINVAL,
@@ -179,9 +180,9 @@ PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,
                 return 0;
         }
         if (strcmp(key, "cwd") == 0)
-                return api_set_cwd(value, &e->cwd, diag);
+                return engine_set_cwd(value, &e->cwd, diag);
         if (strcmp(key, "log_calls") == 0)
-                return api_set_bool(key, value, &e->log_calls, diag);
+                return engine_set_bool(key, value, &e->log_calls, diag);
         if (strcmp(key, "python") == 0)
                 key = "code_execution.python";
         /* Any scalar key of the file, through the file's own parser. */
@@ -220,8 +221,8 @@ PTC_EXPORT int ptc_engine_add_tool(ptc_engine *e, const struct ptc_tool_def *def
                                  def->name, HOST_TOOL_NAME_MAX);
         if (!def->fn)
                 return api_diagf(diag, -EINVAL, "host tool '%s': no callback", def->name);
-        for (size_t i = 0; registry_known_tools[i]; i++)
-                if (strcmp(registry_known_tools[i], def->name) == 0)
+        for (size_t i = 0; tool_known_names[i]; i++)
+                if (strcmp(tool_known_names[i], def->name) == 0)
                         return api_diagf(diag, -EINVAL,
                                          "host tool '%s': the name of a builtin tool", def->name);
         for (size_t i = 0; i < e->n_host_tools; i++)
@@ -286,7 +287,7 @@ PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag)
         if (e->started)
                 return api_diagf(diag, -EALREADY, "the engine has started already");
         if (!e->cwd) {
-                r = api_set_cwd(".", &e->cwd, diag);
+                r = engine_set_cwd(".", &e->cwd, diag);
                 if (r < 0)
                         return r;
         }
@@ -403,12 +404,11 @@ PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char 
                         .redactor = e->redactor,
                         .python = python,
                 };
-                r = t->run(t, &ctx, args, &result);
+                /* The same dropped arguments, error mapping and redaction as a script's call. */
+                r = registry_call_tool(t, &ctx, args, &result);
         }
-        /* The same error mapping and redaction as a script's call (the RPC server's). */
-        result = tool_result_finish(e->redactor, r, result);
-        if (!result)
-                return api_diagf(diag, -ENOMEM, "out of memory");
+        if (r < 0)
+                return api_diagf(diag, r, "cannot call '%s': %s", name, strerror(-r));
         *ret = api_json_text(result);
         json_decref(result);
         return *ret ? 0 : api_diagf(diag, -ENOMEM, "out of memory");

@@ -15,7 +15,8 @@
 
 #include "basic/fd-util.h"
 #include "basic/strv.h"
-#include "core/api/api-internal.h"
+#include "core/api/api-util.h"
+#include "core/api/engine.h"
 #include "core/exec/exec.h"
 #include "core/spawn/interpreter.h"
 
@@ -101,15 +102,15 @@ PTC_EXPORT int ptc_execution_set(ptc_execution *x, const char *key, const char *
         if (x->ran)
                 return api_diagf(diag, -EBUSY, "%s: the execution has run", key);
         if (strcmp(key, "timeout") == 0)
-                return api_set_timeout(value, &x->config.timeout, diag);
+                return engine_set_timeout(value, &x->config.timeout, diag);
         if (strcmp(key, "max_tool_calls") == 0)
-                return api_set_max_tool_calls(value, &x->config.max_tool_calls, diag);
+                return engine_set_max_tool_calls(value, &x->config.max_tool_calls, diag);
         if (strcmp(key, "tools") == 0)
                 return set_tools(x, value, diag);
         if (strcmp(key, "cwd") == 0)
-                return api_set_cwd(value, &x->cwd, diag);
+                return engine_set_cwd(value, &x->cwd, diag);
         if (strcmp(key, "log_calls") == 0)
-                return api_set_bool(key, value, &x->log_calls, diag);
+                return engine_set_bool(key, value, &x->log_calls, diag);
         return api_diagf(diag, -EINVAL,
                          "unknown option '%s' for an execution (allowed: timeout, "
                          "max_tool_calls, tools, cwd, log_calls)",

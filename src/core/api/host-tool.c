@@ -23,7 +23,8 @@
 
 #include "basic/fd-util.h"
 #include "basic/time-util.h"
-#include "core/api/api-internal.h"
+#include "core/api/api-util.h"
+#include "core/api/host-tool.h"
 #include "core/tools/tool.h"
 
 struct ptc_tool_call {
@@ -32,7 +33,8 @@ struct ptc_tool_call {
         const char *name; /* the tool's: outlives the call */
         char *arguments;
         usec_t deadline;
-        int efd; /* written once when answered */
+        int efd;       /* written once when answered */
+        int cancel_fd; /* the execution's (borrowed): valid while not abandoned */
 
         /* Under lock. */
         bool answered;
@@ -70,13 +72,31 @@ PTC_EXPORT int64_t ptc_tool_call_remaining_ms(const ptc_tool_call *c)
         return c->deadline > now ? (int64_t) ((c->deadline - now) / USEC_PER_MSEC) : 0;
 }
 
+/*
+ * Under lock: is the answer no longer wanted? Past the deadline or with the execution
+ * cancelled, the call is abandoned on the spot, so a synchronous callback that looks (or
+ * answers) sees what an asynchronous one would. While not abandoned, host_tool_run() still
+ * waits, so the execution and its cancel fd are alive.
+ */
+static bool call_gone_locked(ptc_tool_call *c)
+{
+        struct pollfd p = {.fd = c->cancel_fd, .events = POLLIN};
+
+        if (c->abandoned)
+                return true;
+        if ((c->deadline != USEC_INFINITY && now_usec() >= c->deadline) ||
+            (c->cancel_fd >= 0 && poll(&p, 1, 0) > 0 && p.revents))
+                c->abandoned = true;
+        return c->abandoned;
+}
+
 PTC_EXPORT int ptc_tool_call_cancelled(const ptc_tool_call *c)
 {
         ptc_tool_call *m = (ptc_tool_call *) c;
         bool r;
 
         pthread_mutex_lock(&m->lock);
-        r = m->abandoned;
+        r = !m->answered && call_gone_locked(m);
         pthread_mutex_unlock(&m->lock);
         return r;
 }
@@ -88,7 +108,7 @@ static int call_answer(ptc_tool_call *c, json_t *v)
         int r = 0;
 
         pthread_mutex_lock(&c->lock);
-        if (c->abandoned || c->answered) {
+        if (c->answered || call_gone_locked(c)) {
                 r = -ECANCELED;
                 json_decref(v);
         } else {
@@ -166,6 +186,7 @@ static int host_tool_run(const struct tool *t, const struct tool_ctx *ctx, json_
         atomic_init(&c->refs, 2);
         c->name = t->name;
         c->deadline = ctx->deadline;
+        c->cancel_fd = ctx->cancel_fd;
 
         h->fn(c, h->userdata);
         call_wait(c, ctx);

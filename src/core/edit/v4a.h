@@ -84,10 +84,7 @@ struct v4a_patch {
 
 /* NULL-safe; returns NULL. */
 struct v4a_patch *v4a_patch_free(struct v4a_patch *p);
-static inline void v4a_patch_freep(struct v4a_patch **p)
-{
-        *p = v4a_patch_free(*p);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(struct v4a_patch *, v4a_patch_free)
 #define _cleanup_v4a_patch_ _cleanup_(v4a_patch_freep)
 
 /*

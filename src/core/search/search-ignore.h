@@ -56,10 +56,7 @@ _must_check_ int ignore_glob_parse(const char *glob, struct ignore_file **ret,
                                    const char **ret_err);
 
 struct ignore_file *ignore_file_free(struct ignore_file *f);
-static inline void ignore_file_freep(struct ignore_file **f)
-{
-        ignore_file_free(*f);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(struct ignore_file *, ignore_file_free)
 #define _cleanup_ignore_file_ _cleanup_(ignore_file_freep)
 
 /* Number of rules (expanded alternatives count one each). */

@@ -47,8 +47,5 @@ _must_check_ int tool_path_lock(const char *const *paths, size_t n, usec_t deadl
 
 /* Release and free. NULL-safe; returns NULL. */
 struct tool_path_lock *tool_path_unlock(struct tool_path_lock *l);
-static inline void tool_path_unlockp(struct tool_path_lock **l)
-{
-        *l = tool_path_unlock(*l);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(struct tool_path_lock *, tool_path_unlock)
 #define _cleanup_tool_path_lock_ _cleanup_(tool_path_unlockp)

@@ -1,19 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/*
- * Private to src/core/api, the implementation of include/ptc/ptc.h:
- *   api-util.c      ptc_version(), ptc_free(), the status helpers, filling a ptc_diag
- *   engine-setup.c  the steps of a start, on core types (config, secrets, upstreams,
- *                   registry); also what the subcommands not yet on the API call
- *   engine.c        ptc_engine_*: options, host tool registration, start, schema, stubs,
- *                   calling one tool
- *   execution.c     ptc_execution_*: one script on exec_run()
- *   host-tool.c     a struct ptc_tool_def as a registry tool, and the ptc_tool_call handle
- *
- * Nothing here prints: errors are a negative errno plus a struct diag, warnings
- * are collected in the engine.
- */
+/* The engine behind ptc_engine (engine.c) and the steps of its start (engine-setup.c). */
 
 #include <stdbool.h>
 #include <sys/resource.h>
@@ -21,23 +9,13 @@
 #include <jansson.h>
 
 #include "basic/diag.h"
-#include "basic/macro.h"
+#include "core/api/host-tool.h"
 #include "core/config/config.h"
 #include "core/registry/registry.h"
 #include "ptc/ptc.h"
 
 struct mcp_upstreams;
 struct redactor;
-
-/* A registered host tool. The registry's tool points at it (tool.userdata). */
-struct host_tool {
-        char *name;
-        char *description;
-        char *returns;
-        json_t *parameters; /* owned */
-        ptc_tool_fn fn;
-        void *userdata; /* the host's */
-};
 
 struct ptc_engine {
         unsigned flags;
@@ -59,15 +37,6 @@ struct ptc_engine {
         size_t n_extra;
         struct registry *registry;
 };
-
-/* api-util.c */
-
-/* Copy @d into @pd (may be NULL) with @code; returns @code. */
-int api_diag(struct ptc_diag *pd, int code, const struct diag *d);
-/* Format into @pd (may be NULL); returns @code. */
-int api_diagf(struct ptc_diag *pd, int code, const char *fmt, ...) _printf_(3, 4);
-/* @v as JSON text (compact, reals at 15 digits, as ptc run prints). NULL on ENOMEM. */
-char *api_json_text(const json_t *v);
 
 /* engine-setup.c: the steps of ptc_engine_start(), each usable alone. */
 
@@ -108,15 +77,9 @@ int engine_build_registry(const struct ptc_config *c, char *const *tools,
                           const struct registry_extra_tool *extra, size_t n_extra,
                           struct registry **ret, char ***warnings, struct diag *reterr);
 
-/* host-tool.c */
-
-/* The registry entry for @h (borrowed: @h must outlive the registry). */
-struct registry_extra_tool host_tool_extra(const struct host_tool *h);
-void host_tool_release(struct host_tool *h);
-
 /* engine.c: the option parsers ptc_engine_set() and ptc_execution_set() share. */
-int api_set_timeout(const char *value, double *ret, struct ptc_diag *pd);
-int api_set_max_tool_calls(const char *value, int64_t *ret, struct ptc_diag *pd);
-int api_set_bool(const char *key, const char *value, bool *ret, struct ptc_diag *pd);
+int engine_set_timeout(const char *value, double *ret, struct ptc_diag *pd);
+int engine_set_max_tool_calls(const char *value, int64_t *ret, struct ptc_diag *pd);
+int engine_set_bool(const char *key, const char *value, bool *ret, struct ptc_diag *pd);
 /* realpath() of @value, which must be a directory; the message names key "cwd". */
-int api_set_cwd(const char *value, char **ret, struct ptc_diag *pd);
+int engine_set_cwd(const char *value, char **ret, struct ptc_diag *pd);
