@@ -154,7 +154,10 @@ PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,
  * The callback gets a call handle and must answer it exactly once, with
  * ptc_tool_call_return() or ptc_tool_call_fail(), before returning (a
  * synchronous tool) or later from any thread (an asynchronous one). It runs on
- * a worker thread; several calls may run at once.
+ * a worker thread; several calls may run at once. ptc cannot stop a callback
+ * that never returns: the execution's result waits for it (its answer is then
+ * dropped), so a slow synchronous tool watches ptc_tool_call_cancelled(), or
+ * the tool is made asynchronous and the callback returns at once.
  */
 typedef void (*ptc_tool_fn)(ptc_tool_call *call, void *userdata);
 
@@ -282,8 +285,9 @@ PTC_EXPORT const char *ptc_tool_call_arguments(const ptc_tool_call *c);
 
 /*
  * Milliseconds left before the execution's deadline (0 when past, INT64_MAX
- * when there is none), and whether the execution was cancelled: a long tool
- * should look and give up. Valid until answered.
+ * when there is none), and whether the answer is no longer wanted (the
+ * execution was cancelled or its deadline passed): a long tool should look and
+ * give up. Valid until answered.
  */
 PTC_EXPORT int64_t ptc_tool_call_remaining_ms(const ptc_tool_call *c);
 PTC_EXPORT int ptc_tool_call_cancelled(const ptc_tool_call *c);
