@@ -154,10 +154,9 @@ def docs_compile_line():
 
 
 def host_source():
-    for p in (REPO_ROOT / "examples/host.c", REPO_ROOT / "tests/install/host.c"):
-        if p.is_file():
-            return p
-    pytest.fail("no C host source")
+    # The test's own host, whose output it knows (examples/host.c is built and run by the
+    # meson test 'example-host' against the build tree).
+    return REPO_ROOT / "tests/install/host.c"
 
 
 def test_a_c_host_builds_and_runs_against_the_installed_library(installed, tmp_path):

@@ -104,6 +104,22 @@ static void meet_fn(ptc_tool_call *call, void *userdata)
         (void) ptc_tool_call_return(call, all ? "\"met\"" : "\"alone\"");
 }
 
+/*
+ * slow: synchronous and long, watching ptc_tool_call_cancelled() as the header asks; once
+ * the deadline passes it must say so inside the callback, and the answer is refused.
+ */
+static int slow_saw_cancel, slow_answer;
+
+static void slow_fn(ptc_tool_call *call, void *userdata)
+{
+        struct timespec ts = {0, 20 * 1000 * 1000};
+
+        for (int i = 0; i < 1500 && !ptc_tool_call_cancelled(call); i++) /* 30 s at most */
+                nanosleep(&ts, NULL);
+        slow_saw_cancel = ptc_tool_call_cancelled(call);
+        slow_answer = ptc_tool_call_return(call, "\"too late\"");
+}
+
 static void add(ptc_engine *e, const char *name, ptc_tool_fn fn)
 {
         struct ptc_tool_def def = {
@@ -133,6 +149,7 @@ static ptc_engine *new_engine(void)
         add(e, "broken", broken_fn);
         add(e, "never", never_fn);
         add(e, "meet", meet_fn);
+        add(e, "slow", slow_fn);
         assert_int_equal(ptc_engine_start(e, &d), 0);
         return e;
 }
@@ -300,6 +317,20 @@ static void test_unanswered_call_times_out(void **state)
         ptc_engine_free(e);
 }
 
+static void test_slow_sync_tool_sees_the_deadline(void **state)
+{
+        ptc_engine *e = new_engine();
+        enum ptc_status st;
+        json_auto_t *r =
+                run(e, "from hermes_tools import slow\nslow(text='x')\nprint('no')\n", "1", &st);
+
+        assert_int_equal(st, PTC_STATUS_TIMEOUT);
+        assert_int_equal(slow_saw_cancel, 1);
+        assert_int_equal(slow_answer, -ECANCELED);
+        assert_null(strstr(str_of(r, "output"), "too late"));
+        ptc_engine_free(e);
+}
+
 struct canceller {
         ptc_execution *x;
 };
@@ -457,6 +488,7 @@ int main(void)
                 cmocka_unit_test(test_schema_stubs_call_tool),
                 cmocka_unit_test(test_script_calls_host_tools),
                 cmocka_unit_test(test_unanswered_call_times_out),
+                cmocka_unit_test(test_slow_sync_tool_sees_the_deadline),
                 cmocka_unit_test(test_cancel_from_another_thread),
                 cmocka_unit_test(test_concurrent_tool_calls),
                 cmocka_unit_test(test_two_executions_at_once),
