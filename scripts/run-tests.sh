@@ -73,13 +73,9 @@ PY
 echo "unit ($variant): $unit_pass passed, $unit_fail failed, $unit_skip skipped"
 [ $unit_rc -ne 0 ] && grep -E "not ok|FAIL|Error" "$dir/unit.log" | head -40
 
-# Integration tests: pytest driving the real binary with real scripts.
-junit="$dir/integration-junit.xml"
-PTC_BIN="$root/$dir/ptc" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
-        --junitxml="$junit" tests/integration >"$dir/integration.log" 2>&1
-int_rc=$?
-tail -n 30 "$dir/integration.log" | grep -E "FAILED|ERROR|passed|failed" | head -40
-read -r int_pass int_fail int_skip < <(/usr/bin/python3 - "$junit" <<'PY'
+# "passed failed skipped" of a pytest JUnit XML file; "0 1 0" when it cannot be read.
+junit_counts() {
+        /usr/bin/python3 - "$1" <<'PY'
 import sys, xml.etree.ElementTree as ET
 try:
     root = ET.parse(sys.argv[1]).getroot()
@@ -92,7 +88,15 @@ for su in suites:
     s += int(su.get("skipped", 0))
 print(t - f - s, f, s)
 PY
-)
+}
+
+# Integration tests: pytest driving the real binary with real scripts.
+junit="$dir/integration-junit.xml"
+PTC_BIN="$root/$dir/ptc" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+        --junitxml="$junit" tests/integration >"$dir/integration.log" 2>&1
+int_rc=$?
+tail -n 30 "$dir/integration.log" | grep -E "FAILED|ERROR|passed|failed" | head -40
+read -r int_pass int_fail int_skip < <(junit_counts "$junit")
 echo "integration ($variant): $int_pass passed, $int_fail failed, $int_skip skipped"
 
 # The Python package (python/ptc) over the library just built: pytest with real scripts
@@ -108,20 +112,7 @@ env "${py_env[@]}" /usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml=
         tests/python >"$dir/python.log" 2>&1
 py_rc=$?
 tail -n 30 "$dir/python.log" | grep -E "FAILED|ERROR|passed|failed" | head -40
-read -r py_pass py_fail py_skip < <(/usr/bin/python3 - "$pyjunit" <<'PY'
-import sys, xml.etree.ElementTree as ET
-try:
-    root = ET.parse(sys.argv[1]).getroot()
-except Exception:
-    print(0, 1, 0); sys.exit()
-suites = [root] if root.tag == "testsuite" else list(root)
-t = f = s = 0
-for su in suites:
-    t += int(su.get("tests", 0)); f += int(su.get("failures", 0)) + int(su.get("errors", 0))
-    s += int(su.get("skipped", 0))
-print(t - f - s, f, s)
-PY
-)
+read -r py_pass py_fail py_skip < <(junit_counts "$pyjunit")
 echo "python ($variant): $py_pass passed, $py_fail failed, $py_skip skipped"
 
 passed=$((unit_pass + int_pass + py_pass))
