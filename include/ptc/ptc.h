@@ -45,9 +45,9 @@ extern "C" {
 #endif
 
 #if defined(__GNUC__)
-#  define PTC_EXPORT __attribute__((visibility("default")))
+#        define PTC_EXPORT __attribute__((visibility("default")))
 #else
-#  define PTC_EXPORT
+#        define PTC_EXPORT
 #endif
 
 /* Version of these headers; ptc_version() gives the library's. */
@@ -168,7 +168,7 @@ struct ptc_tool_def {
         const char *parameters_json; /* JSON Schema: {"type":"object","properties":...} */
         const char *returns;         /* one line on the result, for the description; may be NULL */
         ptc_tool_fn fn;
-        void *userdata;              /* passed to fn; must outlive the engine */
+        void *userdata; /* passed to fn; must outlive the engine */
 };
 
 /*
