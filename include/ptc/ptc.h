@@ -113,10 +113,10 @@ enum ptc_engine_flags {
         /*
          * For a process that runs one execution at a time, on its main thread
          * (`ptc run`): the process becomes a child subreaper, and after each
-         * script every process reparented to it (a daemon the script
-         * double-forked) is killed and reaped. Without it a script's leftovers
-         * are found through its own process tree, cgroup and pid namespace, and
-         * executions may run at once on any threads.
+         * script every process reparented to it (a daemon a terminal command
+         * double-forked) is killed and reaped. Without it, too, every script
+         * runs under an init of its own that kills what the script leaves
+         * behind, and executions may run at once on any threads.
          */
         PTC_ENGINE_REAP_ORPHANS = 1u << 2,
 };

@@ -334,6 +334,17 @@ def test_child_dies_with_ptc(ptc):
     assert_all_gone(ptc, [child], "script after ptc was SIGKILLed")
 
 
+def test_daemon_dies_with_ptc(ptc):
+    """ptc SIGKILLed while its script's daemon runs: nothing of the run is left (the
+    script's init, a subreaper without a pid namespace, hears ptc die and kills its tree)."""
+    pidfile = ptc.workdir / "daemon.pid"
+    code = daemon_script(pidfile, "open(READY, 'w').write('1')\ntime.sleep(60)\n")
+    proc, ready = _start_and_wait_ready(ptc, code)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=10)
+    assert_all_gone(ptc, read_pids(pidfile), "daemon after ptc was SIGKILLed")
+
+
 STAGING = """
 import os, hermes_tools
 print(os.path.dirname(os.path.abspath(hermes_tools.__file__)), os.environ['PTC_RPC_SOCKET'],

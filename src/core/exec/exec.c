@@ -39,7 +39,6 @@
 #include "core/sandbox/sandbox.h"
 #include "core/spawn/interpreter.h"
 #include "core/spawn/proc-tree.h"
-#include "core/spawn/spawn.h"
 #include "core/stubs/stubs.h"
 #include "core/tools/tool.h"
 
@@ -447,19 +446,29 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
         int ll_abi, r;
 
         if (c->isolation == PTC_ISOLATION_NONE) {
-                struct spawn_opts so = {
+                /*
+                 * No layer, but still under an init of its own (sandbox-init.c): a child
+                 * subreaper that kills what the script leaves behind, so no execution's
+                 * leftovers are another's or the host process's to find.
+                 */
+                sb = (struct sandbox_opts){
                         .path = o->python,
                         .argv = argv,
                         .envp = e->child_env,
                         .cwd = e->tool_ctx.cwd,
-                        .stdin_fd = -1,
+                        .staging_dir = e->staging.dir,
                         .stdout_fd = out_fd,
                         .stderr_fd = err_fd,
-                        .new_session = true,
-                        .die_with_parent = true,
-                        .nofile = o->child_nofile,
+                        .network = true,
+                        .plain_nofile = o->child_nofile,
                 };
-                return spawn_process(&so, &e->pid, &e->pidfd, reterr);
+                r = sandbox_spawn(&sb, &sp, NULL, reterr);
+                if (r < 0)
+                        return r;
+                e->pid = sp.pid;
+                e->pidfd = sp.pidfd;
+                e->status_fd = sp.status_fd;
+                return 0;
         }
 
         ll_abi = landlock_abi();

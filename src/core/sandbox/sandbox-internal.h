@@ -9,6 +9,7 @@
  */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include "basic/macro.h"
@@ -63,3 +64,19 @@ _noreturn_ _no_sanitize_address_ static inline void fail(int errfd, int stage, i
  * name "ptc"). Returns only on success; a failed step is reported on @errfd (fail()).
  */
 void sandbox_build_root(struct sandbox_plan *p, int errfd);
+
+/*
+ * The script's own setup in its process (limits, NO_NEW_PRIVS, Landlock, seccomp) and its
+ * exec. A failed step is reported on @errfd.
+ */
+_noreturn_ void sandbox_exec_script(const struct sandbox_opts *o, struct sandbox_plan *p,
+                                    int errfd);
+
+/*
+ * Become the start's init (sandbox-init.c): start the script as our child, reap, forward a
+ * stop, and when the script is gone write its wait status to @status_fd and exit. With
+ * @own_pid_ns we are pid 1 of a pid namespace; without, a child subreaper that kills every
+ * descendant before it exits (and when ptc dies). A failed step is reported on @errfd.
+ */
+_noreturn_ void sandbox_run_init(const struct sandbox_opts *o, struct sandbox_plan *p, int errfd,
+                                 int status_fd, bool own_pid_ns);

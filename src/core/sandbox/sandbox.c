@@ -87,10 +87,9 @@ _no_sanitize_address_ static void set_limit(int resource, uint64_t v, int errfd)
                 fail(errfd, ST_RLIMIT, resource);
 }
 
-/* The script's own setup after fork: limits, NO_NEW_PRIVS, Landlock, seccomp, exec. */
-/* Also on the script's CLONE_VM stack (run_init()): no ASan instrumentation. */
-_noreturn_ _no_sanitize_address_ static void exec_script(const struct sandbox_opts *o,
-                                                         struct sandbox_plan *p, int errfd)
+/* On the script's CLONE_VM stack (sandbox_run_init()): no ASan instrumentation. */
+_no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, struct sandbox_plan *p,
+                                               int errfd)
 {
         const struct sandbox_limits *l = &o->limits;
 
@@ -108,7 +107,8 @@ _noreturn_ _no_sanitize_address_ static void exec_script(const struct sandbox_op
                         if (setrlimit(RLIMIT_CORE, &zero) < 0)
                                 fail(errfd, ST_RLIMIT, RLIMIT_CORE);
                 }
-        }
+        } else if (o->plain_nofile && setrlimit(RLIMIT_NOFILE, o->plain_nofile) < 0)
+                fail(errfd, ST_RLIMIT, RLIMIT_NOFILE);
         if (chdir(o->cwd) < 0)
                 fail(errfd, ST_CHDIR, -1);
         /* stdin again, from this root: the host's /dev/null would read as "/null" in here. */
@@ -118,7 +118,8 @@ _noreturn_ _no_sanitize_address_ static void exec_script(const struct sandbox_op
                         fail(errfd, ST_STDIO, -1);
                 close(fd);
         }
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        /* Unconfined (isolation none) the script may still gain privileges (sudo). */
+        if (o->layers && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 fail(errfd, ST_NNP, -1);
         if (p->ll_ro || p->ll_rw) {
                 struct landlock_policy lp = {
@@ -178,131 +179,6 @@ static int setup_stdio(const struct sandbox_opts *o)
         return 0;
 }
 
-/*
- * SIGINT to the script's main thread (Python then unwinds and flushes), SIGTERM to every other
- * process of the namespace. Asked by SIGTERM (a terminal command's timeout), the script gets
- * SIGTERM too: a shell ignores a SIGINT when its foreground child died of something else.
- */
-static void forward_stop(pid_t script, int asked_by)
-{
-        char buf[4096];
-        int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        long k;
-
-        (void) syscall(SYS_tgkill, script, script, asked_by == SIGTERM ? SIGTERM : SIGINT);
-        if (fd < 0)
-                return;
-        while ((k = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-                for (long off = 0; off < k;) {
-                        struct dirent64 *de = (struct dirent64 *) (buf + off);
-                        pid_t pid = 0;
-                        const char *s = de->d_name;
-
-                        off += de->d_reclen;
-                        for (; *s >= '0' && *s <= '9' && pid < 1 << 22; s++)
-                                pid = pid * 10 + (*s - '0');
-                        if (*s == 0 && pid > 1 && pid != script)
-                                (void) kill(pid, SIGTERM);
-                }
-        }
-        close(fd);
-}
-
-#define SCRIPT_STACK (256 * 1024)
-
-struct script_args {
-        const struct sandbox_opts *o;
-        struct sandbox_plan *p;
-        int errfd, status_fd;
-};
-
-/* The script's process until its exec, on the init's memory (the init waits: CLONE_VFORK). */
-_no_sanitize_address_ static int script_main(void *arg)
-{
-        const struct script_args *a = arg;
-
-        close(a->status_fd);
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-                fail(a->errfd, ST_INIT, -1);
-        exec_script(a->o, a->p, a->errfd);
-}
-
-/*
- * pid 1 of the sandbox: starts the script, reaps everything, forwards a stop once, and
- * reports the script's status when it is gone (the kernel then kills the rest). It waits for
- * its signals (blocked since the clone) with sigwaitinfo(): none is lost between a check and
- * a wait, as with a handler that sets a flag.
- */
-_noreturn_ static void run_init(const struct sandbox_opts *o, struct sandbox_plan *p, int errfd,
-                                int status_fd)
-{
-        bool forwarded = false, script_gone = false;
-        sigset_t wait_set;
-        int status = 0;
-        pid_t script;
-
-        if (setsid() < 0)
-                fail(errfd, ST_INIT, -1);
-        /*
-         * Before the script exists: our memory is a copy of ptc's, and drop_root() made us
-         * dumpable again (the flag is the memory's, so the script has it until its exec).
-         */
-        (void) prctl(PR_SET_DUMPABLE, 0);
-        if (p->userns_fd >= 0)
-                close(p->userns_fd);
-        /*
-         * The script shares our memory until its exec (CLONE_VM | CLONE_VFORK; we wait):
-         * copying the page tables of what is a clone of all of ptc cost 0.5-0.9 ms. Not
-         * fork(): glibc's takes its malloc and stdio locks, maybe held at our clone; its stack
-         * comes from mmap() for the same reason.
-         */
-        {
-                struct script_args sa = {.o = o, .p = p, .errfd = errfd, .status_fd = status_fd};
-                char *stack = mmap(NULL, SCRIPT_STACK, PROT_READ | PROT_WRITE,
-                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-
-                if (stack == MAP_FAILED)
-                        fail(errfd, ST_FORK, -1);
-                script = clone(script_main, stack + SCRIPT_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                               &sa);
-                if (script < 0)
-                        fail(errfd, ST_FORK, -1);
-                (void) munmap(stack, SCRIPT_STACK);
-        }
-        /* The script's exec closes its copy of errfd; the parent then reads EOF. */
-        close(errfd);
-        init_signal_set(&wait_set);
-        while (!script_gone) {
-                siginfo_t si;
-                pid_t pid;
-                /* sigwaitinfo(), raw: we are a clone of a multi-threaded process. */
-                int st, sig = (int) syscall(SYS_rt_sigtimedwait, &wait_set, &si, NULL,
-                                            (size_t) (_NSIG / 8));
-
-                if (sig < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        _exit(1); /* cannot wait: no report, ptc sees the script killed */
-                }
-                if (sig != SIGCHLD) {
-                        if (!forwarded)
-                                forward_stop(script, sig);
-                        forwarded = true;
-                        continue;
-                }
-                /* One SIGCHLD may stand for several exits. */
-                while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
-                        if (pid == script) {
-                                status = st;
-                                script_gone = true;
-                        }
-                if (pid < 0 && errno == ECHILD)
-                        script_gone = true;
-        }
-        (void) !write(status_fd, &status, sizeof(status));
-        _exit(0);
-}
-
 struct child_args {
         const struct sandbox_opts *o;
         struct sandbox_plan *p;
@@ -360,8 +236,11 @@ _noreturn_ static void child_main(struct child_args *a)
                 _exit(127);
         close(a->syncfd);
 
-        if (!ns)
-                exec_script(o, p, a->errfd);
+        if (!ns) {
+                if (a->ptc_pidfd >= 0)
+                        close(a->ptc_pidfd);
+                sandbox_run_init(o, p, a->errfd, a->status_fd, false);
+        }
 
         if (!p->as_root) {
                 /* Unprivileged, the user namespace came with the clone. */
@@ -380,7 +259,7 @@ _noreturn_ static void child_main(struct child_args *a)
         }
         if (a->ptc_pidfd >= 0)
                 close(a->ptc_pidfd); /* our copy; ptc keeps its own */
-        run_init(o, p, a->errfd, a->status_fd);
+        sandbox_run_init(o, p, a->errfd, a->status_fd, true);
 }
 
 /*
@@ -441,8 +320,8 @@ static const char *stage_text(int stage)
                 [ST_HOSTNAME] = "namespaces: cannot set the host name",
                 [ST_DROP_IDS] = "namespaces: cannot switch to the sandbox uid",
                 [ST_USERNS] = "namespaces: cannot enter a user namespace",
-                [ST_INIT] = "namespaces: cannot set up the init",
-                [ST_FORK] = "namespaces: cannot fork the script",
+                [ST_INIT] = "cannot set up the script's init",
+                [ST_FORK] = "cannot fork the script",
                 [ST_STDIO] = "cannot set up stdio",
                 [ST_RLIMIT] = "rlimits: cannot set a resource limit",
                 [ST_CHDIR] = "cannot change to the working directory",
@@ -500,7 +379,7 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         if (r < 0)
                 goto out;
         if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(syncp, O_CLOEXEC) < 0 ||
-            (ns && pipe2(statusp, O_CLOEXEC) < 0)) {
+            pipe2(statusp, O_CLOEXEC) < 0) {
                 r = diag_set(reterr, -errno, "cannot create pipes: %m");
                 goto out;
         }
@@ -509,12 +388,10 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
          * another thread cloned meanwhile may still hold a copy of the write end, so a read
          * must never wait for EOF.
          */
-        if (ns) {
-                r = fd_set_nonblock(statusp[0], true);
-                if (r < 0) {
-                        r = diag_set(reterr, r, "cannot set up the status pipe: %s", strerror(-r));
-                        goto out;
-                }
+        r = fd_set_nonblock(statusp[0], true);
+        if (r < 0) {
+                r = diag_set(reterr, r, "cannot set up the status pipe: %s", strerror(-r));
+                goto out;
         }
         if (ns) {
                 ca.flags =

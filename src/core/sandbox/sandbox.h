@@ -20,18 +20,23 @@
  * root on disk. Unprivileged, the user namespace comes first (the kernel requires it for the
  * rest) and the script keeps the user's uid.
  *
- * Without the namespace layers (auto on a machine without user namespaces), the child applies
- * what is left (limits, NO_NEW_PRIVS, Landlock, seccomp) and execs the script directly.
+ * Without the namespace layer (isolation none with no layer at all, or auto on a machine
+ * without user namespaces), the child is still the script's init, but a child subreaper
+ * instead of a pid namespace's pid 1 (sandbox-init.c): the script, its child, applies what is
+ * left (limits, NO_NEW_PRIVS unless no layer is on, Landlock, seccomp) and execs.
  *
  * The init forwards a stop: SIGINT (or SIGHUP) to it means SIGINT to the script's main thread
- * and SIGTERM to every other process of the sandbox; SIGTERM to it means SIGTERM to all (for a
- * shell, which would ignore the SIGINT). It exits as soon as the script
- * does, and the kernel then kills whatever is left in the pid namespace. It reports the
- * script's wait status through a pipe (sandbox_read_status()).
+ * and SIGTERM to every other process of the start; SIGTERM to it means SIGTERM to all (for a
+ * shell, which would ignore the SIGINT). It exits as soon as the script does, after killing
+ * every process the script left behind (in a pid namespace the kernel does that as the init
+ * exits), and reports the script's wait status through a pipe (sandbox_read_status()). So
+ * killing a start's init with SIGKILL directly would leave the script's tree running without
+ * one: stop it with a signal it forwards, or SIGKILL its whole tree (proc-tree.h).
  */
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "basic/diag.h"
@@ -95,14 +100,16 @@ struct sandbox_opts {
         int stdout_fd, stderr_fd; /* required */
         bool network;             /* keep the host network (no net namespace, inet sockets) */
         struct sandbox_limits limits;
-        int landlock_abi;                /* from landlock_abi(); < 1 skips Landlock */
-        const struct run_cgroup *cgroup; /* start inside this leaf (CLONE_INTO_CGROUP), or NULL */
+        int landlock_abi;                  /* from landlock_abi(); < 1 skips Landlock */
+        const struct run_cgroup *cgroup;   /* start inside this leaf (CLONE_INTO_CGROUP), or NULL */
+        const struct rlimit *plain_nofile; /* without the rlimits layer: the script's
+                                            * RLIMIT_NOFILE (ptc's own may be raised), or NULL */
 };
 
 struct sandbox_proc {
-        pid_t pid;     /* the init (or, without namespaces, the script itself) */
+        pid_t pid;     /* the init */
         int pidfd;     /* for pid, or -1 */
-        int status_fd; /* read end of the init's status pipe, or -1 without namespaces */
+        int status_fd; /* read end of the init's status pipe (non-blocking) */
 };
 
 /*

@@ -48,6 +48,7 @@
 #include "core/output/redact.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
+#include "core/spawn/proc-tree.h"
 #include "core/tools/pidns-init.h"
 #include "core/tools/terminal-guard.h"
 #include "core/tools/terminal-process.h"
@@ -213,6 +214,22 @@ static void reap(pid_t pid, int *status)
                 ;
 }
 
+/*
+ * Signal the command: its process group (the shell's own), or with a sandbox's init
+ * (@status_fd open) the init, which forwards a SIGTERM to all it runs. SIGKILL goes to the
+ * init's whole tree from here: without a pid namespace, an init killed alone would leave the
+ * command running without one (sandbox.h).
+ */
+static void signal_command(pid_t pid, int status_fd, int sig)
+{
+        if (status_fd < 0)
+                (void) kill(-pid, sig);
+        else if (sig == SIGKILL)
+                (void) proc_signal_execution(pid, true, false, SIGKILL);
+        else
+                (void) kill(pid, sig);
+}
+
 /* Has @pid exited? Leaves it a zombie (WNOWAIT), so its pid and process group stay ours. */
 static bool child_exited(pid_t pid)
 {
@@ -370,7 +387,7 @@ again:
 started:
         e = fd_set_nonblock(out_r, true);
         if (e < 0) {
-                (void) kill(-pid, SIGKILL);
+                signal_command(pid, status_fd, SIGKILL);
                 reap(pid, &status);
                 return e;
         }
@@ -398,11 +415,11 @@ started:
                 if (!zombie && !reaped && !timed_out && !cancelled &&
                     o->deadline != USEC_INFINITY && now >= o->deadline) {
                         timed_out = true;
-                        (void) kill(-pid, SIGTERM);
+                        signal_command(pid, status_fd, SIGTERM);
                         kill_at = now + TERM_GRACE_USEC;
                 }
                 if (kill_at != USEC_INFINITY && now >= kill_at) {
-                        (void) kill(-pid, SIGKILL);
+                        signal_command(pid, status_fd, SIGKILL);
                         kill_at = USEC_INFINITY;
                 }
                 /*
@@ -410,7 +427,7 @@ started:
                  * is left of its group before reaping, while the zombie holds the group id.
                  */
                 if (zombie && !reaped) {
-                        (void) kill(-pid, SIGKILL);
+                        signal_command(pid, status_fd, SIGKILL);
                         kill_at = USEC_INFINITY;
                         reap(pid, &status);
                         reaped = true;
@@ -455,7 +472,7 @@ started:
                         if (errno == EINTR)
                                 continue;
                         e = errno;
-                        (void) kill(-pid, SIGKILL);
+                        signal_command(pid, status_fd, SIGKILL);
                         if (!reaped)
                                 reap(pid, &status);
                         return -e;
@@ -474,7 +491,7 @@ started:
                         zombie = true;
                 if (i_cancel >= 0 && (fds[i_cancel].revents & (POLLIN | POLLHUP | POLLERR))) {
                         cancelled = true;
-                        (void) kill(-pid, SIGKILL);
+                        signal_command(pid, status_fd, SIGKILL);
                         kill_at = USEC_INFINITY;
                 }
         }
