@@ -458,6 +458,25 @@ static void test_schema_stubs_call_tool(void **state)
         assert_int_equal(ptc_engine_call_tool(e, "broken", "{\"text\": \"x\"}", &s, &d), 0);
         assert_non_null(strstr(s, "host tool returned invalid JSON"));
         ptc_free(s);
+
+        /* The .py lint needs the interpreter: resolved by the first call, kept for the next. */
+        {
+                char dir[] = "/tmp/ptc-test-api-XXXXXX", args[256];
+
+                assert_non_null(mkdtemp(dir));
+                for (int i = 0; i < 2; i++) {
+                        (void) snprintf(args, sizeof(args),
+                                        "{\"path\": \"%s/m%d.py\", \"content\": \"%s\"}", dir, i,
+                                        i ? "x = (\\n" : "x = 1\\n");
+                        assert_int_equal(ptc_engine_call_tool(e, "write_file", args, &s, &d), 0);
+                        assert_non_null(
+                                strstr(s, i ? "\"status\":\"error\"" : "\"status\":\"ok\""));
+                        ptc_free(s);
+                        (void) snprintf(args, sizeof(args), "%s/m%d.py", dir, i);
+                        (void) unlink(args);
+                }
+                (void) rmdir(dir);
+        }
         ptc_engine_free(e);
 }
 
