@@ -96,6 +96,15 @@ PTC_EXPORT const char *ptc_status_to_string(enum ptc_status s);
 /* The exit status `ptc run` gives for @s. */
 PTC_EXPORT int ptc_status_to_exit(enum ptc_status s);
 
+/*
+ * The result JSON of a run ptc itself could not do (docs/contracts.md 4):
+ * {"status": "error", "output": "", "tool_calls_made": 0, "duration_seconds":
+ * 0.0, "exit_code": null, "error": @message}, as ptc_execution_run() hands
+ * out with a negative errno. For a host that fails before the run (`ptc run`
+ * when it cannot set up its signals). Caller frees; NULL on ENOMEM.
+ */
+PTC_EXPORT char *ptc_internal_error_result(const char *message);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Engine: config, tool registry, redaction, upstream MCP servers                              */
 
@@ -132,6 +141,18 @@ enum ptc_engine_flags {
 PTC_EXPORT int ptc_engine_new(const char *config_file, unsigned flags, ptc_engine **ret,
                               struct ptc_diag *diag);
 
+/*
+ * Before start: merge the config file @config_file (NULL: the default one, as
+ * ptc_engine_new() reads it) into the options: its keys replace their values
+ * so far. For a host that wants a config file's warnings even when the file
+ * is refused: ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, ...), then this;
+ * the warnings the file raised before its error are in ptc_engine_warnings()
+ * either way. Errors as ptc_engine_new()'s (the options are then partly
+ * merged: free the engine), -EBUSY after start.
+ */
+PTC_EXPORT int ptc_engine_load_config(ptc_engine *e, const char *config_file,
+                                      struct ptc_diag *diag);
+
 /* Frees the engine and stops its MCP servers. No execution may be running. */
 PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e);
 
@@ -147,6 +168,21 @@ PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e);
  * -EINVAL with a message for an unknown key or a bad value; -EBUSY after start.
  */
 PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,
+                              struct ptc_diag *diag);
+
+/*
+ * The effective value of option @key, as text in the words ptc_engine_set()
+ * takes (its inverse): every key it accepts, before or after the start.
+ * Numbers in decimal ("300", "2.5"), booleans "true"/"false", "cwd" absolute
+ * (before it is set: the current directory, which the start takes), "tools"
+ * the enabled tools "read_file, terminal" ("" for none; before the start, the
+ * ones it would enable with the options so far and the host tools, as the
+ * upstream servers' tools join at the start), an unset string "" (no
+ * "web.search_provider"). Caller frees *ret. -EINVAL for an unknown key (or a
+ * "tools" list the start would refuse, with its message), -ENOMEM. After the
+ * start, any thread.
+ */
+PTC_EXPORT int ptc_engine_get(const ptc_engine *e, const char *key, char **ret,
                               struct ptc_diag *diag);
 
 /*
@@ -216,6 +252,19 @@ PTC_EXPORT int ptc_engine_stubs(const ptc_engine *e, char **ret, struct ptc_diag
 PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char *args_json,
                                     char **ret, struct ptc_diag *diag);
 
+/*
+ * What this machine gives the engine's configuration, probed for real: the
+ * report `ptc doctor` prints (version, kernel, config file, the interpreter of
+ * each mode, the enabled tools, the web providers, supervision, each
+ * isolation layer, the effective isolation, what confines terminal commands),
+ * one item per line. It runs the interpreters and a confined /bin/true: a
+ * second or so. Before the start, tools the start would leave out (or a
+ * "tools" list it would refuse: no "tools:" line then) are added to
+ * ptc_engine_warnings(); a started engine is only read (any thread). @flags:
+ * 0. Caller frees *ret. -EINVAL, -ENOMEM.
+ */
+PTC_EXPORT int ptc_doctor_report(ptc_engine *e, unsigned flags, char **ret, struct ptc_diag *diag);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Execution: one script, run to its result                                                    */
 
@@ -257,6 +306,16 @@ PTC_EXPORT int ptc_execution_on_progress(ptc_execution *x, ptc_progress_fn fn, v
 PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code_len,
                                  char **ret_json, enum ptc_status *ret_status,
                                  struct ptc_diag *diag);
+
+/*
+ * Warnings of the run so far, one per line ("" when none): what ptc did
+ * differently than asked without failing, such as isolation auto leaving out
+ * a layer this machine refuses ("isolation auto: namespaces: ...; running
+ * without the namespaces layer (see ptc doctor)"). `ptc run` prints them on
+ * stderr. The thread that uses the execution, after ptc_execution_run()
+ * returned. Caller frees; NULL on ENOMEM.
+ */
+PTC_EXPORT char *ptc_execution_warnings(const ptc_execution *x);
 
 /*
  * From any thread, at any time, as often as wanted: stop the execution. A

@@ -58,6 +58,7 @@ _PROTOTYPES = {
     "ptc_engine_new": (_c.c_int, [_c.c_char_p, _c.c_uint, _PP, _DIAG]),
     "ptc_engine_free": (_P, [_P]),
     "ptc_engine_set": (_c.c_int, [_P, _c.c_char_p, _c.c_char_p, _DIAG]),
+    "ptc_engine_get": (_c.c_int, [_P, _c.c_char_p, _PP, _DIAG]),
     "ptc_engine_add_tool": (_c.c_int, [_P, _c.POINTER(ToolDef), _DIAG]),
     "ptc_engine_start": (_c.c_int, [_P, _DIAG]),
     "ptc_engine_warnings": (_P, [_P]),

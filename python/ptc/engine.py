@@ -281,6 +281,19 @@ class Engine:
                                       if t]
         return self
 
+    def get(self, key):
+        """The effective value of option @key as text, in the words set() takes
+        (ptc_engine_get()): ``get("timeout") == "300"``, ``get("tools") == "read_file, ..."``.
+        Before or after start; ConfigError for an unknown key."""
+        with self._lock:
+            diag = _lib.Diag()
+            out = ctypes.c_void_p()
+            rc = self._lib.ptc_engine_get(self._handle(), _enc(key), ctypes.byref(out),
+                                          ctypes.byref(diag))
+            text = _lib.take_string(out.value)
+            check(rc, diag, "ptc_engine_get")
+            return text
+
     def _set(self, key, text):
         diag = _lib.Diag()
         check(self._lib.ptc_engine_set(self._handle(), _enc(key), _enc(text),

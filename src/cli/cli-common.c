@@ -1,170 +1,51 @@
 /* SPDX-License-Identifier: MIT */
+/* What the subcommands share (cli.h), on the public API only (include/ptc/ptc.h). */
 #include <assert.h>
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
-#include "basic/diag.h"
 #include "basic/log.h"
-#include "basic/parse-util.h"
-#include "basic/strv.h"
-#include "cli/cli-core.h"
-#include "core/api/engine.h"
-#include "core/mcp/mcp-tools.h"
-#include "core/registry/registry.h"
+#include "cli/cli.h"
 
 /* getopt_long()'s val of the long option @opts[i] of cli_parse_options(): above any char. */
 #define OPTION_VAL_BASE 0x100
 
-/* Print @w's lines as warnings and free them. */
-static void print_warning_lines(char **w)
+/* The value of @key in @e, or "(out of memory)" when it cannot be had: never a guess. */
+static char *default_of(const ptc_engine *e, const char *key, int *r)
 {
-        for (char **l = w; l && *l; l++)
-                log_warning("%s", *l);
-        strv_free(w);
-}
+        char *v = NULL;
+        int k = e ? ptc_engine_get(e, key, &v, NULL) : -ENOMEM;
 
-int cli_load_config(const char *path, struct ptc_config *c)
-{
-        char **warnings = NULL;
-        struct diag d = {};
-        int r;
-
-        r = engine_load_config(c, path, &warnings, &d);
-        print_warning_lines(warnings);
-        if (r == -ENOMEM)
-                return log_error_errno(r, "out of memory");
-        if (r < 0) {
-                log_error("%s", d.message[0] ? d.message : strerror(-r));
-                return -EINVAL;
-        }
-        return 0;
-}
-
-int cli_parse_tools(const char *list, char ***ret)
-{
-        int r = engine_parse_tools(list, ret);
-
-        return r < 0 ? log_error_errno(r, "out of memory") : 0;
-}
-
-int cli_apply_run_options(struct ptc_config *c, const char *timeout, const char *max_calls,
-                          const char *mode, const char *isolation)
-{
-        struct ptc_diag d = {};
-
-        /* The engine's parsers, so the flags of every subcommand accept the same words. */
-        if (timeout && engine_set_timeout(timeout, &c->timeout, &d) < 0) {
-                log_error("--%s", d.message); /* "timeout: invalid value ..." */
-                return -EINVAL;
-        }
-        if (max_calls && engine_set_max_tool_calls(max_calls, &c->max_tool_calls, &d) < 0) {
-                log_error("--max-tool-calls%s", d.message + strlen("max_tool_calls"));
-                return -EINVAL;
-        }
-        if (mode && config_parse_mode(mode, &c->mode) < 0) {
-                log_error("--mode: invalid value '%s' (allowed: project, strict)", mode);
-                return -EINVAL;
-        }
-        if (isolation && config_parse_isolation(isolation, &c->isolation) < 0) {
-                log_error("--isolation: invalid value '%s' (allowed: none, auto, strict)",
-                          isolation);
-                return -EINVAL;
-        }
-        return 0;
-}
-
-int cli_start_upstreams(const struct ptc_config *c, char *const *env, struct mcp_upstreams **ret)
-{
-        char **warnings = NULL;
-        struct diag d = {};
-        int r;
-
-        *ret = NULL;
-        if (c->n_mcp_servers == 0)
-                return 0;
-        /* A server that dies makes our next write to it EPIPE, not a fatal signal. */
-        (void) signal(SIGPIPE, SIG_IGN);
-        r = engine_start_upstreams(c, env, ret, &warnings, &d);
-        print_warning_lines(warnings);
-        if (r < 0) {
-                log_error("%s", d.message);
-                return r;
-        }
-        return 0;
-}
-
-int cli_build_registry(const struct ptc_config *c, char *const *tools,
-                       const struct mcp_upstreams *upstreams, struct registry **ret)
-{
-        const struct registry_extra_tool *extra;
-        char **warnings = NULL;
-        struct diag d = {};
-        size_t n_extra;
-        int r;
-
-        extra = mcp_upstreams_tools(upstreams, &n_extra);
-        r = engine_build_registry(c, tools, extra, n_extra, ret, &warnings, &d);
-        if (r < 0) {
-                strv_free(warnings);
-                log_error("%s", d.message[0] ? d.message : strerror(-r));
-                return -EINVAL;
-        }
-        print_warning_lines(warnings);
-        return 0;
-}
-
-int cli_prepare_secrets(const struct ptc_config *c, struct redactor **ret_redactor,
-                        char ***ret_base_env, char ***ret_kept)
-{
-        struct diag d = {};
-        int r;
-
-        r = engine_prepare_secrets(c, true, ret_redactor, ret_base_env, ret_kept, &d);
-        if (r < 0) {
-                log_error("%s", d.message);
-                return r;
-        }
-        return 0;
-}
-
-int cli_help_defaults(struct ptc_config *ret_config, char **ret_tools)
-{
-        _cleanup_registry_ struct registry *reg = NULL;
-        _cleanup_strv_free_ char **warnings = NULL;
-        struct diag d = {};
-        int r;
-
-        *ret_tools = NULL;
-        r = config_init(ret_config);
-        if (r < 0)
-                return r;
-        /* web_search joins the default set only when a provider is configured. */
-        r = registry_new(ret_config, NULL, &reg, &warnings, &d);
-        if (r < 0)
-                return r;
-        *ret_tools = registry_names(reg);
-        return *ret_tools ? 0 : -ENOMEM;
+        if (k >= 0)
+                return v;
+        *r = k;
+        return strdup("(out of memory)");
 }
 
 int cli_defaults_get(struct cli_defaults *ret)
 {
-        struct ptc_config c = {};
-        int r;
+        _cleanup_free_ char *timeout = NULL, *calls = NULL;
+        ptc_engine *e = NULL;
+        int r = 0;
 
         *ret = (struct cli_defaults){};
-        r = cli_help_defaults(&c, &ret->tools);
-        ret->module_name = c.module_name ? strdup(c.module_name) : NULL;
-        ret->timeout = c.timeout;
-        ret->max_tool_calls = (long long) c.max_tool_calls;
-        ret->mode = config_mode_to_string(c.mode);
-        ret->isolation = config_isolation_to_string(c.isolation);
-        config_release(&c);
+        /* The built-in values, as an engine without a config file has them. */
+        (void) ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, NULL);
+        ret->module_name = default_of(e, "code_execution.module_name", &r);
+        /* web_search joins the default set only when a provider is configured. */
+        ret->tools = default_of(e, "tools", &r);
+        ret->mode = default_of(e, "mode", &r);
+        ret->isolation = default_of(e, "isolation", &r);
+        timeout = default_of(e, "timeout", &r);
+        calls = default_of(e, "max_tool_calls", &r);
+        ret->timeout = timeout ? strtod(timeout, NULL) : 0;
+        ret->max_tool_calls = calls ? strtoll(calls, NULL, 10) : 0;
+        ptc_engine_free(e);
         return r;
 }
 
@@ -172,6 +53,8 @@ void cli_defaults_release(struct cli_defaults *d)
 {
         free(d->module_name);
         free(d->tools);
+        free(d->mode);
+        free(d->isolation);
         *d = (struct cli_defaults){};
 }
 
@@ -180,13 +63,18 @@ int cli_engine_new(const char *config, unsigned flags, ptc_engine **ret, size_t 
         struct ptc_diag d = {};
         int r;
 
-        r = ptc_engine_new(config, flags, ret, &d);
+        *ret_printed = 0;
+        /* The file on its own, so that its warnings stand before its error. */
+        r = ptc_engine_new(NULL, flags | PTC_ENGINE_NO_CONFIG_FILE, ret, &d);
+        if (r >= 0) {
+                r = ptc_engine_load_config(*ret, config, &d);
+                cli_print_warnings(*ret, ret_printed);
+        }
         if (r < 0) {
                 log_error("%s", d.message[0] ? d.message : strerror(-r));
+                *ret = ptc_engine_free(*ret);
                 return r;
         }
-        *ret_printed = 0;
-        cli_print_warnings(*ret, ret_printed);
         return 0;
 }
 
@@ -207,12 +95,12 @@ int cli_engine_set(ptc_engine *e, const char *key, const char *value, const char
         return r;
 }
 
-void cli_print_warnings(const ptc_engine *e, size_t *printed)
+/* Print the lines of @all from byte @from on as warnings. */
+static void print_warning_text(char *all, size_t from)
 {
-        _cleanup_free_ char *all = ptc_engine_warnings(e);
         size_t n = all ? strlen(all) : 0;
 
-        for (char *p = all ? all + MIN(*printed, n) : NULL; p && *p;) {
+        for (char *p = all ? all + MIN(from, n) : NULL; p && *p;) {
                 char *nl = strchr(p, '\n');
 
                 if (nl)
@@ -220,7 +108,22 @@ void cli_print_warnings(const ptc_engine *e, size_t *printed)
                 log_warning("%s", p);
                 p = nl ? nl + 1 : p + strlen(p);
         }
+}
+
+void cli_print_warnings(const ptc_engine *e, size_t *printed)
+{
+        _cleanup_free_ char *all = ptc_engine_warnings(e);
+        size_t n = all ? strlen(all) : 0;
+
+        print_warning_text(all, *printed);
         *printed = n;
+}
+
+void cli_print_execution_warnings(const ptc_execution *x)
+{
+        _cleanup_free_ char *all = ptc_execution_warnings(x);
+
+        print_warning_text(all, 0);
 }
 
 int cli_print_json_text(const char *text, bool pretty)

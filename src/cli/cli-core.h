@@ -2,10 +2,10 @@
 #pragma once
 
 /*
- * The helpers of the subcommands not yet on the API (ptc mcp, ptc doctor): the
- * steps of an engine start on core types (src/core/api/engine-setup.c), each
- * printing its message. ptc run, ptc tool, ptc schema and ptc stubs use
- * include/ptc/ptc.h only (cli.h).
+ * The helpers of the one subcommand not yet on the API (ptc mcp), in
+ * cli-core.c: the steps of an engine start on core types
+ * (src/core/api/engine-setup.c), each printing its message. Every other
+ * subcommand, and cli-common.c, uses include/ptc/ptc.h only (cli.h).
  */
 
 #include "cli/cli.h"

@@ -31,7 +31,7 @@ int cmd_mcp(int argc, char **argv);
 
 /*
  * A new engine (ptc_engine_new()) for @config (may be NULL) and @flags. Prints
- * the config file's warnings, or its error; returns <0 after an error (exit 2).
+ * the config file's warnings, then its error if any; returns <0 after an error (exit 2).
  * *@ret_printed: the warnings printed, for cli_print_warnings().
  */
 int cli_engine_new(const char *config, unsigned flags, ptc_engine **ret, size_t *ret_printed);
@@ -46,6 +46,9 @@ int cli_engine_set(ptc_engine *e, const char *key, const char *value, const char
 /* Print the engine's warnings past *@printed (bytes already printed), one per line. */
 void cli_print_warnings(const ptc_engine *e, size_t *printed);
 
+/* Print the warnings of a run (ptc_execution_warnings()), one per line. */
+void cli_print_execution_warnings(const ptc_execution *x);
+
 /* Print the JSON text @text on stdout, indented with @pretty, with a newline. */
 int cli_print_json_text(const char *text, bool pretty);
 
@@ -59,8 +62,8 @@ struct cli_defaults {
         char *module_name;
         double timeout;
         long long max_tool_calls;
-        const char *mode;
-        const char *isolation;
+        char *mode;
+        char *isolation;
         char *tools;
 };
 int cli_defaults_get(struct cli_defaults *ret);

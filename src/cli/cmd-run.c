@@ -159,13 +159,11 @@ static int read_script(const char *file, const char *code, char **ret, size_t *r
 /* An internal failure still answers with a result JSON, so hosts can always parse stdout. */
 static int internal_error(const char *msg, bool pretty)
 {
-        json_auto_t *r =
-                json_pack("{s:s, s:s, s:i, s:f, s:n, s:s}", "status", "error", "output", "",
-                          "tool_calls_made", 0, "duration_seconds", 0.0, "exit_code", "error", msg);
+        _cleanup_free_ char *r = ptc_internal_error_result(msg);
 
         log_error("%s", msg);
         if (r)
-                (void) cli_print_json(r, pretty);
+                (void) cli_print_json_text(r, pretty);
         return EXIT_INTERNAL;
 }
 
@@ -384,6 +382,7 @@ int cmd_run(int argc, char **argv)
         }
         r = ptc_execution_run(x, code, code_len, &result, &status, &d);
         signal_watch_stop(&watch);
+        cli_print_execution_warnings(x);
         if (r == -ENOENT && !result) {
                 /* No interpreter: a setup error, as a bad option. */
                 log_error("%s", d.message);

@@ -106,6 +106,20 @@ def test_misspelled_section_warns_naming_the_closest(ptc, name, known):
         assert f"unknown section '{name}'" in r.stderr, r
 
 
+def test_warnings_come_before_the_error_of_the_same_file(ptc):
+    """A misspelled section warns even when a later key is refused: the warning may be
+    what explains the error, so it is printed first, and the error is still the last line."""
+    cfg = ptc.write_config("code_exection:\n  timeout: 1\ncode_execution:\n  mode: fast\n")
+    for args in (["run", "-c", "print(1)"], ["schema"], ["doctor"]):
+        r = ptc.run_ptc([*args, "--config", str(cfg)])
+        assert r.rc == 2 and r.data is None and r.stdout == b"", r
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 2, r
+        assert lines[0] == (f"ptc: warning: config {cfg}: unknown section 'code_exection' "
+                            f"(did you mean 'code_execution'?)"), r
+        assert lines[1].startswith("ptc: error: ") and "code_execution.mode" in lines[1], r
+
+
 def test_misspelled_key_names_the_closest(ptc):
     cfg = ptc.write_config("code_execution:\n  timout: 5\n")
     expect_usage_error(ptc.run("print(1)", "--config", cfg), "code_execution.timout",

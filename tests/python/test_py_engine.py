@@ -49,6 +49,21 @@ def test_config_file_is_read(scratch):
         assert r.ok and r.output == "hi\n", r
 
 
+def test_get_reads_back_the_options(make_engine, scratch):
+    e = make_engine(timeout=12.5, mode="strict", tools="read_file")
+    assert e.get("timeout") == "12.5" and e.get("mode") == "strict"
+    assert e.get("max_tool_calls") == "50"          # the built-in default
+    assert e.get("terminal.timeout") == "180"
+    assert e.get("cwd") == str(scratch)
+    assert e.get("tools") == "read_file"
+    e.set("terminal.timeout", 30)
+    assert e.get("terminal.timeout") == "30"
+    with pytest.raises(ptc.ConfigError, match="bogus"):
+        e.get("bogus")
+    e.start()
+    assert e.get("tools") == "read_file" and e.get("timeout") == "12.5"
+
+
 def test_options_after_start_are_refused(make_engine):
     e = make_engine(tools="read_file")
     e.start()

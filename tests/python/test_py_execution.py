@@ -10,9 +10,28 @@ import pytest
 from pyhost import HARD, make_engine, ptc, run_in_thread, scratch, script  # noqa: F401
 
 
-def test_result_of_a_successful_script(make_engine):
-    e = make_engine(tools="")
-    r = e.execute("print('hello')")
+@pytest.fixture
+def engine(make_engine):
+    """An engine without ptc's tools: each test registers the host tools it needs."""
+    return make_engine(tools="")
+
+
+@pytest.fixture
+def ready(engine):
+    """A host tool ready() on @engine for a script to say it runs: the event is set then."""
+    up = threading.Event()
+
+    @engine.tool
+    def ready() -> bool:
+        "The script is running."
+        up.set()
+        return True
+
+    return up
+
+
+def test_result_of_a_successful_script(engine):
+    r = engine.execute("print('hello')")
     assert isinstance(r, ptc.Result)
     assert r.ok and r.status == "success"
     assert r.output == "hello\n"
@@ -23,30 +42,27 @@ def test_result_of_a_successful_script(make_engine):
         r.status = "error"  # frozen
 
 
-def test_result_of_a_failing_script(make_engine):
-    e = make_engine(tools="")
-    r = e.execute("import sys\nprint('partial')\nsys.exit('went wrong')")
+def test_result_of_a_failing_script(engine):
+    r = engine.execute("import sys\nprint('partial')\nsys.exit('went wrong')")
     assert r.status == "error" and not r.ok
     assert r.exit_code == 1
     assert "went wrong" in r.error
     assert r.output.startswith("partial\n") and "--- stderr ---" in r.output
 
 
-def test_timeout_and_log_calls(make_engine):
-    e = make_engine(tools="")
-
-    @e.tool
+def test_timeout_and_log_calls(engine):
+    @engine.tool
     def ping(n: int = 0) -> str:
         "Pong."
         return "pong"
 
-    r = e.execute("from hermes_tools import ping\nping(1)\nping(2)\nprint('ok')",
-                  log_calls=True)
+    r = engine.execute("from hermes_tools import ping\nping(1)\nping(2)\nprint('ok')",
+                       log_calls=True)
     assert r.ok and r.tool_calls_made == 2
     assert [c.tool for c in r.tool_calls] == ["ping", "ping"]
     assert all(c.ok for c in r.tool_calls)
     t0 = time.monotonic()
-    r = e.execute("import time\ntime.sleep(30)", timeout=1)
+    r = engine.execute("import time\ntime.sleep(30)", timeout=1)
     assert r.status == "timeout" and time.monotonic() - t0 < 5.0, r
 
 
@@ -64,18 +80,9 @@ def test_per_execution_tools_subset(make_engine):
     assert r.status == "error" and "read_file" in r.output, r
 
 
-def test_cancel_from_another_thread(make_engine):
-    e = make_engine(tools="")
-    up = threading.Event()
-
-    @e.tool
-    def ready() -> bool:
-        "The script is running."
-        up.set()
-        return True
-
-    x = e.execution(timeout=60)
-    t = threading.Thread(target=lambda: up.wait(HARD) and x.cancel(), daemon=True)
+def test_cancel_from_another_thread(engine, ready):
+    x = engine.execution(timeout=60)
+    t = threading.Thread(target=lambda: ready.wait(HARD) and x.cancel(), daemon=True)
     t.start()
     t0 = time.monotonic()
     r = x.run("import time\nfrom hermes_tools import ready\nready()\n"
@@ -90,20 +97,18 @@ def test_cancel_from_another_thread(make_engine):
         x.run("print(1)")
 
 
-def test_cancel_before_the_run(make_engine):
-    e = make_engine(tools="")
-    with e.execution() as x:
+def test_cancel_before_the_run(engine):
+    with engine.execution() as x:
         x.cancel()
         t0 = time.monotonic()
         r = x.run("import time\ntime.sleep(30)")
     assert r.status == "interrupted" and time.monotonic() - t0 < 5.0, r
 
 
-def test_cancel_while_a_tool_call_waits(make_engine):
-    e = make_engine(tools="")
+def test_cancel_while_a_tool_call_waits(engine):
     entered = threading.Event()
 
-    @e.tool
+    @engine.tool
     def wait_here() -> str:
         "Waits until the call is cancelled."
         entered.set()
@@ -113,7 +118,7 @@ def test_cancel_while_a_tool_call_waits(make_engine):
             time.sleep(0.02)
         return "done"
 
-    x = e.execution()
+    x = engine.execution()
     t, box = run_in_thread(x.run, "from hermes_tools import wait_here\nwait_here()")
     assert entered.wait(HARD)
     x.cancel()
@@ -147,10 +152,8 @@ def test_progress_callback_counts(make_engine, scratch):
     assert not any(m for _, _, m in seen)
 
 
-def test_a_raising_progress_callback_changes_nothing(make_engine):
-    e = make_engine(tools="")
-
-    @e.tool
+def test_a_raising_progress_callback_changes_nothing(engine):
+    @engine.tool
     def tick() -> int:
         "One."
         return 1
@@ -158,47 +161,36 @@ def test_a_raising_progress_callback_changes_nothing(make_engine):
     def progress(tool, count):
         raise RuntimeError("observer broke")
 
-    r = e.execute("from hermes_tools import tick\nprint(tick() + tick())", on_progress=progress)
+    r = engine.execute("from hermes_tools import tick\nprint(tick() + tick())",
+                       on_progress=progress)
     assert r.ok and r.output == "2\n", r
 
 
-def test_executions_at_once_on_one_engine(make_engine):
-    e = make_engine(tools="")
-
-    @e.tool
+def test_executions_at_once_on_one_engine(engine):
+    @engine.tool
     def who(n: int) -> int:
         "Echo n."
         time.sleep(0.2)
         return n
 
-    boxes = [run_in_thread(e.execute, f"from hermes_tools import who\nprint(who({n}))")
+    boxes = [run_in_thread(engine.execute, f"from hermes_tools import who\nprint(who({n}))")
              for n in range(4)]
     for n, (t, box) in enumerate(boxes):
         t.join(HARD)
         assert box["value"].ok and box["value"].output == f"{n}\n", box
 
 
-def test_close_cancels_a_running_execution(make_engine):
-    e = make_engine(tools="")
-    up = threading.Event()
-
-    @e.tool
-    def ready() -> bool:
-        "The script is running."
-        up.set()
-        return True
-
-    t, box = run_in_thread(e.execute, "import time\nfrom hermes_tools import ready\n"
-                                      "ready()\ntime.sleep(60)")
-    assert up.wait(HARD)
+def test_close_cancels_a_running_execution(engine, ready):
+    t, box = run_in_thread(engine.execute, "import time\nfrom hermes_tools import ready\n"
+                                           "ready()\ntime.sleep(60)")
+    assert ready.wait(HARD)
     t0 = time.monotonic()
-    e.close()
+    engine.close()
     t.join(HARD)
     assert time.monotonic() - t0 < 15.0
     assert box["value"].status == "interrupted", box
 
 
-def test_code_as_bytes_and_unicode(make_engine):
-    e = make_engine(tools="")
-    r = e.execute("print('héllo ☃')".encode())
+def test_code_as_bytes_and_unicode(engine):
+    r = engine.execute("print('héllo ☃')".encode())
     assert r.ok and r.output == "héllo ☃\n", r

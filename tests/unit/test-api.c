@@ -254,6 +254,187 @@ static void test_options(void **state)
         ptc_engine_free(e);
 }
 
+/* @e's value of @key is @want. */
+static void assert_get(const ptc_engine *e, const char *key, const char *want)
+{
+        struct ptc_diag d = {};
+        char *v = NULL;
+
+        if (ptc_engine_get(e, key, &v, &d) < 0)
+                fail_msg("ptc_engine_get(%s): %s", key, d.message);
+        if (strcmp(v, want) != 0)
+                fail_msg("ptc_engine_get(%s) = '%s', want '%s'", key, v, want);
+        ptc_free(v);
+}
+
+/* ptc_engine_get() reads back what ptc_engine_set() took, before and after the start. */
+static void test_engine_get(void **state)
+{
+        ptc_engine *e = NULL;
+        struct ptc_diag d = {};
+        char *v = NULL, cwd[4096];
+
+        assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, &d), 0);
+        /* The built-in defaults (docs/config.md). */
+        assert_get(e, "timeout", "300");
+        assert_get(e, "max_tool_calls", "50");
+        assert_get(e, "mode", "project");
+        assert_get(e, "isolation", "auto");
+        assert_get(e, "python", "python3");
+        assert_get(e, "log_calls", "false");
+        assert_get(e, "code_execution.module_name", "hermes_tools");
+        assert_get(e, "terminal.timeout", "180");
+        assert_get(e, "terminal.isolation", "none");
+        assert_get(e, "sandbox.network", "false");
+        assert_get(e, "web.extract_provider", "builtin");
+        assert_get(e, "web.searxng_url", "");
+        assert_non_null(getcwd(cwd, sizeof(cwd)));
+        assert_get(e, "cwd", cwd);
+
+        /* Each value as set, in the words ptc_engine_set() takes. */
+        assert_int_equal(ptc_engine_set(e, "timeout", "12.5", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "max_tool_calls", "7", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "mode", "strict", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "isolation", "none", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "log_calls", "true", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "cwd", "/", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "terminal.timeout", "30", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "web.timeout", "0.25", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "web.searxng_url", "http://127.0.0.1:9", &d), 0);
+        assert_get(e, "timeout", "12.5");
+        assert_get(e, "code_execution.timeout", "12.5");
+        assert_get(e, "max_tool_calls", "7");
+        assert_get(e, "mode", "strict");
+        assert_get(e, "isolation", "none");
+        assert_get(e, "sandbox.isolation", "none");
+        assert_get(e, "log_calls", "true");
+        assert_get(e, "cwd", "/");
+        assert_get(e, "terminal.timeout", "30");
+        assert_get(e, "web.timeout", "0.25");
+        assert_get(e, "web.searxng_url", "http://127.0.0.1:9");
+
+        /* tools: before the start, what it would enable, host tools included. */
+        add(e, "echo", echo_fn);
+        assert_int_equal(ptc_engine_set(e, "tools", "read_file,echo", &d), 0);
+        assert_get(e, "tools", "echo, read_file");
+        assert_int_equal(ptc_engine_set(e, "tools", "", &d), 0);
+        assert_get(e, "tools", "");
+        assert_int_equal(ptc_engine_set(e, "tools", "read_file, nope", &d), 0);
+        assert_int_equal(ptc_engine_get(e, "tools", &v, &d), -EINVAL);
+        assert_null(v);
+        assert_non_null(strstr(d.message, "nope"));
+        assert_int_equal(ptc_engine_set(e, "tools", "terminal, echo", &d), 0);
+
+        assert_int_equal(ptc_engine_get(e, "bogus", &v, &d), -EINVAL);
+        assert_non_null(strstr(d.message, "unknown option 'bogus'"));
+        assert_int_equal(ptc_engine_get(e, "terminal.bogus", &v, &d), -EINVAL);
+        assert_non_null(strstr(d.message, "terminal.bogus"));
+
+        /* After the start: the same values, tools from the registry. */
+        assert_int_equal(ptc_engine_start(e, &d), 0);
+        assert_get(e, "tools", "echo, terminal");
+        assert_get(e, "timeout", "12.5");
+        assert_get(e, "cwd", "/");
+        ptc_engine_free(e);
+}
+
+/* The internal-failure result is the one ptc run and ptc_execution_run() hand out. */
+static void test_internal_error_result(void **state)
+{
+        char *r = ptc_internal_error_result("cannot set up signal handling");
+
+        assert_non_null(r);
+        assert_string_equal(r, "{\"status\":\"error\",\"output\":\"\",\"tool_calls_made\":0,"
+                               "\"duration_seconds\":0.0,\"exit_code\":null,"
+                               "\"error\":\"cannot set up signal handling\"}");
+        ptc_free(r);
+}
+
+/* The doctor report reads the engine's options; before the start its problems are warnings. */
+static void test_doctor_report(void **state)
+{
+        ptc_engine *e = NULL;
+        struct ptc_diag d = {};
+        char *r = NULL, *w;
+
+        assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, &d), 0);
+        assert_int_equal(ptc_engine_set(e, "isolation", "none", &d), 0);
+        assert_int_equal(ptc_doctor_report(e, 1, &r, &d), -EINVAL);
+        assert_int_equal(ptc_doctor_report(e, 0, &r, &d), 0);
+        assert_true(strncmp(r, "ptc 0.2.0\n", 10) == 0);
+        assert_non_null(strstr(r, "\nconfig: none (not read)\n"));
+        assert_non_null(strstr(r, "\ntools: "));
+        assert_non_null(strstr(r, "\nisolation: configured none, effective none\n"));
+        assert_non_null(strstr(r, "\nterminal: commands run as ptc's user (isolation none)\n"));
+        ptc_free(r);
+
+        assert_int_equal(ptc_engine_set(e, "tools", "read_file,nope", &d), 0);
+        assert_int_equal(ptc_doctor_report(e, 0, &r, &d), 0);
+        assert_null(strstr(r, "\ntools: "));
+        ptc_free(r);
+        w = ptc_engine_warnings(e);
+        assert_non_null(strstr(w, "nope"));
+        ptc_free(w);
+        ptc_engine_free(e);
+}
+
+/* isolation auto's left-out layers are the run's warnings: the library prints nothing. */
+static void test_execution_warnings(void **state)
+{
+        ptc_engine *e = NULL;
+        ptc_execution *x = NULL;
+        enum ptc_status st;
+        struct ptc_diag d = {};
+        char *w, *text = NULL;
+
+        assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, &d), 0);
+        assert_int_equal(ptc_engine_set(e, "tools", "", &d), 0);
+        /* A working directory of / cannot get the namespaces layer (docs/isolation.md). */
+        assert_int_equal(ptc_engine_set(e, "cwd", "/", &d), 0);
+        assert_int_equal(ptc_engine_start(e, &d), 0);
+        assert_int_equal(ptc_execution_new(e, &x, &d), 0);
+        w = ptc_execution_warnings(x);
+        assert_string_equal(w, "");
+        ptc_free(w);
+        assert_int_equal(ptc_execution_run(x, "print(1)", 8, &text, &st, &d), 0);
+        assert_int_equal(st, PTC_STATUS_SUCCESS);
+        ptc_free(text);
+        w = ptc_execution_warnings(x);
+        assert_non_null(strstr(w, "isolation auto: namespaces: "));
+        assert_non_null(strstr(w, "; running without the namespaces layer (see ptc doctor)\n"));
+        ptc_free(w);
+        ptc_execution_free(x);
+        ptc_engine_free(e);
+}
+
+/* A config file's warnings stay with the engine when a later key is refused. */
+static void test_config_warnings_before_its_error(void **state)
+{
+        char path[] = "/tmp/ptc-test-api-XXXXXX";
+        static const char text[] = "code_exection:\n  timeout: 1\n"
+                                   "code_execution:\n  mode: fast\n";
+        ptc_engine *e = NULL;
+        struct ptc_diag d = {};
+        char *w;
+        int fd = mkstemp(path);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t) sizeof(text) - 1);
+        close(fd);
+        assert_int_equal(ptc_engine_new(path, 0, &e, &d), -EINVAL);
+        assert_null(e);
+        assert_non_null(strstr(d.message, "code_execution.mode"));
+
+        assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, &d), 0);
+        assert_int_equal(ptc_engine_load_config(e, path, &d), -EINVAL);
+        assert_non_null(strstr(d.message, "code_execution.mode: invalid value 'fast'"));
+        w = ptc_engine_warnings(e);
+        assert_non_null(strstr(w, "unknown section 'code_exection'"));
+        ptc_free(w);
+        ptc_engine_free(e);
+        unlink(path);
+}
+
 static void test_schema_stubs_call_tool(void **state)
 {
         ptc_engine *e = new_engine();
@@ -277,6 +458,25 @@ static void test_schema_stubs_call_tool(void **state)
         assert_int_equal(ptc_engine_call_tool(e, "broken", "{\"text\": \"x\"}", &s, &d), 0);
         assert_non_null(strstr(s, "host tool returned invalid JSON"));
         ptc_free(s);
+
+        /* The .py lint needs the interpreter: resolved by the first call, kept for the next. */
+        {
+                char dir[] = "/tmp/ptc-test-api-XXXXXX", args[256];
+
+                assert_non_null(mkdtemp(dir));
+                for (int i = 0; i < 2; i++) {
+                        (void) snprintf(args, sizeof(args),
+                                        "{\"path\": \"%s/m%d.py\", \"content\": \"%s\"}", dir, i,
+                                        i ? "x = (\\n" : "x = 1\\n");
+                        assert_int_equal(ptc_engine_call_tool(e, "write_file", args, &s, &d), 0);
+                        assert_non_null(
+                                strstr(s, i ? "\"status\":\"error\"" : "\"status\":\"ok\""));
+                        ptc_free(s);
+                        (void) snprintf(args, sizeof(args), "%s/m%d.py", dir, i);
+                        (void) unlink(args);
+                }
+                (void) rmdir(dir);
+        }
         ptc_engine_free(e);
 }
 
@@ -485,6 +685,11 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_version_and_status),
                 cmocka_unit_test(test_options),
+                cmocka_unit_test(test_engine_get),
+                cmocka_unit_test(test_internal_error_result),
+                cmocka_unit_test(test_doctor_report),
+                cmocka_unit_test(test_execution_warnings),
+                cmocka_unit_test(test_config_warnings_before_its_error),
                 cmocka_unit_test(test_schema_stubs_call_tool),
                 cmocka_unit_test(test_script_calls_host_tools),
                 cmocka_unit_test(test_unanswered_call_times_out),

@@ -4,6 +4,7 @@
  * redaction), and the rule that the registry and the RPC layer name no tool.
  */
 #include "../lib/ptc-test.h"
+#include "../lib/registry-fixture.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,22 +15,6 @@
 
 #include "basic/fd-util.h"
 #include "basic/strv.h"
-#include "core/output/redact.h"
-#include "core/registry/registry-internal.h"
-#include "core/registry/registry.h"
-
-#define SECRET "s3cr3t-VALUE-4242"
-
-static int echo_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args, json_t **ret)
-{
-        *ret = json_pack("{s:O}", "args", args);
-        return *ret ? 0 : -ENOMEM;
-}
-
-static int crash_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args, json_t **ret)
-{
-        return -EIO;
-}
 
 /* Returns 0 without a result: a bug in a tool, answered as a failure, never a crash. */
 static int empty_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args, json_t **ret)
@@ -37,62 +22,33 @@ static int empty_run(const struct tool *t, const struct tool_ctx *ctx, json_t *a
         return 0;
 }
 
-static int secret_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args, json_t **ret)
-{
-        *ret = json_pack("{s:s, s:[s], s:{s:s}}", "text", "the key is " SECRET " here", "list",
-                         SECRET, "nested", "k", "prefix-" SECRET);
-        return *ret ? 0 : -ENOMEM;
-}
-
 static const char *const echo_dropped[] = {"pty", "background", NULL};
 
-static const struct tool_def def_echo = {.name = "echo", .run = echo_run};
 static const struct tool_def def_dropper = {
         .name = "dropper", .run = echo_run, .dropped_args = echo_dropped};
-static const struct tool_def def_crash = {.name = "crash", .run = crash_run};
 static const struct tool_def def_empty = {.name = "empty", .run = empty_run};
-static const struct tool_def def_secret = {.name = "secret", .run = secret_run};
-
-struct fixture {
-        struct registry *registry;
-        struct redactor *redactor;
-        struct tool_ctx ctx;
-};
 
 static int setup(void **state)
 {
         static const struct tool_def *const defs[] = {
                 &def_echo, &def_dropper, &def_crash, &def_empty, &def_secret,
         };
-        struct fixture *f = calloc(1, sizeof(*f));
+        struct registry_fixture *f = calloc(1, sizeof(*f));
 
-        if (!f)
-                return -1;
-        if (registry_new_from_defs(defs, ELEMENTSOF(defs), NULL, &f->registry, NULL, NULL) < 0)
-                return -1;
-        if (redactor_new(&f->redactor) < 0 || redactor_add_secret(f->redactor, SECRET) < 0)
-                return -1;
-        f->ctx = (struct tool_ctx){
-                .cwd = "/",
-                .deadline = USEC_INFINITY,
-                .cancel_fd = -1,
-                .redactor = f->redactor,
-        };
         *state = f;
-        return 0;
+        return f ? registry_fixture_init(f, defs, ELEMENTSOF(defs), "/") : -1;
 }
 
 static int teardown(void **state)
 {
-        struct fixture *f = *state;
+        struct registry_fixture *f = *state;
 
-        registry_free(f->registry);
-        redactor_free(f->redactor);
+        registry_fixture_release(f);
         free(f);
         return 0;
 }
 
-static json_t *call(struct fixture *f, const char *name, const char *args_json)
+static json_t *call(struct registry_fixture *f, const char *name, const char *args_json)
 {
         json_auto_t *args = args_json ? json_loads(args_json, 0, NULL) : NULL;
         json_t *res = NULL;
@@ -141,7 +97,7 @@ static void test_call_error_mapped(void **state)
 
 static void test_call_redacts(void **state)
 {
-        struct fixture *f = *state;
+        struct registry_fixture *f = *state;
         json_auto_t *r = call(f, "secret", "{}");
         json_auto_t *echoed = call(f, "echo", "{\"k\": \"" SECRET "\"}");
         _cleanup_free_ char *text = json_dumps(r, JSON_COMPACT);
@@ -163,7 +119,7 @@ static void test_call_redacts(void **state)
 
 static void test_call_unknown_tool(void **state)
 {
-        struct fixture *f = *state;
+        struct registry_fixture *f = *state;
         json_t *res = json_true(); /* a static singleton: overwritten with NULL, not leaked */
 
         assert_int_equal(registry_call(f->registry, "nope", &f->ctx, NULL, &res), -ENOENT);
@@ -175,7 +131,7 @@ static void test_call_unknown_tool(void **state)
 
 static void test_call_args_not_object(void **state)
 {
-        struct fixture *f = *state;
+        struct registry_fixture *f = *state;
         json_auto_t *arr = json_array();
         json_t *res = NULL;
 
@@ -185,7 +141,7 @@ static void test_call_args_not_object(void **state)
 
 static void test_call_dropped_args(void **state)
 {
-        struct fixture *f = *state;
+        struct registry_fixture *f = *state;
         json_auto_t *args = json_loads("{\"pty\": true, \"background\": 1, \"keep\": 2}", 0, NULL);
         json_auto_t *r = NULL, *other = NULL;
 

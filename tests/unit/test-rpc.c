@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "../lib/fault.h"
 #include "../lib/ptc-test.h"
+#include "../lib/registry-fixture.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,36 +29,17 @@
 #include "core/tools/tool.h"
 
 #define TOKEN "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-#define SECRET "s3cr3t-VALUE-4242"
 #define AVAILABLE "bigsecret, crash, echo, fail, secret, sleep, terminal"
 /* Longest line a test client accepts. */
 #define LINE_MAX_TEST (1024 * 1024)
 
 /* ---- fake tools ---- */
 
-static int echo_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args, json_t **ret)
-{
-        *ret = json_pack("{s:O}", "args", args);
-        return *ret ? 0 : -ENOMEM;
-}
-
 static int sleep_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args, json_t **ret)
 {
         usleep(200 * 1000);
         *ret = json_pack("{s:b}", "slept", 1);
         return *ret ? 0 : -ENOMEM;
-}
-
-static int secret_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args, json_t **ret)
-{
-        *ret = json_pack("{s:s, s:[s], s:{s:s}}", "text", "the key is " SECRET " here", "list",
-                         SECRET, "nested", "k", "prefix-" SECRET);
-        return *ret ? 0 : -ENOMEM;
-}
-
-static int crash_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args, json_t **ret)
-{
-        return -EIO;
 }
 
 static int fail_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args, json_t **ret)
@@ -83,10 +65,8 @@ static int bigsecret_run(const struct tool *t, const struct tool_ctx *ctx, json_
         return *ret ? 0 : -ENOMEM;
 }
 
-static const struct tool_def def_echo = {.name = "echo", .run = echo_run};
 static const struct tool_def def_bigsecret = {.name = "bigsecret", .run = bigsecret_run};
 static const struct tool_def def_sleep = {.name = "sleep", .run = sleep_run};
-static const struct tool_def def_secret = {.name = "secret", .run = secret_run};
 /* Declares the arguments it drops, as the real terminal does (tool_def.dropped_args). */
 static const char *const terminal_dropped[] = {
         "background", "pty",       "notify_on_complete", "watch_patterns",
@@ -94,7 +74,6 @@ static const char *const terminal_dropped[] = {
 };
 static const struct tool_def def_terminal = {
         .name = "terminal", .run = echo_run, .dropped_args = terminal_dropped};
-static const struct tool_def def_crash = {.name = "crash", .run = crash_run};
 static const struct tool_def def_fail = {.name = "fail", .run = fail_run};
 
 /* ---- fixture ---- */
@@ -102,9 +81,7 @@ static const struct tool_def def_fail = {.name = "fail", .run = fail_run};
 struct fixture {
         char dir[64];
         char sock[128];
-        struct registry *registry;
-        struct redactor *redactor;
-        struct tool_ctx ctx;
+        struct registry_fixture reg; /* the fake tools, in dir */
         struct rpc_server *server;
 };
 
@@ -115,7 +92,6 @@ static int setup(void **state)
                 &def_crash, &def_fail,  &def_bigsecret,
         };
         struct fixture *f = calloc(1, sizeof(*f));
-        struct diag d = {};
 
         if (!f)
                 return -1;
@@ -123,18 +99,8 @@ static int setup(void **state)
         if (!mkdtemp(f->dir))
                 return -1;
         (void) snprintf(f->sock, sizeof(f->sock), "%s/rpc.sock", f->dir);
-        if (registry_new_from_defs(defs, ELEMENTSOF(defs), NULL, &f->registry, NULL, &d) < 0)
-                return -1;
-        if (redactor_new(&f->redactor) < 0 || redactor_add_secret(f->redactor, SECRET) < 0)
-                return -1;
-        f->ctx = (struct tool_ctx){
-                .cwd = f->dir,
-                .deadline = USEC_INFINITY,
-                .cancel_fd = -1,
-                .redactor = f->redactor,
-        };
         *state = f;
-        return 0;
+        return registry_fixture_init(&f->reg, defs, ELEMENTSOF(defs), f->dir);
 }
 
 static int teardown(void **state)
@@ -142,8 +108,7 @@ static int teardown(void **state)
         struct fixture *f = *state;
 
         f->server = rpc_server_free(f->server);
-        registry_free(f->registry);
-        redactor_free(f->redactor);
+        registry_fixture_release(&f->reg);
         (void) rm_rf(f->dir);
         free(f);
         return 0;
@@ -154,9 +119,9 @@ static void start_server(struct fixture *f, int64_t max_calls, size_t frame_max,
         struct rpc_server_opts o = {
                 .socket_path = f->sock,
                 .token = TOKEN,
-                .registry = f->registry,
-                .tool_ctx = &f->ctx,
-                .redactor = f->redactor,
+                .registry = f->reg.registry,
+                .tool_ctx = &f->reg.ctx,
+                .redactor = f->reg.redactor,
                 .max_tool_calls = max_calls,
                 .log_calls = log_calls,
                 .frame_max = frame_max,
@@ -1282,8 +1247,8 @@ static void test_rpc_server_new_errors(void **state)
         struct rpc_server_opts o = {
                 .socket_path = longpath,
                 .token = TOKEN,
-                .registry = f->registry,
-                .tool_ctx = &f->ctx,
+                .registry = f->reg.registry,
+                .tool_ctx = &f->reg.ctx,
                 .max_tool_calls = 1,
         };
         struct rpc_server *s = NULL;
@@ -1294,11 +1259,11 @@ static void test_rpc_server_new_errors(void **state)
         assert_int_equal(rpc_server_new(&o, &s), -ENAMETOOLONG);
         /* A log redactor that is not the one the results are redacted with. */
         snprintf(longpath, sizeof(longpath), "%s/other.sock", f->dir);
-        o.redactor = f->redactor;
+        o.redactor = f->reg.redactor;
         o.tool_ctx = &(const struct tool_ctx){.cancel_fd = -1};
         assert_int_equal(rpc_server_new(&o, &s), -EINVAL);
         o.redactor = NULL;
-        o.tool_ctx = &f->ctx;
+        o.tool_ctx = &f->reg.ctx;
         /* A directory that does not exist. */
         snprintf(longpath, sizeof(longpath), "%s/missing/rpc.sock", f->dir);
         assert_int_equal(rpc_server_new(&o, &s), -ENOENT);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/api/api-util.h"
+#include "core/exec/result.h"
 #include "ptc-version.h"
 
 PTC_EXPORT const char *ptc_version(void)
@@ -18,6 +19,13 @@ PTC_EXPORT const char *ptc_version(void)
 PTC_EXPORT void ptc_free(void *p)
 {
         free(p);
+}
+
+PTC_EXPORT char *ptc_internal_error_result(const char *message)
+{
+        json_auto_t *r = result_internal_error(message ? message : "");
+
+        return r ? api_json_text(r) : NULL;
 }
 
 PTC_EXPORT const char *ptc_status_to_string(enum ptc_status s)

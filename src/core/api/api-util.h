@@ -6,9 +6,10 @@
  * ptc_diag, JSON text as ptc prints it. The files of the module:
  *   api-util.c      ptc_version(), ptc_free(), the status helpers, these
  *   engine-setup.c  the steps of a start, on core types (config, secrets, upstreams,
- *                   registry); also what the subcommands not yet on the API call
- *   engine.c        ptc_engine_*: options, host tool registration, start, schema, stubs,
- *                   calling one tool
+ *                   registry); also what ptc mcp, not yet on the API, calls
+ *   engine.c        ptc_engine_*: options (set and get), host tool registration, start,
+ *                   schema, stubs, calling one tool
+ *   engine-doctor.c ptc_doctor_report(): the engine's configuration to src/core/doctor
  *   execution.c     ptc_execution_*: one script on exec_run()
  *   host-tool.c     a struct ptc_tool_def as a registry tool, and the ptc_tool_call handle
  *

@@ -2,8 +2,8 @@
 /*
  * The steps of starting an engine on core types: the config file, the
  * secrets, the upstream MCP servers, the registry. ptc_engine_start() runs
- * them in order; the subcommands not yet on the API (ptc mcp, ptc doctor) call
- * them through src/cli/cli-core.h. Nothing here prints.
+ * them in order; the subcommand not yet on the API (ptc mcp) calls them
+ * through src/cli/cli-core.h. Nothing here prints.
  */
 
 #include <errno.h>
@@ -39,12 +39,20 @@ static int move_warnings(char ***from, char ***to, const char *suffix)
 int engine_load_config(struct ptc_config *c, const char *path, char ***warnings,
                        struct diag *reterr)
 {
-        _cleanup_free_ char *def = NULL;
         int r;
 
         r = config_init(c);
         if (r < 0)
                 return diag_set(reterr, r, "out of memory");
+        return engine_merge_config(c, path, warnings, reterr);
+}
+
+int engine_merge_config(struct ptc_config *c, const char *path, char ***warnings,
+                        struct diag *reterr)
+{
+        _cleanup_free_ char *def = NULL;
+        int r;
+
         if (!path) {
                 r = config_default_path(&def);
                 if (r < 0)

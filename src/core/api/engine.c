@@ -91,7 +91,6 @@ PTC_EXPORT int ptc_engine_new(const char *config_file, unsigned flags, ptc_engin
                               struct ptc_diag *diag)
 {
         ptc_engine *e;
-        struct diag d = {};
         int r;
 
         if (!ret)
@@ -101,14 +100,13 @@ PTC_EXPORT int ptc_engine_new(const char *config_file, unsigned flags, ptc_engin
         if (!e)
                 return api_diagf(diag, -ENOMEM, "out of memory");
         e->flags = flags;
-        if (flags & PTC_ENGINE_NO_CONFIG_FILE) {
-                r = config_init(&e->config);
-                if (r < 0)
-                        diag_set(&d, r, "out of memory");
-        } else
-                r = engine_load_config(&e->config, config_file, &e->warnings, &d);
+        pthread_mutex_init(&e->tool_python_lock, NULL);
+        r = config_init(&e->config);
+        if (r < 0)
+                api_diagf(diag, r, "out of memory");
+        else if (!(flags & PTC_ENGINE_NO_CONFIG_FILE))
+                r = ptc_engine_load_config(e, config_file, diag);
         if (r < 0) {
-                api_diag(diag, r, &d);
                 ptc_engine_free(e);
                 return r;
         }
@@ -116,6 +114,27 @@ PTC_EXPORT int ptc_engine_new(const char *config_file, unsigned flags, ptc_engin
         e->have_nofile = getrlimit(RLIMIT_NOFILE, &e->nofile) == 0;
         *ret = e;
         return 0;
+}
+
+PTC_EXPORT int ptc_engine_load_config(ptc_engine *e, const char *config_file, struct ptc_diag *diag)
+{
+        _cleanup_free_ char *path = NULL;
+        struct diag d = {};
+        int r;
+
+        if (!e)
+                return api_diagf(diag, -EINVAL, "ptc_engine_load_config: no engine");
+        if (e->started)
+                return api_diagf(diag, -EBUSY, "the engine has started; options are frozen");
+        /* For ptc_doctor_report(): the file read, or where the default one would be. */
+        if (config_file ? !(path = strdup(config_file)) : config_default_path(&path) == -ENOMEM)
+                return api_diagf(diag, -ENOMEM, "out of memory");
+        free(e->config_path);
+        e->config_path = TAKE_PTR(path);
+        e->config_explicit = config_file != NULL;
+        /* The file's warnings are kept even when a later key fails: they may explain it. */
+        r = engine_merge_config(&e->config, config_file, &e->warnings, &d);
+        return r < 0 ? api_diag(diag, r, &d) : 0;
 }
 
 PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e)
@@ -132,6 +151,9 @@ PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e)
         redactor_free(e->redactor);
         config_release(&e->config);
         strv_free(e->warnings);
+        free(e->config_path);
+        free(e->tool_python);
+        pthread_mutex_destroy(&e->tool_python_lock);
         free(e->cwd);
         free(e);
         return NULL;
@@ -187,6 +209,74 @@ PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,
                 key = "code_execution.python";
         /* Any scalar key of the file, through the file's own parser. */
         r = config_set_value(c, key, value, &d);
+        return r < 0 ? api_diag(diag, r, &d) : 0;
+}
+
+int engine_effective_tools(const ptc_engine *e, char **ret, char ***warnings, struct diag *reterr)
+{
+        _cleanup_registry_ struct registry *reg = NULL;
+        _cleanup_strv_free_ char **w = NULL;
+        _cleanup_free_ struct registry_extra_tool *extra = NULL;
+        const struct registry *names = e->registry;
+        int r;
+
+        if (!e->started) {
+                /* What the start would build, without the upstream servers it starts. */
+                if (e->n_host_tools > 0) {
+                        extra = calloc(e->n_host_tools, sizeof(*extra));
+                        if (!extra)
+                                return diag_set(reterr, -ENOMEM, "out of memory");
+                }
+                for (size_t i = 0; i < e->n_host_tools; i++)
+                        extra[i] = host_tool_extra(&e->host_tools[i]);
+                r = engine_build_registry(&e->config, NULL, extra, e->n_host_tools, &reg, &w,
+                                          reterr);
+                if (r < 0)
+                        return r;
+                for (char **l = w; warnings && l && *l; l++)
+                        if (strv_extend(warnings, *l) < 0)
+                                return diag_set(reterr, -ENOMEM, "out of memory");
+                names = reg;
+        }
+        *ret = registry_names(names);
+        return *ret ? 0 : diag_set(reterr, -ENOMEM, "out of memory");
+}
+
+PTC_EXPORT int ptc_engine_get(const ptc_engine *e, const char *key, char **ret,
+                              struct ptc_diag *diag)
+{
+        struct diag d = {};
+        int r;
+
+        if (!e || !key || !ret)
+                return api_diagf(diag, -EINVAL, "ptc_engine_get: a NULL argument");
+        *ret = NULL;
+        /* The short keys of ptc_engine_set() that are names of the file's keys. */
+        if (strcmp(key, "timeout") == 0)
+                key = "code_execution.timeout";
+        else if (strcmp(key, "max_tool_calls") == 0)
+                key = "code_execution.max_tool_calls";
+        else if (strcmp(key, "mode") == 0)
+                key = "code_execution.mode";
+        else if (strcmp(key, "python") == 0)
+                key = "code_execution.python";
+        else if (strcmp(key, "isolation") == 0)
+                key = "sandbox.isolation";
+
+        if (strcmp(key, "tools") == 0 || strcmp(key, "code_execution.tools") == 0)
+                r = engine_effective_tools(e, ret, NULL, &d);
+        else if (strcmp(key, "cwd") == 0) {
+                /* Unset: the directory the start will take ("."). */
+                *ret = e->cwd ? strdup(e->cwd) : realpath(".", NULL);
+                if (!*ret)
+                        return api_diagf(diag, -errno, "cwd: %s", strerror(errno));
+                return 0;
+        } else if (strcmp(key, "log_calls") == 0)
+                r = (*ret = strdup(e->log_calls ? "true" : "false")) ? 0 : -ENOMEM;
+        else
+                r = config_get_value(&e->config, key, ret, &d);
+        if (r == -ENOMEM && !d.message[0])
+                diag_set(&d, r, "out of memory");
         return r < 0 ? api_diag(diag, r, &d) : 0;
 }
 
@@ -368,15 +458,37 @@ PTC_EXPORT int ptc_engine_stubs(const ptc_engine *e, char **ret, struct ptc_diag
         return 0;
 }
 
+/*
+ * The interpreter of the linters (strict mode's: it does not depend on a directory), resolved
+ * once per engine by the first call that needs it; NULL when there is none (the .py lint is
+ * skipped). Borrowed: lives as long as the engine.
+ */
+static const char *tool_python(ptc_engine *e)
+{
+        const char *python;
+
+        pthread_mutex_lock(&e->tool_python_lock);
+        if (!e->tool_python_resolved) {
+                struct diag d = {};
+                int r = interpreter_resolve(&e->config, PTC_MODE_STRICT, &e->tool_python, &d);
+
+                if (r < 0)
+                        e->tool_python = NULL;
+                /* Out of memory is not an answer: the next call asks again. */
+                e->tool_python_resolved = r != -ENOMEM;
+        }
+        python = e->tool_python;
+        pthread_mutex_unlock(&e->tool_python_lock);
+        return python;
+}
+
 PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char *args_json,
                                     char **ret, struct ptc_diag *diag)
 {
-        _cleanup_free_ char *python = NULL;
         json_auto_t *args = NULL;
         json_t *result = NULL;
         const struct tool *t;
         json_error_t jerr;
-        struct diag d = {};
         int r;
 
         if (!e || !name || !ret || !e->started)
@@ -391,9 +503,6 @@ PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char 
         if (!args || !json_is_object(args))
                 return api_diagf(diag, -EINVAL, "the arguments must be a JSON object: %s",
                                  args ? "got another JSON value" : jerr.text);
-        /* Only linters need it; a missing interpreter just skips .py linting. */
-        if (interpreter_resolve(&e->config, PTC_MODE_STRICT, &python, &d) < 0)
-                python = NULL;
         {
                 struct tool_ctx ctx = {
                         .config = &e->config,
@@ -402,7 +511,8 @@ PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char 
                         .deadline = USEC_INFINITY,
                         .cancel_fd = -1,
                         .redactor = e->redactor,
-                        .python = python,
+                        /* Only linters need it; without one .py linting is skipped. */
+                        .python = tool_python(e),
                 };
                 /* The same dropped arguments, error mapping and redaction as a script's call. */
                 r = registry_call_tool(t, &ctx, args, &result);

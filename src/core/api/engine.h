@@ -3,6 +3,7 @@
 
 /* The engine behind ptc_engine (engine.c) and the steps of its start (engine-setup.c). */
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <sys/resource.h>
 
@@ -25,6 +26,8 @@ struct ptc_engine {
         struct host_tool *host_tools;
         size_t n_host_tools;
         char **warnings;      /* one line each */
+        char *config_path;    /* the config file read or looked at; NULL: none */
+        bool config_explicit; /* named by the caller, not the default location */
         struct rlimit nofile; /* RLIMIT_NOFILE at ptc_engine_new(): the script's */
         bool have_nofile;
 
@@ -36,6 +39,11 @@ struct ptc_engine {
         struct registry_extra_tool *extra; /* host tools, then the upstreams' tools */
         size_t n_extra;
         struct registry *registry;
+
+        /* ptc_engine_call_tool()'s interpreter (the linters'), resolved by the first call. */
+        pthread_mutex_t tool_python_lock;
+        bool tool_python_resolved; /* under the lock */
+        char *tool_python;         /* NULL: none found, .py files are not linted */
 };
 
 /* engine-setup.c: the steps of ptc_engine_start(), each usable alone. */
@@ -47,6 +55,10 @@ struct ptc_engine {
  */
 int engine_load_config(struct ptc_config *c, const char *path, char ***warnings,
                        struct diag *reterr);
+
+/* engine_load_config() on @c as it is: the file's values replace @c's. */
+int engine_merge_config(struct ptc_config *c, const char *path, char ***warnings,
+                        struct diag *reterr);
 
 /* "a,b" (commas or blanks) -> strv; "" -> an empty strv (no tools). 0 or -ENOMEM. */
 int engine_parse_tools(const char *list, char ***ret);
@@ -76,6 +88,15 @@ int engine_start_upstreams(const struct ptc_config *c, char *const *env, struct 
 int engine_build_registry(const struct ptc_config *c, char *const *tools,
                           const struct registry_extra_tool *extra, size_t n_extra,
                           struct registry **ret, char ***warnings, struct diag *reterr);
+
+/*
+ * The tools the engine enables (*ret "a, b"; "" for none): after start its
+ * registry's, before it what the start would enable with the options so far
+ * and the host tools (the upstream servers' tools join at the start). Tools
+ * left out are added to *warnings when @warnings is not NULL. -EINVAL with a
+ * message for an unknown name in "tools", -ENOMEM.
+ */
+int engine_effective_tools(const ptc_engine *e, char **ret, char ***warnings, struct diag *reterr);
 
 /* engine.c: the option parsers ptc_engine_set() and ptc_execution_set() share. */
 int engine_set_timeout(const char *value, double *ret, struct ptc_diag *pd);

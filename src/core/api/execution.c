@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "basic/buf.h"
 #include "basic/fd-util.h"
 #include "basic/strv.h"
 #include "core/api/api-util.h"
@@ -31,6 +32,8 @@ struct ptc_execution {
         int cancel_fd;
         const char *reason; /* atomic: set before cancel_fd is written */
         bool ran;
+        char **warnings;    /* the run's (isolation auto's left-out layers), one line each */
+        bool warnings_lost; /* out of memory on the way */
 };
 
 PTC_EXPORT int ptc_execution_new(ptc_engine *e, ptc_execution **ret, struct ptc_diag *diag)
@@ -61,6 +64,7 @@ PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x)
         if (!x)
                 return NULL;
         registry_free(x->registry);
+        strv_free(x->warnings);
         safe_close(x->cancel_fd);
         free(x->cwd);
         free(x);
@@ -135,6 +139,28 @@ static void on_call(void *userdata, const char *tool, int64_t count)
         x->progress(tool, count, x->progress_userdata);
 }
 
+/* exec_opts.on_warning: on the thread of the run, which owns the execution meanwhile. */
+static void on_warning(void *userdata, const char *line)
+{
+        ptc_execution *x = userdata;
+
+        if (strv_extend(&x->warnings, line) < 0)
+                x->warnings_lost = true;
+}
+
+PTC_EXPORT char *ptc_execution_warnings(const ptc_execution *x)
+{
+        _cleanup_buf_ struct buf b = BUF_INIT(SIZE_MAX);
+
+        for (char **w = x ? x->warnings : NULL; w && *w; w++)
+                if (buf_append_str(&b, *w) < 0 || buf_append_str(&b, "\n") < 0)
+                        return NULL;
+        if (x && x->warnings_lost &&
+            buf_append_str(&b, "some warnings were lost: out of memory\n") < 0)
+                return NULL;
+        return buf_steal(&b, NULL) ?: strdup("");
+}
+
 static enum ptc_status status_of(enum exec_status s)
 {
         switch (s) {
@@ -148,16 +174,6 @@ static enum ptc_status status_of(enum exec_status s)
         default:
                 return PTC_STATUS_ERROR;
         }
-}
-
-/* ptc itself failed: still a result a host can parse (docs/contracts.md 4). */
-static char *internal_result(const char *msg)
-{
-        json_auto_t *r =
-                json_pack("{s:s, s:s, s:i, s:f, s:n, s:s}", "status", "error", "output", "",
-                          "tool_calls_made", 0, "duration_seconds", 0.0, "exit_code", "error", msg);
-
-        return r ? api_json_text(r) : NULL;
 }
 
 PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code_len,
@@ -201,12 +217,15 @@ PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code
                         .child_nofile = e->have_nofile ? &e->nofile : NULL,
                         .on_call = x->progress ? on_call : NULL,
                         .on_call_userdata = x,
+                        .on_warning = on_warning,
+                        .on_warning_userdata = x,
                 };
                 r = exec_run(&eo, &result, &st, &d);
         }
         if (r < 0) {
                 api_diag(diag, r, &d);
-                *ret_json = internal_result(d.message[0] ? d.message : strerror(-r));
+                /* ptc itself failed: still a result a host can parse (docs/contracts.md 4). */
+                *ret_json = ptc_internal_error_result(d.message[0] ? d.message : strerror(-r));
                 *ret_status = PTC_STATUS_ERROR;
                 return r;
         }

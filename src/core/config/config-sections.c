@@ -859,6 +859,99 @@ int config_parse_root(struct ctx *x, const struct node *root)
         return check_terminal_timeouts(x);
 }
 
+/* @l as "a, b, c" ("" for none). NULL on ENOMEM. */
+static char *join_list(char *const *l)
+{
+        size_t n = 1;
+        char *s, *p;
+
+        for (char *const *i = l; i && *i; i++)
+                n += strlen(*i) + 2;
+        s = p = malloc(n);
+        if (!s)
+                return NULL;
+        *p = 0;
+        for (char *const *i = l; i && *i; i++)
+                p += sprintf(p, "%s%s", i == l ? "" : ", ", *i);
+        return s;
+}
+
+/* The shortest decimal text that reads back as @d (300 -> "300", 2.5 -> "2.5"). */
+static char *format_seconds(double d)
+{
+        char buf[400];
+
+        for (int decimals = 0; decimals <= 17; decimals++) {
+                (void) snprintf(buf, sizeof(buf), "%.*f", decimals, d);
+                if (strtod(buf, NULL) == d)
+                        return strdup(buf);
+        }
+        (void) snprintf(buf, sizeof(buf), "%.17g", d);
+        return strdup(buf);
+}
+
+/* The value of one key of @k's table in @c, as text; NULL on ENOMEM. */
+static char *key_value_text(const struct ptc_config *c, const struct key_spec *k)
+{
+        const char *base = (const char *) c;
+        const char *s = NULL;
+        char *p;
+
+        if (k->parse == parse_int_key || k->parse == parse_terminal_timeout ||
+            k->parse == parse_terminal_max_timeout)
+                return asprintf(&p, "%" PRId64, *(const int64_t *) (base + k->offset)) < 0 ? NULL
+                                                                                           : p;
+        if (k->parse == parse_bool_key)
+                s = *(const bool *) (base + k->offset) ? "true" : "false";
+        else if (k->parse == parse_seconds_key)
+                return format_seconds(*(const double *) (base + k->offset));
+        else if (k->parse == parse_url_key)
+                s = *(char *const *) (base + k->offset);
+        else if (k->parse == parse_mode_key)
+                s = config_mode_to_string(c->mode);
+        else if (k->parse == parse_module_name)
+                s = c->module_name;
+        else if (k->parse == parse_python)
+                s = c->python;
+        else if (k->parse == parse_tools)
+                return join_list(c->tools);
+        else if (k->parse == parse_env_passthrough)
+                return join_list(c->env_passthrough);
+        else if (k->parse == parse_backend)
+                s = backend_words[0];
+        else if (k->parse == parse_terminal_isolation)
+                s = c->terminal_strict ? "strict" : "none";
+        else if (k->parse == parse_isolation_key)
+                s = config_isolation_to_string(c->isolation);
+        else if (k->parse == parse_search_provider)
+                s = c->search_provider;
+        else if (k->parse == parse_extract_provider)
+                s = c->extract_provider ? c->extract_provider : extract_provider_words[0];
+        return strdup(s ? s : "");
+}
+
+int config_get_value(const struct ptc_config *c, const char *key, char **ret, struct diag *reterr)
+{
+        const char *dot = strchr(key, '.');
+        size_t sl = dot ? (size_t) (dot - key) : 0;
+
+        for (size_t i = 0; dot && i < ELEMENTSOF(sections); i++) {
+                const struct section_spec *sec = &sections[i];
+
+                if (!sec->keys || strlen(sec->name) != sl || strncmp(sec->name, key, sl) != 0)
+                        continue;
+                for (size_t j = 0; j < sec->n_keys; j++) {
+                        if (strcmp(sec->keys[j].name, dot + 1) != 0)
+                                continue;
+                        *ret = key_value_text(c, &sec->keys[j]);
+                        return *ret ? 0 : diag_set(reterr, -ENOMEM, "out of memory");
+                }
+                return diag_set(reterr, -EINVAL, "unknown option '%s' (no key '%s' in section %s)",
+                                key, dot + 1, sec->name);
+        }
+        return diag_set(reterr, -EINVAL, "unknown option '%s'", key);
+}
+
 int config_set_value(struct ptc_config *c, const char *key, const char *value, struct diag *reterr)
 {
         /* One scalar, as the file would hold it (quoted: "" is a string, not null). */

@@ -123,6 +123,17 @@ _must_check_ int config_load_file(struct ptc_config *c, const char *path, bool m
 _must_check_ int config_set_value(struct ptc_config *c, const char *key, const char *value,
                                   struct diag *reterr);
 
+/*
+ * The value of one key of the file, "section.key", as text config_set_value()
+ * reads back: numbers in decimal ("300", "2.5"), booleans "true"/"false",
+ * words as the file spells them, a list "a, b" (tools, env_passthrough; ""
+ * when empty or unset), an unset string "" (no search provider, no URL).
+ * Caller frees *ret. -EINVAL for an unknown key (mcp_servers has none),
+ * -ENOMEM.
+ */
+_must_check_ int config_get_value(const struct ptc_config *c, const char *key, char **ret,
+                                  struct diag *reterr);
+
 /* Parse helpers shared with the CLI so flags and the file accept the same words. */
 _must_check_ int config_parse_mode(const char *s, enum ptc_mode *ret);
 _must_check_ int config_parse_isolation(const char *s, enum ptc_isolation *ret);

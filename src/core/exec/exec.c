@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,6 @@
 #include <unistd.h>
 
 #include "basic/fd-util.h"
-#include "basic/log.h"
 #include "basic/path-util.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
@@ -406,8 +406,25 @@ static bool code_is_blank(const char *code, size_t n)
         return true;
 }
 
+/* A warning for the host (exec_opts.on_warning): the library prints nothing. */
+_printf_(2, 3) static void warn(const struct exec_opts *o, const char *fmt, ...)
+{
+        _cleanup_free_ char *line = NULL;
+        va_list ap;
+
+        if (!o->on_warning)
+                return;
+        va_start(ap, fmt);
+        if (vasprintf(&line, fmt, ap) < 0)
+                line = NULL; /* out of memory: the warning is lost, the run goes on */
+        va_end(ap);
+        if (line)
+                o->on_warning(o->on_warning_userdata, line);
+}
+
 /* The layers an isolation level asks for, before anything was tried. */
-static int wanted_layers(enum ptc_isolation level, int ll_abi, unsigned *ret, struct diag *reterr)
+static int wanted_layers(const struct exec_opts *o, enum ptc_isolation level, int ll_abi,
+                         unsigned *ret, struct diag *reterr)
 {
         char why[_SANDBOX_LAYER_MAX][256];
         unsigned missing = sandbox_kernel_missing(ll_abi, why);
@@ -421,9 +438,8 @@ static int wanted_layers(enum ptc_isolation level, int ll_abi, unsigned *ret, st
                         return diag_set(reterr, -EOPNOTSUPP,
                                         "isolation 'strict' cannot be set up: %s: %s", name,
                                         why[l]);
-                log_warning("isolation auto: %s: %s; running without the %s layer (see ptc "
-                            "doctor)",
-                            name, why[l], name);
+                warn(o, "isolation auto: %s: %s; running without the %s layer (see ptc doctor)",
+                     name, why[l], name);
         }
         *ret = SANDBOX_LAYERS_ALL & ~missing;
         return 0;
@@ -482,7 +498,7 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
                 .network = c->network,
                 .landlock_abi = ll_abi,
         };
-        r = wanted_layers(c->isolation, ll_abi, &sb.layers, reterr);
+        r = wanted_layers(o, c->isolation, ll_abi, &sb.layers, reterr);
         if (r < 0)
                 return r;
         if (o->child_nofile && o->child_nofile->rlim_cur < nofile)
@@ -511,8 +527,8 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
                                         why.message);
                 if (failed == _SANDBOX_LAYER_MAX || !(sb.layers & (1u << failed)))
                         return diag_set(reterr, r, "cannot start the script: %s", why.message);
-                log_warning("isolation auto: %s; running without the %s layer (see ptc doctor)",
-                            why.message, sandbox_layer_to_string(failed));
+                warn(o, "isolation auto: %s; running without the %s layer (see ptc doctor)",
+                     why.message, sandbox_layer_to_string(failed));
                 sb.layers &= ~(1u << failed);
         }
         e->pid = sp.pid;

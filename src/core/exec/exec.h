@@ -45,6 +45,10 @@ struct exec_opts {
         /* Each dispatched tool call, from a worker thread (see rpc_server_opts.on_call). */
         void (*on_call)(void *userdata, const char *tool, int64_t count);
         void *on_call_userdata;
+        /* A warning for the host, one line ("isolation auto: ...: running without the
+         * namespaces layer ..."), on the thread of exec_run(); NULL drops them. */
+        void (*on_warning)(void *userdata, const char *line);
+        void *on_warning_userdata;
 };
 
 enum exec_status {

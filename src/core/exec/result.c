@@ -114,3 +114,10 @@ json_t *result_build(const struct result_input *in)
                 return NULL;
         return json_incref(r);
 }
+
+json_t *result_internal_error(const char *message)
+{
+        struct result_input in = {.status = EXEC_ERROR, .error = message};
+
+        return result_build(&in);
+}

@@ -38,3 +38,10 @@ void result_format_seconds(double s, char *buf, size_t n);
 
 /* Build the result object; NULL on ENOMEM. */
 json_t *result_build(const struct result_input *in);
+
+/*
+ * The result of a run ptc itself could not do (staging, spawn, set-up):
+ * status "error", empty output, no calls, exit_code null, "error": @message.
+ * NULL on ENOMEM.
+ */
+json_t *result_internal_error(const char *message);

@@ -386,7 +386,7 @@ char *registry_names(const struct registry *r)
         for (size_t i = 0; i < registry_count(r); i++)
                 if (buf_printf(&b, "%s%s", i ? ", " : "", r->tools[i].name) < 0)
                         return NULL;
-        return buf_steal(&b, NULL);
+        return buf_steal(&b, NULL) ?: strdup(""); /* no tools: "", not the ENOMEM NULL */
 }
 
 int registry_call_tool(const struct tool *t, const struct tool_ctx *ctx, json_t *args,

@@ -65,7 +65,7 @@ size_t registry_count(const struct registry *r);
 const struct tool *registry_get(const struct registry *r, size_t i);
 /* Tool by name, or NULL. Borrowed. */
 const struct tool *registry_find(const struct registry *r, const char *name);
-/* Comma+space separated sorted names ("a, b"); caller frees. */
+/* Comma+space separated sorted names ("a, b"; "" for none); caller frees. NULL on ENOMEM. */
 char *registry_names(const struct registry *r);
 
 /*
