@@ -368,15 +368,41 @@ PTC_EXPORT int ptc_engine_stubs(const ptc_engine *e, char **ret, struct ptc_diag
         return 0;
 }
 
+int engine_call_tool(ptc_engine *e, const struct tool *t, json_t *args, usec_t deadline,
+                     int cancel_fd, json_t **ret, struct ptc_diag *pd)
+{
+        _cleanup_free_ char *python = NULL;
+        struct diag d = {};
+        int r;
+
+        /* Only linters need it; a missing interpreter just skips .py linting. */
+        if (interpreter_resolve(&e->config, PTC_MODE_STRICT, &python, &d) < 0)
+                python = NULL;
+        {
+                struct tool_ctx ctx = {
+                        .config = &e->config,
+                        .cwd = e->cwd,
+                        .env = e->base_env,
+                        .deadline = deadline,
+                        .cancel_fd = cancel_fd,
+                        .redactor = e->redactor,
+                        .python = python,
+                };
+                /* The same dropped arguments, error mapping and redaction as a script's call. */
+                r = registry_call_tool(t, &ctx, args, ret);
+        }
+        if (r < 0)
+                return api_diagf(pd, r, "cannot call '%s': %s", t->name, strerror(-r));
+        return 0;
+}
+
 PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char *args_json,
                                     char **ret, struct ptc_diag *diag)
 {
-        _cleanup_free_ char *python = NULL;
         json_auto_t *args = NULL;
         json_t *result = NULL;
         const struct tool *t;
         json_error_t jerr;
-        struct diag d = {};
         int r;
 
         if (!e || !name || !ret || !e->started)
@@ -391,24 +417,9 @@ PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char 
         if (!args || !json_is_object(args))
                 return api_diagf(diag, -EINVAL, "the arguments must be a JSON object: %s",
                                  args ? "got another JSON value" : jerr.text);
-        /* Only linters need it; a missing interpreter just skips .py linting. */
-        if (interpreter_resolve(&e->config, PTC_MODE_STRICT, &python, &d) < 0)
-                python = NULL;
-        {
-                struct tool_ctx ctx = {
-                        .config = &e->config,
-                        .cwd = e->cwd,
-                        .env = e->base_env,
-                        .deadline = USEC_INFINITY,
-                        .cancel_fd = -1,
-                        .redactor = e->redactor,
-                        .python = python,
-                };
-                /* The same dropped arguments, error mapping and redaction as a script's call. */
-                r = registry_call_tool(t, &ctx, args, &result);
-        }
+        r = engine_call_tool(e, t, args, USEC_INFINITY, -1, &result, diag);
         if (r < 0)
-                return api_diagf(diag, r, "cannot call '%s': %s", name, strerror(-r));
+                return r;
         *ret = api_json_text(result);
         json_decref(result);
         return *ret ? 0 : api_diagf(diag, -ENOMEM, "out of memory");
