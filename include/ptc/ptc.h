@@ -334,9 +334,11 @@ struct ptc_mcp_opts {
  * ptc_execution on @e; notifications/cancelled cancels it. At the end the
  * calls still running are cancelled (and not answered) and get 10 s to wind
  * down. @opts may be NULL (the defaults). The descriptors stay the caller's;
- * nothing is written to @out_fd after the return. Lines of the server's own
- * (a call cancelled) go to stderr at the info level, which only the command
- * line shows.
+ * nothing is written to @out_fd after the return. Writes block: a client that
+ * stops reading stalls the answers and the progress of its calls. A host
+ * ignores SIGPIPE (a client that goes away is then -EPIPE). Lines of the
+ * server's own (a call cancelled) go to stderr at the info level, which only
+ * the command line shows.
  *
  * Returns 0 after EOF or a stop. -EPIPE (or another write error) when @out_fd
  * broke, and a read error of @in_fd, after the same wind-down. -EBUSY when

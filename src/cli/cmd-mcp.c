@@ -52,7 +52,8 @@ static void help(void)
                "  -h, --help               this help\n"
                "\n"
                "stdout carries only protocol messages; logs go to stderr. Exits 0 when stdin\n"
-               "closes, 2 on a usage or config error.\n",
+               "closes or on SIGTERM, SIGINT or SIGHUP (the calls running are interrupted),\n"
+               "2 on a usage or config error.\n",
                c.tools ? c.tools : "(out of memory)", c.mode, c.timeout, c.max_tool_calls,
                c.isolation);
         cli_defaults_release(&c);
