@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "basic/diag.h"
 #include "basic/log.h"
+#include "basic/parse-util.h"
 #include "basic/strv.h"
 #include "cli/cli-core.h"
 #include "core/api/engine.h"
@@ -44,6 +46,59 @@ int cli_load_config(const char *path, struct ptc_config *c)
         return 0;
 }
 
+int cli_parse_tools(const char *list, char ***ret)
+{
+        int r = engine_parse_tools(list, ret);
+
+        return r < 0 ? log_error_errno(r, "out of memory") : 0;
+}
+
+int cli_apply_run_options(struct ptc_config *c, const char *timeout, const char *max_calls,
+                          const char *mode, const char *isolation)
+{
+        struct ptc_diag d = {};
+
+        /* The engine's parsers, so the flags of every subcommand accept the same words. */
+        if (timeout && engine_set_timeout(timeout, &c->timeout, &d) < 0) {
+                log_error("--%s", d.message); /* "timeout: invalid value ..." */
+                return -EINVAL;
+        }
+        if (max_calls && engine_set_max_tool_calls(max_calls, &c->max_tool_calls, &d) < 0) {
+                log_error("--max-tool-calls%s", d.message + strlen("max_tool_calls"));
+                return -EINVAL;
+        }
+        if (mode && config_parse_mode(mode, &c->mode) < 0) {
+                log_error("--mode: invalid value '%s' (allowed: project, strict)", mode);
+                return -EINVAL;
+        }
+        if (isolation && config_parse_isolation(isolation, &c->isolation) < 0) {
+                log_error("--isolation: invalid value '%s' (allowed: none, auto, strict)",
+                          isolation);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int cli_start_upstreams(const struct ptc_config *c, char *const *env, struct mcp_upstreams **ret)
+{
+        char **warnings = NULL;
+        struct diag d = {};
+        int r;
+
+        *ret = NULL;
+        if (c->n_mcp_servers == 0)
+                return 0;
+        /* A server that dies makes our next write to it EPIPE, not a fatal signal. */
+        (void) signal(SIGPIPE, SIG_IGN);
+        r = engine_start_upstreams(c, env, ret, &warnings, &d);
+        print_warning_lines(warnings);
+        if (r < 0) {
+                log_error("%s", d.message);
+                return r;
+        }
+        return 0;
+}
+
 int cli_build_registry(const struct ptc_config *c, char *const *tools,
                        const struct mcp_upstreams *upstreams, struct registry **ret)
 {
@@ -61,6 +116,20 @@ int cli_build_registry(const struct ptc_config *c, char *const *tools,
                 return -EINVAL;
         }
         print_warning_lines(warnings);
+        return 0;
+}
+
+int cli_prepare_secrets(const struct ptc_config *c, struct redactor **ret_redactor,
+                        char ***ret_base_env, char ***ret_kept)
+{
+        struct diag d = {};
+        int r;
+
+        r = engine_prepare_secrets(c, true, ret_redactor, ret_base_env, ret_kept, &d);
+        if (r < 0) {
+                log_error("%s", d.message);
+                return r;
+        }
         return 0;
 }
 
