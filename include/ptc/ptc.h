@@ -312,6 +312,13 @@ enum ptc_mcp_flags {
         PTC_MCP_EXPOSE_TOOLS = 1u << 0,
 };
 
+/*
+ * A line for a human from the MCP server, such as "request 5 cancelled: the
+ * execution was interrupted" (@is_warning 0) or a warning of an execution
+ * (1). Called on any of the server's threads, possibly at once; keep it short.
+ */
+typedef void (*ptc_mcp_log_fn)(int is_warning, const char *line, void *userdata);
+
 struct ptc_mcp_opts {
         size_t size;        /* sizeof(struct ptc_mcp_opts) */
         unsigned flags;     /* enum ptc_mcp_flags */
@@ -322,6 +329,8 @@ struct ptc_mcp_opts {
          * 0 or negative: none (0 is where a server's input usually is).
          */
         int stop_fd;
+        ptc_mcp_log_fn log; /* NULL: the server's lines are dropped */
+        void *log_userdata;
 };
 
 /*
@@ -336,9 +345,8 @@ struct ptc_mcp_opts {
  * down. @opts may be NULL (the defaults). The descriptors stay the caller's;
  * nothing is written to @out_fd after the return. Writes block: a client that
  * stops reading stalls the answers and the progress of its calls. A host
- * ignores SIGPIPE (a client that goes away is then -EPIPE). Lines of the
- * server's own (a call cancelled) go to stderr at the info level, which only
- * the command line shows.
+ * ignores SIGPIPE (a client that goes away is then -EPIPE). The server
+ * prints nothing: its lines for a human go to @opts->log.
  *
  * Returns 0 after EOF or a stop. -EPIPE (or another write error) when @out_fd
  * broke, and a read error of @in_fd, after the same wind-down. -EBUSY when

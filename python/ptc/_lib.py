@@ -49,6 +49,8 @@ class McpOpts(ctypes.Structure):
         ("flags", ctypes.c_uint),
         ("max_timeout", ctypes.c_double),
         ("stop_fd", ctypes.c_int),
+        ("log", ctypes.c_void_p),  # ptc_mcp_log_fn; None: the server's lines are dropped
+        ("log_userdata", ctypes.c_void_p),
     ]
 
 

@@ -59,6 +59,15 @@ static void help(void)
         cli_defaults_release(&c);
 }
 
+/* The server's lines for a human: stderr, as every log line of ptc. */
+static void server_log(int is_warning, const char *line, void *userdata)
+{
+        if (is_warning)
+                log_warning("%s", line);
+        else
+                log_info("%s", line);
+}
+
 /*
  * Process state for the server, before any thread exists (threads inherit the
  * mask): the stop signals are blocked and become a signalfd; SIGCHLD is
@@ -124,7 +133,7 @@ int cmd_mcp(int argc, char **argv)
                 log_error("unexpected argument '%s' (try 'ptc mcp --help')", argv[optind]);
                 return EXIT_USAGE;
         }
-        /* The server's own lines (a call cancelled) are info. */
+        /* The server's own lines (a call cancelled) are info: shown. */
         log_set_max_level(LOG_LEVEL_INFO);
 
         if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS, &engine, &warned) < 0)
@@ -164,6 +173,7 @@ int cmd_mcp(int argc, char **argv)
                         .size = sizeof(mo),
                         .flags = arg_expose_tools ? PTC_MCP_EXPOSE_TOOLS : 0,
                         .stop_fd = sig_fd,
+                        .log = server_log,
                 };
 
                 r = ptc_mcp_serve(engine, STDIN_FILENO, STDOUT_FILENO, &mo, &d);

@@ -496,13 +496,32 @@ struct mcp_peer {
         pthread_t thread;
         char buf[65536];
         size_t len;
+        pthread_mutex_t log_lock;
+        char log[512]; /* the server's lines, info ones prefixed "i ", warnings "w " */
 };
+
+static void serve_log(int is_warning, const char *line, void *userdata)
+{
+        struct mcp_peer *m = userdata;
+        size_t n;
+
+        pthread_mutex_lock(&m->log_lock);
+        n = strlen(m->log);
+        snprintf(m->log + n, sizeof(m->log) - n, "%s %s\n", is_warning ? "w" : "i", line);
+        pthread_mutex_unlock(&m->log_lock);
+}
 
 static void *serve_thread(void *p)
 {
         struct mcp_peer *m = p;
         const struct ptc_mcp_opts o = {
-                .size = sizeof(o), .flags = m->flags, .max_timeout = 30, .stop_fd = m->stop_fd};
+                .size = sizeof(o),
+                .flags = m->flags,
+                .max_timeout = 30,
+                .stop_fd = m->stop_fd,
+                .log = serve_log,
+                .log_userdata = m,
+        };
 
         m->ret = ptc_mcp_serve(m->e, m->in[0], m->out[1], &o, &m->d);
         return NULL;
@@ -511,6 +530,7 @@ static void *serve_thread(void *p)
 static void mcp_start(struct mcp_peer *m, ptc_engine *e, unsigned flags, int stop_fd)
 {
         *m = (struct mcp_peer){.e = e, .flags = flags, .stop_fd = stop_fd, .ret = 1};
+        pthread_mutex_init(&m->log_lock, NULL);
         assert_int_equal(pipe2(m->in, O_CLOEXEC), 0);
         assert_int_equal(pipe2(m->out, O_CLOEXEC), 0);
         assert_int_equal(pthread_create(&m->thread, NULL, serve_thread, m), 0);
@@ -693,6 +713,8 @@ static void test_mcp_serve_stop_fd_cancels(void **state)
         clock_gettime(CLOCK_MONOTONIC, &t1);
         assert_int_equal(m.ret, 0);
         assert_true(t1.tv_sec - t0.tv_sec < 8);
+        /* The cancellation is the host's to log, through its callback. */
+        assert_string_equal(m.log, "i request 7 cancelled: the execution was interrupted\n");
         /* The cancelled call is not answered (MCP); the input is still open, unread. */
         close(m.out[1]);
         m.out[1] = -1;

@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "basic/fd-util.h"
-#include "basic/log.h"
 #include "basic/time-util.h"
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
@@ -85,7 +84,7 @@ static json_t *execute_code(struct mcp_call *c)
                 return mcpserver_tool_error("execute_code could not run: %s",
                                             d.message[0] ? d.message : strerror(-r));
         if (r < 0)
-                log_debug("execute_code: %s", d.message);
+                mcpserver_log(c->server, true, "execute_code: %s", d.message);
         res = json_loads(text, 0, NULL);
         if (!json_is_object(res)) {
                 json_decref(res);
@@ -141,14 +140,15 @@ static void call_unlink(struct mcp_server *s, struct mcp_call *c)
         pthread_mutex_unlock(&s->lock);
 }
 
-static void log_cancelled(json_t *id)
+static void log_cancelled(struct mcp_server *s, json_t *id)
 {
         if (json_is_string(id))
-                log_info("request \"%.100s\" cancelled: the execution was interrupted",
-                         json_string_value(id));
+                mcpserver_log(s, false,
+                              "request \"%.100s\" cancelled: the execution was interrupted",
+                              json_string_value(id));
         else
-                log_info("request %lld cancelled: the execution was interrupted",
-                         (long long) json_integer_value(id));
+                mcpserver_log(s, false, "request %lld cancelled: the execution was interrupted",
+                              (long long) json_integer_value(id));
 }
 
 static void *call_thread(void *userdata)
@@ -163,7 +163,7 @@ static void *call_thread(void *userdata)
         pthread_mutex_unlock(&s->lock);
         /* The MCP specification: no response for a cancelled request. */
         if (cancelled) {
-                log_cancelled(c->id);
+                log_cancelled(s, c->id);
                 json_decref(result);
         } else if (result)
                 mcpserver_send_result(s, c->id, result);

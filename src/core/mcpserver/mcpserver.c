@@ -12,7 +12,9 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -65,8 +67,21 @@ static void warm_interpreter_cache(const ptc_engine *e)
                 log_debug("mcp server: no interpreter yet: %s", d.message);
 }
 
+void mcpserver_log(struct mcp_server *s, bool is_warning, const char *fmt, ...)
+{
+        char line[512];
+        va_list ap;
+
+        if (!s->log)
+                return;
+        va_start(ap, fmt);
+        (void) vsnprintf(line, sizeof(line), fmt, ap);
+        va_end(ap);
+        s->log(is_warning, line, s->log_userdata);
+}
+
 static int server_new(ptc_engine *e, int out_fd, bool expose_tools, double max_timeout,
-                      struct mcp_server **ret)
+                      ptc_mcp_log_fn log_fn, void *log_userdata, struct mcp_server **ret)
 {
         struct mcp_server *s;
         pthread_condattr_t ca;
@@ -79,6 +94,8 @@ static int server_new(ptc_engine *e, int out_fd, bool expose_tools, double max_t
         s->out_fd = out_fd;
         s->expose_tools = expose_tools;
         s->max_timeout = max_timeout;
+        s->log = log_fn;
+        s->log_userdata = log_userdata;
         s->refs = 1;
         pthread_mutex_init(&s->out_lock, NULL);
         pthread_mutex_init(&s->lock, NULL);
@@ -185,6 +202,8 @@ PTC_EXPORT int ptc_mcp_serve(ptc_engine *e, int in_fd, int out_fd, const struct 
                  ? opts->member                                                             \
                  : (dflt))
         struct mcp_server *s = NULL;
+        ptc_mcp_log_fn log_fn;
+        void *log_userdata;
         unsigned flags;
         double max_timeout;
         int stop_fd, r, out_error;
@@ -199,6 +218,8 @@ PTC_EXPORT int ptc_mcp_serve(ptc_engine *e, int in_fd, int out_fd, const struct 
         flags = OPT(flags, 0u);
         max_timeout = OPT(max_timeout, 0.0);
         stop_fd = OPT(stop_fd, -1);
+        log_fn = OPT(log, NULL);
+        log_userdata = OPT(log_userdata, NULL);
 #undef OPT
         if (flags & ~(unsigned) PTC_MCP_EXPOSE_TOOLS)
                 return api_diagf(diag, -EINVAL, "unknown ptc_mcp_opts.flags 0x%x", flags);
@@ -213,7 +234,8 @@ PTC_EXPORT int ptc_mcp_serve(ptc_engine *e, int in_fd, int out_fd, const struct 
                 return api_diagf(diag, -EINVAL, "ptc_mcp_opts.stop_fd %d: %s", stop_fd,
                                  strerror(errno));
 
-        r = server_new(e, out_fd, flags & PTC_MCP_EXPOSE_TOOLS, max_timeout, &s);
+        r = server_new(e, out_fd, flags & PTC_MCP_EXPOSE_TOOLS, max_timeout, log_fn, log_userdata,
+                       &s);
         if (r < 0)
                 return api_diagf(diag, r, "cannot build the tool list: %s", strerror(-r));
 

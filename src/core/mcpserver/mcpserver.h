@@ -61,6 +61,8 @@ struct mcp_server {
         int out_fd;
         bool expose_tools;
         double max_timeout;
+        ptc_mcp_log_fn log; /* or NULL */
+        void *log_userdata;
         json_t *tools_list; /* the tools/list result */
 
         pthread_mutex_t out_lock; /* one writer on out_fd at a time; out_* below */
@@ -79,6 +81,8 @@ struct mcp_server {
 
 /* Drop a reference (under no lock); the last one frees @s. */
 void mcpserver_unref(struct mcp_server *s);
+/* A line for the host's log callback (dropped without one). Any thread. */
+void mcpserver_log(struct mcp_server *s, bool is_warning, const char *fmt, ...) _printf_(3, 4);
 
 /* mcpserver-jsonrpc.c */
 
