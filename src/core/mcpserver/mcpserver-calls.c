@@ -78,8 +78,7 @@ static json_t *execute_code(struct mcp_call *c)
         if (r >= 0)
                 r = ptc_execution_run(c->x, json_string_value(code), json_string_length(code),
                                       &text, &status, &d);
-        /* A failure of ptc itself still has a result when one could be built: that is the answer.
-         */
+        /* A failure of ptc itself still has a result when one could be built: the answer. */
         if (!text)
                 return mcpserver_tool_error("execute_code could not run: %s",
                                             d.message[0] ? d.message : strerror(-r));
