@@ -363,6 +363,60 @@ PTC_EXPORT int ptc_tool_call_return(ptc_tool_call *c, const char *result_json);
 /* Answer with {"error": @message}. As ptc_tool_call_return(). */
 PTC_EXPORT int ptc_tool_call_fail(ptc_tool_call *c, const char *message);
 
+/* ------------------------------------------------------------------------------------------ */
+/* MCP server: execute_code for any Model Context Protocol client (docs/mcp.md)                */
+
+enum ptc_mcp_flags {
+        /* Also list each enabled tool as an MCP tool of its own (`ptc mcp --expose-tools`). */
+        PTC_MCP_EXPOSE_TOOLS = 1u << 0,
+};
+
+/*
+ * A line for a human from the MCP server, such as "request 5 cancelled: the
+ * execution was interrupted" (@is_warning 0) or a warning of an execution
+ * (1). Called on any of the server's threads, possibly at once; keep it short.
+ */
+typedef void (*ptc_mcp_log_fn)(int is_warning, const char *line, void *userdata);
+
+struct ptc_mcp_opts {
+        size_t size;        /* sizeof(struct ptc_mcp_opts) */
+        unsigned flags;     /* enum ptc_mcp_flags */
+        double max_timeout; /* seconds: a call's default and largest timeout; 0: the engine's */
+        /*
+         * > 0: a descriptor whose readability asks the server to stop as at EOF
+         * (a signalfd, an eventfd, a pipe's read end); it is polled, never read.
+         * 0 or negative: none (0 is where a server's input usually is).
+         */
+        int stop_fd;
+        ptc_mcp_log_fn log; /* NULL: the server's lines are dropped */
+        void *log_userdata;
+};
+
+/*
+ * Serve MCP (JSON-RPC 2.0, one message per line) on a started engine: read
+ * requests from @in_fd, write responses and notifications to @out_fd (which
+ * carries nothing else), until EOF on @in_fd or @stop_fd. Blocks the calling
+ * thread. The tools are execute_code (the engine's schema) and, with
+ * PTC_MCP_EXPOSE_TOOLS, each enabled tool: host tools become MCP tools too.
+ * Every tools/call runs at once on a thread of its own, execute_code as a
+ * ptc_execution on @e; notifications/cancelled cancels it. At the end the
+ * calls still running are cancelled (and not answered) and get 10 s to wind
+ * down. @opts may be NULL (the defaults). The descriptors stay the caller's;
+ * nothing is written to @out_fd after the return. Writes block: a client that
+ * stops reading stalls the answers and the progress of its calls. A host
+ * ignores SIGPIPE (a client that goes away is then -EPIPE). The server
+ * prints nothing: its lines for a human go to @opts->log.
+ *
+ * Returns 0 after EOF or a stop. -EPIPE (or another write error) when @out_fd
+ * broke, and a read error of @in_fd, after the same wind-down. -EBUSY when
+ * calls outlived the wind-down (a host tool that never answers): they still
+ * use @e, which must then not be freed (exiting the process is fine).
+ * -EINVAL for an engine not started or bad @opts. Any thread; several
+ * servers may share one engine.
+ */
+PTC_EXPORT int ptc_mcp_serve(ptc_engine *e, int in_fd, int out_fd, const struct ptc_mcp_opts *opts,
+                             struct ptc_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -43,6 +43,19 @@ class ToolDef(ctypes.Structure):
     ]
 
 
+class McpOpts(ctypes.Structure):
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("flags", ctypes.c_uint),
+        ("max_timeout", ctypes.c_double),
+        ("stop_fd", ctypes.c_int),
+        ("log", ctypes.c_void_p),  # ptc_mcp_log_fn; None: the server's lines are dropped
+        ("log_userdata", ctypes.c_void_p),
+    ]
+
+
+PTC_MCP_EXPOSE_TOOLS = 1 << 0
+
 _c = ctypes
 _P = ctypes.c_void_p
 _PP = ctypes.POINTER(ctypes.c_void_p)
@@ -79,6 +92,7 @@ _PROTOTYPES = {
     "ptc_tool_call_cancelled": (_c.c_int, [_P]),
     "ptc_tool_call_return": (_c.c_int, [_P, _c.c_char_p]),
     "ptc_tool_call_fail": (_c.c_int, [_P, _c.c_char_p]),
+    "ptc_mcp_serve": (_c.c_int, [_P, _c.c_int, _c.c_int, _c.POINTER(McpOpts), _DIAG]),
 }
 
 _lock = threading.Lock()

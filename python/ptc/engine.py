@@ -429,6 +429,34 @@ class Engine:
         finally:
             x.close()
 
+    # -- MCP ----------------------------------------------------------------------------
+
+    def serve_mcp(self, in_fd, out_fd, *, expose_tools=False, max_timeout=0):
+        """Serve MCP on two file descriptors until EOF on @in_fd (ptc_mcp_serve(), what
+        `ptc mcp` runs on stdio): execute_code on this engine, and with @expose_tools
+        every enabled tool, the ones registered here included. Blocks this thread (not
+        the GIL); close() stops it as EOF does. Raises Error for a broken descriptor."""
+        self.start()
+        stop_r, stop_w = os.pipe2(os.O_CLOEXEC)
+        server = _McpServing(stop_w)
+        opts = _lib.McpOpts(ctypes.sizeof(_lib.McpOpts),
+                            _lib.PTC_MCP_EXPOSE_TOOLS if expose_tools else 0,
+                            float(max_timeout), stop_r)
+        diag = _lib.Diag()
+        with self._cond:
+            h = self._handle()
+            self._running.add(server)
+        try:
+            rc = self._lib.ptc_mcp_serve(h, in_fd, out_fd, ctypes.byref(opts),
+                                         ctypes.byref(diag))
+        finally:
+            with self._cond:
+                self._running.discard(server)
+                self._cond.notify_all()
+            server.close()
+            os.close(stop_r)
+        check(rc, diag, "ptc_mcp_serve")
+
     # -- internals ------------------------------------------------------------------------
 
     def _call_begin(self, call):
@@ -499,6 +527,25 @@ class Engine:
     def __repr__(self):
         state = "closed" if self._closed else ("started" if self._started else "new")
         return f"<ptc.Engine {state}, {len(self._tools)} host tools>"
+
+
+class _McpServing:
+    """A running serve_mcp(), as Engine.close() sees it: cancel() stops it like EOF."""
+
+    def __init__(self, stop_w):
+        self._lock = threading.Lock()
+        self._stop_w = stop_w
+
+    def cancel(self):
+        with self._lock:
+            if self._stop_w is not None:
+                os.write(self._stop_w, b"x")
+
+    def close(self):
+        with self._lock:
+            fd, self._stop_w = self._stop_w, None
+        if fd is not None:
+            os.close(fd)
 
 
 class Execution:

@@ -29,7 +29,7 @@
 /* Largest script accepted (a model's script is a few KB). */
 #define SCRIPT_MAX (16u * 1024 * 1024)
 
-/* The defaults come from the code that applies them (cli_help_defaults()). */
+/* The defaults come from the code that applies them (cli_defaults_get()). */
 static void help(void)
 {
         struct cli_defaults c = {};
@@ -61,8 +61,8 @@ static void help(void)
                "  --log                    add the per-call log (tool_calls) to the result\n"
                "  --pretty                 indent the result JSON\n"
                "  --progress-fd FD         write one JSON line per tool call to FD\n"
-               "                           ({\"tool\": NAME, \"count\": N}; for hosts such as\n"
-               "                           ptc mcp; lines that would block are dropped)\n"
+               "                           ({\"tool\": NAME, \"count\": N}; for a host that\n"
+               "                           runs ptc run; lines that would block are dropped)\n"
                "  -h, --help               this help\n"
                "\n"
                "The config file's values replace these defaults; options replace both.\n"

@@ -12,6 +12,7 @@ test otherwise.
 import json
 import os
 import queue
+import signal
 import subprocess
 import threading
 import time
@@ -551,6 +552,31 @@ def test_cancel_kills_script_and_sends_no_response(mcp, ptc):
         kill_pids(processes_marked(script_marker(ptc)))
 
 
+def test_cancel_one_of_several_concurrent_calls(mcp, ptc):
+    # Every call is an execution of the same server process: cancelling one leaves the
+    # others running to their results.
+    c = mcp()
+    code, pidfile = sleeper(ptc)
+    slow = c.send_request("tools/call", {"name": "execute_code", "arguments": {"code": code}})
+    others = [c.send_request("tools/call", {"name": "execute_code", "arguments": {
+        "code": f"import time\ntime.sleep(2)\nprint('other {i}')\n"}}) for i in range(3)]
+    read_pid(pidfile)
+    try:
+        t0 = time.monotonic()
+        c.notify("notifications/cancelled", {"requestId": slow, "reason": "test"})
+        for i, id in enumerate(others):
+            d = check_result(c.response(id, timeout=15)["result"])
+            assert d["status"] == "success" and d["output"] == f"other {i}\n", d
+        assert time.monotonic() - t0 < 8
+        got = c.drain(1)
+        assert [m for m in got if m.get("id") == slow] == [], got
+        # Only the cancelled script is gone; the server goes on.
+        assert wait_no_process_marked(script_marker(ptc), 3) == []
+        assert check_result(c.call_code("print('next')"))["output"] == "next\n"
+    finally:
+        kill_pids(processes_marked(script_marker(ptc)))
+
+
 def test_cancel_unknown_request_is_ignored(mcp):
     c = mcp()
     c.notify("notifications/cancelled", {"requestId": 4242, "reason": "nothing"})
@@ -697,10 +723,57 @@ def test_eof_exits_0_and_kills_running_call(mcp, ptc):
         kill_pids(processes_marked(script_marker(ptc)))
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP],
+                         ids=["SIGTERM", "SIGINT", "SIGHUP"])
+def test_stop_signal_exits_0_and_kills_running_call(mcp, ptc, sig):
+    # As EOF: the running call is interrupted (and not answered), the exit status is 0.
+    c = mcp()
+    code, pidfile = sleeper(ptc)
+    id = c.send_request("tools/call", {"name": "execute_code", "arguments": {"code": code}})
+    read_pid(pidfile)
+    try:
+        t0 = time.monotonic()
+        os.kill(c.proc.pid, sig)
+        assert c.wait_exit(5) == 0, c
+        assert time.monotonic() - t0 < 5
+        left = wait_no_process_marked(script_marker(ptc), 2)
+        assert not left, f"script processes {left} survived the server's exit"
+        c._out.join(5)
+        assert not [l for l in c.lines if json.loads(l).get("id") == id], c
+    finally:
+        kill_pids(processes_marked(script_marker(ptc)))
+
+
 def test_eof_when_idle_exits_0(mcp):
     c = mcp()
     c.close_stdin()
     assert c.wait_exit(5) == 0, c
+
+
+SECRET = "sk-mcpsecret0123456789abcdefXYZ"
+
+
+def test_secrets_scrubbed_and_redacted(mcp, ptc):
+    # The server hosts the executions itself: it takes the secret out of its own environment
+    # (the scripts and /proc/<pid>/environ never see it) and redacts its value wherever a
+    # tool or the output carries it, for execute_code and for an exposed tool alike.
+    (ptc.workdir / "leak.txt").write_text(f"key={SECRET}\n")
+    c = mcp("--expose-tools", env={"MY_SERVICE_API_KEY": SECRET})
+    d = check_result(c.call_code(
+        "import os\nfrom hermes_tools import read_file\n"
+        "print('env:', os.environ.get('MY_SERVICE_API_KEY'))\n"
+        "print(read_file('leak.txt')['content'])\n"))
+    assert d["status"] == "success", d
+    assert "env: None" in d["output"], d
+    assert "key=" in d["output"] and SECRET not in d["output"], d
+    res = c.result("tools/call", {"name": "read_file", "arguments": {"path": "leak.txt"}})
+    assert "key=" in json.dumps(res) and SECRET not in json.dumps(res), res
+    try:
+        with open(f"/proc/{c.proc.pid}/environ", "rb") as f:
+            assert SECRET.encode() not in f.read()
+    except PermissionError:
+        pass  # non-dumpable: not even readable
+    assert all(SECRET.encode() not in l for l in c.lines)
 
 
 def test_bad_option_is_usage_error(ptc):

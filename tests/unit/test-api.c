@@ -7,6 +7,8 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -680,6 +683,252 @@ static void test_execution_options(void **state)
         ptc_engine_free(e);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* ptc_mcp_serve(): a host's own tools served over MCP, on pipes                                */
+
+struct mcp_peer {
+        ptc_engine *e;
+        int in[2], out[2]; /* the server reads in[0] and writes out[1] */
+        int stop_fd;
+        unsigned flags;
+        int ret;
+        struct ptc_diag d;
+        pthread_t thread;
+        char buf[65536];
+        size_t len;
+        pthread_mutex_t log_lock;
+        char log[512]; /* the server's lines, info ones prefixed "i ", warnings "w " */
+};
+
+static void serve_log(int is_warning, const char *line, void *userdata)
+{
+        struct mcp_peer *m = userdata;
+        size_t n;
+
+        pthread_mutex_lock(&m->log_lock);
+        n = strlen(m->log);
+        snprintf(m->log + n, sizeof(m->log) - n, "%s %s\n", is_warning ? "w" : "i", line);
+        pthread_mutex_unlock(&m->log_lock);
+}
+
+static void *serve_thread(void *p)
+{
+        struct mcp_peer *m = p;
+        const struct ptc_mcp_opts o = {
+                .size = sizeof(o),
+                .flags = m->flags,
+                .max_timeout = 30,
+                .stop_fd = m->stop_fd,
+                .log = serve_log,
+                .log_userdata = m,
+        };
+
+        m->ret = ptc_mcp_serve(m->e, m->in[0], m->out[1], &o, &m->d);
+        return NULL;
+}
+
+static void mcp_start(struct mcp_peer *m, ptc_engine *e, unsigned flags, int stop_fd)
+{
+        *m = (struct mcp_peer){.e = e, .flags = flags, .stop_fd = stop_fd, .ret = 1};
+        pthread_mutex_init(&m->log_lock, NULL);
+        assert_int_equal(pipe2(m->in, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(m->out, O_CLOEXEC), 0);
+        assert_int_equal(pthread_create(&m->thread, NULL, serve_thread, m), 0);
+}
+
+static void mcp_send(struct mcp_peer *m, const char *line)
+{
+        size_t n = strlen(line);
+
+        assert_int_equal(write(m->in[1], line, n), (ssize_t) n);
+        assert_int_equal(write(m->in[1], "\n", 1), 1);
+}
+
+/* The next message the server writes, within 20 s; NULL at EOF or on a timeout. */
+static json_t *mcp_next(struct mcp_peer *m)
+{
+        for (;;) {
+                char *nl = memchr(m->buf, '\n', m->len);
+                struct pollfd p = {.fd = m->out[0], .events = POLLIN};
+                ssize_t k;
+
+                if (nl) {
+                        json_t *v = json_loadb(m->buf, (size_t) (nl - m->buf), 0, NULL);
+
+                        m->len -= (size_t) (nl + 1 - m->buf);
+                        memmove(m->buf, nl + 1, m->len);
+                        assert_non_null(v);
+                        assert_string_equal(str_of(v, "jsonrpc"), "2.0");
+                        return v;
+                }
+                if (poll(&p, 1, 20000) <= 0)
+                        return NULL;
+                assert_true(m->len < sizeof(m->buf));
+                k = read(m->out[0], m->buf + m->len, sizeof(m->buf) - m->len);
+                if (k <= 0)
+                        return NULL;
+                m->len += (size_t) k;
+        }
+}
+
+/* The response to request @id; notifications before it are counted in *@n_progress. */
+static json_t *mcp_response(struct mcp_peer *m, json_int_t id, int *n_progress)
+{
+        for (;;) {
+                json_t *v = mcp_next(m);
+
+                assert_non_null(v);
+                if (json_integer_value(json_object_get(v, "id")) == id)
+                        return v;
+                assert_string_equal(str_of(v, "method"), "notifications/progress");
+                if (n_progress)
+                        (*n_progress)++;
+                assert_string_equal(str_of(json_object_get(v, "params"), "message"),
+                                    "echo (call 1)");
+                json_decref(v);
+        }
+}
+
+static void test_mcp_serve_host_tools(void **state)
+{
+        ptc_engine *e = new_engine();
+        struct mcp_peer m;
+        json_t *tools, *sc;
+        int n_progress = 0;
+
+        mcp_start(&m, e, PTC_MCP_EXPOSE_TOOLS, -1);
+        mcp_send(&m, "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"initialize\", \"params\": "
+                     "{\"protocolVersion\": \"2025-06-18\"}}");
+        {
+                json_auto_t *r = mcp_response(&m, 1, NULL);
+                assert_string_equal(str_of(json_object_get(r, "result"), "protocolVersion"),
+                                    "2025-06-18");
+        }
+
+        /* The host's tools are MCP tools too, with their own schemas. */
+        mcp_send(&m, "{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"tools/list\"}");
+        {
+                json_auto_t *r = mcp_response(&m, 2, NULL);
+                bool echo = false;
+                size_t i;
+                json_t *t;
+
+                tools = json_object_get(json_object_get(r, "result"), "tools");
+                assert_string_equal(str_of(json_array_get(tools, 0), "name"), "execute_code");
+                assert_non_null(strstr(str_of(json_array_get(tools, 0), "description"), "echo("));
+                json_array_foreach(tools, i, t) if (strcmp(str_of(t, "name"), "echo") == 0)
+                {
+                        echo = true;
+                        assert_non_null(json_object_get(
+                                json_object_get(json_object_get(t, "inputSchema"), "properties"),
+                                "text"));
+                }
+                assert_true(echo);
+        }
+
+        /* Called directly... */
+        mcp_send(&m, "{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": \"tools/call\", \"params\": "
+                     "{\"name\": \"echo\", \"arguments\": {\"text\": \"direct\"}}}");
+        {
+                json_auto_t *r = mcp_response(&m, 3, NULL);
+                json_t *res = json_object_get(r, "result");
+
+                assert_true(json_is_false(json_object_get(res, "isError")));
+                sc = json_object_get(res, "structuredContent");
+                assert_string_equal(str_of(sc, "echo"), "direct");
+        }
+
+        /* ...and from a script, with progress: in-process, on the host's callbacks. */
+        mcp_send(&m, "{\"jsonrpc\": \"2.0\", \"id\": 4, \"method\": \"tools/call\", \"params\": "
+                     "{\"name\": \"execute_code\", \"_meta\": {\"progressToken\": 9}, "
+                     "\"arguments\": {\"code\": \"from hermes_tools import echo\\n"
+                     "print(echo(text='hi')['echo'])\", \"timeout\": 20}}}");
+        {
+                json_auto_t *r = mcp_response(&m, 4, &n_progress);
+                json_t *res = json_object_get(r, "result");
+
+                assert_true(json_is_false(json_object_get(res, "isError")));
+                sc = json_object_get(res, "structuredContent");
+                assert_string_equal(str_of(sc, "status"), "success");
+                assert_string_equal(str_of(sc, "output"), "hi\n");
+                assert_int_equal(n_progress, 1);
+        }
+
+        /* EOF: the server returns 0 and writes nothing more. */
+        close(m.in[1]);
+        m.in[1] = -1;
+        pthread_join(m.thread, NULL);
+        assert_int_equal(m.ret, 0);
+        close(m.out[1]);
+        m.out[1] = -1;
+        assert_null(mcp_next(&m));
+        close(m.in[0]);
+        close(m.out[0]);
+        ptc_engine_free(e);
+}
+
+static void test_mcp_serve_stop_fd_cancels(void **state)
+{
+        ptc_engine *e = new_engine();
+        int stop = eventfd(0, EFD_CLOEXEC);
+        uint64_t one = 1;
+        struct ptc_diag d = {};
+        struct mcp_peer m;
+        struct timespec t0, t1;
+        json_t *v;
+
+        /* Bad options, and an engine that is not started. */
+        {
+                struct ptc_mcp_opts o = {.size = 4};
+                ptc_engine *raw = NULL;
+
+                assert_int_equal(ptc_mcp_serve(e, 0, 1, &o, &d), -EINVAL);
+                o = (struct ptc_mcp_opts){.size = sizeof(o), .max_timeout = -1};
+                assert_int_equal(ptc_mcp_serve(e, 0, 1, &o, &d), -EINVAL);
+                assert_non_null(strstr(d.message, "max_timeout"));
+                assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &raw, &d), 0);
+                assert_int_equal(ptc_mcp_serve(raw, 0, 1, NULL, &d), -EINVAL);
+                ptc_engine_free(raw);
+        }
+
+        assert_true(stop > 0);
+        mcp_start(&m, e, 0, stop);
+        mcp_send(&m, "{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"tools/call\", \"params\": "
+                     "{\"name\": \"execute_code\", \"arguments\": {\"code\": \"import time\\n"
+                     "print('started', flush=True)\\ntime.sleep(30)\"}}}");
+        /* Without --expose-tools a host tool is not an MCP tool. */
+        mcp_send(&m, "{\"jsonrpc\": \"2.0\", \"id\": 8, \"method\": \"tools/call\", \"params\": "
+                     "{\"name\": \"echo\", \"arguments\": {}}}");
+        v = mcp_response(&m, 8, NULL);
+        assert_true(json_is_true(json_object_get(json_object_get(v, "result"), "isError")));
+        json_decref(v);
+        {
+                /* Let the script start: the stop must interrupt a running execution. */
+                struct timespec ts = {1, 0};
+                nanosleep(&ts, NULL);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        assert_int_equal(write(stop, &one, sizeof(one)), (ssize_t) sizeof(one));
+        pthread_join(m.thread, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        assert_int_equal(m.ret, 0);
+        assert_true(t1.tv_sec - t0.tv_sec < 8);
+        /* The cancellation is the host's to log, through its callback. */
+        assert_string_equal(m.log, "i request 7 cancelled: the execution was interrupted\n");
+        /* The cancelled call is not answered (MCP); the input is still open, unread. */
+        close(m.out[1]);
+        m.out[1] = -1;
+        assert_null(mcp_next(&m));
+        for (int i = 0; i < 2; i++) {
+                if (m.in[i] >= 0)
+                        close(m.in[i]);
+                if (m.out[i] >= 0)
+                        close(m.out[i]);
+        }
+        close(stop);
+        ptc_engine_free(e);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -698,6 +947,8 @@ int main(void)
                 cmocka_unit_test(test_concurrent_tool_calls),
                 cmocka_unit_test(test_two_executions_at_once),
                 cmocka_unit_test(test_execution_options),
+                cmocka_unit_test(test_mcp_serve_host_tools),
+                cmocka_unit_test(test_mcp_serve_stop_fd_cancels),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,8 +2,7 @@
 /*
  * The steps of starting an engine on core types: the config file, the
  * secrets, the upstream MCP servers, the registry. ptc_engine_start() runs
- * them in order; the subcommand not yet on the API (ptc mcp) calls them
- * through src/cli/cli-core.h. Nothing here prints.
+ * them in order. Nothing here prints.
  */
 
 #include <errno.h>

@@ -482,6 +482,30 @@ static const char *tool_python(ptc_engine *e)
         return python;
 }
 
+int engine_call_tool(ptc_engine *e, const struct tool *t, json_t *args, usec_t deadline,
+                     int cancel_fd, json_t **ret, struct ptc_diag *pd)
+{
+        int r;
+
+        {
+                struct tool_ctx ctx = {
+                        .config = &e->config,
+                        .cwd = e->cwd,
+                        .env = e->base_env,
+                        .deadline = deadline,
+                        .cancel_fd = cancel_fd,
+                        .redactor = e->redactor,
+                        /* Only linters need it; without one .py linting is skipped. */
+                        .python = tool_python(e),
+                };
+                /* The same dropped arguments, error mapping and redaction as a script's call. */
+                r = registry_call_tool(t, &ctx, args, ret);
+        }
+        if (r < 0)
+                return api_diagf(pd, r, "cannot call '%s': %s", t->name, strerror(-r));
+        return 0;
+}
+
 PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char *args_json,
                                     char **ret, struct ptc_diag *diag)
 {
@@ -503,22 +527,9 @@ PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char 
         if (!args || !json_is_object(args))
                 return api_diagf(diag, -EINVAL, "the arguments must be a JSON object: %s",
                                  args ? "got another JSON value" : jerr.text);
-        {
-                struct tool_ctx ctx = {
-                        .config = &e->config,
-                        .cwd = e->cwd,
-                        .env = e->base_env,
-                        .deadline = USEC_INFINITY,
-                        .cancel_fd = -1,
-                        .redactor = e->redactor,
-                        /* Only linters need it; without one .py linting is skipped. */
-                        .python = tool_python(e),
-                };
-                /* The same dropped arguments, error mapping and redaction as a script's call. */
-                r = registry_call_tool(t, &ctx, args, &result);
-        }
+        r = engine_call_tool(e, t, args, USEC_INFINITY, -1, &result, diag);
         if (r < 0)
-                return api_diagf(diag, r, "cannot call '%s': %s", name, strerror(-r));
+                return r;
         *ret = api_json_text(result);
         json_decref(result);
         return *ret ? 0 : api_diagf(diag, -ENOMEM, "out of memory");

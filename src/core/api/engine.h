@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "basic/diag.h"
+#include "basic/time-util.h"
 #include "core/api/host-tool.h"
 #include "core/config/config.h"
 #include "core/registry/registry.h"
@@ -104,3 +105,12 @@ int engine_set_max_tool_calls(const char *value, int64_t *ret, struct ptc_diag *
 int engine_set_bool(const char *key, const char *value, bool *ret, struct ptc_diag *pd);
 /* realpath() of @value, which must be a directory; the message names key "cwd". */
 int engine_set_cwd(const char *value, char **ret, struct ptc_diag *pd);
+
+/*
+ * ptc_engine_call_tool() on core types, for the callers inside the library
+ * (the MCP server): call @t, a tool of @e's registry, with @args (an object),
+ * until @deadline (USEC_INFINITY: none) or until @cancel_fd (-1: none) is
+ * readable. *ret is the redacted result object. Any thread.
+ */
+int engine_call_tool(ptc_engine *e, const struct tool *t, json_t *args, usec_t deadline,
+                     int cancel_fd, json_t **ret, struct ptc_diag *pd);
