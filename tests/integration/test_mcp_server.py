@@ -787,3 +787,69 @@ def test_help(ptc):
     assert "usage" in text.lower(), r
     for opt in ("--cwd", "--timeout", "--expose-tools", "--tools"):
         assert opt in text, (opt, r)
+
+
+# ------------------------------------------------------------------ containment
+
+DAEMON_MARKED = """
+import os, time
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    if os.fork() == 0:
+        open({ready!r}, "w").write("1")
+        os.execv("/bin/sleep", ["sleep", {marker!r}])
+    os._exit(0)
+os.waitpid(pid, 0)
+while not os.path.exists({ready!r}):
+    time.sleep(0.01)
+time.sleep({linger})
+print("{name} done")
+"""
+
+
+def sleep_marked(marker):
+    """Host pids of `sleep MARKER` processes."""
+    found = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    if f.read().split(b"\0")[1:2] == [marker.encode()]:
+                        found.append(int(d))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.parametrize("isolation", ["none", "auto"])
+def test_script_daemons_die_with_their_own_call(mcp, ptc, isolation):
+    """Executions run in the server's process, at once: a script's double-forked daemon dies
+    when that script ends, and never another call's (each script has an init of its own)."""
+    c = mcp("--isolation", isolation)
+    tag = uuid.uuid4().int % 10**9
+    m_short, m_long = f"300.{tag}1", f"300.{tag}2"
+    short = DAEMON_MARKED.format(ready=str(ptc.workdir / "r1"), marker=m_short, linger=0.2,
+                                 name="short")
+    long = DAEMON_MARKED.format(ready=str(ptc.workdir / "r2"), marker=m_long, linger=3,
+                                name="long")
+    try:
+        id_long = c.send_request("tools/call", {"name": "execute_code",
+                                                "arguments": {"code": long}})
+        assert wait_for_file(ptc.workdir / "r2", 10)
+        d = check_result(c.result("tools/call", {"name": "execute_code",
+                                                 "arguments": {"code": short}}, timeout=15))
+        assert d["status"] == "success" and d["output"] == "short done\n", d
+        end = time.monotonic() + 5
+        while sleep_marked(m_short) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert not sleep_marked(m_short), "the short script's daemon outlived it"
+        assert sleep_marked(m_long), "the other call's daemon was killed"
+        d = check_result(c.response(id_long, timeout=15)["result"])
+        assert d["status"] == "success" and d["output"] == "long done\n", d
+        end = time.monotonic() + 5
+        while sleep_marked(m_long) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert not sleep_marked(m_long), "the long script's daemon outlived it"
+    finally:
+        kill_pids(sleep_marked(m_short) + sleep_marked(m_long))
