@@ -154,3 +154,31 @@ def test_concurrent_executions_keep_their_own_processes(make_engine, scratch):
     for i in range(1, n):
         assert results[i] is not None and results[i].status == "success", results[i]
         assert wait_gone(pids[i])
+
+
+@pytest.mark.parametrize("isolation", ["none", "auto"])
+def test_terminal_command_daemon_dies_with_the_command(make_engine, scratch, isolation):
+    """A terminal command that daemonizes (double fork + setsid, out of its process group):
+    the daemon dies when the command ends, not with the process hosting ptc (here, never)."""
+    e = make_engine(tools="terminal", isolation=isolation, timeout=60)
+    marker = new_marker()
+    (scratch / "daemonize.py").write_text(script(f"""
+        import os, sys, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv("/bin/sleep", ["sleep", "{marker}"])
+            os._exit(0)
+        os.wait()
+    """))
+    r = e.execute(script(f"""
+        from hermes_tools import terminal
+        out = terminal("python3 daemonize.py; "
+                       "for i in $(seq 300); do pgrep -f 'sleep {marker}' >/dev/null && break; "
+                       "sleep 0.01; done; pgrep -f 'sleep {marker}' >/dev/null && echo seen")
+        print(out["output"].strip(), out["exit_code"], out.get("error"))
+    """))
+    assert r.status == "success", r
+    assert r.output == "seen 0 None\n", r
+    pid = find_pid(marker)
+    assert pid is None or wait_gone(pid), "a terminal command's daemon outlived it"

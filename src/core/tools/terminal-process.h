@@ -34,6 +34,14 @@ struct tool_process {
          */
         bool own_pid_namespace;
         /*
+         * Without a pid namespace (and with stdin_fd -1): start it under an init of its own,
+         * a child subreaper that kills everything it left behind when it exits, daemons that
+         * double-forked and left its process group included (sandbox.h). So what a command
+         * started never outlives it, in any process (a library host, ptc mcp, where no
+         * process-wide subreaper catches it later).
+         */
+        bool contain;
+        /*
          * Confine it in the script's sandbox instead (terminal.isolation: strict): path,
          * argv, envp, cwd and the limits come from here, the stdio fds are set by
          * tool_process_run(). Borrowed; NULL = not confined.
@@ -51,9 +59,9 @@ struct tool_process_result {
 /*
  * Run the process in its own session with a clean signal state, feed its
  * output into o->output until it exits and the pipe is drained, and reap it.
- * At the deadline the process group gets SIGTERM, one second of grace, then
+ * At the deadline the process group (or its init) gets SIGTERM, one second of grace, then
  * SIGKILL; on cancel SIGKILL at once. When the process exits, what is left of
- * its process group is killed too. Returns 0 (the result is in @ret) or -errno
- * when it could not be started (exec and chdir errors included).
+ * its process group is killed too (with an init: everything it started). Returns 0 (the result is
+ * in @ret) or -errno when it could not be started (exec and chdir errors included).
  */
 _must_check_ int tool_process_run(const struct tool_process *o, struct tool_process_result *ret);

@@ -8,7 +8,8 @@
  * in its process group is killed, so `cmd &` cannot outlive the call. As root
  * (unless isolation is none) the shell is pid 1 of a pid namespace of its own
  * with a fresh /proc: ptc is not visible to it, and its exit kills everything
- * it started, daemons included. The seed's approval system for dangerous
+ * it started, daemons included. Elsewhere it runs under an init of its own, a
+ * child subreaper that does the same (sandbox-init.c). The seed's approval system for dangerous
  * commands is not part of ptc.
  *
  * Calls run on worker threads, many at once: the only mutable global state is
@@ -317,21 +318,38 @@ again:
         if (null_fd < 0)
                 return -errno;
 
-        if (o->sandbox) {
-                /* The sandbox's init is the child; it reports the command's status. */
-                struct sandbox_opts so = *o->sandbox;
+        if (o->sandbox || (o->contain && o->stdin_fd < 0 &&
+                           !(init_argv && __atomic_load_n(&pidns_state, __ATOMIC_RELAXED) >= 0))) {
+                /*
+                 * An init is the child and reports the command's status: the sandbox's, or
+                 * (contain, without a pid namespace) one with no layer, a child subreaper that
+                 * kills what the command leaves behind when it exits (sandbox-init.c).
+                 */
+                struct sandbox_opts so = {
+                        .path = o->path,
+                        .argv = o->argv,
+                        .envp = o->envp ?: empty_env,
+                        .cwd = o->cwd ?: "/",
+                        .network = true,
+                };
                 struct sandbox_proc sp;
                 struct diag d = {};
                 int r;
 
+                if (o->sandbox) {
+                        so = *o->sandbox;
+                        /* A cgroup leaf of its own where ptc may make one; destroyed on return. */
+                        so.cgroup = run_cgroup_start(so.limits.data_bytes, so.limits.pids,
+                                                     "terminal", &cgroup);
+                } else if (o->fallback_path && access(o->path, X_OK) < 0 && errno == ENOENT)
+                        so.path = o->fallback_path;
                 so.stdout_fd = out_w;
                 so.stderr_fd = o->merge_stderr ? out_w : null_fd;
-                /* A cgroup leaf of its own where ptc may make one; destroyed on return. */
-                so.cgroup =
-                        run_cgroup_start(so.limits.data_bytes, so.limits.pids, "terminal", &cgroup);
                 r = sandbox_spawn(&so, &sp, NULL, &d);
                 if (r < 0) {
-                        (void) snprintf(ret->error, sizeof(ret->error), "%.500s", d.message);
+                        if (o->sandbox)
+                                (void) snprintf(ret->error, sizeof(ret->error), "%.500s",
+                                                d.message);
                         return r;
                 }
                 pid = sp.pid;
@@ -868,6 +886,8 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                         .own_pid_namespace = geteuid() == 0 && pidns_init_is_available() &&
                                              ctx->config &&
                                              ctx->config->isolation != PTC_ISOLATION_NONE,
+                        /* Elsewhere an init of its own: its daemons die with it too. */
+                        .contain = true,
                 };
 
                 if (ctx->config && ctx->config->terminal_strict) {
