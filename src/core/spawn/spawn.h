@@ -15,6 +15,10 @@
  * setup hook, the exec (the fallback path on ENOENT). A failing step writes its stage and
  * errno to a CLOEXEC pipe and exits 127; the parent turns that into one message format,
  * "<what failed>[ '<subject>']: <strerror>".
+ *
+ * Any thread may start processes at once; the only state shared between starts is a flag
+ * that the cgroup warning was given. The options and everything they point to are borrowed
+ * and must live until spawn_wait_setup() returns. The caller reaps the child.
  */
 
 #include <signal.h>

@@ -138,7 +138,8 @@ static int start_command(const struct tool_process *o, int out_w, int init_exe_f
                 int r;
 
                 r = spawn_start(&so, ret, &d);
-                if (r < 0 && in_pidns) {
+                /* Out of fds is no refusal of pid namespaces: a plain start would fail too. */
+                if (r < 0 && in_pidns && r != -EMFILE && r != -ENFILE) {
                         log_debug_errno(r, "terminal: no pid namespace (%m), commands run "
                                            "without one");
                         __atomic_store_n(&pidns_state, -1, __ATOMIC_RELAXED);
