@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1516,6 +1517,45 @@ static void test_spawn_cgroup_fallback(void **state)
         assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/*
+ * clone_flags: pid 1 of a new pid namespace, with a pidfd from the clone; the parent-death
+ * check there uses ptc's pidfd (getppid() is 0). Needs the privilege to make one.
+ */
+static void test_spawn_clone_pid_namespace(void **state)
+{
+        char *argv[] = {(char *) "/bin/sh", (char *) "-c", (char *) "echo $$", NULL};
+        struct spawn_opts o = {
+                .path = "/bin/sh",
+                .argv = argv,
+                .envp = environ,
+                .stdin_fd = -1,
+                .stderr_fd = -1,
+                .die_with_parent = true,
+                .clone_flags = CLONE_NEWPID | CLONE_NEWNS,
+        };
+        int p[2], st, pidfd = -1, r;
+        char buf[64];
+        struct diag d = {};
+        pid_t pid;
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        o.stdout_fd = p[1];
+        r = spawn_process(&o, &pid, &pidfd, &d);
+        safe_close(p[1]);
+        if (r == -EPERM || r == -EINVAL || r == -ENOSPC || r == -EUSERS) {
+                safe_close(p[0]);
+                skip();
+        }
+        assert_int_equal(r, 0);
+        read_all(p[0], buf, sizeof(buf));
+        safe_close(p[0]);
+        assert_string_equal(buf, "1\n");
+        assert_true(pidfd >= 0);
+        safe_close(pidfd);
+        st = wait_status(pid);
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1538,6 +1578,7 @@ int main(void)
                 cmocka_unit_test(test_spawn_setup_hook_runs),
                 cmocka_unit_test(test_spawn_close_other_fds),
                 cmocka_unit_test(test_spawn_setup_timeout),
+                cmocka_unit_test(test_spawn_clone_pid_namespace),
                 cmocka_unit_test_setup_teardown(test_spawn_cgroup_fallback, setup, teardown),
                 cmocka_unit_test(test_pidfd_open_compat),
                 cmocka_unit_test(test_proc_children_two),
