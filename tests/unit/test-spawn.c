@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1243,6 +1244,318 @@ static void test_interpreter_version(void **state)
         assert_true(interpreter_version("/nonexistent-ptc/python3", &v) < 0);
 }
 
+/* ---- spawn_opts: the options only some callers use ---- */
+
+/* A path that does not exist: the fallback runs; neither exists: the message names the path. */
+static void test_spawn_fallback_path(void **state)
+{
+        char *argv[] = {(char *) "sh", (char *) "-c", (char *) "echo fallback", NULL};
+        struct spawn_opts o = {
+                .path = "/nonexistent-ptc-dir/bash",
+                .fallback_path = "/bin/sh",
+                .argv = argv,
+                .envp = environ,
+                .stdin_fd = -1,
+                .stderr_fd = -1,
+        };
+        int p[2], st;
+        char buf[64];
+        struct diag d = {};
+        pid_t pid;
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        o.stdout_fd = p[1];
+        assert_int_equal(spawn_process(&o, &pid, NULL, &d), 0);
+        safe_close(p[1]);
+        read_all(p[0], buf, sizeof(buf));
+        safe_close(p[0]);
+        assert_string_equal(buf, "fallback\n");
+        st = wait_status(pid);
+        assert_int_equal(WEXITSTATUS(st), 0);
+
+        o.fallback_path = "/nonexistent-ptc-dir/sh";
+        o.stdout_fd = -1;
+        assert_int_equal(spawn_process(&o, &pid, NULL, &d), -ENOENT);
+        assert_non_null(strstr(d.message, "cannot execute '/nonexistent-ptc-dir/bash'"));
+        assert_no_children();
+}
+
+/* The exec mask is what the program starts with (a pid namespace's init keeps its set). */
+static void test_spawn_exec_mask(void **state)
+{
+        char *argv[] = {(char *) "grep", (char *) "^SigBlk:", (char *) "/proc/self/status", NULL};
+        struct spawn_opts o = {
+                .path = "/bin/grep",
+                .fallback_path = "/usr/bin/grep",
+                .argv = argv,
+                .envp = environ,
+                .stdin_fd = -1,
+                .stderr_fd = -1,
+        };
+        sigset_t mask;
+        int p[2], st;
+        char buf[128];
+        struct diag d = {};
+        pid_t pid;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGUSR1); /* 10: bit 9 */
+        o.exec_mask = &mask;
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        o.stdout_fd = p[1];
+        assert_int_equal(spawn_process(&o, &pid, NULL, &d), 0);
+        safe_close(p[1]);
+        read_all(p[0], buf, sizeof(buf));
+        safe_close(p[0]);
+        assert_string_equal(buf, "SigBlk:\t0000000000000200\n");
+        st = wait_status(pid);
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static int hook_fails(const struct spawn_child *c, void *userdata)
+{
+        (void) c;
+        (void) userdata;
+        errno = EPERM;
+        return SPAWN_STAGE_SETUP + 2;
+}
+
+static const char *hook_describe(const struct spawn_child_error *e, void *userdata,
+                                 const char **ret_subject)
+{
+        *ret_subject = e->stage == SPAWN_STAGE_SETUP + 2 ? (const char *) userdata : NULL;
+        return e->stage == SPAWN_STAGE_SETUP + 2 ? "hook: cannot do the second step" : NULL;
+}
+
+/* A failing setup hook's stage comes back, in the one message format; no exec, no child left. */
+static void test_spawn_setup_hook_fails(void **state)
+{
+        char *argv[] = {(char *) "/bin/true", NULL};
+        struct spawn_opts o = {
+                .path = "/bin/true",
+                .argv = argv,
+                .envp = environ,
+                .stdin_fd = -1,
+                .stdout_fd = -1,
+                .stderr_fd = -1,
+                .setup = hook_fails,
+                .userdata = (void *) "/the/subject",
+                .describe = hook_describe,
+        };
+        struct spawn_child_error ce = {.stage = -1};
+        struct spawn_proc sp;
+        struct diag d = {};
+        pid_t pid;
+
+        assert_int_equal(spawn_start(&o, &sp, &d), 0);
+        assert_int_equal(spawn_wait_setup(&sp, &o, -1, &ce, &d), -EPERM);
+        assert_int_equal(ce.stage, SPAWN_STAGE_SETUP + 2);
+        assert_int_equal(ce.error, EPERM);
+        assert_int_equal(sp.errfd, -1);
+        assert_int_equal(sp.pidfd, -1);
+        assert_string_equal(d.message,
+                            "hook: cannot do the second step '/the/subject': Operation not "
+                            "permitted");
+        assert_no_children();
+
+        /* Without a describe callback: the common text. */
+        o.describe = NULL;
+        assert_int_equal(spawn_process(&o, &pid, NULL, &d), -EPERM);
+        assert_string_equal(d.message, "child setup failed (?): Operation not permitted");
+        assert_no_children();
+}
+
+static int hook_says_hello(const struct spawn_child *c, void *userdata)
+{
+        (void) c;
+        (void) !write(1, userdata, strlen(userdata));
+        return 0;
+}
+
+/* A hook that succeeds runs in the child, after stdio, before the exec. */
+static void test_spawn_setup_hook_runs(void **state)
+{
+        char *argv[] = {(char *) "/bin/sh", (char *) "-c", (char *) "echo exec", NULL};
+        struct spawn_opts o = {
+                .path = "/bin/sh",
+                .argv = argv,
+                .envp = environ,
+                .stdin_fd = -1,
+                .stderr_fd = -1,
+                .setup = hook_says_hello,
+                .userdata = (void *) "hook\n",
+        };
+        int p[2], st;
+        char buf[64];
+        struct diag d = {};
+        pid_t pid;
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        o.stdout_fd = p[1];
+        assert_int_equal(spawn_process(&o, &pid, NULL, &d), 0);
+        safe_close(p[1]);
+        read_all(p[0], buf, sizeof(buf));
+        safe_close(p[0]);
+        assert_string_equal(buf, "hook\nexec\n");
+        st = wait_status(pid);
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+struct keep_check {
+        int kept, dropped;
+};
+
+/* A child that never execs: exit 0 when the kept fd is open and the other one closed. */
+static int hook_checks_fds(const struct spawn_child *c, void *userdata)
+{
+        const struct keep_check *k = userdata;
+
+        (void) c;
+        if (fcntl(k->kept, F_GETFD) < 0)
+                _exit(10);
+        if (fcntl(k->dropped, F_GETFD) >= 0 || errno != EBADF)
+                _exit(11);
+        _exit(0);
+}
+
+/* close_other_fds closes every fd but stdio, the error pipe and keep_fds before the hook. */
+static void test_spawn_close_other_fds(void **state)
+{
+        struct keep_check k;
+        struct spawn_opts o = {
+                .stdin_fd = -1,
+                .stdout_fd = -1,
+                .stderr_fd = -1,
+                .close_other_fds = true,
+                .setup = hook_checks_fds,
+                .userdata = &k,
+        };
+        struct spawn_proc sp;
+        struct diag d = {};
+        int a[2], b[2], st;
+
+        assert_int_equal(pipe2(a, 0), 0); /* not CLOEXEC: only the close can drop it */
+        assert_int_equal(pipe2(b, 0), 0);
+        k = (struct keep_check){.kept = a[1], .dropped = b[1]};
+        o.keep_fds = &k.kept;
+        o.n_keep_fds = 1;
+        assert_int_equal(spawn_start(&o, &sp, &d), 0);
+        assert_int_equal(spawn_wait_setup(&sp, &o, 5000, NULL, &d), 0);
+        st = wait_status(sp.pid);
+        safe_close(sp.pidfd);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+        safe_close(a[0]);
+        safe_close(a[1]);
+        safe_close(b[0]);
+        safe_close(b[1]);
+}
+
+static int hook_hangs(const struct spawn_child *c, void *userdata)
+{
+        char ch;
+
+        (void) c;
+        (void) !read(*(const int *) userdata, &ch, 1);
+        _exit(0);
+}
+
+/* A setup that does not finish in time: -ETIMEDOUT, the child killed and reaped. */
+static void test_spawn_setup_timeout(void **state)
+{
+        int p[2];
+        struct spawn_opts o = {
+                .stdin_fd = -1,
+                .stdout_fd = -1,
+                .stderr_fd = -1,
+                .close_other_fds = true,
+                .setup = hook_hangs,
+                .userdata = &p[0],
+        };
+        struct spawn_proc sp;
+        struct diag d = {};
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        o.keep_fds = &p[0];
+        o.n_keep_fds = 1;
+        assert_int_equal(spawn_start(&o, &sp, &d), 0);
+        assert_int_equal(spawn_wait_setup(&sp, &o, 200, NULL, &d), -ETIMEDOUT);
+        assert_non_null(strstr(d.message, "did not finish its setup"));
+        assert_no_children();
+        safe_close(p[0]);
+        safe_close(p[1]);
+}
+
+/*
+ * A cgroup the kernel refuses (a plain directory): started without it. Either clone3() says
+ * no to CLONE_INTO_CGROUP, or there is no clone3() and the old clone() runs it plainly.
+ */
+static void test_spawn_cgroup_fallback(void **state)
+{
+        struct fixture *f = *state;
+        char *argv[] = {(char *) "/bin/true", NULL};
+        struct spawn_opts o = {
+                .path = "/bin/true",
+                .argv = argv,
+                .envp = environ,
+                .stdin_fd = -1,
+                .stdout_fd = -1,
+                .stderr_fd = -1,
+                .cgroup_path = "(a plain directory)",
+        };
+        _cleanup_close_ int dir = -EBADF;
+        struct diag d = {};
+        pid_t pid;
+        int st;
+
+        dir = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dir > 2);
+        o.cgroup_fd = dir;
+        assert_int_equal(spawn_process(&o, &pid, NULL, &d), 0);
+        st = wait_status(pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/*
+ * clone_flags: pid 1 of a new pid namespace, with a pidfd from the clone; the parent-death
+ * check there uses ptc's pidfd (getppid() is 0). Needs the privilege to make one.
+ */
+static void test_spawn_clone_pid_namespace(void **state)
+{
+        char *argv[] = {(char *) "/bin/sh", (char *) "-c", (char *) "echo $$", NULL};
+        struct spawn_opts o = {
+                .path = "/bin/sh",
+                .argv = argv,
+                .envp = environ,
+                .stdin_fd = -1,
+                .stderr_fd = -1,
+                .die_with_parent = true,
+                .clone_flags = CLONE_NEWPID | CLONE_NEWNS,
+        };
+        int p[2], st, pidfd = -1, r;
+        char buf[64];
+        struct diag d = {};
+        pid_t pid;
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        o.stdout_fd = p[1];
+        r = spawn_process(&o, &pid, &pidfd, &d);
+        safe_close(p[1]);
+        if (r == -EPERM || r == -EINVAL || r == -ENOSPC || r == -EUSERS) {
+                safe_close(p[0]);
+                skip();
+        }
+        assert_int_equal(r, 0);
+        read_all(p[0], buf, sizeof(buf));
+        safe_close(p[0]);
+        assert_string_equal(buf, "1\n");
+        assert_true(pidfd >= 0);
+        safe_close(pidfd);
+        st = wait_status(pid);
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1259,6 +1572,14 @@ int main(void)
                 cmocka_unit_test(test_spawn_process_pass_fd),
                 cmocka_unit_test(test_spawn_process_swapped_stdio),
                 cmocka_unit_test(test_spawn_process_die_with_parent),
+                cmocka_unit_test(test_spawn_fallback_path),
+                cmocka_unit_test(test_spawn_exec_mask),
+                cmocka_unit_test(test_spawn_setup_hook_fails),
+                cmocka_unit_test(test_spawn_setup_hook_runs),
+                cmocka_unit_test(test_spawn_close_other_fds),
+                cmocka_unit_test(test_spawn_setup_timeout),
+                cmocka_unit_test(test_spawn_clone_pid_namespace),
+                cmocka_unit_test_setup_teardown(test_spawn_cgroup_fallback, setup, teardown),
                 cmocka_unit_test(test_pidfd_open_compat),
                 cmocka_unit_test(test_proc_children_two),
                 cmocka_unit_test(test_proc_reap_orphans_keep),

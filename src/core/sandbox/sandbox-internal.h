@@ -5,7 +5,8 @@
  * What the two halves of the confined child share: sandbox.c (the clone, the child's
  * credentials, its init and the script's own setup, the parent's reading of a failure) and
  * sandbox-root.c (the new root built from the plan, sandbox-plan.h). A step of the child that
- * fails reports its stage, errno and mount entry through the error pipe and exits (fail()).
+ * fails reports its stage, errno and mount entry through spawn's error pipe (spawn.h) and
+ * exits (fail()).
  */
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 
 #include "basic/macro.h"
 #include "core/sandbox/sandbox-plan.h"
+#include "core/spawn/spawn.h"
 
 /* One step of the child's setup, reported to the parent when it fails. */
 enum stage {
@@ -44,19 +46,13 @@ enum stage {
         ST_EXEC,
 };
 
-struct child_error {
-        int stage;
-        int error;
-        int index; /* mount entry, or -1 */
-};
-
-/* Report the failed @stage (with errno, and the mount entry @index or -1) and exit. */
+/*
+ * Report the failed @stage (with errno, and the mount entry @index or -1) through spawn's
+ * error pipe (SPAWN_STAGE_SETUP + @stage) and exit.
+ */
 _noreturn_ _no_sanitize_address_ static inline void fail(int errfd, int stage, int index)
 {
-        struct child_error e = {.stage = stage, .error = errno, .index = index};
-
-        (void) !write(errfd, &e, sizeof(e));
-        _exit(127);
+        spawn_child_fail(errfd, SPAWN_STAGE_SETUP + stage, index);
 }
 
 /*

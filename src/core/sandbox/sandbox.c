@@ -31,6 +31,7 @@
 #include "core/sandbox/sandbox-internal.h"
 #include "core/sandbox/sandbox-plan.h"
 #include "core/sandbox/seccomp-policy.h"
+#include "core/spawn/spawn.h"
 
 /* The child's setup takes milliseconds; one stuck in it is killed after this. */
 #define SETUP_TIMEOUT_MS 10000
@@ -151,115 +152,53 @@ _no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, str
         fail(errfd, ST_EXEC, -1);
 }
 
-/* Default dispositions; the init's signals (init_signal_set()) stay blocked until exec_script(). */
-static void reset_signals(void)
-{
-        sigset_t init_set;
-
-        init_signal_set(&init_set);
-        (void) sigprocmask(SIG_SETMASK, &init_set, NULL);
-        for (int s = 1; s < NSIG; s++)
-                if (s != SIGKILL && s != SIGSTOP)
-                        (void) signal(s, SIG_DFL);
-}
-
-static int setup_stdio(const struct sandbox_opts *o)
-{
-        int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-        int out = o->stdout_fd, err = o->stderr_fd;
-
-        if (devnull < 0)
-                return -1;
-        if (out < 3)
-                out = fcntl(out, F_DUPFD_CLOEXEC, 3);
-        if (err < 3)
-                err = fcntl(err, F_DUPFD_CLOEXEC, 3);
-        if (out < 0 || err < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-                return -1;
-        return 0;
-}
-
 struct child_args {
         const struct sandbox_opts *o;
         struct sandbox_plan *p;
-        int errfd, syncfd, status_fd;
-        int ptc_pidfd; /* self_pidfd() of ptc, or -errno */
-        pid_t ptc;     /* getpid() of ptc */
+        int syncfd, status_fd;
 };
 
 /*
- * Did ptc die before our parent-death signal was armed? Outside a pid namespace getppid()
- * says. Inside (it is 0 there) ptc's pidfd does, whoever holds what; without one, the status
- * pipe's POLLERR (its read end is ptc's alone once every child has closed what it inherited,
- * which ours do first thing).
+ * The child after spawn's common steps (spawn.h): the init's signals blocked, ptc's death
+ * armed and checked, stdio set, and every fd but ours closed at once. We held a copy of every
+ * fd ptc had at the clone, the pipes of other threads' starts among them: they are closed
+ * before anything here, not at exec (CLOEXEC), which the init never reaches, nor after the
+ * setup, while a start that waits for EOF on one of them would wait for us. Never returns.
  */
-static bool ptc_gone(const struct child_args *a, bool in_pid_namespace)
+static int child_setup(const struct spawn_child *c, void *userdata)
 {
-        struct pollfd pf = {.fd = a->status_fd, .events = 0};
-
-        if (!in_pid_namespace)
-                return getppid() != a->ptc;
-        if (a->ptc_pidfd >= 0)
-                return pidfd_exited(a->ptc_pidfd);
-        return a->status_fd >= 0 && poll(&pf, 1, 0) > 0 && (pf.revents & (POLLERR | POLLHUP));
-}
-
-_noreturn_ static void child_main(struct child_args *a)
-{
+        const struct child_args *a = userdata;
         const struct sandbox_opts *o = a->o;
         struct sandbox_plan *p = a->p;
         bool ns = o->layers & (1u << SANDBOX_LAYER_NAMESPACES);
-        char c;
+        char ch;
 
-        reset_signals();
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-                fail(a->errfd, ST_SIGNALS, -1);
-        if (ptc_gone(a, ns))
-                _exit(127);
-        if (setup_stdio(o) < 0)
-                fail(a->errfd, ST_STDIO, -1);
-        /*
-         * We hold a copy of every fd ptc had at the clone, the pipes of other threads' starts
-         * among them: close them now, not at exec (CLOEXEC), which the init never reaches, nor
-         * after the setup, while a start that waits for EOF on one of them would wait for us.
-         * Nothing of ptc's but 0-2 may cross exec, even fds leaked by a library.
-         */
-        {
-                int keep[] = {0,           1, 2, a->errfd, a->syncfd, a->status_fd, a->ptc_pidfd,
-                              p->userns_fd};
-
-                if (close_all_fds_but(keep, ELEMENTSOF(keep)) < 0)
-                        fail(a->errfd, ST_STDIO, -1);
-        }
-        /* The parent writes one byte when it is ready (it lives: ptc_gone() said so). */
-        if (read(a->syncfd, &c, 1) != 1)
+        /* The parent writes one byte when it is ready (it lives: spawn's check said so). */
+        if (read(a->syncfd, &ch, 1) != 1)
                 _exit(127);
         close(a->syncfd);
 
-        if (!ns) {
-                if (a->ptc_pidfd >= 0)
-                        close(a->ptc_pidfd);
-                sandbox_run_init(o, p, a->errfd, a->status_fd, false);
-        }
+        if (!ns)
+                sandbox_run_init(o, p, c->errfd, a->status_fd, false);
 
         if (!p->as_root) {
                 /* Unprivileged, the user namespace came with the clone. */
                 if (write_own_maps(p) < 0)
-                        fail(a->errfd, ST_USERNS, -1);
+                        fail(c->errfd, ST_USERNS, -1);
                 (void) prctl(PR_SET_DUMPABLE, 0);
         }
-        sandbox_build_root(p, a->errfd);
+        sandbox_build_root(p, c->errfd);
         if (p->as_root) {
-                drop_root(p, a->errfd);
+                drop_root(p, c->errfd);
                 /* A credential change clears the parent-death signal. */
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-                        fail(a->errfd, ST_SIGNALS, -1);
-                if (ptc_gone(a, ns))
+                        fail(c->errfd, ST_SIGNALS, -1);
+                if (spawn_child_parent_gone(c))
                         _exit(127);
         }
-        if (a->ptc_pidfd >= 0)
-                close(a->ptc_pidfd); /* our copy; ptc keeps its own */
-        sandbox_run_init(o, p, a->errfd, a->status_fd, true);
+        if (c->parent_pidfd >= 0)
+                close(c->parent_pidfd); /* our copy; ptc keeps its own */
+        sandbox_run_init(o, p, c->errfd, a->status_fd, true);
 }
 
 /*
@@ -335,30 +274,30 @@ static const char *stage_text(int stage)
                                                                               : "setup failed";
 }
 
-/* read() that gives up after @timeout_ms: the count, 0 at EOF, or -errno (-ETIMEDOUT). */
-static ssize_t read_with_deadline(int fd, void *buf, size_t n, int timeout_ms)
+/* spawn_opts.describe: the text of a failed step, and the mount point, path or cwd it was on. */
+static const char *describe_failure(const struct spawn_child_error *e, void *userdata,
+                                    const char **ret_subject)
 {
-        struct pollfd pf = {.fd = fd, .events = POLLIN};
-        usec_t end = now_usec() + (usec_t) timeout_ms * USEC_PER_MSEC;
+        const struct child_args *a = userdata;
+        int stage = e->stage - SPAWN_STAGE_SETUP;
+        const char *what = NULL;
 
-        for (;;) {
-                int r, timeout = poll_timeout_ms(end);
-                ssize_t k;
-
-                if (timeout == 0)
-                        return -ETIMEDOUT;
-                r = poll(&pf, 1, timeout);
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r < 0)
-                        return -errno;
-                if (r == 0)
-                        continue;
-                k = read(fd, buf, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                return k < 0 ? -errno : k;
+        if (e->stage < SPAWN_STAGE_SETUP) {
+                /* spawn's common steps: the parent-death signal, stdio and the fds. */
+                *ret_subject = NULL;
+                return stage_text(e->stage == SPAWN_STAGE_SIGNALS ||
+                                                  e->stage == SPAWN_STAGE_PDEATHSIG
+                                          ? ST_SIGNALS
+                                          : ST_STDIO);
         }
+        if (e->index >= 0 && (size_t) e->index < a->p->n && stage != ST_RLIMIT)
+                what = a->p->m[e->index].target + strlen(SANDBOX_BASE);
+        if (stage == ST_EXEC)
+                what = a->o->path;
+        else if (stage == ST_CHDIR)
+                what = a->o->cwd;
+        *ret_subject = what && *what ? what : NULL;
+        return stage_text(stage);
 }
 
 int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
@@ -366,20 +305,20 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
 {
         _cleanup_(sandbox_plan_release) struct sandbox_plan p = SANDBOX_PLAN_NULL;
         bool ns = o->layers & (1u << SANDBOX_LAYER_NAMESPACES);
-        int errp[2] = {-1, -1}, syncp[2] = {-1, -1}, statusp[2] = {-1, -1};
-        struct clone_args ca = {.exit_signal = SIGCHLD};
-        struct child_args a;
+        int syncp[2] = {-1, -1}, statusp[2] = {-1, -1};
+        struct spawn_proc sp = {.pid = -1, .pidfd = -1, .errfd = -1};
+        struct spawn_child_error ce = {.stage = -1};
         enum sandbox_layer failed = _SANDBOX_LAYER_MAX;
-        struct child_error ce;
-        int pidfd = -1, r;
-        pid_t pid;
-        ssize_t k;
+        struct spawn_opts so;
+        struct child_args a;
+        uint64_t flags = 0;
+        sigset_t init_set;
+        int keep[3], r;
 
         r = sandbox_plan_build(&p, o, &failed, reterr);
         if (r < 0)
                 goto out;
-        if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(syncp, O_CLOEXEC) < 0 ||
-            pipe2(statusp, O_CLOEXEC) < 0) {
+        if (pipe2(syncp, O_CLOEXEC) < 0 || pipe2(statusp, O_CLOEXEC) < 0) {
                 r = diag_set(reterr, -errno, "cannot create pipes: %m");
                 goto out;
         }
@@ -394,112 +333,87 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
                 goto out;
         }
         if (ns) {
-                ca.flags =
-                        CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+                flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
                 if (!o->network)
-                        ca.flags |= CLONE_NEWNET;
+                        flags |= CLONE_NEWNET;
                 /* Root builds the file system as root and enters a user namespace later. */
                 if (!p.as_root)
-                        ca.flags |= CLONE_NEWUSER;
+                        flags |= CLONE_NEWUSER;
         }
-        ca.flags |= CLONE_PIDFD;
-        ca.pidfd = (uint64_t) (uintptr_t) &pidfd;
-
-        if (o->cgroup && o->cgroup->path) {
-                ca.flags |= CLONE_INTO_CGROUP;
-                ca.cgroup = (uint64_t) o->cgroup->fd;
-        }
-
+        /* The init's signals stay blocked until the script's exec (sandbox_exec_script()). */
+        init_signal_set(&init_set);
         a = (struct child_args){
                 .o = o,
                 .p = &p,
-                .errfd = errp[1],
                 .syncfd = syncp[0],
                 .status_fd = statusp[1],
-                .ptc_pidfd = self_pidfd(),
-                .ptc = getpid(),
         };
-        pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
-        if (pid < 0 && (ca.flags & CLONE_INTO_CGROUP)) {
-                static bool warned;
-
-                /*
-                 * A kernel before 5.7, or a leaf the kernel refuses: the cgroup is an extra,
-                 * the rlimits hold without it. If the refusal was for something else, the
-                 * second clone fails the same way and says so. Said once per process.
-                 */
-                if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
-                        log_warning("cannot start inside the cgroup %s: %m; starting without "
-                                    "it (the rlimits still bound memory and processes)",
-                                    o->cgroup->path);
-                ca.flags &= ~CLONE_INTO_CGROUP;
-                ca.cgroup = 0;
-                pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
-        }
-        if (pid == 0) {
-                close(errp[0]);
-                close(syncp[1]);
-                if (statusp[0] >= 0)
-                        close(statusp[0]);
-                child_main(&a);
-        }
-        if (pid < 0) {
-                r = diag_set(reterr, -errno, "%s: %m",
+        keep[0] = syncp[0];
+        keep[1] = statusp[1];
+        keep[2] = p.userns_fd;
+        so = (struct spawn_opts){
+                .stdin_fd = -1,
+                .stdout_fd = o->stdout_fd,
+                .stderr_fd = o->stderr_fd,
+                .die_with_parent = true,
+                .pass_fd = -1,
+                .exec_mask = &init_set,
+                .clone_flags = flags,
+                .cgroup_fd = o->cgroup && o->cgroup->path ? o->cgroup->fd : -1,
+                .cgroup_path = o->cgroup ? o->cgroup->path : NULL,
+                /* The init never execs: nothing may wait on it for a pipe of someone else's. */
+                .close_other_fds = true,
+                .keep_fds = keep,
+                .n_keep_fds = ELEMENTSOF(keep),
+                .setup = child_setup,
+                .userdata = &a,
+                .describe = describe_failure,
+        };
+        r = spawn_start(&so, &sp, reterr);
+        if (r < 0) {
+                r = diag_set(reterr, r, "%s: %s",
                              ns ? "namespaces: cannot create the namespaces"
-                                : "cannot start the script");
+                                : "cannot start the script",
+                             strerror(-r));
                 /* The kernel refusing the namespaces (or a limit of 0 on them). */
                 if (ns &&
                     (r == -EPERM || r == -EINVAL || r == -ENOSPC || r == -EUSERS || r == -ENOSYS))
                         failed = SANDBOX_LAYER_NAMESPACES;
                 goto out;
         }
-        errp[1] = safe_close(errp[1]);
         syncp[0] = safe_close(syncp[0]);
         statusp[1] = safe_close(statusp[1]);
 
         if (write(syncp[1], "g", 1) != 1) {
                 r = diag_set(reterr, -errno, "namespaces: the child is gone: %m");
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
+                (void) kill(sp.pid, SIGKILL);
+                (void) waitpid(sp.pid, NULL, 0);
                 goto out;
         }
         syncp[1] = safe_close(syncp[1]);
 
         /* The setup takes milliseconds; a child stuck in it must not hang ptc. */
-        k = read_with_deadline(errp[0], &ce, sizeof(ce), SETUP_TIMEOUT_MS);
-        if (k == -ETIMEDOUT) {
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
+        r = spawn_wait_setup(&sp, &so, SETUP_TIMEOUT_MS, &ce, reterr);
+        if (r == -ETIMEDOUT) {
                 r = diag_set(reterr, -ETIMEDOUT,
                              "%s: the confined child did not finish its setup within %d s",
                              ns ? "namespaces" : "sandbox", SETUP_TIMEOUT_MS / 1000);
                 goto out;
         }
-        if (k == (ssize_t) sizeof(ce)) {
-                const char *what = "";
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                if (ce.index >= 0 && (size_t) ce.index < p.n && ce.stage != ST_RLIMIT)
-                        what = p.m[ce.index].target + strlen(SANDBOX_BASE);
-                if (ce.stage == ST_EXEC)
-                        what = o->path;
-                else if (ce.stage == ST_CHDIR)
-                        what = o->cwd;
-                r = diag_set(reterr, -ce.error, "%s%s%s%s: %s", stage_text(ce.stage),
-                             *what ? " '" : "", what, *what ? "'" : "", strerror(ce.error));
-                failed = refused_layer(ce.stage, ce.error);
+        if (r < 0) {
+                if (ce.stage >= SPAWN_STAGE_SETUP)
+                        failed = refused_layer(ce.stage - SPAWN_STAGE_SETUP, ce.error);
                 goto out;
         }
-        *ret = (struct sandbox_proc){.pid = pid, .pidfd = pidfd, .status_fd = statusp[0]};
-        pidfd = -1;
+        *ret = (struct sandbox_proc){.pid = sp.pid, .pidfd = sp.pidfd, .status_fd = statusp[0]};
+        sp.pidfd = -1;
         statusp[0] = -1;
         r = 0;
 out:
         if (r < 0 && ret_failed_layer)
                 *ret_failed_layer = failed;
-        safe_close(pidfd);
-        safe_close(errp[0]);
-        safe_close(errp[1]);
+        safe_close(sp.pidfd);
+        safe_close(sp.errfd);
         safe_close(syncp[0]);
         safe_close(syncp[1]);
         safe_close(statusp[0]);

@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -12,29 +15,28 @@
 
 #include "basic/compat/close-range.h"
 #include "basic/fd-util.h"
+#include "basic/log.h"
 #include "basic/process-util.h"
+#include "basic/time-util.h"
 
-enum stage {
-        STAGE_SIGNALS,
-        STAGE_SESSION,
-        STAGE_PDEATHSIG,
-        STAGE_STDIO,
-        STAGE_RLIMIT,
-        STAGE_CHDIR,
-        STAGE_EXEC,
+/* What the child needs besides the options, prepared before the fork. */
+struct child_ctx {
+        const struct spawn_opts *o;
+        struct spawn_child c;
+        int errfd_r; /* the read end: the child drops its copy first */
+        int devnull;
+        sigset_t mask;
 };
 
-struct child_error {
-        int stage;
-        int error;
-};
-
-_noreturn_ static void child_fail(int errpipe, int stage)
+bool spawn_child_parent_gone(const struct spawn_child *c)
 {
-        struct child_error e = {.stage = stage, .error = errno};
+        struct pollfd pf = {.fd = c->errfd, .events = 0};
 
-        (void) !write(errpipe, &e, sizeof(e));
-        _exit(127);
+        if (!c->in_pid_namespace)
+                return getppid() != c->parent;
+        if (c->parent_pidfd >= 0)
+                return pidfd_exited(c->parent_pidfd);
+        return poll(&pf, 1, 0) > 0 && (pf.revents & (POLLERR | POLLHUP));
 }
 
 /* Move @fd to @target; the result must not be CLOEXEC. */
@@ -45,35 +47,16 @@ static int move_fd(int fd, int target)
         return dup2(fd, target) < 0 ? -1 : 0;
 }
 
-_noreturn_ static void child_main(const struct spawn_opts *o, pid_t parent, int errpipe,
-                                  int devnull)
+static void setup_stdio(const struct child_ctx *x)
 {
-        sigset_t none;
-        int in = o->stdin_fd >= 0 ? o->stdin_fd : devnull;
-        int out = o->stdout_fd >= 0 ? o->stdout_fd : devnull;
-        int err = o->stderr_fd >= 0 ? o->stderr_fd : devnull;
-
-        /* ptc blocks SIGINT/SIGTERM/SIGCHLD (signalfd) and ignores SIGPIPE. */
-        sigemptyset(&none);
-        if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-                child_fail(errpipe, STAGE_SIGNALS);
-        for (int s = 1; s < NSIG; s++)
-                if (s != SIGKILL && s != SIGSTOP)
-                        (void) signal(s, SIG_DFL);
-
-        if (o->new_session && setsid() < 0)
-                child_fail(errpipe, STAGE_SESSION);
-        if (o->die_with_parent) {
-                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-                        child_fail(errpipe, STAGE_PDEATHSIG);
-                /* The parent may have died before prctl took effect. */
-                if (getppid() != parent)
-                        _exit(127);
-        }
+        const struct spawn_opts *o = x->o;
+        int in = o->stdin_fd >= 0 ? o->stdin_fd : x->devnull;
+        int out = o->stdout_fd >= 0 ? o->stdout_fd : x->devnull;
+        int err = o->stderr_fd >= 0 ? o->stderr_fd : x->devnull;
 
         /*
-         * dup2 onto 0..2 in an order that cannot clobber a source: copy the
-         * sources above 2 first when they sit in the target range.
+         * dup2 onto 0..2 in an order that cannot clobber a source: copy the sources above 2
+         * first when they sit in the target range.
          */
         if (in < 3 && in != 0)
                 in = fcntl(in, F_DUPFD_CLOEXEC, 3);
@@ -83,79 +66,284 @@ _noreturn_ static void child_main(const struct spawn_opts *o, pid_t parent, int 
                 err = fcntl(err, F_DUPFD_CLOEXEC, 3);
         if (in < 0 || out < 0 || err < 0 || move_fd(in, 0) < 0 || move_fd(out, 1) < 0 ||
             move_fd(err, 2) < 0)
-                child_fail(errpipe, STAGE_STDIO);
+                spawn_child_fail(x->c.errfd, SPAWN_STAGE_STDIO, -1);
         if (o->pass_fd > 2) {
                 if (o->pass_fd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(o->pass_fd, 3) < 0)
-                        child_fail(errpipe, STAGE_STDIO);
+                        spawn_child_fail(x->c.errfd, SPAWN_STAGE_STDIO, -1);
         }
-        /* Nothing of ptc's but 0-2 (and the passed fd) may cross exec, even leaked fds. */
-        (void) close_range_compat(o->pass_fd > 2 ? 4U : 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-
-        if (o->nofile && setrlimit(RLIMIT_NOFILE, o->nofile) < 0)
-                child_fail(errpipe, STAGE_RLIMIT);
-        if (o->cwd && chdir(o->cwd) < 0)
-                child_fail(errpipe, STAGE_CHDIR);
-        execve(o->path, o->argv, o->envp);
-        child_fail(errpipe, STAGE_EXEC);
 }
 
-int spawn_process(const struct spawn_opts *o, pid_t *ret_pid, int *ret_pidfd, struct diag *reterr)
+static void close_fds(const struct child_ctx *x)
+{
+        const struct spawn_opts *o = x->o;
+        int keep[SPAWN_KEEP_FDS_MAX + 5] = {0, 1, 2, x->c.errfd, x->c.parent_pidfd};
+        size_t n = 5;
+
+        if (!o->close_other_fds) {
+                /* Nothing of ptc's but 0-2 (and the passed fd) may cross exec, even leaked fds. */
+                (void) close_range_compat(o->pass_fd > 2 ? 4U : 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+                return;
+        }
+        /*
+         * We hold a copy of every fd ptc had at the fork, the pipes of other threads' starts
+         * among them: close them now, not at exec (CLOEXEC), which this child may never
+         * reach, nor after its setup, while a start that waits for EOF on one of them would
+         * wait for us (helpers holding each other's pipes hung ptc once).
+         */
+        if (o->pass_fd > 2)
+                keep[n++] = 3;
+        for (size_t i = 0; i < o->n_keep_fds && i < SPAWN_KEEP_FDS_MAX; i++)
+                keep[n++] = o->keep_fds[i];
+        if (close_all_fds_but(keep, n) < 0)
+                spawn_child_fail(x->c.errfd, SPAWN_STAGE_FDS, -1);
+}
+
+_noreturn_ static void child_main(struct child_ctx *x)
+{
+        const struct spawn_opts *o = x->o;
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        int errfd = x->c.errfd, r;
+
+        (void) close(x->errfd_r);
+
+        /*
+         * ptc blocks SIGINT/SIGTERM/SIGCHLD (signalfd) and ignores SIGPIPE. Dispositions
+         * first: a signal pending in the old mask must not run one of ptc's handlers here.
+         */
+        for (int s = 1; s < NSIG; s++)
+                if (s != SIGKILL && s != SIGSTOP)
+                        (void) sigaction(s, &dfl, NULL);
+        if (sigprocmask(SIG_SETMASK, &x->mask, NULL) < 0)
+                spawn_child_fail(errfd, SPAWN_STAGE_SIGNALS, -1);
+
+        /* Own session and process group: the whole group can be killed at once. */
+        if (o->new_session && setsid() < 0)
+                spawn_child_fail(errfd, SPAWN_STAGE_SESSION, -1);
+        if (o->die_with_parent) {
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                        spawn_child_fail(errfd, SPAWN_STAGE_PDEATHSIG, -1);
+                /* The parent may have died before prctl took effect. */
+                if (spawn_child_parent_gone(&x->c))
+                        _exit(127);
+        }
+
+        setup_stdio(x);
+        close_fds(x);
+
+        if (o->nofile && setrlimit(RLIMIT_NOFILE, o->nofile) < 0)
+                spawn_child_fail(errfd, SPAWN_STAGE_RLIMIT, -1);
+        if (o->cwd && chdir(o->cwd) < 0)
+                spawn_child_fail(errfd, SPAWN_STAGE_CHDIR, -1);
+        if (o->setup) {
+                r = o->setup(&x->c, o->userdata);
+                if (r != 0)
+                        spawn_child_fail(errfd, r, -1);
+        }
+
+        if (!o->path) {
+                (void) syscall(SYS_execveat, o->exec_fd, "", o->argv, o->envp, AT_EMPTY_PATH);
+                spawn_child_fail(errfd, SPAWN_STAGE_EXEC, -1);
+        }
+        execve(o->path, o->argv, o->envp);
+        if (errno == ENOENT && o->fallback_path)
+                execve(o->fallback_path, o->argv, o->envp);
+        spawn_child_fail(errfd, SPAWN_STAGE_EXEC, -1);
+}
+
+/*
+ * clone3() with the namespaces, a pidfd and maybe the cgroup; without clone3 (Linux < 5.3)
+ * the old clone() with the namespaces only. Returns the pid (0 in the child) or -1 (errno).
+ */
+static pid_t clone_child(const struct spawn_opts *o, int *pidfd)
+{
+        struct clone_args ca = {
+                .flags = o->clone_flags | CLONE_PIDFD,
+                .pidfd = (uint64_t) (uintptr_t) pidfd,
+                .exit_signal = SIGCHLD,
+        };
+        pid_t pid;
+
+        if (o->cgroup_fd > 0) {
+                ca.flags |= CLONE_INTO_CGROUP;
+                ca.cgroup = (uint64_t) o->cgroup_fd;
+        }
+        pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
+        if (pid < 0 && (ca.flags & CLONE_INTO_CGROUP)) {
+                static bool warned;
+
+                /*
+                 * A kernel before 5.7, or a leaf the kernel refuses: the cgroup is an extra,
+                 * the rlimits hold without it. If the refusal was for something else, the
+                 * second clone fails the same way and says so. Said once per process.
+                 */
+                if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+                        log_warning("cannot start inside the cgroup %s: %m; starting without "
+                                    "it (the rlimits still bound memory and processes)",
+                                    o->cgroup_path ?: "?");
+                ca.flags &= ~CLONE_INTO_CGROUP;
+                ca.cgroup = 0;
+                pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
+        }
+        if (pid < 0 && errno == ENOSYS) {
+                *pidfd = -1;
+                pid = (pid_t) syscall(SYS_clone, (unsigned long) (o->clone_flags | SIGCHLD), 0UL,
+                                      NULL, NULL, 0UL);
+        }
+        return pid;
+}
+
+int spawn_start(const struct spawn_opts *o, struct spawn_proc *ret, struct diag *reterr)
 {
         _cleanup_close_ int devnull = -EBADF;
-        int errpipe[2];
-        struct child_error ce;
-        pid_t parent = getpid(), pid;
-        ssize_t k;
+        struct child_ctx x = {.o = o};
+        bool cloned = o->clone_flags || o->cgroup_fd > 0;
+        int errpipe[2], pidfd = -1;
+        pid_t pid;
 
-        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        devnull = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (devnull < 0)
                 return diag_set(reterr, -errno, "cannot open /dev/null: %s", strerror(errno));
+        if (o->exec_mask)
+                x.mask = *o->exec_mask;
+        else
+                sigemptyset(&x.mask);
         if (pipe2(errpipe, O_CLOEXEC) < 0)
                 return diag_set(reterr, -errno, "pipe2 failed: %s", strerror(errno));
+        x.devnull = devnull;
+        x.errfd_r = errpipe[0];
+        x.c = (struct spawn_child){
+                .errfd = errpipe[1],
+                .parent = getpid(),
+                .parent_pidfd = -1,
+                .in_pid_namespace = o->clone_flags & CLONE_NEWPID,
+        };
+        if (x.c.in_pid_namespace && o->die_with_parent) {
+                int fd = self_pidfd();
+                x.c.parent_pidfd = fd >= 0 ? fd : -1;
+        }
 
-        pid = fork();
+        pid = cloned ? clone_child(o, &pidfd) : fork();
+        if (pid == 0)
+                child_main(&x);
         if (pid < 0) {
                 int r = -errno;
                 safe_close(errpipe[0]);
                 safe_close(errpipe[1]);
-                return diag_set(reterr, r, "fork failed: %s", strerror(-r));
-        }
-        if (pid == 0) {
-                safe_close(errpipe[0]);
-                child_main(o, parent, errpipe[1], devnull);
+                return diag_set(reterr, r, "%s failed: %s", cloned ? "clone" : "fork",
+                                strerror(-r));
         }
         safe_close(errpipe[1]);
-
-        do
-                k = read(errpipe[0], &ce, sizeof(ce));
-        while (k < 0 && errno == EINTR);
-        safe_close(errpipe[0]);
-        if (k == (ssize_t) sizeof(ce)) {
-                static const char *const what[] = {
-                        [STAGE_SIGNALS] = "resetting signals",
-                        [STAGE_SESSION] = "setsid",
-                        [STAGE_PDEATHSIG] = "setting the parent-death signal",
-                        [STAGE_STDIO] = "setting up stdio",
-                        [STAGE_RLIMIT] = "restoring the open-files limit",
-                        [STAGE_CHDIR] = "changing to the working directory",
-                        [STAGE_EXEC] = "exec",
-                };
-                (void) waitpid(pid, NULL, 0);
-                if (ce.stage == STAGE_CHDIR)
-                        return diag_set(reterr, -ce.error, "cannot change to directory '%s': %s",
-                                        o->cwd, strerror(ce.error));
-                if (ce.stage == STAGE_EXEC)
-                        return diag_set(reterr, -ce.error, "cannot execute '%s': %s", o->path,
-                                        strerror(ce.error));
-                return diag_set(reterr, -ce.error, "child setup failed (%s): %s",
-                                ce.stage >= 0 && ce.stage <= STAGE_EXEC ? what[ce.stage] : "?",
-                                strerror(ce.error));
+        if (pidfd < 0) {
+                pidfd = pidfd_open_compat(pid);
+                if (pidfd < 0)
+                        pidfd = -1;
         }
+        *ret = (struct spawn_proc){.pid = pid, .pidfd = pidfd, .errfd = errpipe[0]};
+        return 0;
+}
 
-        if (ret_pidfd) {
-                int fd = pidfd_open_compat(pid);
-                *ret_pidfd = fd >= 0 ? fd : -1;
+/* read() that gives up after @timeout_ms (-1: never): the count, 0 at EOF, or -errno. */
+static ssize_t read_with_deadline(int fd, void *buf, size_t n, int timeout_ms)
+{
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        usec_t end =
+                timeout_ms < 0 ? USEC_INFINITY : now_usec() + (usec_t) timeout_ms * USEC_PER_MSEC;
+
+        for (;;) {
+                int r, timeout = poll_timeout_ms(end);
+                ssize_t k;
+
+                if (timeout == 0)
+                        return -ETIMEDOUT;
+                r = poll(&pf, 1, timeout);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return -errno;
+                if (r == 0)
+                        continue;
+                k = read(fd, buf, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                return k < 0 ? -errno : k;
         }
-        *ret_pid = pid;
+}
+
+static const char *common_text(int stage, const struct spawn_opts *o, const char **subject)
+{
+        static const char *const text[_SPAWN_STAGE_MAX] = {
+                [SPAWN_STAGE_SIGNALS] = "child setup failed (resetting signals)",
+                [SPAWN_STAGE_SESSION] = "child setup failed (setsid)",
+                [SPAWN_STAGE_PDEATHSIG] = "child setup failed (setting the parent-death signal)",
+                [SPAWN_STAGE_STDIO] = "child setup failed (setting up stdio)",
+                [SPAWN_STAGE_FDS] = "child setup failed (closing inherited fds)",
+                [SPAWN_STAGE_RLIMIT] = "child setup failed (restoring the open-files limit)",
+                [SPAWN_STAGE_CHDIR] = "cannot change to directory",
+                [SPAWN_STAGE_EXEC] = "cannot execute",
+        };
+
+        *subject = NULL;
+        if (stage == SPAWN_STAGE_CHDIR)
+                *subject = o->cwd;
+        else if (stage == SPAWN_STAGE_EXEC)
+                *subject = o->path ?: "(fd)";
+        if (stage >= 0 && stage < _SPAWN_STAGE_MAX)
+                return text[stage];
+        return "child setup failed (?)";
+}
+
+int spawn_wait_setup(struct spawn_proc *p, const struct spawn_opts *o, int timeout_ms,
+                     struct spawn_child_error *ret_error, struct diag *reterr)
+{
+        struct spawn_child_error ce;
+        const char *text = NULL, *subject = NULL;
+        ssize_t k;
+        int r;
+
+        k = read_with_deadline(p->errfd, &ce, sizeof(ce), timeout_ms);
+        safe_close(p->errfd);
+        p->errfd = -1;
+        if (k == 0 || (k > 0 && k != (ssize_t) sizeof(ce)))
+                return 0; /* exec'd (a short report cannot be: the pipe is atomic) */
+
+        (void) kill(p->pid, SIGKILL);
+        while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        safe_close(p->pidfd);
+        p->pidfd = -1;
+        if (k == -ETIMEDOUT)
+                return diag_set(reterr, -ETIMEDOUT,
+                                "the child did not finish its setup within %d s",
+                                timeout_ms / 1000);
+        if (k < 0)
+                return diag_set(reterr, (int) k, "cannot read the child's report: %s",
+                                strerror((int) -k));
+        if (ret_error)
+                *ret_error = ce;
+        if (o->describe)
+                text = o->describe(&ce, o->userdata, &subject);
+        if (!text)
+                text = common_text(ce.stage, o, &subject);
+        r = ce.error > 0 ? -ce.error : -EIO;
+        return diag_set(reterr, r, "%s%s%s%s: %s", text, subject ? " '" : "", subject ?: "",
+                        subject ? "'" : "", strerror(-r));
+}
+
+int spawn_process(const struct spawn_opts *o, pid_t *ret_pid, int *ret_pidfd, struct diag *reterr)
+{
+        struct spawn_proc p;
+        int r;
+
+        r = spawn_start(o, &p, reterr);
+        if (r < 0)
+                return r;
+        r = spawn_wait_setup(&p, o, -1, NULL, reterr);
+        if (r < 0)
+                return r;
+        if (ret_pidfd)
+                *ret_pidfd = p.pidfd;
+        else
+                safe_close(p.pidfd);
+        *ret_pid = p.pid;
         return 0;
 }

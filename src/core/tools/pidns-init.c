@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "basic/process-util.h"
+#include "core/spawn/spawn.h"
 
 extern char **environ;
 
@@ -64,19 +65,22 @@ void pidns_init_main(int argc, char **argv)
         init_signal_set(&wait_set);
         (void) sigprocmask(SIG_BLOCK, &wait_set, NULL);
 
-        child = fork();
-        if (child < 0)
-                _exit(127);
-        if (child == 0) {
-                sigset_t none;
+        {
+                /* Dies with us; stdio is ours; the exec's mask is empty (spawn.h). */
+                struct spawn_opts so = {
+                        .path = argv[1],
+                        .fallback_path = argv[2][0] ? argv[2] : NULL,
+                        .argv = argv + 3,
+                        .envp = environ,
+                        .stdin_fd = 0,
+                        .stdout_fd = 1,
+                        .stderr_fd = 2,
+                        .die_with_parent = true,
+                        .pass_fd = -1,
+                };
 
-                sigemptyset(&none);
-                (void) sigprocmask(SIG_SETMASK, &none, NULL);
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                execve(argv[1], argv + 3, environ);
-                if (errno == ENOENT && argv[2][0])
-                        execve(argv[2], argv + 3, environ);
-                _exit(127);
+                if (spawn_process(&so, &child, NULL, NULL) < 0)
+                        _exit(127);
         }
 
         for (;;) {

@@ -50,6 +50,7 @@
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
 #include "core/spawn/proc-tree.h"
+#include "core/spawn/spawn.h"
 #include "core/tools/pidns-init.h"
 #include "core/tools/terminal-guard.h"
 #include "core/tools/terminal-process.h"
@@ -76,137 +77,92 @@
 #define SHELL_PATH "/bin/bash"
 #define SHELL_FALLBACK "/bin/sh"
 
+/* A command started with no environment at all (tool_process.envp NULL). */
+static char *const empty_env[] = {NULL};
+
 /* ---------------------------------------------------------------------------------------- */
 /* Running a process                                                                        */
-
-static int fd_above_stdio(int fd)
-{
-        if (fd > 2 || fd < 0)
-                return fd;
-        return fcntl(fd, F_DUPFD_CLOEXEC, 3);
-}
-
-struct child_args {
-        const struct tool_process *o;
-        char *const *envp;
-        const char *cwd;
-        int out_w, err_r, err_w, null_fd;
-        pid_t parent;
-        int ptc_pidfd; /* self_pidfd(): is ptc alive, from inside a pid namespace */
-        bool in_pid_namespace;
-        int init_exe_fd;  /* ptc's binary (O_PATH), for the pid namespace's init */
-        char **init_argv; /* PIDNS_INIT_ARGV0, path, fallback, argv... */
-        sigset_t empty_mask;
-        sigset_t init_mask; /* init_signal_set(): kept blocked across the init's exec */
-};
-
-/* The child's word to the parent when its pid namespace cannot be set up (errno added). */
-#define PIDNS_SETUP_FAILED 0x10000
 
 /* -1 once the kernel refused a pid namespace: do not try again. */
 static int pidns_state;
 
-/* Between fork and exec: async-signal-safe calls only (everything was prepared before fork). */
-static _noreturn_ void child_exec(const struct child_args *a)
+/* The pid namespace's own setup failed: start again without one (pidns_state). */
+#define STAGE_PIDNS_PROC SPAWN_STAGE_SETUP
+
+/*
+ * In the child cloned into new pid and mount namespaces: a fresh /proc shows this namespace's
+ * processes only. Slave first: host mounts still reach us, ours (and the proc mount) never
+ * reach the host. Async-signal-safe (spawn.h).
+ */
+static int pidns_setup(const struct spawn_child *c, void *userdata)
 {
-        struct sigaction dfl = {.sa_handler = SIG_DFL};
-        int in_fd, out_fd, err_fd, e;
-
-        /* Own session and process group: the whole group can be killed at once. */
-        (void) setsid();
-        /* Die with the thread that started us, and re-check it did not die already. */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-                goto fail;
-        if (a->in_pid_namespace) {
-                /*
-                 * getppid() is 0 in here; ptc's pidfd tells instead. Without one (Linux < 5.3),
-                 * the error pipe's POLLERR once we dropped our copy of its read end (a sibling
-                 * cloned meanwhile may still hold one: best effort).
-                 */
-                struct pollfd pf = {.fd = a->err_w, .events = 0};
-
-                (void) close(a->err_r);
-                if (a->ptc_pidfd >= 0 ? pidfd_exited(a->ptc_pidfd)
-                                      : poll(&pf, 1, 0) > 0 && (pf.revents & POLLERR))
-                        _exit(127);
-                /*
-                 * A fresh /proc shows this namespace's processes only. Slave first: host mounts
-                 * still reach us, ours (and the proc mount) never reach the host.
-                 */
-                if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
-                    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
-                        e = PIDNS_SETUP_FAILED + errno;
-                        (void) !write(a->err_w, &e, sizeof(e));
-                        _exit(127);
-                }
-        } else if (getppid() != a->parent)
-                _exit(127);
-
-        /* ptc blocks signals for its signalfd and ignores SIGPIPE; neither is for children. */
-        for (int s = 1; s < NSIG; s++)
-                if (s != SIGKILL && s != SIGSTOP)
-                        (void) sigaction(s, &dfl, NULL);
-        if (sigprocmask(SIG_SETMASK, a->in_pid_namespace ? &a->init_mask : &a->empty_mask, NULL) <
-            0)
-                goto fail;
-
-        in_fd = fd_above_stdio(a->o->stdin_fd >= 0 ? a->o->stdin_fd : a->null_fd);
-        out_fd = fd_above_stdio(a->out_w);
-        err_fd = fd_above_stdio(a->o->merge_stderr ? a->out_w : a->null_fd);
-        if (in_fd < 0 || out_fd < 0 || err_fd < 0)
-                goto fail;
-        if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-                goto fail;
-
-        if (chdir(a->cwd) < 0)
-                goto fail;
-
-        /* Anything another thread opened without O_CLOEXEC must not leak into the child. */
-        (void) close_range_compat(3U, ~0U, CLOSE_RANGE_CLOEXEC);
-
-        if (a->in_pid_namespace) {
-                /* ptc afresh as pid 1, the command as its child (core/tools/pidns-init.h). */
-                syscall(SYS_execveat, a->init_exe_fd, "", a->init_argv, a->envp, AT_EMPTY_PATH);
-                goto fail;
-        }
-        execve(a->o->path, a->o->argv, a->envp);
-        if (errno == ENOENT && a->o->fallback_path)
-                execve(a->o->fallback_path, a->o->argv, a->envp);
-fail:
-        e = errno;
-        (void) !write(a->err_w, &e, sizeof(e));
-        _exit(127);
+        (void) c;
+        (void) userdata;
+        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
+            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                return STAGE_PIDNS_PROC;
+        return 0;
 }
 
 /*
- * fork(), or with o->own_pid_namespace a clone into new pid and mount namespaces (the raw
- * system call: glibc has no wrapper that forks into a new pid namespace, and the child makes
- * system calls only). Returns the pid or -errno.
+ * Start the command, in its own session, dying with ptc, stderr merged or /dev/null. With
+ * @init_argv, as pid 1 of new pid and mount namespaces: ptc's binary afresh (@init_exe_fd) as
+ * the namespace's init with its signals blocked, the command as its child
+ * (core/tools/pidns-init.h); where the kernel refuses, a plain start, once and for all.
  */
-static pid_t start_child(struct child_args *a)
+static int start_command(const struct tool_process *o, int out_w, int init_exe_fd, char **init_argv,
+                         struct spawn_proc *ret)
 {
-        pid_t pid;
+        sigset_t init_mask;
+        bool in_pidns = o->own_pid_namespace && init_argv &&
+                        __atomic_load_n(&pidns_state, __ATOMIC_RELAXED) >= 0;
 
-        a->in_pid_namespace = false;
-        if (a->o->own_pid_namespace && a->init_argv &&
-            __atomic_load_n(&pidns_state, __ATOMIC_RELAXED) >= 0) {
-                pid = (pid_t) syscall(SYS_clone,
-                                      (unsigned long) (CLONE_NEWPID | CLONE_NEWNS | SIGCHLD), 0UL,
-                                      NULL, NULL, 0UL);
-                if (pid == 0) {
-                        a->in_pid_namespace = true;
-                        child_exec(a);
+        init_signal_set(&init_mask);
+        for (;;) {
+                struct spawn_opts so = {
+                        .path = in_pidns ? NULL : o->path,
+                        .fallback_path = in_pidns ? NULL : o->fallback_path,
+                        .exec_fd = init_exe_fd,
+                        .argv = in_pidns ? init_argv : o->argv,
+                        .envp = o->envp ?: empty_env,
+                        .cwd = o->cwd ?: "/",
+                        .stdin_fd = o->stdin_fd,
+                        .stdout_fd = out_w,
+                        .stderr_fd = o->merge_stderr ? out_w : -1,
+                        .new_session = true,
+                        .die_with_parent = true,
+                        .pass_fd = -1,
+                        .exec_mask = in_pidns ? &init_mask : NULL,
+                        .clone_flags = in_pidns ? CLONE_NEWPID | CLONE_NEWNS : 0,
+                        .setup = in_pidns ? pidns_setup : NULL,
+                };
+                struct spawn_child_error ce = {.stage = -1};
+                struct diag d = {};
+                int r;
+
+                r = spawn_start(&so, ret, &d);
+                /* Out of fds is no refusal of pid namespaces: a plain start would fail too. */
+                if (r < 0 && in_pidns && r != -EMFILE && r != -ENFILE) {
+                        log_debug_errno(r, "terminal: no pid namespace (%m), commands run "
+                                           "without one");
+                        __atomic_store_n(&pidns_state, -1, __ATOMIC_RELAXED);
+                        in_pidns = false;
+                        continue;
                 }
-                if (pid > 0)
-                        return pid;
-                log_debug_errno(-errno,
-                                "terminal: no pid namespace (%m), commands run without one");
-                __atomic_store_n(&pidns_state, -1, __ATOMIC_RELAXED);
+                if (r < 0)
+                        return r;
+                r = spawn_wait_setup(ret, &so, -1, &ce, &d);
+                if (r < 0 && in_pidns && ce.stage == STAGE_PIDNS_PROC) {
+                        /* Nothing ran yet: start it again, plainly, and never try again. */
+                        log_debug("terminal: no fresh /proc in a pid namespace (%s), commands "
+                                  "run without one",
+                                  strerror(ce.error));
+                        __atomic_store_n(&pidns_state, -1, __ATOMIC_RELAXED);
+                        in_pidns = false;
+                        continue;
+                }
+                return r;
         }
-        pid = fork();
-        if (pid == 0)
-                child_exec(a);
-        return pid < 0 ? -errno : pid;
 }
 
 static void reap(pid_t pid, int *status)
@@ -266,19 +222,17 @@ static int drain_some(int fd, char *chunk, struct capture *cap, bool *eof)
 
 int tool_process_run(const struct tool_process *o, struct tool_process_result *ret)
 {
-        static char *const empty_env[] = {NULL};
-        _cleanup_close_ int out_r = -EBADF, out_w = -EBADF, err_r = -EBADF, err_w = -EBADF;
+        _cleanup_close_ int out_r = -EBADF, out_w = -EBADF;
         _cleanup_close_ int null_fd = -EBADF, pidfd = -EBADF, status_fd = -EBADF;
         _cleanup_free_ char *chunk = NULL;
         _cleanup_free_ char **init_argv = NULL; /* the strings are borrowed */
         _cleanup_close_ int init_exe_fd = -EBADF;
         _cleanup_(run_cgroup_destroyp) struct run_cgroup cgroup = RUN_CGROUP_NULL;
-        struct child_args a = {};
+        struct spawn_proc child;
         int pipefd[2], status = 0, e = 0;
         bool out_open = true, zombie = false, reaped = false;
         bool timed_out = false, cancelled = false;
         usec_t kill_at = USEC_INFINITY, drain_until = USEC_INFINITY, fallback_step;
-        ssize_t k;
         pid_t pid;
 
         *ret = (struct tool_process_result){};
@@ -292,7 +246,7 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                         n++;
                 init_exe_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
                 if (init_exe_fd < 0)
-                        /* No /proc: no pid namespace either (start_child() needs init_argv). */
+                        /* No /proc: no pid namespace either (start_command() needs init_argv). */
                         log_debug_errno(-errno, "terminal: cannot open /proc/self/exe: %m");
                 else {
                         init_argv = calloc(n + 4, sizeof(char *));
@@ -305,15 +259,10 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                 }
         }
 
-again:
         if (pipe2(pipefd, O_CLOEXEC) < 0)
                 return -errno;
         out_r = pipefd[0];
         out_w = pipefd[1];
-        if (pipe2(pipefd, O_CLOEXEC) < 0)
-                return -errno;
-        err_r = pipefd[0];
-        err_w = pipefd[1];
         null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (null_fd < 0)
                 return -errno;
@@ -359,48 +308,12 @@ again:
                 goto started;
         }
 
-        a = (struct child_args){
-                .o = o,
-                .envp = o->envp ?: empty_env,
-                .cwd = o->cwd ?: "/",
-                .out_w = out_w,
-                .err_r = err_r,
-                .err_w = err_w,
-                .null_fd = null_fd,
-                .parent = getpid(),
-                .ptc_pidfd = self_pidfd(),
-                .init_exe_fd = init_exe_fd,
-                .init_argv = init_argv,
-        };
-        sigemptyset(&a.empty_mask);
-        init_signal_set(&a.init_mask);
-
-        pid = start_child(&a);
-        if (pid < 0)
-                return pid;
-
+        e = start_command(o, out_w, init_exe_fd, init_argv, &child);
+        if (e < 0)
+                return e;
+        pid = child.pid;
+        pidfd = child.pidfd;
         out_w = safe_close(out_w);
-        err_w = safe_close(err_w);
-
-        /* exec succeeded when the CLOEXEC pipe closes without a word. */
-        do
-                k = read(err_r, &e, sizeof(e));
-        while (k < 0 && errno == EINTR);
-        if (k == (ssize_t) sizeof(e)) {
-                reap(pid, &status);
-                if (e >= PIDNS_SETUP_FAILED) {
-                        /* Nothing ran yet: start it again, plainly, and never try again. */
-                        log_debug("terminal: no fresh /proc in a pid namespace (%s), commands "
-                                  "run without one",
-                                  strerror(e - PIDNS_SETUP_FAILED));
-                        __atomic_store_n(&pidns_state, -1, __ATOMIC_RELAXED);
-                        out_r = safe_close(out_r);
-                        err_r = safe_close(err_r);
-                        null_fd = safe_close(null_fd);
-                        goto again;
-                }
-                return e > 0 ? -e : -EIO;
-        }
 
 started:
         e = fd_set_nonblock(out_r, true);
