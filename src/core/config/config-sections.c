@@ -871,8 +871,16 @@ static char *join_list(char *const *l)
         if (!s)
                 return NULL;
         *p = 0;
-        for (char *const *i = l; i && *i; i++)
-                p += sprintf(p, "%s%s", i == l ? "" : ", ", *i);
+        for (char *const *i = l; i && *i; i++) {
+                size_t k = strlen(*i);
+
+                if (i != l) {
+                        memcpy(p, ", ", 2);
+                        p += 2;
+                }
+                memcpy(p, *i, k + 1);
+                p += k;
+        }
         return s;
 }
 
