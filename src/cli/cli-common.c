@@ -3,9 +3,12 @@
 #include <assert.h>
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <jansson.h>
 
@@ -225,4 +228,34 @@ int cli_parse_options(int argc, char **argv, const char *cmd, const struct cli_o
                         *o->flag = true;
         }
         return CLI_OPTIONS_PARSED;
+}
+
+void cli_stop_signals(sigset_t *ret)
+{
+        sigemptyset(ret);
+        sigaddset(ret, SIGINT);
+        sigaddset(ret, SIGTERM);
+        sigaddset(ret, SIGHUP);
+}
+
+int cli_setup_process(void)
+{
+        struct rlimit rl;
+        sigset_t mask;
+
+        cli_stop_signals(&mask);
+        sigaddset(&mask, SIGCHLD);
+        if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0)
+                return -EINVAL;
+        (void) signal(SIGPIPE, SIG_IGN);
+        /*
+         * Each RPC connection is an fd, and ptc mcp runs up to 32 executions at once: the
+         * default soft limit (1024) would cap them below RPC_CONNECTIONS_MAX.
+         */
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 16384) {
+                rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? 16384 : MIN(rl.rlim_max, 16384);
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        log_debug("cannot raise the open-files limit");
+        }
+        return 0;
 }

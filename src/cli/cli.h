@@ -6,6 +6,7 @@
  * user (once, at the boundary) and decides exit codes.
  */
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include <jansson.h>
@@ -51,6 +52,19 @@ void cli_print_execution_warnings(const ptc_execution *x);
 
 /* Print the JSON text @text on stdout, indented with @pretty, with a newline. */
 int cli_print_json_text(const char *text, bool pretty);
+
+/* SIGINT, SIGTERM and SIGHUP: the signals that stop a run (ptc run) or the server (ptc mcp). */
+void cli_stop_signals(sigset_t *ret);
+
+/*
+ * Process state for a command that runs scripts, before any thread exists (threads inherit
+ * the mask): the stop signals are blocked, for a signalfd to take them, and SIGCHLD too (the
+ * library's fallback where a kernel has no pidfds); SIGPIPE is ignored (a closed pipe is an
+ * EPIPE to handle, not a death); the open-files limit is raised for the RPC connections
+ * (the scripts get the original back: the engine recorded it when it was created, before
+ * this). The library touches none of this (ptc.h, "Process"). 0 or -EINVAL.
+ */
+int cli_setup_process(void);
 
 /*
  * The defaults --help texts print, from the code that applies them: the

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -69,37 +68,19 @@ static void server_log(int is_warning, const char *line, void *userdata)
 }
 
 /*
- * Process state for the server, before any thread exists (threads inherit the
- * mask): the stop signals are blocked and become a signalfd; SIGCHLD is
- * blocked as ptc run blocks it (the library's fallback where a kernel has no
- * pidfds); SIGPIPE is ignored (a client or an upstream server that goes away
- * is an EPIPE, not a death). Returns the signalfd, or -errno.
+ * Process state for the server (cli_setup_process(), before any thread exists: threads
+ * inherit the mask), and its stop signals as a signalfd for ptc_mcp_opts.stop_fd. Returns
+ * the signalfd, or -errno.
  */
 static int setup_process(void)
 {
-        struct rlimit rl;
-        sigset_t stop, mask;
-        int fd;
+        sigset_t stop;
+        int r, fd;
 
-        sigemptyset(&stop);
-        sigaddset(&stop, SIGINT);
-        sigaddset(&stop, SIGTERM);
-        sigaddset(&stop, SIGHUP);
-        mask = stop;
-        sigaddset(&mask, SIGCHLD);
-        if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0)
-                return -EINVAL;
-        (void) signal(SIGPIPE, SIG_IGN);
-        /*
-         * Each execution holds RPC connections, each an fd, and up to 32 run at
-         * once; the scripts get the original limit back (the engine recorded
-         * it when it was created, before this).
-         */
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 16384) {
-                rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? 16384 : MIN(rl.rlim_max, 16384);
-                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-                        log_debug("cannot raise the open-files limit");
-        }
+        r = cli_setup_process();
+        if (r < 0)
+                return r;
+        cli_stop_signals(&stop);
         fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
         return fd < 0 ? -errno : fd;
 }

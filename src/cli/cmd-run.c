@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -167,40 +166,6 @@ static int internal_error(const char *msg, bool pretty)
         return EXIT_INTERNAL;
 }
 
-/*
- * Process state for a run: SIGINT, SIGTERM and SIGHUP stop the run through a
- * signalfd (signal_thread()), so they are blocked here, before any thread
- * exists (threads inherit the mask); SIGCHLD too, for the library's fallback
- * where a kernel has no pidfds. SIGPIPE is ignored: a closed pipe is an EPIPE
- * to handle, not a death. The library touches none of this (ptc.h, "Process").
- */
-static int setup_process(void)
-{
-        struct rlimit rl;
-        sigset_t mask;
-
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGCHLD);
-        if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0)
-                return -EINVAL;
-        (void) signal(SIGPIPE, SIG_IGN);
-        /*
-         * Each RPC connection is an fd; the default soft limit (1024) would cap
-         * a script at fewer connections than RPC_CONNECTIONS_MAX. The script
-         * itself gets the original limit back: the engine recorded it when it
-         * was created, before this.
-         */
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 16384) {
-                rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? 16384 : MIN(rl.rlim_max, 16384);
-                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-                        log_debug("cannot raise the open-files limit");
-        }
-        return 0;
-}
-
 /* The blocked signals, turned into an interrupt of the run that names them. */
 struct signal_watch {
         ptc_execution *x;
@@ -241,10 +206,7 @@ static int signal_watch_start(struct signal_watch *w, ptc_execution *x)
 {
         sigset_t mask;
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
+        cli_stop_signals(&mask);
         w->x = x;
         w->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -354,11 +316,12 @@ int cmd_run(int argc, char **argv)
         if (read_script(arg_file, arg_code, &code, &code_len) < 0)
                 goto out;
 
-        if (setup_process() < 0) {
+        /* SIGINT, SIGTERM and SIGHUP then stop the run through signal_thread()'s signalfd. */
+        if (cli_setup_process() < 0) {
                 ret = internal_error("cannot set up signal handling", arg_pretty);
                 goto out;
         }
-        /* After setup_process(): the MCP servers' threads inherit the blocked signals. */
+        /* After cli_setup_process(): the MCP servers' threads inherit the blocked signals. */
         r = ptc_engine_start(engine, &d);
         cli_print_warnings(engine, &warned);
         if (r == -EINVAL) {

@@ -938,7 +938,8 @@ static char *key_value_text(const struct ptc_config *c, const struct key_spec *k
         return strdup(s ? s : "");
 }
 
-int config_get_value(const struct ptc_config *c, const char *key, char **ret, struct diag *reterr)
+/* The key "section.key" names, or -EINVAL with a message naming what is unknown. */
+static int find_scalar_key(const char *key, const struct key_spec **ret, struct diag *reterr)
 {
         const char *dot = strchr(key, '.');
         size_t sl = dot ? (size_t) (dot - key) : 0;
@@ -948,16 +949,26 @@ int config_get_value(const struct ptc_config *c, const char *key, char **ret, st
 
                 if (!sec->keys || strlen(sec->name) != sl || strncmp(sec->name, key, sl) != 0)
                         continue;
-                for (size_t j = 0; j < sec->n_keys; j++) {
-                        if (strcmp(sec->keys[j].name, dot + 1) != 0)
-                                continue;
-                        *ret = key_value_text(c, &sec->keys[j]);
-                        return *ret ? 0 : diag_set(reterr, -ENOMEM, "out of memory");
-                }
+                for (size_t j = 0; j < sec->n_keys; j++)
+                        if (strcmp(sec->keys[j].name, dot + 1) == 0) {
+                                *ret = &sec->keys[j];
+                                return 0;
+                        }
                 return diag_set(reterr, -EINVAL, "unknown option '%s' (no key '%s' in section %s)",
                                 key, dot + 1, sec->name);
         }
         return diag_set(reterr, -EINVAL, "unknown option '%s'", key);
+}
+
+int config_get_value(const struct ptc_config *c, const char *key, char **ret, struct diag *reterr)
+{
+        const struct key_spec *k;
+        int r = find_scalar_key(key, &k, reterr);
+
+        if (r < 0)
+                return r;
+        *ret = key_value_text(c, k);
+        return *ret ? 0 : diag_set(reterr, -ENOMEM, "out of memory");
 }
 
 int config_set_value(struct ptc_config *c, const char *key, const char *value, struct diag *reterr)
@@ -970,24 +981,11 @@ int config_set_value(struct ptc_config *c, const char *key, const char *value, s
                 .len = strlen(value),
         };
         struct ctx x = {.err = reterr, .c = c};
-        const char *dot = strchr(key, '.');
-        size_t sl = dot ? (size_t) (dot - key) : 0;
+        const struct key_spec *k;
+        int r = find_scalar_key(key, &k, reterr);
 
-        for (size_t i = 0; dot && i < ELEMENTSOF(sections); i++) {
-                const struct section_spec *sec = &sections[i];
-
-                if (!sec->keys || strlen(sec->name) != sl || strncmp(sec->name, key, sl) != 0)
-                        continue;
-                for (size_t j = 0; j < sec->n_keys; j++) {
-                        int r;
-
-                        if (strcmp(sec->keys[j].name, dot + 1) != 0)
-                                continue;
-                        r = sec->keys[j].parse(&x, &sec->keys[j], key, &n, c);
-                        return r < 0 ? r : check_terminal_timeouts(&x);
-                }
-                return diag_set(reterr, -EINVAL, "unknown option '%s' (no key '%s' in section %s)",
-                                key, dot + 1, sec->name);
-        }
-        return diag_set(reterr, -EINVAL, "unknown option '%s'", key);
+        if (r < 0)
+                return r;
+        r = k->parse(&x, k, key, &n, c);
+        return r < 0 ? r : check_terminal_timeouts(&x);
 }
