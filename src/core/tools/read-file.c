@@ -554,12 +554,13 @@ static bool sample_is_binary(const char *p, size_t n)
         return (double) ctrl / (double) MIN(chars, (size_t) SNIFF_BYTES) > 0.30;
 }
 
-static ssize_t pread_full(int fd, char *p, size_t n, off_t off)
+/* Up to @n bytes from the start: fewer at EOF, or once @size bytes (when not 0) are in. */
+static ssize_t pread_full(int fd, char *p, size_t n, size_t size)
 {
         size_t got = 0;
 
-        while (got < n) {
-                ssize_t k = pread(fd, p + got, n - got, off + (off_t) got);
+        while (got < n && (size == 0 || got < size)) {
+                ssize_t k = pread(fd, p + got, n - got, (off_t) got);
 
                 if (k < 0) {
                         if (errno == EINTR)
@@ -630,7 +631,6 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
         const char *path;
         int64_t offset, limit;
         struct stat st;
-        char sniff[SNIFF_BYTES];
         ssize_t ns;
         off_t pos = 0;
         unsigned blocks = 0;
@@ -710,7 +710,16 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
         if (!S_ISREG(st.st_mode))
                 return device_error(path, ret_result);
 
-        ns = pread_full(fd, sniff, sizeof(sniff), 0);
+        block = malloc(READ_BLOCK);
+        line = malloc(LINE_KEEP_BYTES);
+        if (!block || !line)
+                return -ENOMEM;
+        /*
+         * The first block serves the binary sniff too, and a file that fits in it is read
+         * with one pread(): it stops at the size fstat() gave (a snapshot of a growing file
+         * is as good as one taken a moment later). Size 0 (procfs) reads to EOF.
+         */
+        ns = pread_full(fd, block, READ_BLOCK, (size_t) MAX(st.st_size, 0));
         if (ns < 0) {
                 _cleanup_free_ char *msg = NULL;
 
@@ -718,14 +727,10 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
                         return -ENOMEM;
                 return read_result_error(msg, 0, false, NULL, ret_result);
         }
-        if (sample_is_binary(sniff, (size_t) ns))
+        if (sample_is_binary(block, MIN((size_t) ns, (size_t) SNIFF_BYTES)))
                 return read_result_error(BINARY_MESSAGE, (int64_t) st.st_size, true, NULL,
                                          ret_result);
 
-        block = malloc(READ_BLOCK);
-        line = malloc(LINE_KEEP_BYTES);
-        if (!block || !line)
-                return -ENOMEM;
         rd = (struct reader){
                 .offset = offset,
                 .end = offset + limit - 1,
@@ -733,8 +738,15 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
                 .line = line,
                 .content = BUF_INIT(CONTENT_CAP),
         };
+        r = reader_feed(&rd, block, (size_t) ns);
+        if (r < 0) {
+                buf_release(&rd.content);
+                return r;
+        }
+        pos = ns;
 
-        for (;;) {
+        /* A full first block: the rest, to EOF. */
+        while (ns == READ_BLOCK) {
                 ssize_t k = pread(fd, block, READ_BLOCK, pos);
 
                 if (k < 0) {
