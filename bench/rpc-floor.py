@@ -132,6 +132,9 @@ def main():
     ap.add_argument("--isolation", default="auto")
     ap.add_argument("--python", default="/usr/bin/python3")
     a = ap.parse_args()
+    a.ptc = os.path.abspath(a.ptc)
+    if a.baseline:
+        a.baseline = os.path.abspath(a.baseline)
 
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:

@@ -479,12 +479,12 @@ static void test_stubs_generate_signatures(void **state)
                 assert_true(strstr(m, order[i - 1]) < strstr(m, order[i]));
 
         /* Transport and helpers. */
-        assert_contains(m, "import json, os, socket, shlex, threading, time, itertools\n");
+        assert_contains(m, "import json, os, _socket, _thread, time, itertools\n");
         assert_contains(m, "os.environ.get(\"PTC_RPC_SOCKET\")");
         assert_contains(m, "os.environ.get(\"PTC_RPC_TOKEN\")");
         assert_contains(m, "socket.AF_UNIX");
-        assert_contains(m, "threading.local()");
-        assert_contains(m, "os.getpid()");
+        assert_contains(m, "_thread._local()");
+        assert_contains(m, "os.register_at_fork(after_in_child=");
         assert_contains(m, "\ndef _call(tool, args):\n");
         assert_contains(m, "\ndef json_parse(text):\n");
         assert_contains(m, "\ndef shell_quote(s):\n");

@@ -75,15 +75,15 @@ static const char *const python_keywords[] = {
 static const char *const module_names[] = {
         "json",
         "os",
-        "socket",
-        "shlex",
-        "threading",
+        "_socket",
+        "_thread",
         "time",
         "itertools",
         "_local",
         "_ids",
         "_dumps",
         "_names",
+        "_forks",
         "_TO_WIRE",
         "_FROM_WIRE",
         "_unescape",
@@ -122,13 +122,15 @@ static const char *const helper_names[] = {"json_parse", "shell_quote", "retry",
  * fixed except for the header and the stubs, so it is one literal.
  */
 static const char module_body[] =
-        "import json, os, socket, shlex, threading, time, itertools\n"
+        "# _socket and _thread, not socket and threading: what the calls need, without\n"
+        "# importing socket.py and its selectors at every start (shlex waits for its use).\n"
+        "import json, os, _socket, _thread, time, itertools\n"
         "\n"
         "# One connection per thread (so threads never wait for each other), opened\n"
         "# lazily and again after a fork: a child process must not share its parent's\n"
         "# stream. Each connection carries one request at a time, so the line that\n"
         "# comes back is the answer to it.\n"
-        "_local = threading.local()\n"
+        "_local = _thread._local()\n"
         "_ids = itertools.count(1)\n"
         "_dumps = json.JSONEncoder(ensure_ascii=False, separators=(\",\", \":\")).encode\n"
         "_names = {}\n"
@@ -160,7 +162,7 @@ static const char module_body[] =
         "    if not path or token is None:\n"
         "        raise RuntimeError(\"PTC_RPC_SOCKET and PTC_RPC_TOKEN are not set: \"\n"
         "                           \"these functions work only in a script run by ptc\")\n"
-        "    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+        "    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)\n"
         "    try:\n"
         "        sock.connect(path)\n"
         "    except BaseException:\n"
@@ -268,6 +270,7 @@ static const char module_body[] =
         "    Use this when inserting dynamic content into terminal() commands:\n"
         "        terminal(f\"echo {shell_quote(user_input)}\")\n"
         "    \"\"\"\n"
+        "    import shlex\n"
         "    return shlex.quote(s)\n"
         "\n"
         "\n"
