@@ -237,6 +237,39 @@ static void test_file_safety_realpath_lenient(void **state)
         assert_false(file_safety_has_binary_extension("/a.zip/notes"));
 }
 
+/* The open file's own name equals realpath of the path it was opened by; a file gone from
+ * its directory falls back to the path's realpath. */
+static void test_file_safety_fd_realpath(void **state)
+{
+        struct tool_fixture *f = *state;
+        char link[256], file[256];
+        char *by_fd = NULL, *by_path = NULL;
+        int fd;
+
+        fixture_write(f, "target.txt", "x\n");
+        (void) snprintf(file, sizeof(file), "%s/target.txt", f->dir);
+        (void) snprintf(link, sizeof(link), "%s/via.link", f->dir);
+        assert_int_equal(symlink("target.txt", link), 0);
+        fd = open(link, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(file_safety_fd_realpath(fd, link, &by_fd), 0);
+        assert_int_equal(file_safety_realpath(link, &by_path), 0);
+        assert_string_equal(by_fd, by_path);
+        assert_non_null(strstr(by_fd, "/target.txt"));
+        free(by_fd);
+        free(by_path);
+
+        /* Unlinked: /proc says "... (deleted)"; the path's realpath is used instead. */
+        assert_int_equal(unlink(file), 0);
+        assert_int_equal(file_safety_fd_realpath(fd, link, &by_fd), 0);
+        assert_int_equal(file_safety_realpath(link, &by_path), 0);
+        assert_string_equal(by_fd, by_path);
+        assert_null(strstr(by_fd, "(deleted)"));
+        free(by_fd);
+        free(by_path);
+        close(fd);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* read_file                                                                                  */
 
@@ -1061,6 +1094,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_tool_resolve_path_tilde, setup, teardown),
                 cmocka_unit_test(test_file_safety_normpath),
                 cmocka_unit_test_setup_teardown(test_file_safety_realpath_lenient, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_file_safety_fd_realpath, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_read_file_normal, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_read_file_no_trailing_newline, setup,
                                                 teardown),

@@ -373,6 +373,24 @@ int file_safety_realpath(const char *path, char **ret)
         return realpath_rec(path, &hops, ret);
 }
 
+int file_safety_fd_realpath(int fd, const char *path, char **ret)
+{
+        static const char deleted[] = " (deleted)";
+        const size_t deleted_len = sizeof(deleted) - 1;
+        char link[sizeof("/proc/self/fd/") + 12], target[PATH_MAX];
+        ssize_t k;
+
+        (void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        k = readlink(link, target, sizeof(target));
+        /* A name that fills the buffer may be cut; " (deleted)" may end a real name too. */
+        if (k <= 0 || (size_t) k >= sizeof(target) || target[0] != '/' ||
+            ((size_t) k >= deleted_len &&
+             memcmp(target + k - deleted_len, deleted, deleted_len) == 0))
+                return file_safety_realpath(path, ret);
+        *ret = strndup(target, (size_t) k);
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* realpath of @a joined with @b; NULL on any failure (the entry is then skipped). */
 static char *resolved_join(const char *a, const char *b)
 {

@@ -634,7 +634,7 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
         ssize_t ns;
         off_t pos = 0;
         unsigned blocks = 0;
-        int r;
+        int r, open_errno;
 
         pv = json_is_object(args) ? json_object_get(args, "path") : NULL;
         if (pv && !json_is_null(pv) && !json_is_string(pv)) {
@@ -668,7 +668,15 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
         abs = tool_resolve_path(ctx, path);
         if (!abs)
                 return -ENOMEM;
-        r = file_safety_realpath(abs, &resolved);
+        /*
+         * O_NONBLOCK: opening a FIFO or a tty must not hang before we can look at it. Opened
+         * before the binary-name check (which looks at where symlinks lead): the open file's
+         * own name costs one readlink, a path's one per component.
+         */
+        fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        open_errno = fd < 0 ? errno : 0;
+        r = fd >= 0 ? file_safety_fd_realpath(fd, abs, &resolved)
+                    : file_safety_realpath(abs, &resolved);
         if (r == -ENOMEM)
                 return r;
         if (file_safety_has_binary_extension(resolved ?: abs)) {
@@ -681,11 +689,9 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
                 return *ret_result ? 0 : -ENOMEM;
         }
 
-        /* O_NONBLOCK: opening a FIFO or a tty must not hang before we can look at it. */
-        fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
                 _cleanup_free_ char *msg = NULL;
-                int e = errno;
+                int e = open_errno;
 
                 if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == ENAMETOOLONG)
                         return not_found(ctx, shown, ret_result);
