@@ -20,6 +20,9 @@
  *
  * Threading: web_fetch_many() may run on many threads at once; it keeps no
  * global state besides curl_global_init(), done once (pthread_once).
+ *
+ * web_fetch_many() is in the web module (web-module.h): core calls it as
+ * web_module_get()->fetch_many; only the module and the unit tests link it.
  */
 
 #include <stdbool.h>
