@@ -23,6 +23,9 @@
 #include "ptc-paths.h"
 #include "ptc-version.h"
 
+/* "" when bindir or libdir is absolute (meson.build): no relative install layout. */
+static const char module_dir_from_bindir[] = PTC_MODULE_DIR_FROM_BINDIR;
+
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 /* Written once (web_module_use_builtin() or the once-routine), read-only afterwards. */
 static const struct web_module *module;
@@ -35,10 +38,10 @@ void web_module_use_builtin(const struct web_module *m)
 
 /*
  * The directory of the object this function is in: the executable's (from
- * /proc/self/exe; dladdr() would give argv[0]) or the shared library's,
- * symlinks resolved. A new string, or NULL.
+ * /proc/self/exe; dladdr() would give argv[0]; *ret_exe true) or the shared
+ * library's, symlinks resolved. A new string, or NULL.
  */
-static char *own_dir(void)
+static char *own_dir(bool *ret_exe)
 {
         _cleanup_free_ char *path = NULL;
         struct link_map *map = NULL;
@@ -47,7 +50,8 @@ static char *own_dir(void)
 
         if (dladdr1((void *) own_dir, &info, (void **) &map, RTLD_DL_LINKMAP) == 0 || !map)
                 return NULL;
-        if (map->l_name[0] == '\0') {
+        *ret_exe = map->l_name[0] == '\0';
+        if (*ret_exe) {
                 ssize_t n;
 
                 path = malloc(PATH_MAX);
@@ -140,20 +144,21 @@ static void load_from(char *const *dirs, size_t n)
 
 static void load_once_routine(void)
 {
-        _cleanup_free_ char *dir = NULL, *beside = NULL, *in_libdir = NULL, *from_bindir = NULL;
+        _cleanup_free_ char *dir = NULL, *installed = NULL;
+        bool exe = false;
+        int k = 0;
 
         if (module)
                 return; /* web_module_use_builtin() */
-        dir = own_dir();
-        if (dir) {
-                beside = strdup(dir);
-                if (asprintf(&in_libdir, "%s/ptc", dir) < 0)
-                        in_libdir = NULL;
-                if (PTC_MODULE_DIR_FROM_BINDIR[0] &&
-                    asprintf(&from_bindir, "%s/%s", dir, PTC_MODULE_DIR_FROM_BINDIR) < 0)
-                        from_bindir = NULL;
-        }
-        load_from((char *const[]){beside, in_libdir, from_bindir, (char *) PTC_MODULE_DIR}, 4);
+        dir = own_dir(&exe);
+        /* The install layout seen from the object: bindir -> libdir/ptc, or libdir -> ptc. */
+        if (dir && exe && module_dir_from_bindir[0] != '\0')
+                k = asprintf(&installed, "%s/%s", dir, module_dir_from_bindir);
+        else if (dir && !exe)
+                k = asprintf(&installed, "%s/ptc", dir);
+        if (k < 0)
+                installed = NULL;
+        load_from((char *const[]){dir, installed, (char *) PTC_MODULE_DIR}, 3);
 }
 
 const struct web_module *web_module_get(struct diag *reterr)

@@ -18,9 +18,9 @@
  * the others are not tried): beside the object the running core code is in
  * (the executable, read from /proc/self/exe, or libptc.so), so a build tree
  * finds build/ptc-web.so; then, relative to that object, the install layout
- * (<libdir>/ptc/ for libptc.so, <bindir>/<path to libdir>/ptc/ for the
- * executable), so a relocated or staged install (DESTDIR) finds its own;
- * then the configured install directory, PTC_MODULE_DIR.
+ * (ptc/ below libptc.so's directory; ../<libdir>/ptc/ from the executable's,
+ * PTC_MODULE_DIR_FROM_BINDIR), so a relocated or staged install (DESTDIR)
+ * finds its own; then the configured install directory, PTC_MODULE_DIR.
  */
 
 #include <stdbool.h>
