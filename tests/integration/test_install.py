@@ -9,6 +9,9 @@ host is built against the *installed* tree exactly as docs/install.md prints it
 (`cc -o host host.c $(pkg-config --cflags --libs ptc)`, pkg-config pointed at the staged
 tree) and run with the staged libdir: a host tool, a script calling it, the result checked.
 The ABI check (scripts/abi-check.sh) runs against the committed baseline too.
+The web module ptc-web.so lands in <libdir>/ptc, the only installed file linking libcurl and
+gumbo; the staged ptc and libptc.so each find it there (not in the configured prefix,
+which the staging leaves empty) and fetch a page from a local server with web_extract.
 """
 
 import json
@@ -16,6 +19,10 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import textwrap
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -68,6 +75,7 @@ def expected_files(d):
         d["libdir"] / "libptc.so.0",
         d["libdir"] / f"libptc.so.{v}",
         d["libdir"] / "libptc.a",
+        d["libdir"] / "ptc/ptc-web.so",
         d["libdir"] / "pkgconfig/ptc.pc",
         d["mandir"] / "man1/ptc.1",
         d["mandir"] / "man5/ptc-config.5",
@@ -138,8 +146,11 @@ def test_pkg_config_file(installed):
     assert f"-L{d['libdir']}" in libs and "-lptc" in libs, libs
     # the static library's own dependencies come only with --static
     static = pkg_config(dest, d, "--static", "--libs")
-    for lib in ("-ljansson", "-lyaml", "-lpcre2-8", "-lcurl", "-lgumbo", "-lseccomp"):
+    for lib in ("-ljansson", "-lyaml", "-lpcre2-8", "-lseccomp"):
         assert lib in static and lib not in libs, (lib, static, libs)
+    # libcurl and gumbo are ptc-web.so's, loaded at run time: libptc.a does not need them
+    for lib in ("-lcurl", "-lgumbo"):
+        assert lib not in static, (lib, static)
     pc = (d["libdir"] / "pkgconfig/ptc.pc").read_text()
     assert re.search(r"^Requires.private: .*jansson", pc, re.M), pc
     assert re.search(r"^Name: ptc$", pc, re.M) and re.search(r"^Description: \S", pc, re.M), pc
@@ -257,3 +268,108 @@ def test_a_c_host_links_the_installed_static_library(installed, tmp_path):
                        cwd=str(work), timeout=120)
     assert p.returncode == 0, f"host failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
     assert json.loads("\n".join(p.stdout.splitlines()[2:]))["output"] == "sum is 42\n"
+
+
+def needed(path):
+    p = subprocess.run(["readelf", "-d", "-W", str(path)], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    return re.findall(r"\(NEEDED\).*\[(.+)\]", p.stdout)
+
+
+def test_only_the_web_module_links_libcurl_and_gumbo(installed):
+    _, d = installed
+    web = re.compile(r"lib(curl|gumbo)\.")
+    for obj in (d["bindir"] / "ptc", d["libdir"] / f"libptc.so.{project_version()}"):
+        assert not [n for n in needed(obj) if web.match(n)], (obj, needed(obj))
+    mod = needed(d["libdir"] / "ptc/ptc-web.so")
+    assert any(n.startswith("libcurl.") for n in mod) and any(
+        n.startswith("libgumbo.") for n in mod), mod
+
+
+PAGE = (b"<html><head><title>Staged page</title></head>"
+        b"<body><h1>Hello</h1><p>served to the staged tree</p></body></html>")
+
+
+class PageHandler(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(PAGE)))
+        self.end_headers()
+        self.wfile.write(PAGE)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def page_url():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), PageHandler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}/page"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def configured_module():
+    """Where the build would look last: the configured install dir (empty when staged)."""
+    return Path(build_option("prefix")) / build_option("libdir") / "ptc/ptc-web.so"
+
+
+def check_page(result):
+    entry = result["results"][0]
+    assert entry["error"] is None and entry["title"] == "Staged page", result
+    assert "served to the staged tree" in entry["content"], result
+
+
+def test_the_installed_ptc_finds_its_web_module(installed, tmp_path, page_url):
+    if configured_module().exists():
+        pytest.skip(f"{configured_module()} exists: the staged lookup would not be proven")
+    _, d = installed
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("web:\n  allow_private_urls: true\n")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "TMPDIR": str(tmp_path)}
+    ptc = str(d["bindir"] / "ptc")
+    p = subprocess.run([ptc, "doctor", "--config", str(cfg)], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert p.returncode == 0, p
+    assert "  web_extract  builtin (libcurl + gumbo;" in p.stdout, p.stdout
+    p = subprocess.run([ptc, "tool", "--config", str(cfg), "web_extract",
+                        json.dumps({"urls": [page_url]})], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert p.returncode == 0, p
+    check_page(json.loads(p.stdout))
+
+
+def test_the_installed_library_finds_its_web_module(installed, tmp_path, page_url):
+    """A Python host over the staged libptc.so.0: web_extract works, and the module mapped is
+    the staged <libdir>/ptc/ptc-web.so."""
+    if configured_module().exists():
+        pytest.skip(f"{configured_module()} exists: the staged lookup would not be proven")
+    if build_option("b_sanitize") != "none":
+        pytest.skip("a sanitized libptc needs its runtime preloaded; the gcc build checks this")
+    _, d = installed
+    script = textwrap.dedent("""
+        import json, sys
+        import ptc
+        with ptc.Engine(no_config_file=True) as e:
+            e.set("web.allow_private_urls", "true")
+            e.start()
+            print(json.dumps(e.call_tool("web_extract", urls=[sys.argv[1]])))
+        maps = open("/proc/self/maps").read()
+        print(sorted({l.split()[-1] for l in maps.splitlines() if "ptc-web.so" in l}))
+    """)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO_ROOT / "python"),
+           "PTC_LIBRARY": str(d["libdir"] / "libptc.so.0")}
+    p = subprocess.run([sys.executable, "-c", script, page_url], capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert p.returncode == 0, p
+    out = p.stdout.splitlines()
+    check_page(json.loads(out[0]))
+    assert out[1] == repr([str(d["libdir"] / "ptc/ptc-web.so")]), out

@@ -23,6 +23,7 @@
 #include "core/spawn/interpreter.h"
 #include "core/tools/pidns-init.h"
 #include "core/web/search-providers.h"
+#include "core/web/web-module.h"
 #include "ptc-version.h"
 
 static int show_config(struct buf *b, const struct doctor_input *in)
@@ -53,10 +54,16 @@ static int show_interpreter(struct buf *b, const struct ptc_config *c, enum ptc_
         return buf_printf(b, "  %-8s %s (Python %s)\n", config_mode_to_string(mode), path, version);
 }
 
-/* Which provider web_search and web_extract would use, and why not when none. */
+/*
+ * Which provider web_search and web_extract would use, and why not when none; both need the
+ * web module (loaded here, as a web tool would), so a module that does not load is a problem
+ * line for each.
+ */
 static int show_web(struct buf *b, const struct ptc_config *c)
 {
         _cleanup_free_ char *pdftotext = find_in_path("pdftotext");
+        struct diag md = {};
+        const struct web_module *m = web_module_get(&md);
         struct web_provider p;
         struct diag d = {};
         int k = 0;
@@ -64,12 +71,16 @@ static int show_web(struct buf *b, const struct ptc_config *c)
         k |= buf_printf(b, "web:\n");
         if (web_search_provider_resolve(c, &p, &d) < 0)
                 k |= buf_printf(b, "  web_search   off: %s\n", d.message);
+        else if (!m)
+                k |= buf_printf(b, "  web_search   %s: %s\n", p.name, md.message);
         else
                 k |= buf_printf(b, "  web_search   %s (%s)%s\n", p.name, p.base_url,
                                 c->search_provider ? "" : ", chosen by the credential present");
         d = (struct diag){};
         if (web_extract_provider_resolve(c, &p, &d) < 0)
                 k |= buf_printf(b, "  web_extract  error: %s\n", d.message);
+        else if (!m)
+                k |= buf_printf(b, "  web_extract  %s\n", md.message);
         else if (p.kind == WEB_PROVIDER_NONE)
                 k |= buf_printf(b,
                                 "  web_extract  builtin (libcurl + gumbo; PDF: %s); private URLs "

@@ -5,7 +5,8 @@
  *
  * Built in and keyless: the pages are fetched concurrently with libcurl
  * (web-fetch.h) behind the SSRF guard, HTML goes through gumbo to Markdown
- * (html-markdown.h), text and JSON pass through, PDFs become text with
+ * (html-markdown.h), both in the web module loaded on first use
+ * (web-module.h), text and JSON pass through, PDFs become text with
  * pdftotext when it is installed. An extraction provider (Firecrawl, Tavily,
  * Exa) is used instead when web.extract_provider names one.
  *
@@ -36,6 +37,7 @@
 #include "core/web/html-markdown.h"
 #include "core/web/search-providers.h"
 #include "core/web/web-fetch.h"
+#include "core/web/web-module.h"
 #include "core/web/web-url.h"
 
 /* The seed uses the first five URLs of a call. */
@@ -297,9 +299,9 @@ static int pdf_to_text(const struct tool_ctx *ctx, const char *body, size_t n, u
  * Turn one response into its entry: url, title, content, error. Returns 0 or
  * -ENOMEM; a page that cannot be used is an entry with an error.
  */
-static int entry_from_response(const struct tool_ctx *ctx, const char *requested,
-                               const struct web_response *resp, size_t char_limit,
-                               json_t **ret_entry)
+static int entry_from_response(const struct web_module *m, const struct tool_ctx *ctx,
+                               const char *requested, const struct web_response *resp,
+                               size_t char_limit, json_t **ret_entry)
 {
         _cleanup_free_ char *title = NULL, *content = NULL, *error = NULL;
         json_auto_t *entry = json_object();
@@ -327,8 +329,8 @@ static int entry_from_response(const struct tool_ctx *ctx, const char *requested
                                             true, &utf8, &utf8_len);
                         if (r < 0)
                                 return r;
-                        r = html_to_markdown(utf8, utf8_len, resp->final_url ?: requested,
-                                             WEB_EXTRACT_MARKDOWN_MAX, &content, &title);
+                        r = m->html_to_markdown(utf8, utf8_len, resp->final_url ?: requested,
+                                                WEB_EXTRACT_MARKDOWN_MAX, &content, &title);
                         if (r < 0)
                                 return r;
                         content_len = strlen(content);
@@ -448,8 +450,8 @@ static usec_t request_timeout(const struct tool_ctx *ctx)
         return (usec_t) (s * (double) USEC_PER_SEC);
 }
 
-static int extract_builtin(const struct tool_ctx *ctx, const char *const *urls, size_t n,
-                           size_t char_limit, json_t *results)
+static int extract_builtin(const struct web_module *m, const struct tool_ctx *ctx,
+                           const char *const *urls, size_t n, size_t char_limit, json_t *results)
 {
         struct web_request reqs[WEB_EXTRACT_URLS_MAX] = {};
         struct web_response resps[WEB_EXTRACT_URLS_MAX] = {};
@@ -462,13 +464,13 @@ static int extract_builtin(const struct tool_ctx *ctx, const char *const *urls, 
                         .allow_private = ctx->config && ctx->config->allow_private_urls,
                         .timeout = request_timeout(ctx),
                 };
-        r = web_fetch_many(reqs, n, resps, ctx->deadline, ctx->cancel_fd);
+        r = m->fetch_many(reqs, n, resps, ctx->deadline, ctx->cancel_fd);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n && r >= 0; i++) {
                 json_t *entry = NULL;
 
-                r = entry_from_response(ctx, urls[i], &resps[i], char_limit, &entry);
+                r = entry_from_response(m, ctx, urls[i], &resps[i], char_limit, &entry);
                 if (r >= 0)
                         r = json_array_append_new(results, entry) < 0 ? -ENOMEM : 0;
         }
@@ -484,6 +486,7 @@ static int web_extract_run(const struct tool *t, const struct tool_ctx *ctx, jso
         json_auto_t *res = NULL;
         const char *urls[WEB_EXTRACT_URLS_MAX];
         struct web_provider provider = {};
+        const struct web_module *m;
         struct diag d = {};
         int64_t char_limit;
         const char *err;
@@ -499,6 +502,13 @@ static int web_extract_run(const struct tool *t, const struct tool_ctx *ctx, jso
 
         if (n == 0)
                 return tool_error_result(ret_result, "Content was inaccessible or not found");
+
+        /* Every path below fetches (and the secret guard decodes) through the web module. */
+        m = web_module_get(&d);
+        if (!m) {
+                *ret_result = json_pack("{s:b, s:s}", "success", 0, "error", d.message);
+                return *ret_result ? 0 : -ENOMEM;
+        }
 
         for (size_t i = 0; i < n; i++) {
                 r = web_url_has_secret(ctx->redactor, urls[i]);
@@ -535,7 +545,7 @@ static int web_extract_run(const struct tool *t, const struct tool_ctx *ctx, jso
                 results = json_array();
                 if (!results)
                         return -ENOMEM;
-                r = extract_builtin(ctx, urls, n, (size_t) char_limit, results);
+                r = extract_builtin(m, ctx, urls, n, (size_t) char_limit, results);
                 if (r < 0)
                         return r;
         }

@@ -34,6 +34,8 @@
  * nothing is left the result is "".
  *
  * Thread context: any thread; no shared state.
+ *
+ * In the web module (web-module.h): core calls web_module_get()->html_to_markdown.
  */
 
 #include <stddef.h>

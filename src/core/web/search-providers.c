@@ -23,13 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "basic/buf.h"
 #include "basic/strv.h"
 #include "basic/utf8.h"
 #include "core/web/web-fetch.h"
 #include "core/web/web-keys.h"
+#include "core/web/web-module.h"
 
 /*
  * Bytes kept of a search provider's answer: 100 results with long snippets
@@ -55,8 +54,6 @@ static void free_wipep(char **p)
         }
 }
 #define _cleanup_free_wipe_ _cleanup_(free_wipep)
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(char *, curl_free);
 
 static const struct web_provider_info {
         enum web_provider_kind kind;
@@ -545,23 +542,19 @@ static int results_map(enum web_provider_kind k, const json_t *list, int limit, 
  * The URL and body of a search with @p: *ret_url and *ret_body (NULL for a GET; may hold the
  * key) are new strings. Returns 0 or -ENOMEM.
  */
-static int search_request(const struct web_provider *p, const char *query, int limit,
-                          char **ret_url, char **ret_body)
+static int search_request(const struct web_module *m, const struct web_provider *p,
+                          const char *query, int limit, char **ret_url, char **ret_body)
 {
-        _cleanup_(curl_freep) char *q = NULL;
+        _cleanup_free_ char *q = NULL;
         _cleanup_free_ char *path = NULL;
         _cleanup_free_wipe_ char *body = NULL;
         size_t qlen = strlen(query);
         int r = 0;
 
-        /*
-         * curl_easy_escape() percent-encodes everything but RFC 3986's unreserved characters.
-         * Its handle is only used on non-ASCII hosts (and ignored since curl 7.82), so none is
-         * passed.
-         */
+        /* curl_easy_escape(): everything but RFC 3986's unreserved characters is encoded. */
         if (qlen > INT_MAX)
                 return -E2BIG;
-        q = curl_easy_escape(NULL, query, (int) qlen);
+        q = m->url_escape(query, qlen);
         if (!q)
                 return -ENOMEM;
 
@@ -610,8 +603,10 @@ int web_search_run(const struct web_provider *p, const char *query, int limit, u
         _cleanup_free_ char *url = NULL, *fail = NULL;
         json_auto_t *root = NULL;
         _cleanup_(web_response_release) struct web_response resp = {0};
+        const struct web_module *m;
         struct web_request req;
         const json_t *list;
+        struct diag d = {};
         int r;
 
         assert(p);
@@ -622,8 +617,13 @@ int web_search_run(const struct web_provider *p, const char *query, int limit, u
                 *ret = failure_new("web_search has no search provider configured");
                 return *ret ? 0 : -ENOMEM;
         }
+        m = web_module_get(&d);
+        if (!m) {
+                *ret = failure_new("%s", d.message);
+                return *ret ? 0 : -ENOMEM;
+        }
 
-        r = search_request(p, query, limit, &url, &body);
+        r = search_request(m, p, query, limit, &url, &body);
         if (r == -E2BIG) {
                 *ret = failure_new("web_search query is too long");
                 return *ret ? 0 : -ENOMEM;
@@ -643,7 +643,7 @@ int web_search_run(const struct web_provider *p, const char *query, int limit, u
                 .max_body = SEARCH_ANSWER_MAX,
                 .timeout = timeout,
         };
-        r = web_fetch_many(&req, 1, &resp, deadline, cancel_fd);
+        r = m->fetch_many(&req, 1, &resp, deadline, cancel_fd);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -756,8 +756,9 @@ static void responses_release(struct web_response *resps, size_t n)
                 web_response_release(&resps[i]);
 }
 
-static int extract_firecrawl(const struct web_provider *p, const char *const *urls, size_t n,
-                             usec_t timeout, usec_t deadline, int cancel_fd, json_t *entries)
+static int extract_firecrawl(const struct web_module *m, const struct web_provider *p,
+                             const char *const *urls, size_t n, usec_t timeout, usec_t deadline,
+                             int cancel_fd, json_t *entries)
 {
         _cleanup_(strv_free_wipep) char **headers = NULL;
         _cleanup_(strv_freep) char **bodies = NULL;
@@ -788,7 +789,7 @@ static int extract_firecrawl(const struct web_provider *p, const char *const *ur
                         .timeout = timeout,
                 };
         }
-        r = web_fetch_many(reqs, n, resps, deadline, cancel_fd);
+        r = m->fetch_many(reqs, n, resps, deadline, cancel_fd);
         if (r < 0) {
                 responses_release(resps, n);
                 return r;
@@ -811,8 +812,9 @@ static int extract_firecrawl(const struct web_provider *p, const char *const *ur
 }
 
 /* Tavily /extract or Exa /contents: one request for every URL. */
-static int extract_batch(const struct web_provider *p, const char *const *urls, size_t n,
-                         usec_t timeout, usec_t deadline, int cancel_fd, json_t *entries)
+static int extract_batch(const struct web_module *m, const struct web_provider *p,
+                         const char *const *urls, size_t n, usec_t timeout, usec_t deadline,
+                         int cancel_fd, json_t *entries)
 {
         _cleanup_(strv_free_wipep) char **headers = NULL;
         _cleanup_free_wipe_ char *body = NULL;
@@ -850,7 +852,7 @@ static int extract_batch(const struct web_provider *p, const char *const *urls, 
                 .max_body = EXTRACT_ANSWER_MAX,
                 .timeout = timeout,
         };
-        r = web_fetch_many(&req, 1, &resp, deadline, cancel_fd);
+        r = m->fetch_many(&req, 1, &resp, deadline, cancel_fd);
         if (r < 0)
                 return r;
         r = answer_parse(p->name, &resp, EXTRACT_ANSWER_MAX, &root, &fail);
@@ -891,7 +893,9 @@ static int extract_batch(const struct web_provider *p, const char *const *urls, 
 int web_extract_with_provider(const struct web_provider *p, const char *const *urls, size_t n,
                               usec_t timeout, usec_t deadline, int cancel_fd, json_t **ret)
 {
+        const struct web_module *m = NULL;
         json_auto_t *entries = NULL;
+        struct diag d = {};
         int r;
 
         assert(p);
@@ -901,14 +905,21 @@ int web_extract_with_provider(const struct web_provider *p, const char *const *u
         r = entries_new(urls, n, &entries);
         if (r < 0)
                 return r;
-        if (n > 0) {
+        if (n > 0)
+                m = web_module_get(&d);
+        if (n > 0 && !m) {
+                /* No fetcher: every entry says why. */
+                for (size_t i = 0; i < n; i++)
+                        if (entry_set_str(json_array_get(entries, i), "error", d.message) < 0)
+                                return -ENOMEM;
+        } else if (n > 0) {
                 switch (p->kind) {
                 case WEB_PROVIDER_FIRECRAWL:
-                        r = extract_firecrawl(p, urls, n, timeout, deadline, cancel_fd, entries);
+                        r = extract_firecrawl(m, p, urls, n, timeout, deadline, cancel_fd, entries);
                         break;
                 case WEB_PROVIDER_TAVILY:
                 case WEB_PROVIDER_EXA:
-                        r = extract_batch(p, urls, n, timeout, deadline, cancel_fd, entries);
+                        r = extract_batch(m, p, urls, n, timeout, deadline, cancel_fd, entries);
                         break;
                 default:
                         r = -EINVAL;

@@ -14,7 +14,10 @@
  * the provider's public API.
  *
  * Requests go through web_fetch_many() without the SSRF guard: the URL is the
- * operator's (config or environment), not the script's.
+ * operator's (config or environment), not the script's. The resolve functions
+ * need no web module; web_search_run() and web_extract_with_provider() load it
+ * (web_module_get()), and when it cannot be loaded their results carry its
+ * error ("web tools unavailable: ...").
  */
 
 #include <stddef.h>

@@ -891,14 +891,3 @@ int web_fetch_many(const struct web_request *reqs, size_t n, struct web_response
                         web_response_release(&resps[i]);
         return r;
 }
-
-void web_response_release(struct web_response *r)
-{
-        if (!r)
-                return;
-        free(r->final_url);
-        free(r->content_type);
-        free(r->body);
-        free(r->error);
-        memset(r, 0, sizeof(*r));
-}

@@ -20,10 +20,15 @@
  *
  * Threading: web_fetch_many() may run on many threads at once; it keeps no
  * global state besides curl_global_init(), done once (pthread_once).
+ *
+ * web_fetch_many() is in the web module (web-module.h): core calls it as
+ * web_module_get()->fetch_many; only the module and the unit tests link it.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "basic/macro.h"
 #include "basic/time-util.h"
@@ -88,5 +93,17 @@ struct web_response {
 _must_check_ int web_fetch_many(const struct web_request *reqs, size_t n,
                                 struct web_response *resps, usec_t deadline, int cancel_fd);
 
-/* Free what @r owns and zero it. NULL-safe. */
-void web_response_release(struct web_response *r);
+/*
+ * Free what @r owns and zero it. NULL-safe. Inline: core and ptc-web.so
+ * (web-module.h) each have it; the strings are plain malloc() memory.
+ */
+static inline void web_response_release(struct web_response *r)
+{
+        if (!r)
+                return;
+        free(r->final_url);
+        free(r->content_type);
+        free(r->body);
+        free(r->error);
+        memset(r, 0, sizeof(*r));
+}

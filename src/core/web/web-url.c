@@ -12,10 +12,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
-
 #include "basic/macro.h"
 #include "core/output/redact.h"
+#include "core/web/web-module.h"
 
 /* Longest URL we look at; web_extract refuses longer ones before this. */
 #define WEB_URL_MAX (64 * 1024)
@@ -55,16 +54,6 @@ static bool query_has_credential(const char *url)
         return false;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(char *, curl_free);
-
-/* Percent-decoded copy of @s (curl's decoder), or NULL on ENOMEM. */
-static char *unescape(const char *s)
-{
-        int len = 0;
-
-        return curl_easy_unescape(NULL, s, 0, &len);
-}
-
 static int check_one(const struct redactor *r, const char *s)
 {
         _cleanup_free_ char *red = NULL;
@@ -84,44 +73,31 @@ static int check_one(const struct redactor *r, const char *s)
         return 0;
 }
 
-static bool has_userinfo_password(const char *url)
-{
-        _cleanup_(curl_freep) char *pw = NULL;
-        CURLU *u = curl_url();
-        bool found = false;
-
-        if (!u)
-                return false;
-        if (curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
-            curl_url_get(u, CURLUPART_PASSWORD, &pw, 0) == CURLUE_OK && pw && pw[0])
-                found = true;
-        curl_url_cleanup(u);
-        return found;
-}
-
 int web_url_has_secret(const struct redactor *r, const char *url)
 {
-        _cleanup_(curl_freep) char *once = NULL;
-        _cleanup_(curl_freep) char *twice = NULL;
+        const struct web_module *m = web_module_get(NULL);
+        _cleanup_free_ char *once = NULL, *twice = NULL;
         int k;
 
         if (!url)
                 return 0;
+        if (!m)
+                return -ELIBACC;
         if (strlen(url) > WEB_URL_MAX)
                 return 1;
         k = check_one(r, url);
         if (k != 0)
                 return k;
-        if (has_userinfo_password(url))
+        if (m->url_has_password(url))
                 return 1;
         /* Decoded forms: "%73k-..." must not pass where "sk-..." would not. */
-        once = unescape(url);
+        once = m->url_unescape(url); /* curl's decoder */
         if (!once)
                 return -ENOMEM;
         k = check_one(r, once);
         if (k != 0)
                 return k;
-        twice = unescape(once);
+        twice = m->url_unescape(once);
         if (!twice)
                 return -ENOMEM;
         return check_one(r, twice);

@@ -20,6 +20,9 @@ struct redactor;
  *    apikey, api-key, auth_token, client_secret, id_token, password,
  *    private_token, refresh_token, secret, token) with a non-empty value;
  *  - a password in the userinfo (https://user:pass@host/).
- * Returns 1 (refuse the call), 0, or -ENOMEM. Any thread.
+ * The percent-decoding and the userinfo parse are curl's, through the web
+ * module (web-module.h). Returns 1 (refuse the call), 0, -ENOMEM, or
+ * -ELIBACC when the module cannot be loaded (web_extract checks that
+ * first). Any thread.
  */
 _must_check_ int web_url_has_secret(const struct redactor *r, const char *url);
