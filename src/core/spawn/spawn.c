@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -19,6 +21,9 @@
 #include "basic/process-util.h"
 #include "basic/time-util.h"
 
+/* The stack of a child that shares our memory until its exec (vfork_start()). */
+#define VFORK_STACK (256 * 1024)
+
 /* What the child needs besides the options, prepared before the fork. */
 struct child_ctx {
         const struct spawn_opts *o;
@@ -28,7 +33,7 @@ struct child_ctx {
         sigset_t mask;
 };
 
-bool spawn_child_parent_gone(const struct spawn_child *c)
+_no_sanitize_address_ bool spawn_child_parent_gone(const struct spawn_child *c)
 {
         struct pollfd pf = {.fd = c->errfd, .events = 0};
 
@@ -40,14 +45,14 @@ bool spawn_child_parent_gone(const struct spawn_child *c)
 }
 
 /* Move @fd to @target; the result must not be CLOEXEC. */
-static int move_fd(int fd, int target)
+_no_sanitize_address_ static int move_fd(int fd, int target)
 {
         if (fd == target)
                 return fcntl(fd, F_SETFD, 0);
         return dup2(fd, target) < 0 ? -1 : 0;
 }
 
-static void setup_stdio(const struct child_ctx *x)
+_no_sanitize_address_ static void setup_stdio(const struct child_ctx *x)
 {
         const struct spawn_opts *o = x->o;
         int in = o->stdin_fd >= 0 ? o->stdin_fd : x->devnull;
@@ -73,7 +78,7 @@ static void setup_stdio(const struct child_ctx *x)
         }
 }
 
-static void close_fds(const struct child_ctx *x)
+_no_sanitize_address_ static void close_fds(const struct child_ctx *x)
 {
         const struct spawn_opts *o = x->o;
         int keep[SPAWN_KEEP_FDS_MAX + 5] = {0, 1, 2, x->c.errfd, x->c.parent_pidfd};
@@ -98,7 +103,8 @@ static void close_fds(const struct child_ctx *x)
                 spawn_child_fail(x->c.errfd, SPAWN_STAGE_FDS, -1);
 }
 
-_noreturn_ static void child_main(struct child_ctx *x)
+/* Also on a vfork child's stack (vfork_start()): no ASan instrumentation. */
+_noreturn_ _no_sanitize_address_ static void child_main(struct child_ctx *x)
 {
         const struct spawn_opts *o = x->o;
         struct sigaction dfl = {.sa_handler = SIG_DFL};
@@ -148,6 +154,39 @@ _noreturn_ static void child_main(struct child_ctx *x)
         if (errno == ENOENT && o->fallback_path)
                 execve(o->fallback_path, o->argv, o->envp);
         spawn_child_fail(errfd, SPAWN_STAGE_EXEC, -1);
+}
+
+_no_sanitize_address_ static int vfork_child(void *arg)
+{
+        child_main(arg);
+}
+
+/*
+ * A child that only sets up and execs shares our memory until its exec, on a stack of its
+ * own, while we wait (CLONE_VM | CLONE_VFORK, as glibc's posix_spawn): no copy of ptc's page
+ * tables, which fork() makes and the exec throws away at once. Every signal stays blocked
+ * across the clone, so no handler of ptc's runs on the child's stack before child_main()
+ * resets the dispositions; child_main() takes no lock and allocates nothing, and what it
+ * writes of ours (errno) is nothing we read after. Returns the pid or -1 (errno).
+ */
+static pid_t vfork_start(struct child_ctx *x)
+{
+        char *stack = mmap(NULL, VFORK_STACK, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        sigset_t all, old;
+        pid_t pid;
+        int e;
+
+        if (stack == MAP_FAILED)
+                return -1;
+        sigfillset(&all);
+        (void) pthread_sigmask(SIG_SETMASK, &all, &old);
+        pid = clone(vfork_child, stack + VFORK_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, x);
+        e = errno;
+        (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
+        (void) munmap(stack, VFORK_STACK);
+        errno = e;
+        return pid;
 }
 
 /*
@@ -222,7 +261,12 @@ int spawn_start(const struct spawn_opts *o, struct spawn_proc *ret, struct diag 
                 x.c.parent_pidfd = fd >= 0 ? fd : -1;
         }
 
-        pid = cloned ? clone_child(o, &pidfd) : fork();
+        if (cloned)
+                pid = clone_child(o, &pidfd);
+        else if (!o->setup && !o->close_other_fds)
+                pid = vfork_start(&x); /* an exec soon, and nothing of the caller's before */
+        else
+                pid = fork();
         if (pid == 0)
                 child_main(&x);
         if (pid < 0) {
