@@ -3,6 +3,7 @@
 
 import json
 import os
+import re
 import signal
 import textwrap
 import time
@@ -152,6 +153,26 @@ def test_terminal_cannot_see_ptc(ptc, level):
         procs = [l for l in out.splitlines() if l.startswith("/proc/")]
         assert procs[0].startswith("/proc/1 ptc-pidns-init "), out
         assert len(procs) <= 5, out  # init, bash, and what this command line runs
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="commands get a pid namespace only as root")
+def test_terminal_umount_proc_uncovers_nothing(ptc):
+    """The host's /proc is detached in a command's mount namespace, not covered by the fresh
+    one: a root command that unmounts /proc finds no /proc of the host's beneath (and no ptc
+    in it)."""
+    r = ptc.run(f"""
+        from hermes_tools import terminal
+        print(terminal("umount /proc; echo umount=$?; "
+                       "for p in /proc/[0-9]*; do echo \\"$p $(tr '\\\\0' ' ' < $p/cmdline)\\"; "
+                       "done; echo end")["output"])
+        """, "--isolation", "auto")
+    expect(r, 0, "success")
+    out = r.output
+    if "umount=0" not in out:
+        pytest.skip(f"this kernel's pid namespace was refused or /proc is no mount: {out}")
+    assert "end" in out, out
+    assert str(ptc.bin) not in out, out
+    assert not [l for l in out.splitlines() if re.match(r"/proc/[0-9]", l)], out
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="commands get a pid namespace only as root")

@@ -92,14 +92,20 @@ static int pidns_state;
 /*
  * In the child cloned into new pid and mount namespaces: a fresh /proc shows this namespace's
  * processes only. Slave first: host mounts still reach us, ours (and the proc mount) never
- * reach the host. Async-signal-safe (spawn.h).
+ * reach the host. The host's /proc is detached, not covered: under the fresh one a root
+ * command's `umount /proc` would uncover it, and ptc's process in it. Async-signal-safe
+ * (spawn.h).
  */
 static int pidns_setup(const struct spawn_child *c, void *userdata)
 {
         (void) c;
         (void) userdata;
-        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
-            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+                return STAGE_PIDNS_PROC;
+        /* EINVAL: /proc is no mount point here; nothing to uncover. */
+        if (umount2("/proc", MNT_DETACH) < 0 && errno != EINVAL)
+                return STAGE_PIDNS_PROC;
+        if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return STAGE_PIDNS_PROC;
         return 0;
 }
