@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pyhost import HARD, REPO_ROOT, ptc  # noqa: F401
+from pyhost import ASAN_PRELOAD, HARD, REPO_ROOT, ptc  # noqa: F401
 
 PAGE = b"<html><head><title>Lazy</title></head><body><p>loaded on demand</p></body></html>"
 
@@ -79,6 +79,9 @@ HOST = textwrap.dedent("""
 def test_the_web_module_is_loaded_on_the_first_web_call_once(page_url):
     lib = os.environ.get("PTC_LIBRARY") or str(REPO_ROOT / "build" / "libptc.so.0")
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "python"), "PTC_LIBRARY": lib}
+    if ASAN_PRELOAD:
+        # An ASan library loads only after the sanitizer runtime (pyhost.py).
+        env["LD_PRELOAD"] = ASAN_PRELOAD
     p = subprocess.run([sys.executable, "-c", HOST, page_url], capture_output=True, text=True,
                        env=env, timeout=4 * HARD)
     assert p.returncode == 0, p
