@@ -29,6 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchenv import ptc_env
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CLIENT = r'''
@@ -144,15 +146,7 @@ def main():
         subprocess.run([cc, "-O2", "-o", server, str(ROOT / "bench" / "rpc-floor.c")],
                        check=True)
         path = fixture(tmp)
-        # The interpreter the floor uses is the one ptc finds first on PATH.
-        bindir = os.path.join(tmp, "bin")
-        os.mkdir(bindir)
-        os.symlink(a.python, os.path.join(bindir, "python3"))
-        cfg = os.path.join(tmp, "xdg")
-        os.mkdir(cfg)
-        env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
-                   XDG_CONFIG_HOME=cfg)
-        env.pop("PTC_CONFIG", None)
+        env = ptc_env(tmp, a.python)
         script = os.path.join(tmp, "loop.py")
         Path(script).write_text(SCRIPT % (path, a.calls, a.calls))
 

@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchenv import ptc_env
+
 ROOT = Path(__file__).resolve().parents[1]
 
 TERMINAL = r'''
@@ -67,14 +69,7 @@ def main():
         bins["baseline"] = os.path.abspath(a.baseline)
 
     with tempfile.TemporaryDirectory(prefix="ptc-startup-") as tmp:
-        bindir = os.path.join(tmp, "bin")
-        os.mkdir(bindir)
-        os.symlink(a.python, os.path.join(bindir, "python3"))
-        xdg = os.path.join(tmp, "xdg")
-        os.mkdir(xdg)
-        env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
-                   XDG_CONFIG_HOME=xdg)
-        env.pop("PTC_CONFIG", None)
+        env = ptc_env(tmp, a.python)
         hello = os.path.join(tmp, "hello.py")
         Path(hello).write_text('print("hello from the sandbox")\n')
         term = os.path.join(tmp, "terminal.py")
