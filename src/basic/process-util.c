@@ -21,7 +21,7 @@ int self_pidfd(void)
         return self_pidfd_value;
 }
 
-void init_signal_set(sigset_t *ret)
+_no_sanitize_address_ void init_signal_set(sigset_t *ret)
 {
         sigemptyset(ret);
         sigaddset(ret, SIGINT);

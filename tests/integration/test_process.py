@@ -404,3 +404,55 @@ def test_leftover_check_sees_a_running_script(ptc):
         proc.send_signal(signal.SIGINT)
         _finish(proc)
     assert_all_gone(ptc, [], "interrupted script")
+
+
+KCMP_SCRIPT = """
+import ctypes, os
+KCMP_VM = 1
+init = os.getppid()
+with open(f"/proc/{init}/status") as f:
+    ptc = int(next(l for l in f if l.startswith("PPid:")).split()[1])
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.syscall(312, init, ptc, KCMP_VM, 0, 0)  # kcmp(2), x86_64
+print("kcmp", r, ctypes.get_errno())
+"""
+
+
+def test_init_shares_ptc_memory_without_namespaces(ptc):
+    """Without the namespace layer the script's init is a clone in ptc's memory (no page
+    tables copied: spawn.h, share_memory). kcmp(KCMP_VM) tells, where the kernel has it and
+    we may ask (root: ptc is non-dumpable). Under auto as root the init is pid 1 of a
+    namespace, a process of its own: its parent is not visible from in there."""
+    if ptc.isolation != "none":
+        pytest.skip("under auto the script's parent is the namespace's init (pid 1)")
+    if os.uname().machine != "x86_64" or os.geteuid() != 0:
+        pytest.skip("kcmp's syscall number here is x86_64's, and asking about ptc needs root")
+    r = ptc.run(KCMP_SCRIPT)
+    expect(r, 0, "success")
+    _, res, err = r.output.split()
+    if res == "-1" and err in ("38", "1"):
+        pytest.skip(f"kcmp unavailable (errno {err})")
+    assert res == "0", r.output
+
+
+def test_concurrent_terminal_calls_each_run_under_their_own_init(ptc):
+    """Many terminal calls at once, each started under an init of its own from a worker
+    thread (the shared-memory init's starter thread is per start): every output is its
+    own, and what each command left running in the background is gone with it."""
+    r = ptc.run("""
+        import sys
+        from concurrent.futures import ThreadPoolExecutor
+        from hermes_tools import terminal
+        def one(i):
+            # A child that outlives the shell, holding its stdout, with no '&' for the
+            # foreground guard to refuse.
+            res = terminal(f"{sys.executable} -c 'import os, time; os.fork() or "
+                           f"time.sleep(30)'; echo out-{i}")
+            return res["output"].strip() == f"out-{i}" and res["exit_code"] == 0
+        with ThreadPoolExecutor(max_workers=8) as ex:
+            ok = sum(ex.map(one, range(24)))
+        print("ok", ok)
+        """, "--max-tool-calls", "100", timeout=60)
+    expect(r, 0, "success")
+    assert r.output.strip() == "ok 24", r
+    assert_all_gone(ptc, [], "background sleeps of terminal calls")

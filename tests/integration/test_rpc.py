@@ -511,3 +511,73 @@ def test_over_a_thousand_connections(ptc):
         """, "--max-tool-calls", "5000")
     expect(r, 0, "success")
     assert r.output == "True True True after\n", r
+
+
+RPC_THREADS = """
+import os
+def rpc_threads():
+    # The script's parent is its init; under isolation none ptc is the init's parent.
+    init = os.getppid()
+    with open(f"/proc/{init}/status") as f:
+        ptc = int(next(l for l in f if l.startswith("PPid:")).split()[1])
+    n = 0
+    for tid in os.listdir(f"/proc/{ptc}/task"):
+        try:
+            with open(f"/proc/{ptc}/task/{tid}/comm") as f:
+                n += f.read().strip() == "ptc-rpc"
+        except OSError:
+            pass
+    return n
+"""
+
+
+def test_quick_calls_use_a_thread_per_cpu_at_most(ptc):
+    """read_file is quick (tool_def.quick): eight script threads calling it at once are
+    served by at most one server thread per CPU, not one each. Blocking calls still get
+    one each (the control: six terminal calls at once)."""
+    r = ptc.run(RPC_THREADS + """
+from concurrent.futures import ThreadPoolExecutor
+from hermes_tools import read_file, terminal
+path = os.path.abspath(__file__)
+def quick(k):
+    for _ in range(60):
+        assert "content" in read_file(path)
+with ThreadPoolExecutor(max_workers=8) as ex:
+    list(ex.map(quick, range(8)))
+after_quick = rpc_threads()
+with ThreadPoolExecutor(max_workers=6) as ex:
+    list(ex.map(lambda i: terminal("sleep 0.4"), range(6)))
+print(after_quick, rpc_threads(), os.cpu_count())
+""", "--isolation", "none", "--max-tool-calls", "1000", timeout=60)
+    expect(r, 0, "success")
+    quick, blocking, cpus = map(int, r.output.split())
+    assert 1 <= quick <= max(cpus, 1), r.output
+    assert blocking >= 6, r.output
+
+
+def test_blocking_call_served_during_a_flood_of_quick_ones(ptc):
+    """Quick calls keep no thread spare, but a blocking call is still taken up as soon as a
+    thread frees itself, and runs beside them."""
+    r = ptc.run("""
+import os, threading, time
+from hermes_tools import read_file, terminal
+path = os.path.abspath(__file__)
+stop = False
+def flood():
+    while not stop:
+        read_file(path)
+threads = [threading.Thread(target=flood) for _ in range(8)]
+for t in threads:
+    t.start()
+time.sleep(0.2)
+t0 = time.monotonic()
+out = [terminal("sleep 0.3; echo done")["output"] for _ in range(3)]
+elapsed = time.monotonic() - t0
+stop = True
+for t in threads:
+    t.join()
+print(out, round(elapsed, 2))
+""", "--max-tool-calls", "1000000", timeout=60)
+    expect(r, 0, "success")
+    assert r.output.startswith("['done', 'done', 'done'] "), r.output
+    assert float(r.output.split()[-1]) < 3.0, r.output

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/exec/result.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "basic/buf.h"
+#include "basic/time-util.h"
 
 const char *exec_status_to_string(enum exec_status s)
 {
@@ -25,7 +25,7 @@ const char *exec_status_to_string(enum exec_status s)
 
 void result_format_seconds(double s, char *buf, size_t n)
 {
-        if (s == floor(s) && s < 1e15)
+        if (seconds_are_whole(s))
                 snprintf(buf, n, "%lld", (long long) s);
         else
                 snprintf(buf, n, "%g", s);
@@ -33,7 +33,7 @@ void result_format_seconds(double s, char *buf, size_t n)
 
 static double round2(double v)
 {
-        return round(v * 100.0) / 100.0;
+        return seconds_to_hundredths(v);
 }
 
 json_t *result_build(const struct result_input *in)

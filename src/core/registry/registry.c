@@ -118,6 +118,7 @@ static int tool_from_def(const struct tool_def *def, struct tool *ret, struct di
                 return -ENOMEM;
         t.run = def->run;
         t.dropped_args = def->dropped_args;
+        t.quick = def->quick;
 
         if (def->parameters_json) {
                 /* A builtin schema that does not parse is a bug in ptc: fail loudly at build. */

@@ -16,7 +16,8 @@
  * be taken by another thread meanwhile. A thread about to run a tool starts
  * another one when none is left waiting (up to max_threads), so a script that
  * calls tools one at a time uses one thread and ten concurrent callers get
- * ten.
+ * ten; quick tools (tool_def.quick: read_file) only up to one thread per CPU,
+ * since more would only take turns.
  *
  * The functions below are called from the thread that owns the execution.
  */

@@ -13,7 +13,10 @@
  * so executions may run at once on any threads (a library host, `ptc mcp`).
  *
  * All of this runs in a clone of a multi-threaded process that never execs: async-signal-safe
- * calls only, no malloc, no stdio, fixed buffers on the stack.
+ * calls only, no malloc, no stdio, fixed buffers on the stack. Without the namespace layer
+ * the clone shares ptc's memory (spawn_opts.share_memory) on a stack ASan does not know:
+ * nothing here is instrumented, and nothing of ptc's is written but errno, which is the
+ * starter thread's (spawn.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -41,7 +44,7 @@ struct pid_list {
 };
 
 /* "/proc/<pid>/task" into @buf (at least 32 bytes). */
-static void task_dir_path(char *buf, pid_t pid)
+_no_sanitize_address_ static void task_dir_path(char *buf, pid_t pid)
 {
         char digits[16];
         size_t n = 0, k;
@@ -56,7 +59,7 @@ static void task_dir_path(char *buf, pid_t pid)
 }
 
 /* Append the pids of a "children" file (space-separated decimals) to @l. */
-static void read_children(int task_fd, const char *tid, struct pid_list *l)
+_no_sanitize_address_ static void read_children(int task_fd, const char *tid, struct pid_list *l)
 {
         char path[64], buf[1024];
         size_t tl = strnlen(tid, 32);
@@ -93,7 +96,7 @@ static void read_children(int task_fd, const char *tid, struct pid_list *l)
  * (/proc/PID/task/TID/children: a thread's fork is that thread's child). At most
  * INIT_PIDS_MAX; a process forked meanwhile is found by the next call.
  */
-static void descendants(pid_t root, struct pid_list *l)
+_no_sanitize_address_ static void descendants(pid_t root, struct pid_list *l)
 {
         size_t next = 0;
         pid_t cur = root;
@@ -124,7 +127,7 @@ static void descendants(pid_t root, struct pid_list *l)
 }
 
 /* Every process of our pid namespace but its init (us): all of /proc in there. */
-static void namespace_members(struct pid_list *l)
+_no_sanitize_address_ static void namespace_members(struct pid_list *l)
 {
         char buf[4096];
         int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -154,7 +157,7 @@ static void namespace_members(struct pid_list *l)
  * process of the start. Asked by SIGTERM (a terminal command's timeout), the script gets
  * SIGTERM too: a shell ignores a SIGINT when its foreground child died of something else.
  */
-static void forward_stop(pid_t script, int asked_by, bool own_pid_ns)
+_no_sanitize_address_ static void forward_stop(pid_t script, int asked_by, bool own_pid_ns)
 {
         struct pid_list l;
 
@@ -174,7 +177,7 @@ static void forward_stop(pid_t script, int asked_by, bool own_pid_ns)
  * at least one child, so it ends; a process the kernel cannot kill yet (uninterruptible
  * sleep) holds it up, and ptc's deadline then kills us and our tree from outside.
  */
-static void kill_descendants(void)
+_no_sanitize_address_ static void kill_descendants(void)
 {
         struct pid_list l;
 
@@ -209,8 +212,9 @@ _no_sanitize_address_ static int script_main(void *arg)
         sandbox_exec_script(a->o, a->p, a->errfd);
 }
 
-void sandbox_run_init(const struct sandbox_opts *o, struct sandbox_plan *p, int errfd,
-                      int status_fd, bool own_pid_ns)
+_no_sanitize_address_ void sandbox_run_init(const struct sandbox_opts *o, struct sandbox_plan *p,
+                                            int errfd, int status_fd, bool own_pid_ns,
+                                            bool shares_memory)
 {
         bool forwarded = false, script_gone = false;
         sigset_t wait_set;
@@ -220,10 +224,13 @@ void sandbox_run_init(const struct sandbox_opts *o, struct sandbox_plan *p, int 
         if (setsid() < 0)
                 fail(errfd, ST_INIT, -1);
         /*
-         * Before the script exists: our memory is a copy of ptc's, and drop_root() made us
-         * dumpable again (the flag is the memory's, so the script has it until its exec).
+         * Before the script exists: a copy of ptc's memory, which drop_root() made dumpable
+         * again (the flag is the memory's, so the script has it until its exec), is not to be
+         * read. Sharing ptc's memory, the flag is ptc's own and stays as the host set it:
+         * there is no copy, and a confined script cannot reach us (Landlock scopes ptrace).
          */
-        (void) prctl(PR_SET_DUMPABLE, 0);
+        if (!shares_memory)
+                (void) prctl(PR_SET_DUMPABLE, 0);
         if (p->userns_fd >= 0)
                 close(p->userns_fd);
         init_signal_set(&wait_set);

@@ -72,7 +72,9 @@ _noreturn_ void sandbox_exec_script(const struct sandbox_opts *o, struct sandbox
  * Become the start's init (sandbox-init.c): start the script as our child, reap, forward a
  * stop, and when the script is gone write its wait status to @status_fd and exit. With
  * @own_pid_ns we are pid 1 of a pid namespace; without, a child subreaper that kills every
- * descendant before it exits (and when ptc dies). A failed step is reported on @errfd.
+ * descendant before it exits (and when ptc dies). With @shares_memory we run in ptc's memory
+ * (spawn_opts.share_memory): @o and @p are read only until the script's exec, and nothing of
+ * ptc's is written. A failed step is reported on @errfd.
  */
 _noreturn_ void sandbox_run_init(const struct sandbox_opts *o, struct sandbox_plan *p, int errfd,
-                                 int status_fd, bool own_pid_ns);
+                                 int status_fd, bool own_pid_ns, bool shares_memory);

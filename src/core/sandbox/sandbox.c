@@ -165,7 +165,7 @@ struct child_args {
  * before anything here, not at exec (CLOEXEC), which the init never reaches, nor after the
  * setup, while a start that waits for EOF on one of them would wait for us. Never returns.
  */
-static int child_setup(const struct spawn_child *c, void *userdata)
+_no_sanitize_address_ static int child_setup(const struct spawn_child *c, void *userdata)
 {
         const struct child_args *a = userdata;
         const struct sandbox_opts *o = a->o;
@@ -179,7 +179,7 @@ static int child_setup(const struct spawn_child *c, void *userdata)
         close(a->syncfd);
 
         if (!ns)
-                sandbox_run_init(o, p, c->errfd, a->status_fd, false);
+                sandbox_run_init(o, p, c->errfd, a->status_fd, false, c->shares_memory);
 
         if (!p->as_root) {
                 /* Unprivileged, the user namespace came with the clone. */
@@ -198,7 +198,7 @@ static int child_setup(const struct spawn_child *c, void *userdata)
         }
         if (c->parent_pidfd >= 0)
                 close(c->parent_pidfd); /* our copy; ptc keeps its own */
-        sandbox_run_init(o, p, c->errfd, a->status_fd, true);
+        sandbox_run_init(o, p, c->errfd, a->status_fd, true, c->shares_memory);
 }
 
 /*
@@ -363,6 +363,8 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
                 .cgroup_path = o->cgroup ? o->cgroup->path : NULL,
                 /* The init never execs: nothing may wait on it for a pipe of someone else's. */
                 .close_other_fds = true,
+                /* Without namespaces the init needs no memory of its own: none is copied. */
+                .share_memory = !ns,
                 .keep_fds = keep,
                 .n_keep_fds = ELEMENTSOF(keep),
                 .setup = child_setup,

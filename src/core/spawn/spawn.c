@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -23,6 +25,9 @@
 
 /* The stack of a child that shares our memory until its exec (vfork_start()). */
 #define VFORK_STACK (256 * 1024)
+/* The stack of a child that lives on in our memory (shared_start()), and its starter's. */
+#define SHARED_STACK (256 * 1024)
+#define STARTER_STACK (64 * 1024)
 
 /* What the child needs besides the options, prepared before the fork. */
 struct child_ctx {
@@ -156,7 +161,7 @@ _noreturn_ _no_sanitize_address_ static void child_main(struct child_ctx *x)
         spawn_child_fail(errfd, SPAWN_STAGE_EXEC, -1);
 }
 
-_no_sanitize_address_ static int vfork_child(void *arg)
+_no_sanitize_address_ static int clone_vm_child(void *arg)
 {
         child_main(arg);
 }
@@ -181,12 +186,105 @@ static pid_t vfork_start(struct child_ctx *x)
                 return -1;
         sigfillset(&all);
         (void) pthread_sigmask(SIG_SETMASK, &all, &old);
-        pid = clone(vfork_child, stack + VFORK_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, x);
+        pid = clone(clone_vm_child, stack + VFORK_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, x);
         e = errno;
         (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
         (void) munmap(stack, VFORK_STACK);
         errno = e;
         return pid;
+}
+
+/* A child that lives on in our memory: what its starter thread owns until it is gone. */
+struct shared_child {
+        struct child_ctx x; /* the child's copy: it reads it until spawn_wait_setup() returns */
+        char *stack;
+        pid_t tid; /* the child's pid; the kernel zeroes it (and wakes us) when the child is
+                    * gone from our memory (CLONE_CHILD_CLEARTID, as pthread_join waits) */
+};
+
+/* The caller's side of a start, on its stack: gone once @started is posted. */
+struct shared_start_req {
+        struct shared_child *sc;
+        sem_t started;
+        pid_t pid;
+        int error;
+};
+
+/*
+ * The starter thread: clones the child, hands its pid to the caller, then only waits for the
+ * child's end and frees what it ran on. The child's errno and TLS are this thread's, and this
+ * thread looks at neither again: futex() failing here (EINTR, EAGAIN) is just looked at again.
+ */
+static void *shared_starter(void *arg)
+{
+        struct shared_start_req *req = arg;
+        struct shared_child *sc = req->sc;
+        pid_t pid, t;
+
+        pid = clone(clone_vm_child, sc->stack + SHARED_STACK,
+                    CLONE_VM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD, &sc->x,
+                    &sc->tid, NULL, &sc->tid);
+        req->pid = pid;
+        req->error = errno;
+        sem_post(&req->started); /* req is the caller's again */
+        if (pid > 0)
+                /* Not FUTEX_PRIVATE_FLAG: the kernel's wake at the child's exit is shared. */
+                while ((t = __atomic_load_n(&sc->tid, __ATOMIC_ACQUIRE)) != 0)
+                        (void) syscall(SYS_futex, &sc->tid, FUTEX_WAIT, t, NULL, NULL, 0);
+        (void) munmap(sc->stack, SHARED_STACK);
+        free(sc);
+        return NULL;
+}
+
+/*
+ * A child that never execs (an init) runs in our memory for its whole life, cloned by a
+ * detached thread of its own (shared_starter()) so that its errno and TLS are not those of a
+ * thread of ours that does anything. Every signal stays blocked in that thread, as across
+ * vfork_start()'s clone. Returns the pid or -1 (errno).
+ */
+static pid_t shared_start(const struct child_ctx *x)
+{
+        struct shared_start_req req = {.pid = -1};
+        struct shared_child *sc = calloc(1, sizeof(*sc));
+        pthread_attr_t attr;
+        sigset_t all, old;
+        pthread_t th;
+        int r;
+
+        if (!sc)
+                return -1;
+        sc->x = *x;
+        sc->stack = mmap(NULL, SHARED_STACK, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (sc->stack == MAP_FAILED) {
+                free(sc);
+                return -1;
+        }
+        req.sc = sc;
+        if (sem_init(&req.started, 0, 0) < 0 || pthread_attr_init(&attr) != 0) {
+                (void) munmap(sc->stack, SHARED_STACK);
+                free(sc);
+                return -1;
+        }
+        (void) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        (void) pthread_attr_setstacksize(&attr, STARTER_STACK);
+        sigfillset(&all);
+        (void) pthread_sigmask(SIG_SETMASK, &all, &old);
+        r = pthread_create(&th, &attr, shared_starter, &req);
+        (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&attr);
+        if (r != 0) {
+                (void) munmap(sc->stack, SHARED_STACK);
+                free(sc);
+                sem_destroy(&req.started);
+                errno = r;
+                return -1;
+        }
+        while (sem_wait(&req.started) < 0)
+                ; /* EINTR */
+        sem_destroy(&req.started);
+        errno = req.error;
+        return req.pid;
 }
 
 /*
@@ -263,7 +361,10 @@ int spawn_start(const struct spawn_opts *o, struct spawn_proc *ret, struct diag 
 
         if (cloned)
                 pid = clone_child(o, &pidfd);
-        else if (!o->setup && !o->close_other_fds)
+        else if (o->share_memory) {
+                x.c.shares_memory = true;
+                pid = shared_start(&x);
+        } else if (!o->setup && !o->close_other_fds)
                 pid = vfork_start(&x); /* an exec soon, and nothing of the caller's before */
         else
                 pid = fork();

@@ -21,7 +21,8 @@
  *
  * Any thread may start processes at once; the only state shared between starts is a flag
  * that the cgroup warning was given. The options and everything they point to are borrowed
- * and must live until spawn_wait_setup() returns. The caller reaps the child.
+ * and must live until spawn_wait_setup() returns. The caller reaps the child; any thread
+ * may.
  */
 
 #include <signal.h>
@@ -63,6 +64,7 @@ struct spawn_child {
         pid_t parent;          /* getpid() of the parent */
         int parent_pidfd;      /* self_pidfd() of the parent with CLONE_NEWPID, else -1 */
         bool in_pid_namespace; /* cloned with CLONE_NEWPID: getppid() is 0 */
+        bool shares_memory;    /* spawn_opts.share_memory was granted: no copy of ours */
 };
 
 /*
@@ -124,6 +126,18 @@ struct spawn_opts {
         bool close_other_fds;
         const int *keep_fds;
         size_t n_keep_fds; /* at most SPAWN_KEEP_FDS_MAX */
+        /*
+         * For a child that lives on without an exec (an init): run it in our memory
+         * (CLONE_VM without CLONE_VFORK) on a stack of its own, cloned by a thread of its own
+         * that stays until the child's memory is no longer ours and then frees the stack. No
+         * copy of ptc's page tables, and no copy-on-write fault on either side for the
+         * child's whole life (a fork of ptc cost 2-3 ms a start on a VM here). The child's
+         * errno and TLS are that thread's, which does nothing else. The setup hook must then
+         * write nothing of ours but its stack and errno, and may read what the options point
+         * to only until spawn_wait_setup() returns. With clone flags or a cgroup it is a
+         * fork all the same; struct spawn_child says which the child got.
+         */
+        bool share_memory;
         /*
          * Run in the child after the common steps, before the exec: 0 to go on to the exec,
          * or a stage SPAWN_STAGE_SETUP + n with errno set (or it calls spawn_child_fail(),

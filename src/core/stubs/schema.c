@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic/buf.h"
 #include "basic/strv.h"
+#include "basic/time-util.h"
 #include "basic/utf8.h"
 #include "core/registry/registry.h"
 #include "core/stubs/stubs.h"
@@ -82,7 +82,7 @@ static int append_limits(struct buf *b, const struct ptc_config *config)
         r = buf_append_str(b, "Limits: ");
         if (r < 0)
                 return r;
-        if (isfinite(timeout) && timeout > 0 && timeout < 1e15 && timeout == floor(timeout)) {
+        if (timeout > 0 && seconds_are_whole(timeout)) {
                 int64_t s = (int64_t) timeout;
 
                 if (s % 60 == 0)

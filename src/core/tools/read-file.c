@@ -854,4 +854,5 @@ const struct tool_def tool_def_read_file = {
                            "\"required\": [\"path\"]}",
         .returns = "Lines are 1-indexed. Returns {\"content\": \"...\", \"total_lines\": N}",
         .run = read_file_run,
+        .quick = true,
 };

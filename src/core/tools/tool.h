@@ -75,6 +75,16 @@ struct tool_def {
          * dispatcher (registry_call()) deletes them; run() never sees them.
          */
         const char *const *dropped_args;
+        /*
+         * A call ends in bounded time with the local file system alone: no process, peer or
+         * network to wait for, no FIFO opened blocking, no unbounded walk. The RPC server
+         * runs such calls on at most as many threads as there are CPUs instead of keeping a
+         * thread spare for the next call (rpc-server.h): more threads than CPUs only take
+         * turns. read_file is; a call that may wait (terminal, the web tools, search_files
+         * over a large tree, write_file and patch with their Python syntax check, a host's
+         * or an MCP server's tool) always leaves a thread spare.
+         */
+        bool quick;
 };
 
 /* A tool as the registry holds it. */
@@ -86,6 +96,7 @@ struct tool {
         tool_run_fn run;
         const char *const *dropped_args; /* tool_def.dropped_args (static); NULL: none */
         void *userdata;                  /* for tools that are not builtin (MCP upstream) */
+        bool quick;                      /* tool_def.quick; false for tools not builtin */
 };
 
 /* The builtin tools, defined in tools/<name>.c. */
