@@ -3,6 +3,8 @@
 docs/seed.md 1.13 and 3.1)."""
 
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -346,7 +348,14 @@ def test_fractional_timeout_text(ptc):
 
 
 def test_nul_byte_in_source_is_not_truncated(ptc):
-    # A C string would cut the script at the NUL and run only print(1).
+    # A C string would cut the script at the NUL and run only print(1). Python rejects a
+    # source file with a NUL byte since 3.11.4/3.12; Debian 12's 3.11.2 itself runs up to it.
+    probe = ptc.tmp / "nul-probe.py"
+    probe.write_bytes(b"print(1)\x00print(2)\n")
+    python = shutil.which("python3")
+    if python is None or subprocess.run([python, str(probe)], capture_output=True,
+                                        timeout=60).returncode == 0:
+        pytest.skip("this python3 runs a source file up to a NUL byte itself")
     r = ptc.run_ptc(["run", "-"], input=b"print(1)\x00print(2)\n")
     expect(r, 1, "error")
     assert "null bytes" in r.data["error"], r
