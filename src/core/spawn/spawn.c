@@ -225,7 +225,8 @@ static void *shared_starter(void *arg)
                     CLONE_VM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD, &sc->x,
                     &sc->tid, NULL, &sc->tid);
         req->pid = pid;
-        req->error = errno;
+        /* Not read after a success: the child may be writing it already (it is its errno). */
+        req->error = pid < 0 ? errno : 0;
         sem_post(&req->started); /* req is the caller's again */
         if (pid > 0)
                 /* Not FUTEX_PRIVATE_FLAG: the kernel's wake at the child's exit is shared. */
