@@ -574,6 +574,16 @@ static ssize_t pread_full(int fd, char *p, size_t n, size_t size)
         return (ssize_t) got;
 }
 
+/* The result for a read(2) that failed with -@error, as the seed words it. */
+static int read_failed(int error, json_t **ret)
+{
+        _cleanup_free_ char *msg = NULL;
+
+        if (asprintf(&msg, "Failed to read file: %s", strerror(-error)) < 0)
+                return -ENOMEM;
+        return read_result_error(msg, 0, false, NULL, ret);
+}
+
 /* Devices, FIFOs and sockets: reading them would block or never end. */
 static int device_error(const char *path, json_t **ret)
 {
@@ -726,13 +736,8 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
          * is as good as one taken a moment later). Size 0 (procfs) reads to EOF.
          */
         ns = pread_full(fd, block, READ_BLOCK, (size_t) MAX(st.st_size, 0));
-        if (ns < 0) {
-                _cleanup_free_ char *msg = NULL;
-
-                if (asprintf(&msg, "Failed to read file: %s", strerror((int) -ns)) < 0)
-                        return -ENOMEM;
-                return read_result_error(msg, 0, false, NULL, ret_result);
-        }
+        if (ns < 0)
+                return read_failed((int) ns, ret_result);
         if (sample_is_binary(block, MIN((size_t) ns, (size_t) SNIFF_BYTES)))
                 return read_result_error(BINARY_MESSAGE, (int64_t) st.st_size, true, NULL,
                                          ret_result);
@@ -756,15 +761,11 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
                 ssize_t k = pread(fd, block, READ_BLOCK, pos);
 
                 if (k < 0) {
-                        _cleanup_free_ char *msg = NULL;
-
                         if (errno == EINTR)
                                 continue;
                         r = -errno;
                         buf_release(&rd.content);
-                        if (asprintf(&msg, "Failed to read file: %s", strerror(-r)) < 0)
-                                return -ENOMEM;
-                        return read_result_error(msg, 0, false, NULL, ret_result);
+                        return read_failed(r, ret_result);
                 }
                 if (k == 0)
                         break;
