@@ -64,11 +64,10 @@ struct rpc_server {
         atomic_bool stopping;
 
         pthread_mutex_t lock; /* everything below */
-        pthread_cond_t idle_cond;
         struct rpc_conn *conns;
         size_t n_conns;
         struct rpc_conn *ready_head, *ready_tail;
-        size_t n_threads, n_waiting, n_running;
+        size_t n_threads, n_waiting;
         size_t quick_threads; /* quick calls run on at most this many threads: the CPUs */
         pthread_t threads[RPC_THREADS_MAX];
         bool shut_down;
@@ -650,17 +649,7 @@ static void *worker_main(void *arg)
                         break;
                 /* A thread is left waiting for the next request (keep_spare()) once the
                  * request names its tool. */
-                pthread_mutex_lock(&s->lock);
-                s->n_running++;
-                pthread_mutex_unlock(&s->lock);
-
                 handle_line(c, line, n);
-
-                pthread_mutex_lock(&s->lock);
-                s->n_running--;
-                if (s->n_running == 0)
-                        pthread_cond_broadcast(&s->idle_cond);
-                pthread_mutex_unlock(&s->lock);
                 conn_unref(c);
         }
         return NULL;
@@ -692,7 +681,6 @@ int rpc_server_new(const struct rpc_server_opts *o, struct rpc_server **ret)
         }
         s->listen_fd = s->wake_fd = s->stop_fd = s->epfd = -EBADF;
         pthread_mutex_init(&s->lock, NULL);
-        pthread_cond_init(&s->idle_cond, NULL);
         s->token = strdup(o->token);
         s->log = json_array();
         if (!s->token || !s->log) {
@@ -807,7 +795,6 @@ struct rpc_server *rpc_server_free(struct rpc_server *s)
         json_decref(s->log);
         free(s->token);
         pthread_mutex_destroy(&s->lock);
-        pthread_cond_destroy(&s->idle_cond);
         free(s);
         return NULL;
 }
