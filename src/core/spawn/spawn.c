@@ -262,10 +262,13 @@ static pid_t shared_start(const struct child_ctx *x)
                 return -1;
         }
         req.sc = sc;
-        if (sem_init(&req.started, 0, 0) < 0 || pthread_attr_init(&attr) != 0) {
-                (void) munmap(sc->stack, SHARED_STACK);
-                free(sc);
-                return -1;
+        if (sem_init(&req.started, 0, 0) < 0)
+                goto fail;
+        r = pthread_attr_init(&attr);
+        if (r != 0) {
+                sem_destroy(&req.started);
+                errno = r;
+                goto fail;
         }
         (void) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         (void) pthread_attr_setstacksize(&attr, STARTER_STACK);
@@ -275,17 +278,21 @@ static pid_t shared_start(const struct child_ctx *x)
         (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_attr_destroy(&attr);
         if (r != 0) {
-                (void) munmap(sc->stack, SHARED_STACK);
-                free(sc);
                 sem_destroy(&req.started);
                 errno = r;
-                return -1;
+                goto fail;
         }
         while (sem_wait(&req.started) < 0)
                 ; /* EINTR */
         sem_destroy(&req.started);
         errno = req.error;
         return req.pid;
+fail:
+        r = errno;
+        (void) munmap(sc->stack, SHARED_STACK);
+        free(sc);
+        errno = r;
+        return -1;
 }
 
 /*
