@@ -31,11 +31,6 @@ void result_format_seconds(double s, char *buf, size_t n)
                 snprintf(buf, n, "%g", s);
 }
 
-static double round2(double v)
-{
-        return seconds_to_hundredths(v);
-}
-
 json_t *result_build(const struct result_input *in)
 {
         _cleanup_buf_ struct buf out = BUF_INIT(SIZE_MAX / 2);
@@ -88,7 +83,8 @@ json_t *result_build(const struct result_input *in)
         k |= json_object_set_new(r, "status", json_string(exec_status_to_string(in->status)));
         k |= json_object_set_new(r, "output", json_stringn(buf_str(&out), out.len));
         k |= json_object_set_new(r, "tool_calls_made", json_integer(in->calls));
-        k |= json_object_set_new(r, "duration_seconds", json_real(round2(in->duration)));
+        k |= json_object_set_new(r, "duration_seconds",
+                                 json_real(seconds_to_hundredths(in->duration)));
         k |= json_object_set_new(r, "exit_code",
                                  in->have_exit_code ? json_integer(in->exit_code) : json_null());
         if (in->error)
