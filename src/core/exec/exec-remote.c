@@ -649,6 +649,8 @@ static int start_channel(struct remote_run *r, struct diag *reterr)
                 .path = path,
                 .argv = argv,
                 .envp = r->o->base_env,
+                /* A channel to this machine (exec:sh) starts where a local run would. */
+                .cwd = r->o->cwd,
                 .stdin_fd = inp[0],
                 .stdout_fd = outp[1],
                 .stderr_fd = errp[1],
