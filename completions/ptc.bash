@@ -16,7 +16,7 @@ _ptc()
                 cword=$COMP_CWORD
         fi
 
-        local cmds="run schema stubs tool mcp doctor"
+        local cmds="run schema stubs tool mcp doctor agent"
         local cmd="" i
         for ((i = 1; i < cword; i++)); do
                 case ${words[i]} in
@@ -32,13 +32,14 @@ _ptc()
 
         local opts
         case $cmd in
-        run) opts="-c --tools --timeout --max-tool-calls --mode --cwd --config --isolation --log
-                   --pretty --progress-fd --help -h" ;;
+        run) opts="-c --tools --timeout --max-tool-calls --mode --cwd --config --isolation
+                   --backend --log --pretty --progress-fd --help -h" ;;
         schema | stubs) opts="--tools --mode --config --compact --help -h" ;;
         tool) opts="--config --cwd --pretty --help -h" ;;
         mcp) opts="--config --tools --mode --cwd --timeout --max-tool-calls --isolation
-                   --expose-tools --help -h" ;;
+                   --backend --expose-tools --help -h" ;;
         doctor) opts="--config --help -h" ;;
+        agent) opts="--help -h" ;;
         *) return ;;
         esac
 
@@ -60,6 +61,11 @@ _ptc()
                 local head=""
                 [[ $cur == *,* ]] && head=${cur%,*},
                 COMPREPLY=($(compgen -P "$head" -W "$_ptc_tools" -- "${cur##*,}"))
+                return ;;
+        --backend)
+                COMPREPLY=($(compgen -W "local ssh: docker: podman: kubectl: apptainer: exec:" \
+                        -- "$cur"))
+                compopt -o nospace 2>/dev/null
                 return ;;
         --timeout | --max-tool-calls | --progress-fd | -c)
                 return ;;

@@ -417,6 +417,26 @@ struct ptc_mcp_opts {
 PTC_EXPORT int ptc_mcp_serve(ptc_engine *e, int in_fd, int out_fd, const struct ptc_mcp_opts *opts,
                              struct ptc_diag *diag);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Agent: the remote end of a run on a remote backend (docs/remote.md)                          */
+
+/*
+ * Serve one remote run on two descriptors, the channel a host opened to this machine
+ * (`ptc agent`, which a host's `--backend ssh:...` starts through the channel): write the
+ * stream's magic and hello to @out_fd, take the host's hello and run frames from @in_fd,
+ * run the script here with the host's configuration (the tools on files and processes run
+ * here, the web and the host's tools are forwarded to it), stream the script's output as
+ * it is written, stop it when the host says so or goes away, and end with an exit frame.
+ * @out_fd carries nothing but the stream. Blocks the calling thread, which should be the
+ * process's main thread (the run reaps the script's orphans: PTC_ENGINE_REAP_ORPHANS); the
+ * process's secrets are scrubbed (PTC_ENGINE_SCRUB_PROCESS). A host ignores SIGPIPE.
+ *
+ * Returns 0 once the exit frame is written; a negative errno when the stream broke or the
+ * run could not start (the host was told why with an error frame when the channel still
+ * worked). The descriptors stay the caller's.
+ */
+PTC_EXPORT int ptc_agent_serve(int in_fd, int out_fd, struct ptc_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

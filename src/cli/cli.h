@@ -29,6 +29,7 @@ int cmd_stubs(int argc, char **argv);
 int cmd_tool(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 
 /*
  * A new engine (ptc_engine_new()) for @config (may be NULL) and @flags. Prints

@@ -47,6 +47,7 @@ static void help(void)
                "                           code_execution.timeout, %g)\n"
                "  --max-tool-calls N       tool-call budget of each execution (default %lld)\n"
                "  --isolation LEVEL        none | auto | strict, as ptc run (default %s)\n"
+               "  --backend SPEC           where the scripts run, as ptc run (default local)\n"
                "  --expose-tools           also list each enabled tool as an MCP tool\n"
                "  -h, --help               this help\n"
                "\n"
@@ -89,6 +90,7 @@ int cmd_mcp(int argc, char **argv)
 {
         const char *arg_config = NULL, *arg_tools = NULL, *arg_mode = NULL, *arg_cwd = NULL;
         const char *arg_timeout = NULL, *arg_calls = NULL, *arg_isolation = NULL;
+        const char *arg_backend = NULL;
         bool arg_expose_tools = false;
         const struct cli_option opts[] = {
                 {"config", &arg_config},
@@ -98,6 +100,7 @@ int cmd_mcp(int argc, char **argv)
                 {"timeout", &arg_timeout},
                 {"max-tool-calls", &arg_calls},
                 {"isolation", &arg_isolation},
+                {"backend", &arg_backend},
                 {"expose-tools", .flag = &arg_expose_tools},
                 {},
         };
@@ -125,6 +128,8 @@ int cmd_mcp(int argc, char **argv)
             (arg_mode && cli_engine_set(engine, "mode", arg_mode, "--mode") < 0) ||
             (arg_isolation &&
              cli_engine_set(engine, "isolation", arg_isolation, "--isolation") < 0) ||
+            (arg_backend &&
+             cli_engine_set(engine, "code_execution.backend", arg_backend, "--backend") < 0) ||
             (arg_tools && cli_engine_set(engine, "tools", arg_tools, "--tools") < 0) ||
             cli_engine_set(engine, "cwd", arg_cwd ? arg_cwd : ".", "--cwd") < 0)
                 goto out;

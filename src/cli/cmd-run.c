@@ -57,6 +57,11 @@ static void help(void)
                "                           $XDG_CONFIG_HOME/ptc/config.yaml)\n"
                "  --isolation LEVEL        none | auto | strict (default %s: every layer of\n"
                "                           namespaces, Landlock, seccomp, rlimits that works)\n"
+               "  --backend SPEC           where the script and the file and terminal tools run:\n"
+               "                           local (default), ssh:[USER@]HOST[:PORT],\n"
+               "                           docker:CONTAINER, podman:CONTAINER,\n"
+               "                           kubectl:[NS/]POD[:CONTAINER], apptainer:INSTANCE,\n"
+               "                           exec:COMMAND (docs/remote.md)\n"
                "  --log                    add the per-call log (tool_calls) to the result\n"
                "  --pretty                 indent the result JSON\n"
                "  --progress-fd FD         write one JSON line per tool call to FD\n"
@@ -236,7 +241,7 @@ int cmd_run(int argc, char **argv)
         _cleanup_free_ char *code = NULL, *result = NULL;
         const char *arg_code = NULL, *arg_file = NULL, *arg_config = NULL, *arg_tools = NULL;
         const char *arg_timeout = NULL, *arg_calls = NULL, *arg_mode = NULL, *arg_cwd = NULL;
-        const char *arg_isolation = NULL, *arg_progress_fd = NULL;
+        const char *arg_isolation = NULL, *arg_progress_fd = NULL, *arg_backend = NULL;
         struct progress_sink progress = {.fd = -EBADF, .lock = PTHREAD_MUTEX_INITIALIZER};
         struct signal_watch watch = {.sig_fd = -EBADF, .stop_fd = -EBADF};
         bool arg_log = false, arg_pretty = false;
@@ -249,6 +254,7 @@ int cmd_run(int argc, char **argv)
                 {"cwd", &arg_cwd},
                 {"config", &arg_config},
                 {"isolation", &arg_isolation},
+                {"backend", &arg_backend},
                 {"log", .flag = &arg_log},
                 {"pretty", .flag = &arg_pretty},
                 {"progress-fd", &arg_progress_fd},
@@ -289,7 +295,9 @@ int cmd_run(int argc, char **argv)
              cli_engine_set(engine, "max_tool_calls", arg_calls, "--max-tool-calls") < 0) ||
             (arg_mode && cli_engine_set(engine, "mode", arg_mode, "--mode") < 0) ||
             (arg_isolation &&
-             cli_engine_set(engine, "isolation", arg_isolation, "--isolation") < 0))
+             cli_engine_set(engine, "isolation", arg_isolation, "--isolation") < 0) ||
+            (arg_backend &&
+             cli_engine_set(engine, "code_execution.backend", arg_backend, "--backend") < 0))
                 goto out;
         if (arg_progress_fd) {
                 int64_t fd;

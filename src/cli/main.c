@@ -21,6 +21,8 @@ static void help(void)
                "  ptc mcp [OPTIONS]                       serve the Model Context Protocol on "
                "stdio\n"
                "  ptc doctor [--config FILE]              interpreter, isolation layers, tools\n"
+               "  ptc agent                               the remote end of --backend (started "
+               "by ptc)\n"
                "  ptc --version | --help\n"
                "\n"
                "Every subcommand has --help. Exit status of 'ptc run': 0 success, 1 the script\n"
@@ -35,8 +37,9 @@ int main(int argc, char **argv)
                 const char *name;
                 int (*fn)(int, char **);
         } cmds[] = {
-                {"run", cmd_run},   {"schema", cmd_schema}, {"stubs", cmd_stubs},
-                {"tool", cmd_tool}, {"doctor", cmd_doctor}, {"mcp", cmd_mcp},
+                {"run", cmd_run},     {"schema", cmd_schema}, {"stubs", cmd_stubs},
+                {"tool", cmd_tool},   {"doctor", cmd_doctor}, {"mcp", cmd_mcp},
+                {"agent", cmd_agent},
         };
         int r;
 

@@ -369,6 +369,28 @@ def test_execute_code_success(mcp):
     assert isinstance(d["duration_seconds"], (int, float)), d
 
 
+def test_execute_code_on_a_remote_backend(mcp, ptc):
+    # docs/remote.md: the target is this machine behind `sh`, its agent the binary under test.
+    c = mcp("--backend", "exec:sh", env={"PATH": f"{ptc.bin.parent}:{ptc.env['PATH']}"})
+    (ptc.workdir / "here.txt").write_text("remote cwd\n")
+    d = check_result(c.call_code(
+        "from hermes_tools import terminal, read_file\n"
+        "print(terminal('echo t')['output'].strip(), read_file('here.txt')['content'])"))
+    assert d["status"] == "success", d
+    assert d["output"] == "t      1|remote cwd\n     2|\n", d
+    assert d["tool_calls_made"] == 2, d
+    code, pidfile = sleeper(ptc)
+    id = c.send_request("tools/call", {"name": "execute_code", "arguments": {"code": code}})
+    read_pid(pidfile)
+    try:
+        c.notify("notifications/cancelled", {"requestId": id, "reason": "test"})
+        left = wait_no_process_marked(script_marker(ptc), 8)
+        assert not left, f"script processes {left} still alive 8 s after the cancel"
+        c.ping_ok()
+    finally:
+        kill_pids(processes_marked(script_marker(ptc)))
+
+
 def test_execute_code_reads_file_in_cwd(mcp, ptc):
     (ptc.workdir / "data.txt").write_text("alpha\nbeta\n")
     c = mcp()

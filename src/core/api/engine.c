@@ -293,6 +293,12 @@ static bool host_tool_name_ok(const char *s)
 PTC_EXPORT int ptc_engine_add_tool(ptc_engine *e, const struct ptc_tool_def *def,
                                    struct ptc_diag *diag)
 {
+        return engine_add_host_tool(e, def, false, diag);
+}
+
+int engine_add_host_tool(ptc_engine *e, const struct ptc_tool_def *def, bool shadow_builtin,
+                         struct ptc_diag *diag)
+{
         struct host_tool h = {}, *a;
         json_error_t jerr;
 
@@ -311,7 +317,7 @@ PTC_EXPORT int ptc_engine_add_tool(ptc_engine *e, const struct ptc_tool_def *def
                                  def->name, HOST_TOOL_NAME_MAX);
         if (!def->fn)
                 return api_diagf(diag, -EINVAL, "host tool '%s': no callback", def->name);
-        for (size_t i = 0; tool_known_names[i]; i++)
+        for (size_t i = 0; !shadow_builtin && tool_known_names[i]; i++)
                 if (strcmp(tool_known_names[i], def->name) == 0)
                         return api_diagf(diag, -EINVAL,
                                          "host tool '%s': the name of a builtin tool", def->name);

@@ -99,6 +99,14 @@ int engine_build_registry(const struct ptc_config *c, char *const *tools,
  */
 int engine_effective_tools(const ptc_engine *e, char **ret, char ***warnings, struct diag *reterr);
 
+/*
+ * ptc_engine_add_tool() with, when @shadow_builtin, a builtin tool's name allowed: the tool
+ * then stands in for the builtin one when a "tools" list names it (a remote agent's web
+ * tools, which run on its host: docs/remote.md).
+ */
+int engine_add_host_tool(ptc_engine *e, const struct ptc_tool_def *def, bool shadow_builtin,
+                         struct ptc_diag *diag);
+
 /* engine.c: the option parsers ptc_engine_set() and ptc_execution_set() share. */
 int engine_set_timeout(const char *value, double *ret, struct ptc_diag *pd);
 int engine_set_max_tool_calls(const char *value, int64_t *ret, struct ptc_diag *pd);

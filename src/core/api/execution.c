@@ -18,7 +18,9 @@
 #include "basic/strv.h"
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
+#include "core/api/execution.h"
 #include "core/exec/exec.h"
+#include "core/remote/backend.h"
 #include "core/spawn/interpreter.h"
 
 struct ptc_execution {
@@ -29,6 +31,8 @@ struct ptc_execution {
         struct registry *registry; /* a "tools" subset, or NULL for the engine's */
         ptc_progress_fn progress;
         void *progress_userdata;
+        void (*output)(void *userdata, bool is_err, const char *p, size_t n);
+        void *output_userdata;
         int cancel_fd;
         const char *reason; /* atomic: set before cancel_fd is written */
         bool ran;
@@ -132,6 +136,19 @@ PTC_EXPORT int ptc_execution_on_progress(ptc_execution *x, ptc_progress_fn fn, v
         return 0;
 }
 
+int execution_on_output(ptc_execution *x,
+                        void (*fn)(void *userdata, bool is_err, const char *p, size_t n),
+                        void *userdata)
+{
+        if (!x)
+                return -EINVAL;
+        if (x->ran)
+                return -EBUSY;
+        x->output = fn;
+        x->output_userdata = userdata;
+        return 0;
+}
+
 static void on_call(void *userdata, const char *tool, int64_t count)
 {
         ptc_execution *x = userdata;
@@ -182,6 +199,7 @@ PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code
 {
         ptc_engine *e;
         _cleanup_free_ char *python = NULL;
+        _cleanup_backend_ struct backend *backend = NULL;
         json_t *result = NULL;
         enum exec_status st;
         struct diag d = {};
@@ -195,10 +213,18 @@ PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code
         x->ran = true;
         e = x->engine;
 
+        if (x->config.backend) {
+                /* Checked when it was set; the interpreter is the target's business. */
+                r = backend_parse(x->config.backend, &backend, &d);
+                if (r < 0)
+                        return api_diag(diag, r, &d);
+        }
         /* Here, not at start: it depends on this run's directory (a project's venv). */
-        r = interpreter_resolve_in(&x->config, x->config.mode, x->cwd, &python, &d);
-        if (r < 0)
-                return api_diag(diag, r, &d);
+        if (!backend || backend->kind == BACKEND_LOCAL) {
+                r = interpreter_resolve_in(&x->config, x->config.mode, x->cwd, &python, &d);
+                if (r < 0)
+                        return api_diag(diag, r, &d);
+        }
         {
                 struct exec_opts eo = {
                         .code = code,
@@ -219,6 +245,9 @@ PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code
                         .on_call_userdata = x,
                         .on_warning = on_warning,
                         .on_warning_userdata = x,
+                        .on_output = x->output,
+                        .on_output_userdata = x->output_userdata,
+                        .backend = backend,
                 };
                 r = exec_run(&eo, &result, &st, &d);
         }

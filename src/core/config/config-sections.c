@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "basic/strv.h"
+#include "core/remote/backend.h"
 
 /* ---- sections ----------------------------------------------------------------------------- */
 
@@ -304,6 +305,28 @@ static int parse_tools(struct ctx *x, const struct key_spec *k, const char *key,
         return 0;
 }
 
+/* backend: a SPEC (docs/remote.md), checked as the run will parse it. */
+static int parse_code_backend(struct ctx *x, const struct key_spec *k, const char *key,
+                              const struct node *v, void *target)
+{
+        _cleanup_backend_ struct backend *b = NULL;
+        struct ptc_config *c = target;
+        struct diag why = {};
+        char *d;
+        int r;
+
+        r = config_value_string(x, v, key, false, &d);
+        if (r < 0)
+                return r;
+        r = backend_parse(d, &b, &why);
+        if (r < 0) {
+                free(d);
+                return r == -ENOMEM ? r : config_fail(x, v->line, key, "%s", why.message);
+        }
+        config_replace_string(&c->backend, d);
+        return 0;
+}
+
 static const struct key_spec code_execution_keys[] = {
         {"timeout", parse_seconds_key, offsetof(struct ptc_config, timeout), 0, CONFIG_MAX_SECONDS},
         {"max_tool_calls", parse_int_key, offsetof(struct ptc_config, max_tool_calls), 0,
@@ -316,6 +339,7 @@ static const struct key_spec code_execution_keys[] = {
          100000000},
         {"python", parse_python, 0, 0, 0},
         {"tools", parse_tools, 0, 0, 0},
+        {"backend", parse_code_backend, 0, 0, 0},
 };
 
 /* terminal */
@@ -921,6 +945,8 @@ static char *key_value_text(const struct ptc_config *c, const struct key_spec *k
                 s = c->module_name;
         else if (k->parse == parse_python)
                 s = c->python;
+        else if (k->parse == parse_code_backend)
+                s = c->backend ? c->backend : "local";
         else if (k->parse == parse_tools)
                 return join_list(c->tools);
         else if (k->parse == parse_env_passthrough)

@@ -150,6 +150,7 @@ void config_release(struct ptc_config *c)
         if (!c)
                 return;
         free(c->module_name);
+        free(c->backend);
         free(c->python);
         strv_free(c->tools);
         strv_free(c->env_passthrough);

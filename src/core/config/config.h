@@ -46,6 +46,7 @@ struct ptc_config {
         int64_t max_stderr_bytes; /* >= 0; default 10000 */
         char *python;             /* interpreter for strict mode; default "python3" */
         char **tools;             /* enabled tool names; NULL = the default set */
+        char *backend;            /* where scripts run: a SPEC (docs/remote.md); NULL = local */
 
         /* terminal */
         char **env_passthrough;       /* names that pass the env scrub; never NULL */

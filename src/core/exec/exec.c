@@ -26,6 +26,7 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "core/env/env.h"
+#include "core/exec/exec-internal.h"
 #include "core/exec/result.h"
 #include "core/exec/staging.h"
 #include "core/loop/loop.h"
@@ -33,6 +34,7 @@
 #include "core/output/capture.h"
 #include "core/output/redact.h"
 #include "core/registry/registry.h"
+#include "core/remote/backend.h"
 #include "core/rpc/rpc-server.h"
 #include "core/sandbox/cgroup.h"
 #include "core/sandbox/landlock.h"
@@ -177,6 +179,8 @@ static void on_pipe(struct loop_source *s, int fd, uint32_t events, void *userda
                 }
                 /* A spill write failure only loses the spill, never the capture. */
                 (void) capture_feed(c, buf, (size_t) k);
+                if (e->o->on_output)
+                        e->o->on_output(e->o->on_output_userdata, is_err, buf, (size_t) k);
                 if ((size_t) k < sizeof(buf))
                         return;
         }
@@ -537,11 +541,23 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
         return 0;
 }
 
+int exec_capture_init(const struct exec_opts *o, struct capture *out, struct capture *err)
+{
+        const struct ptc_config *c = o->config;
+        _cleanup_free_ char *spdir = xdg_cache_path("ptc/spill");
+        int r;
+
+        r = capture_init(out, (size_t) c->max_stdout_bytes * 2 / 5,
+                         (size_t) c->max_stdout_bytes - (size_t) c->max_stdout_bytes * 2 / 5,
+                         CAPTURE_THOUSANDS, spdir, EXEC_SPILL_MAX);
+        return r < 0 ? r : capture_init(err, (size_t) c->max_stderr_bytes, 0, 0, NULL, 0);
+}
+
 static int setup(struct execution *e, struct diag *reterr)
 {
         const struct exec_opts *o = e->o;
         const struct ptc_config *c = o->config;
-        _cleanup_free_ char *module = NULL, *spdir = NULL;
+        _cleanup_free_ char *module = NULL;
         char token[65];
         int outp[2] = {-1, -1}, errp[2] = {-1, -1};
         struct rpc_server_opts ro;
@@ -597,12 +613,7 @@ static int setup(struct execution *e, struct diag *reterr)
         if (r < 0)
                 return diag_set(reterr, r, "cannot build the child environment: %s", strerror(-r));
 
-        spdir = xdg_cache_path("ptc/spill");
-        r = capture_init(&e->out, (size_t) c->max_stdout_bytes * 2 / 5,
-                         (size_t) c->max_stdout_bytes - (size_t) c->max_stdout_bytes * 2 / 5,
-                         CAPTURE_THOUSANDS, spdir, EXEC_SPILL_MAX);
-        if (r >= 0)
-                r = capture_init(&e->err, (size_t) c->max_stderr_bytes, 0, 0, NULL, 0);
+        r = exec_capture_init(o, &e->out, &e->err);
         if (r < 0)
                 return diag_set(reterr, r, "cannot set up output capture: %s", strerror(-r));
 
@@ -695,43 +706,43 @@ static void teardown(struct execution *e)
         strv_free(e->child_env);
 }
 
-static int finish(struct execution *e, json_t **ret, enum exec_status *ret_status)
+int exec_result(const struct exec_opts *o, struct capture *cout, struct capture *cerr,
+                struct result_input *in, bool redact_log, json_t **ret,
+                enum exec_status *ret_status)
 {
         struct capture_text out = {}, err = {};
-        struct result_input in = {};
         _cleanup_free_ char *spill = NULL, *withheld = NULL;
-        json_auto_t *log = NULL;
         json_t *res;
         int r, red;
 
-        /* Tools first: nothing may still be writing when we assemble. */
-        rpc_server_shutdown(e->rpc, 5000);
-
-        r = capture_text(&e->out, &out);
+        r = capture_text(cout, &out);
         if (r >= 0)
-                r = capture_text(&e->err, &err);
+                r = capture_text(cerr, &err);
         if (r < 0) {
                 free(out.text);
                 free(err.text);
                 return r;
         }
-        red = postprocess(e->o->redactor, &out);
+        red = postprocess(o->redactor, &out);
         if (red >= 0)
-                red = postprocess(e->o->redactor, &err);
+                red = postprocess(o->redactor, &err);
+        /* A log made elsewhere (a remote agent's) is redacted here like the output. */
+        if (red >= 0 && in->log && redact_log)
+                red = redact_json(o->redactor, REDACT_FULL, in->log);
 
         /* An unfiltered spill could hold a secret: it goes with any redaction failure. */
-        if (capture_spill_path(&e->out)) {
-                struct filter_ctx f = {.redactor = e->o->redactor};
+        if (capture_spill_path(cout)) {
+                struct filter_ctx f = {.redactor = o->redactor};
                 if (red < 0)
-                        capture_drop_spill(&e->out);
-                else if ((r = capture_filter_spill(&e->out, spill_filter, &f)) < 0)
+                        capture_drop_spill(cout);
+                else if ((r = capture_filter_spill(cout, spill_filter, &f)) < 0)
                         red = r; /* the spill is gone; the output is withheld too */
         }
-        if (capture_spill_path(&e->out)) {
+        if (capture_spill_path(cout)) {
                 _cleanup_free_ char *dir = NULL;
                 char *slash;
 
-                spill = strdup(capture_spill_path(&e->out));
+                spill = strdup(capture_spill_path(cout));
                 dir = spill ? strdup(spill) : NULL;
                 slash = dir ? strrchr(dir, '/') : NULL;
                 if (slash) {
@@ -740,24 +751,15 @@ static int finish(struct execution *e, json_t **ret, enum exec_status *ret_statu
                 }
         }
 
-        if (e->stopped)
-                in.status = e->status;
-        else
-                in.status = e->wstatus == 0 ? EXEC_SUCCESS : EXEC_ERROR;
-        in.stdout_text = out.text;
-        in.stdout_len = out.len;
-        in.stderr_text = err.text;
-        in.stderr_len = err.len;
-        in.have_exit_code = e->reaped;
-        in.exit_code = e->wstatus;
-        in.timeout = e->o->config->timeout;
-        in.duration = (double) (now_usec() - e->start) / USEC_PER_SEC;
-        in.calls = rpc_server_calls_made(e->rpc);
-        in.truncated = out.truncated;
-        in.stdout_total = out.total;
-        in.stdout_omitted = out.omitted;
-        in.spill_path = spill;
-        in.interrupt_reason = e->interrupt_reason;
+        in->stdout_text = out.text;
+        in->stdout_len = out.len;
+        in->stderr_text = err.text;
+        in->stderr_len = err.len;
+        in->timeout = o->config->timeout;
+        in->truncated = out.truncated;
+        in->stdout_total = out.total;
+        in->stdout_omitted = out.omitted;
+        in->spill_path = spill;
         if (red < 0) {
                 /*
                  * Fail closed: text whose redaction failed may hold a secret, so none of
@@ -770,25 +772,48 @@ static int finish(struct execution *e, json_t **ret, enum exec_status *ret_statu
                         free(err.text);
                         return -ENOMEM;
                 }
-                in.status = EXEC_ERROR;
-                in.stdout_text = in.stderr_text = "";
-                in.stdout_len = in.stderr_len = 0;
-                in.truncated = false;
-                in.spill_path = NULL;
-                in.error = withheld;
+                in->status = EXEC_ERROR;
+                in->stdout_text = in->stderr_text = "";
+                in->stdout_len = in->stderr_len = 0;
+                in->truncated = false;
+                in->spill_path = NULL;
+                in->error = withheld;
+                if (redact_log)
+                        in->log = NULL;
         }
-        if (e->o->log_calls) {
-                log = rpc_server_log(e->rpc);
-                in.log = log;
-        }
-        res = result_build(&in);
+        res = result_build(in);
         free(out.text);
         free(err.text);
         if (!res)
                 return -ENOMEM;
         *ret = res;
-        *ret_status = in.status;
+        *ret_status = in->status;
         return 0;
+}
+
+static int finish(struct execution *e, json_t **ret, enum exec_status *ret_status)
+{
+        struct result_input in = {};
+        json_auto_t *log = NULL;
+
+        /* Tools first: nothing may still be writing when we assemble. */
+        rpc_server_shutdown(e->rpc, 5000);
+
+        if (e->stopped)
+                in.status = e->status;
+        else
+                in.status = e->wstatus == 0 ? EXEC_SUCCESS : EXEC_ERROR;
+        in.have_exit_code = e->reaped;
+        in.exit_code = e->wstatus;
+        in.duration = (double) (now_usec() - e->start) / USEC_PER_SEC;
+        in.calls = rpc_server_calls_made(e->rpc);
+        in.interrupt_reason = e->interrupt_reason;
+        if (e->o->log_calls) {
+                /* Redacted by the RPC server as each call was made. */
+                log = rpc_server_log(e->rpc);
+                in.log = log;
+        }
+        return exec_result(e->o, &e->out, &e->err, &in, false, ret, ret_status);
 }
 
 int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_status,
@@ -821,6 +846,9 @@ int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_stat
                 *ret_status = EXEC_ERROR;
                 return *ret ? 0 : -ENOMEM;
         }
+
+        if (o->backend && o->backend->kind != BACKEND_LOCAL)
+                return exec_run_remote(o, ret, ret_status, reterr);
 
         r = setup(&e, reterr);
         if (r < 0) {

@@ -17,6 +17,7 @@
 #include "basic/macro.h"
 #include "core/config/config.h"
 
+struct backend;
 struct redactor;
 struct registry;
 
@@ -49,6 +50,20 @@ struct exec_opts {
          * namespaces layer ..."), on the thread of exec_run(); NULL drops them. */
         void (*on_warning)(void *userdata, const char *line);
         void *on_warning_userdata;
+        /*
+         * Each chunk the script writes (@is_err: to stderr), as it is read, from the thread
+         * of exec_run(), besides the capture: how a remote agent streams the output to its
+         * host (docs/remote.md). NULL: none.
+         */
+        void (*on_output)(void *userdata, bool is_err, const char *p, size_t n);
+        void *on_output_userdata;
+        /*
+         * Where the script runs (remote/backend.h): NULL or a local backend for this
+         * machine; otherwise the script and the tools on files and processes run on the
+         * target through ptc's agent there, and the tools that run on the host
+         * (tool.runs_on_host) answer its calls here.
+         */
+        const struct backend *backend;
 };
 
 enum exec_status {

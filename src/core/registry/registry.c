@@ -119,6 +119,7 @@ static int tool_from_def(const struct tool_def *def, struct tool *ret, struct di
         t.run = def->run;
         t.dropped_args = def->dropped_args;
         t.quick = def->quick;
+        t.runs_on_host = def->runs_on_host;
 
         if (def->parameters_json) {
                 /* A builtin schema that does not parse is a bug in ptc: fail loudly at build. */
@@ -246,6 +247,7 @@ static int add_extra(struct registry *r, const struct registry_extra_tool *x)
                 .parameters = json_incref(x->parameters),
                 .run = x->run,
                 .userdata = x->userdata,
+                .runs_on_host = true,
         };
         r->n++; /* counted now, so registry_free() releases a half-made entry */
         if (!t->name || !t->description || !t->returns)

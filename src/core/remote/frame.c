@@ -94,6 +94,12 @@ ssize_t frame_reader_fill(struct frame_reader *r, int fd)
         return k;
 }
 
+/* What is left to take (never a NULL pointer, even before the first byte came). */
+static const char *pending(const struct frame_reader *r)
+{
+        return buf_str(&r->in) + r->start;
+}
+
 /* Keep the first bytes of the preamble for the error message. */
 static void keep_preview(struct frame_reader *r, const char *p, size_t n)
 {
@@ -150,7 +156,7 @@ static int preamble_error(const struct frame_reader *r, const char *p, size_t n,
 /* Look for the magic in what is pending; 1 when found (and consumed), 0 when not yet. */
 static int find_magic(struct frame_reader *r, struct diag *reterr)
 {
-        const char *p = r->in.data + r->start;
+        const char *p = pending(r);
         size_t n = r->in.len - r->start;
         const char *m = n ? memmem(p, n, FRAME_MAGIC, FRAME_MAGIC_SIZE) : NULL;
         size_t drop;
@@ -193,7 +199,7 @@ int frame_reader_next(struct frame_reader *r, struct frame *ret, struct diag *re
         }
         if (r->in.len - r->start < FRAME_HEADER_SIZE)
                 return 0;
-        h = (const unsigned char *) r->in.data + r->start;
+        h = (const unsigned char *) pending(r);
         len = get_be32(h);
         type = h[4];
 
@@ -224,7 +230,7 @@ int frame_reader_next(struct frame_reader *r, struct frame *ret, struct diag *re
 
         *ret = (struct frame){
                 .type = type,
-                .payload = r->in.data + r->start + FRAME_HEADER_SIZE,
+                .payload = pending(r) + FRAME_HEADER_SIZE,
                 .len = len,
         };
         r->start += FRAME_HEADER_SIZE + len;
@@ -239,7 +245,7 @@ int frame_reader_eof(const struct frame_reader *r, struct diag *reterr)
         size_t left = r->in.len - r->start;
 
         if (!r->started)
-                return preamble_error(r, r->in.data + r->start, left, reterr, -EPIPE,
+                return preamble_error(r, pending(r), left, reterr, -EPIPE,
                                       "the channel closed before the remote stream started");
         if (left == 0)
                 return 0;
@@ -249,8 +255,8 @@ int frame_reader_eof(const struct frame_reader *r, struct diag *reterr)
                                 FRAME_HEADER_SIZE);
         return diag_set(
                 reterr, -EPIPE, "the channel closed inside a %s frame (%zu of %u payload bytes)",
-                frame_type_name((unsigned char) r->in.data[r->start + 4]), left - FRAME_HEADER_SIZE,
-                get_be32((const unsigned char *) r->in.data + r->start));
+                frame_type_name((unsigned char) pending(r)[4]), left - FRAME_HEADER_SIZE,
+                get_be32((const unsigned char *) pending(r)));
 }
 
 static void put_header(char *p, unsigned type, uint32_t len)

@@ -85,6 +85,13 @@ struct tool_def {
          * or an MCP server's tool) always leaves a thread spare.
          */
         bool quick;
+        /*
+         * With a remote backend (docs/remote.md) the tool runs on the host, not on the
+         * target: it needs the network, keys or redaction that only the host has (the web
+         * tools). The tools on files and processes run where the script runs. Tools that
+         * are not builtin (a host's, an MCP server's) always run on the host.
+         */
+        bool runs_on_host;
 };
 
 /* A tool as the registry holds it. */
@@ -97,6 +104,7 @@ struct tool {
         const char *const *dropped_args; /* tool_def.dropped_args (static); NULL: none */
         void *userdata;                  /* for tools that are not builtin (MCP upstream) */
         bool quick;                      /* tool_def.quick; false for tools not builtin */
+        bool runs_on_host;               /* tool_def.runs_on_host; true for tools not builtin */
 };
 
 /* The builtin tools, defined in tools/<name>.c. */

@@ -570,4 +570,5 @@ const struct tool_def tool_def_web_extract = {
                 "\"required\": [\"urls\"]}",
         .returns = "Returns {\"results\": [{\"url\", \"title\", \"content\", \"error\"}]}",
         .run = web_extract_run,
+        .runs_on_host = true,
 };

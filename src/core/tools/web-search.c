@@ -78,4 +78,5 @@ const struct tool_def tool_def_web_search = {
                    "\"description\", \"position\"}]}}",
         .run = web_search_tool_run,
         .usable = web_search_usable,
+        .runs_on_host = true,
 };

@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptc_agent_serve(): ptc on a remote target, the other end of exec-remote.c
+ * (docs/remote.md). It speaks the stream (remote/frame.h) on two fds, the channel's: says
+ * hello, takes the host's hello and run frames, runs the script as a local execution with
+ * the host's configuration, streams what the script writes as it is read, forwards the
+ * calls of the tools that run on the host (their definitions came in the run frame) and
+ * answers the script with the host's answers, stops the script when the host says so, and
+ * ends with an exit frame.
+ *
+ * Threads: the caller's runs the execution; a reader thread takes the host's frames once
+ * the run has started (answers, signals; end of file means the host is gone, and the
+ * script is stopped); the forwarded calls are made from the RPC server's threads. Every
+ * write to the host is one whole frame under the write lock.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "basic/buf.h"
+#include "basic/fd-util.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "core/api/api-util.h"
+#include "core/api/engine.h"
+#include "core/api/execution.h"
+#include "core/remote/frame.h"
+#include "ptc-version.h"
+#include "ptc/ptc.h"
+
+/* The host's hello and run must come within this after our hello. */
+#define OPENING_TIMEOUT_MS 60000
+/* Forwarded calls waiting for their answers at once (the RPC server runs at most 16). */
+#define PENDING_MAX 64
+/* A write to the host that makes no progress for this long breaks the stream. */
+#define WRITE_STALL_MS 30000
+
+struct pending_call {
+        json_int_t id;
+        ptc_tool_call *call;
+};
+
+struct agent {
+        int in_fd, out_fd;
+        pthread_mutex_t write_lock;
+        bool write_broken;
+        struct frame_reader reader;
+        ptc_execution *exec;
+
+        pthread_mutex_t lock; /* the pending calls, host_gone */
+        struct pending_call pending[PENDING_MAX];
+        size_t n_pending;
+        json_int_t next_id;
+        bool host_gone;
+        int stop_fd; /* eventfd: the reader thread stops */
+};
+
+static int write_stalling(int fd, const char *p, size_t n)
+{
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+
+                if (k < 0 && errno == EAGAIN) {
+                        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+
+                        if (poll(&pfd, 1, WRITE_STALL_MS) == 0)
+                                return -ETIMEDOUT;
+                        continue;
+                }
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+static int send_buf(struct agent *a, const struct buf *b)
+{
+        int k = -EPIPE;
+
+        pthread_mutex_lock(&a->write_lock);
+        if (!a->write_broken) {
+                k = write_stalling(a->out_fd, b->data, b->len);
+                if (k < 0)
+                        a->write_broken = true;
+        }
+        pthread_mutex_unlock(&a->write_lock);
+        return k;
+}
+
+static int send_json(struct agent *a, enum frame_type type, const json_t *v)
+{
+        _cleanup_buf_ struct buf b = BUF_INIT(FRAME_HEADER_SIZE + FRAME_JSON_MAX);
+        int k = frame_append_json(&b, type, v);
+
+        return k < 0 ? k : send_buf(a, &b);
+}
+
+/* The last word to the host: why this end gives up. */
+_printf_(3, 4) static int send_error(struct agent *a, int error, const char *fmt, ...)
+{
+        json_auto_t *v = NULL;
+        char msg[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void) vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        v = json_pack("{s:s}", "error", msg);
+        if (v)
+                (void) send_json(a, FRAME_ERROR, v);
+        return error;
+}
+
+/* exec_opts.on_output: each chunk as a frame, on the run's thread. */
+static void on_output(void *userdata, bool is_err, const char *p, size_t n)
+{
+        struct agent *a = userdata;
+
+        while (n > 0) {
+                size_t c = MIN(n, (size_t) FRAME_CHUNK_MAX);
+                _cleanup_buf_ struct buf b = BUF_INIT(FRAME_HEADER_SIZE + FRAME_CHUNK_MAX);
+
+                if (frame_append(&b, is_err ? FRAME_STDERR : FRAME_STDOUT, p, c) < 0 ||
+                    send_buf(a, &b) < 0)
+                        return; /* the host is gone: the reader stops the script */
+                p += c;
+                n -= c;
+        }
+}
+
+/* A forwarded tool: the call goes to the host, the reader thread answers it. */
+static void forward_call(ptc_tool_call *call, void *userdata)
+{
+        struct agent *a = userdata;
+        json_auto_t *args = NULL, *frame = NULL;
+        json_error_t jerr;
+        json_int_t id = 0;
+        bool room, mine = false;
+
+        args = json_loads(ptc_tool_call_arguments(call), 0, &jerr);
+        pthread_mutex_lock(&a->lock);
+        room = !a->host_gone && a->n_pending < PENDING_MAX;
+        if (room) {
+                id = ++a->next_id;
+                a->pending[a->n_pending++] = (struct pending_call){.id = id, .call = call};
+        }
+        pthread_mutex_unlock(&a->lock);
+        if (!room) {
+                (void) ptc_tool_call_fail(call, a->host_gone ? "the host is gone"
+                                                             : "too many host tool calls at once");
+                return;
+        }
+        frame = json_pack("{s:I, s:s, s:o}", "id", id, "tool", ptc_tool_call_name(call), "args",
+                          args ? json_incref(args) : json_object());
+        if (frame && send_json(a, FRAME_CALL, frame) == 0)
+                return;
+        /* Not sent: take it back, unless the reader failed it meanwhile. */
+        pthread_mutex_lock(&a->lock);
+        for (size_t i = 0; i < a->n_pending; i++)
+                if (a->pending[i].id == id) {
+                        a->pending[i] = a->pending[--a->n_pending];
+                        mine = true;
+                        break;
+                }
+        pthread_mutex_unlock(&a->lock);
+        if (mine)
+                (void) ptc_tool_call_fail(call, "cannot send the call to the host");
+}
+
+/* The answer frame: {"id": N, "result": {...}}. */
+static void take_answer(struct agent *a, json_t *v)
+{
+        json_int_t id = json_integer_value(json_object_get(v, "id"));
+        json_t *result = json_object_get(v, "result");
+        ptc_tool_call *call = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        pthread_mutex_lock(&a->lock);
+        for (size_t i = 0; i < a->n_pending; i++)
+                if (a->pending[i].id == id) {
+                        call = a->pending[i].call;
+                        a->pending[i] = a->pending[--a->n_pending];
+                        break;
+                }
+        pthread_mutex_unlock(&a->lock);
+        if (!call)
+                return; /* not ours, or answered already: ignored */
+        text = json_is_object(result) ? json_dumps(result, JSON_COMPACT) : NULL;
+        if (text)
+                (void) ptc_tool_call_return(call, text);
+        else
+                (void) ptc_tool_call_fail(call, "the host's answer has no result object");
+}
+
+/* The host is gone (or broke the stream): every forwarded call fails, the script stops. */
+static void host_gone(struct agent *a, const char *why)
+{
+        struct pending_call calls[PENDING_MAX];
+        size_t n;
+
+        pthread_mutex_lock(&a->lock);
+        a->host_gone = true;
+        n = a->n_pending;
+        memcpy(calls, a->pending, n * sizeof(*calls));
+        a->n_pending = 0;
+        pthread_mutex_unlock(&a->lock);
+        for (size_t i = 0; i < n; i++)
+                (void) ptc_tool_call_fail(calls[i].call, why);
+        ptc_execution_interrupt(a->exec, why);
+}
+
+static void *reader_main(void *arg)
+{
+        struct agent *a = arg;
+        struct pollfd p[2] = {{.fd = a->in_fd, .events = POLLIN},
+                              {.fd = a->stop_fd, .events = POLLIN}};
+        struct frame f;
+        struct diag d;
+        bool broken;
+
+        for (;;) {
+                ssize_t n;
+                int k;
+
+                if (poll(p, 2, -1) < 0 && errno != EINTR)
+                        break;
+                if (p[1].revents)
+                        return NULL;
+                if (!p[0].revents)
+                        continue;
+                n = frame_reader_fill(&a->reader, a->in_fd);
+                if (n == -EAGAIN || n == -EINTR)
+                        continue;
+                if (n <= 0) {
+                        host_gone(a, "the host closed the channel");
+                        return NULL;
+                }
+                broken = false;
+                while ((k = frame_reader_next(&a->reader, &f, &d)) == 1) {
+                        json_auto_t *v = frame_parse_json(&f, &d);
+
+                        if (!v) {
+                                broken = true;
+                                break;
+                        }
+                        if (f.type == FRAME_ANSWER)
+                                take_answer(a, v);
+                        else if (f.type == FRAME_SIGNAL)
+                                ptc_execution_interrupt(a->exec, "interrupted by the host");
+                        else if (f.type == FRAME_ERROR) {
+                                host_gone(a, "the host gave up");
+                                return NULL;
+                        }
+                }
+                if (k < 0 || broken) {
+                        (void) send_error(a, -EPROTO, "%s", d.message);
+                        host_gone(a, "the host broke the stream");
+                        return NULL;
+                }
+        }
+        host_gone(a, "the host's channel failed");
+        return NULL;
+}
+
+/* Read until a whole frame is in (the opening: before the reader thread exists). */
+static int read_frame(struct agent *a, struct frame *f, struct diag *d)
+{
+        for (;;) {
+                struct pollfd p = {.fd = a->in_fd, .events = POLLIN};
+                ssize_t n;
+                int k = frame_reader_next(&a->reader, f, d);
+
+                if (k != 0)
+                        return k;
+                k = poll(&p, 1, OPENING_TIMEOUT_MS);
+                if (k == 0)
+                        return diag_set(d, -ETIMEDOUT, "the host sent no run within %d s",
+                                        OPENING_TIMEOUT_MS / 1000);
+                if (k < 0 && errno != EINTR)
+                        return diag_set(d, -errno, "poll: %m");
+                n = frame_reader_fill(&a->reader, a->in_fd);
+                if (n == 0) {
+                        k = frame_reader_eof(&a->reader, d);
+                        return k < 0 ? k : diag_set(d, -EPIPE, "the host closed the channel");
+                }
+                if (n < 0 && n != -EAGAIN && n != -EINTR)
+                        return diag_set(d, (int) n, "reading the channel: %s", strerror((int) -n));
+        }
+}
+
+/* The host's tools, stand-ins here: each call goes back over the stream. */
+static int add_host_tools(struct agent *a, ptc_engine *e, json_t *defs, struct diag *d)
+{
+        size_t i;
+        json_t *def;
+
+        json_array_foreach(defs, i, def)
+        {
+                _cleanup_free_ char *params =
+                        json_dumps(json_object_get(def, "parameters"), JSON_COMPACT);
+                struct ptc_tool_def td = {
+                        .size = sizeof(td),
+                        .name = json_string_value(json_object_get(def, "name")),
+                        .description = json_string_value(json_object_get(def, "description")),
+                        .parameters_json = params,
+                        .returns = json_string_value(json_object_get(def, "returns")),
+                        .fn = forward_call,
+                        .userdata = a,
+                };
+                struct ptc_diag pd = {};
+                int k;
+
+                if (!td.name)
+                        return diag_set(d, -EPROTO, "a host tool without a name");
+                k = engine_add_host_tool(e, &td, true, &pd);
+                if (k < 0)
+                        return diag_set(d, k, "%s", pd.message);
+        }
+        return 0;
+}
+
+/* The host's configuration, its tools and ours, as the run frame gives them. */
+static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct diag *d)
+{
+        ptc_engine *e = NULL;
+        struct ptc_diag pd = {};
+        json_t *opts = json_object_get(run, "options"), *tools = json_object_get(run, "tools");
+        json_t *host = json_object_get(run, "host_tools"), *v;
+        _cleanup_buf_ struct buf names = BUF_INIT(1 << 20);
+        const char *key;
+        size_t i;
+        int k;
+
+        if (!json_is_object(opts) || !json_is_array(tools) || !json_is_array(host))
+                return diag_set(d, -EPROTO, "the run frame lacks options, tools or host_tools");
+        k = ptc_engine_new(NULL,
+                           PTC_ENGINE_NO_CONFIG_FILE | PTC_ENGINE_SCRUB_PROCESS |
+                                   PTC_ENGINE_REAP_ORPHANS,
+                           &e, &pd);
+        if (k < 0)
+                return diag_set(d, k, "%s", pd.message);
+        json_object_foreach(opts, key, v)
+        {
+                if (!json_is_string(v) ||
+                    (k = ptc_engine_set(e, key, json_string_value(v), &pd)) < 0) {
+                        ptc_engine_free(e);
+                        return diag_set(d, json_is_string(v) ? k : -EPROTO, "option %s: %s", key,
+                                        json_is_string(v) ? pd.message : "not a string");
+                }
+        }
+        json_array_foreach(tools, i, v) if (buf_printf(&names, "%s%s", names.len ? "," : "",
+                                                       json_string_value(v) ?: "") < 0) k = -ENOMEM;
+        json_array_foreach(host, i, v) if (buf_printf(&names, "%s%s", names.len ? "," : "",
+                                                      json_string_value(json_object_get(v, "name"))
+                                                              ?: "") < 0) k = -ENOMEM;
+        if (k == -ENOMEM || (k = add_host_tools(a, e, host, d)) < 0 ||
+            (k = ptc_engine_set(e, "tools", buf_str(&names), &pd)) < 0 ||
+            (k = ptc_engine_start(e, &pd)) < 0) {
+                if (!d->message[0])
+                        diag_set(d, k, "%s", pd.message[0] ? pd.message : strerror(-k));
+                ptc_engine_free(e);
+                return k;
+        }
+        *ret = e;
+        return 0;
+}
+
+/* The exit frame from the run's result: what the host needs of it besides the output. */
+static int send_exit(struct agent *a, const char *result_json)
+{
+        json_auto_t *res = json_loads(result_json ?: "{}", 0, NULL), *exit = json_object();
+        static const char *const keys[] = {"status", "exit_code", "tool_calls_made", "error",
+                                           "tool_calls"};
+
+        if (!res || !exit)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                json_t *v = json_object_get(res, keys[i]);
+
+                if (v && json_object_set(exit, keys[i], v) < 0)
+                        return -ENOMEM;
+        }
+        return send_json(a, FRAME_EXIT, exit);
+}
+
+static int serve(struct agent *a, struct diag *d)
+{
+        _cleanup_buf_ struct buf hello_buf = BUF_INIT(1 << 16);
+        json_auto_t *hello = NULL, *theirs = NULL, *run = NULL;
+        ptc_engine *e = NULL;
+        _cleanup_free_ char *result = NULL;
+        struct ptc_diag pd = {};
+        enum ptc_status st;
+        const char *code;
+        struct frame f;
+        pthread_t reader;
+        int k;
+
+        hello = json_pack("{s:i, s:s, s:[]}", "protocol", FRAME_PROTOCOL_VERSION, "ptc",
+                          PTC_VERSION, "features");
+        if (!hello || frame_append_magic(&hello_buf) < 0 ||
+            frame_append_json(&hello_buf, FRAME_HELLO, hello) < 0)
+                return diag_set(d, -ENOMEM, "out of memory");
+        if (send_buf(a, &hello_buf) < 0)
+                return diag_set(d, -EPIPE, "cannot write to the channel");
+
+        k = read_frame(a, &f, d);
+        if (k < 0)
+                return k;
+        theirs = frame_parse_json(&f, d);
+        if (!theirs)
+                return send_error(a, -EPROTO, "%s", d->message);
+        if (json_integer_value(json_object_get(theirs, "protocol")) != FRAME_PROTOCOL_VERSION)
+                return send_error(a, diag_set(d, -EPROTO, "the host speaks another protocol"),
+                                  "this agent speaks protocol %d", FRAME_PROTOCOL_VERSION);
+        k = read_frame(a, &f, d);
+        if (k < 0)
+                return send_error(a, k, "%s", d->message);
+        if (f.type != FRAME_RUN)
+                return send_error(a,
+                                  diag_set(d, -EPROTO, "expected a run frame, got %s",
+                                           frame_type_name(f.type)),
+                                  "%s", d->message);
+        {
+                json_error_t jerr;
+
+                run = json_loadb(f.payload, f.len, JSON_ALLOW_NUL, &jerr);
+        }
+        code = run ? json_string_value(json_object_get(run, "code")) : NULL;
+        if (!code)
+                return send_error(a, diag_set(d, -EPROTO, "the run frame has no code"), "%s",
+                                  d->message);
+
+        k = make_engine(a, run, &e, d);
+        if (k < 0)
+                return send_error(a, k, "%s", d->message);
+        k = ptc_execution_new(e, &a->exec, &pd);
+        if (k >= 0 && json_is_true(json_object_get(run, "log_calls")))
+                k = ptc_execution_set(a->exec, "log_calls", "true", &pd);
+        if (k >= 0)
+                k = execution_on_output(a->exec, on_output, a);
+        if (k < 0) {
+                ptc_execution_free(a->exec);
+                ptc_engine_free(e);
+                return send_error(a, diag_set(d, k, "%s", pd.message), "%s", d->message);
+        }
+
+        k = -pthread_create(&reader, NULL, reader_main, a);
+        if (k < 0) {
+                ptc_execution_free(a->exec);
+                ptc_engine_free(e);
+                return send_error(a, diag_set(d, k, "cannot start a thread"), "%s", d->message);
+        }
+        (void) ptc_execution_run(a->exec, code, json_string_length(json_object_get(run, "code")),
+                                 &result, &st, &pd);
+        k = send_exit(a, result);
+
+        /* The host closes the channel after the exit frame; the reader sees it. */
+        {
+                struct pollfd p = {.fd = a->in_fd, .events = POLLIN};
+
+                (void) poll(&p, 1, 5000);
+        }
+        (void) !write(a->stop_fd, &(uint64_t){1}, sizeof(uint64_t));
+        pthread_join(reader, NULL);
+        ptc_execution_free(a->exec);
+        a->exec = NULL;
+        ptc_engine_free(e);
+        return k < 0 ? diag_set(d, k, "cannot send the exit frame: %s", strerror(-k)) : 0;
+}
+
+PTC_EXPORT int ptc_agent_serve(int in_fd, int out_fd, struct ptc_diag *diag)
+{
+        struct agent a = {.in_fd = in_fd, .out_fd = out_fd};
+        struct diag d = {};
+        int k;
+
+        if (in_fd < 0 || out_fd < 0)
+                return api_diagf(diag, -EINVAL, "ptc_agent_serve: a negative descriptor");
+        a.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (a.stop_fd < 0)
+                return api_diagf(diag, -errno, "eventfd: %s", strerror(errno));
+        pthread_mutex_init(&a.write_lock, NULL);
+        pthread_mutex_init(&a.lock, NULL);
+        frame_reader_init(&a.reader, FRAME_SIDE_AGENT);
+        k = serve(&a, &d);
+        frame_reader_release(&a.reader);
+        pthread_mutex_destroy(&a.lock);
+        pthread_mutex_destroy(&a.write_lock);
+        safe_close(a.stop_fd);
+        return k < 0 ? api_diag(diag, k, &d) : 0;
+}

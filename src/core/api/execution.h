@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* What execution.c offers the rest of the core beyond include/ptc/ptc.h. */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ptc/ptc.h"
+
+/*
+ * Before the run: hand each chunk the script writes to @fn as it is read (exec_opts
+ * .on_output), on the run's thread, besides the capture: how a remote agent streams the
+ * output to its host. -EINVAL without an execution, -EBUSY after the run.
+ */
+int execution_on_output(ptc_execution *x,
+                        void (*fn)(void *userdata, bool is_err, const char *p, size_t n),
+                        void *userdata);

@@ -1,0 +1,931 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A run on a remote backend, the host's side (docs/remote.md): start the channel command
+ * (ssh, docker exec, ...), which opens a shell on the target; tell that shell to exec ptc's
+ * agent; then speak the stream (remote/frame.h) on the channel's stdin and stdout. The
+ * agent runs the script and the tools on files and processes there; here the script's
+ * output is captured and post-processed exactly as for a local run, and the calls of the
+ * tools that run on the host (tool.runs_on_host: the web tools, a host's and an MCP
+ * server's) are answered, each on a thread of its own.
+ *
+ * The host owns the deadline: at the timeout, or on a cancel, it sends the agent a signal
+ * frame (the agent stops the script as a local run does: SIGINT, then SIGKILL after the
+ * grace period), and kills the channel when the agent has not ended the run by then. A
+ * channel that closes, a frame that is not what the stream allows, or an agent that does
+ * not answer in time ends the run with an error that says so, with the start of what the
+ * channel command wrote to stderr (ssh's "Permission denied", docker's "No such
+ * container").
+ *
+ * Threads: the loop runs on the caller's thread; each host tool call on a detached thread
+ * that holds a reference on the run. Writes to the channel are serialized by the run's
+ * lock and bounded in time, so a target that stops reading cannot hang a thread.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "basic/fd-util.h"
+#include "basic/path-util.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "basic/utf8.h"
+#include "core/exec/exec-internal.h"
+#include "core/loop/loop.h"
+#include "core/output/redact.h"
+#include "core/registry/registry.h"
+#include "core/remote/backend.h"
+#include "core/remote/frame.h"
+#include "core/spawn/spawn.h"
+#include "core/tools/tool.h"
+#include "ptc-version.h"
+
+/* The agent's hello must come within this (or the run's timeout, when shorter). */
+#define HANDSHAKE_USEC (30 * USEC_PER_SEC)
+/* After the agent's own grace period: then the channel is killed. */
+#define STOP_MARGIN_USEC (3 * USEC_PER_SEC)
+/* The agent's own timeout is the run's plus this: its backstop for a host that vanished. */
+#define AGENT_TIMEOUT_MARGIN 10
+/* After the exit frame (or a kill), how long the channel may take to close. */
+#define CLOSE_USEC (5 * USEC_PER_SEC)
+/* A write to the channel that makes no progress for this long breaks the stream. */
+#define WRITE_STALL_MS 30000
+/* Bytes of the channel command's stderr kept for messages. */
+#define CHANNEL_ERR_KEEP 1024
+/* Host tool calls running at once; more are answered with an error. */
+#define HOST_CALLS_MAX 16
+#define READS_PER_WAKEUP 4
+
+/*
+ * What the shell on the target is told: exec the agent. Nothing else is written until the
+ * agent's hello arrives: a shell reading commands from a pipe may read ahead (dash does),
+ * and would swallow frames meant for the agent.
+ */
+#define AGENT_COMMAND "exec ptc agent\n"
+
+/* The configuration the agent applies, as ptc_engine_set() keys. */
+static const char *const forwarded_keys[] = {
+        "code_execution.max_tool_calls",
+        "code_execution.mode",
+        "code_execution.module_name",
+        "code_execution.python",
+        "sandbox.isolation",
+        "sandbox.network",
+        "sandbox.memory_mb",
+        "sandbox.pids",
+        "terminal.timeout",
+        "terminal.max_timeout",
+        "terminal.isolation",
+        "terminal.network",
+};
+
+enum phase {
+        PHASE_HANDSHAKE, /* waiting for the agent's hello */
+        PHASE_RUNNING,
+        PHASE_STOPPING, /* the agent was told to stop; the channel dies at the timer */
+        PHASE_CLOSING,  /* the run is over (exit frame, failure, kill): the channel closes */
+};
+
+struct remote_run {
+        unsigned refs; /* the run itself and each host tool call; under @lock */
+        pthread_mutex_t lock;
+        pthread_cond_t calls_done;
+        unsigned calls; /* host tool calls running */
+        int in_fd;      /* the channel's stdin: our frames; -1 once closed (under @lock) */
+        bool write_broken;
+
+        const struct exec_opts *o;
+        struct loop *loop;
+        struct capture out, err;
+        struct tool_ctx tool_ctx;
+        struct frame_reader reader;
+
+        pid_t pid; /* the channel command, in a session of its own */
+        int pidfd;
+        struct loop_source *pid_src;
+        int out_fd, err_fd;
+        struct loop_source *out_src, *err_src;
+        char chan_err[CHANNEL_ERR_KEEP];
+        size_t chan_err_len;
+        int timer_fd, sig_fd, cancel_fd;
+
+        enum phase phase;
+        bool reaped;
+        bool close_timed_out;
+        bool stopped; /* a timeout or interrupt decided the status */
+        enum exec_status status;
+        const char *interrupt_reason;
+        json_t *exit; /* the agent's exit frame */
+        char *failure;
+        struct buf opening; /* our magic, hello and run: sent when the agent's hello comes */
+        usec_t start, deadline;
+};
+
+static void run_unref(struct remote_run *r)
+{
+        unsigned left;
+
+        pthread_mutex_lock(&r->lock);
+        left = --r->refs;
+        pthread_mutex_unlock(&r->lock);
+        if (left > 0)
+                return;
+        safe_close(r->in_fd);
+        pthread_mutex_destroy(&r->lock);
+        pthread_cond_destroy(&r->calls_done);
+        free(r);
+}
+
+static void arm_timer(struct remote_run *r, usec_t when)
+{
+        struct itimerspec its = {};
+        usec_t now = now_usec();
+        usec_t rel = when > now ? when - now : 1;
+
+        its.it_value.tv_sec = (time_t) (rel / USEC_PER_SEC);
+        its.it_value.tv_nsec = (long) (rel % USEC_PER_SEC) * 1000;
+        (void) timerfd_settime(r->timer_fd, 0, &its, NULL);
+}
+
+/* Write all of @p to the channel, giving up when it makes no progress for a while. */
+static int channel_write(int fd, const char *p, size_t n)
+{
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+
+                if (k < 0 && errno == EAGAIN) {
+                        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+                        int w = poll(&pfd, 1, WRITE_STALL_MS);
+
+                        if (w == 0)
+                                return -ETIMEDOUT;
+                        if (w < 0 && errno != EINTR)
+                                return -errno;
+                        continue;
+                }
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+/* Send what @b holds (whole frames) to the agent; any thread. */
+static int send_bytes(struct remote_run *r, const struct buf *b)
+{
+        int k = -EPIPE;
+
+        pthread_mutex_lock(&r->lock);
+        if (r->in_fd >= 0 && !r->write_broken) {
+                k = channel_write(r->in_fd, b->data, b->len);
+                if (k < 0)
+                        r->write_broken = true;
+        }
+        pthread_mutex_unlock(&r->lock);
+        return k;
+}
+
+static int send_json(struct remote_run *r, enum frame_type type, const json_t *v)
+{
+        _cleanup_buf_ struct buf b = BUF_INIT(FRAME_HEADER_SIZE + FRAME_JSON_MAX);
+        int k = frame_append_json(&b, type, v);
+
+        return k < 0 ? k : send_bytes(r, &b);
+}
+
+/* Close the channel's stdin: the agent reads end of file after what was sent. */
+static void close_input(struct remote_run *r)
+{
+        pthread_mutex_lock(&r->lock);
+        r->in_fd = safe_close(r->in_fd);
+        pthread_mutex_unlock(&r->lock);
+}
+
+static void kill_channel(struct remote_run *r)
+{
+        if (r->pid > 0 && !r->reaped)
+                (void) kill(-r->pid, SIGKILL);
+}
+
+static void signal_tools(struct remote_run *r)
+{
+        uint64_t one = 1;
+
+        (void) !write(r->cancel_fd, &one, sizeof(one));
+}
+
+/* The run failed on our side: say why (the first reason stays), and end the channel. */
+_printf_(2, 3) static void fail(struct remote_run *r, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (!r->failure) {
+                va_start(ap, fmt);
+                if (vasprintf(&r->failure, fmt, ap) < 0)
+                        r->failure = NULL;
+                va_end(ap);
+                if (!r->failure)
+                        r->failure = strdup("the remote run failed (out of memory)");
+        }
+        signal_tools(r);
+        close_input(r);
+        kill_channel(r);
+        r->phase = PHASE_CLOSING;
+        arm_timer(r, now_usec() + CLOSE_USEC);
+}
+
+static void begin_stop(struct remote_run *r, enum exec_status why, const char *reason)
+{
+        json_auto_t *sig = NULL;
+
+        if (r->phase != PHASE_RUNNING && r->phase != PHASE_HANDSHAKE)
+                return;
+        r->stopped = true;
+        r->status = why;
+        r->interrupt_reason = reason;
+        signal_tools(r);
+        sig = json_pack("{s:s}", "signal", "interrupt");
+        if (r->phase == PHASE_HANDSHAKE || !sig || send_json(r, FRAME_SIGNAL, sig) < 0) {
+                /* No agent to ask: the channel goes, and the target's end with it. */
+                close_input(r);
+                kill_channel(r);
+                r->phase = PHASE_CLOSING;
+                arm_timer(r, now_usec() + CLOSE_USEC);
+                return;
+        }
+        r->phase = PHASE_STOPPING;
+        arm_timer(r, now_usec() + EXEC_KILL_GRACE_USEC + STOP_MARGIN_USEC);
+}
+
+struct host_call {
+        struct remote_run *run;
+        json_int_t id;
+        const struct tool *tool;
+        json_t *args;
+};
+
+static void answer(struct remote_run *r, json_int_t id, json_t *result)
+{
+        json_auto_t *a = json_pack("{s:I, s:O}", "id", id, "result", result);
+
+        if (a)
+                (void) send_json(r, FRAME_ANSWER, a);
+}
+
+static void answer_error(struct remote_run *r, json_int_t id, const char *message)
+{
+        json_auto_t *res = json_pack("{s:s}", "error", message);
+
+        if (res)
+                answer(r, id, res);
+}
+
+static void *host_call_main(void *arg)
+{
+        struct host_call *c = arg;
+        struct remote_run *r = c->run;
+        json_auto_t *result = NULL;
+        int k;
+
+        k = registry_call_tool(c->tool, &r->tool_ctx, c->args, &result);
+        if (k < 0 || !result)
+                answer_error(r, c->id, "Tool execution failed: out of memory");
+        else
+                answer(r, c->id, result);
+        json_decref(c->args);
+        free(c);
+
+        pthread_mutex_lock(&r->lock);
+        if (--r->calls == 0)
+                pthread_cond_broadcast(&r->calls_done);
+        pthread_mutex_unlock(&r->lock);
+        run_unref(r);
+        return NULL;
+}
+
+/*
+ * A call frame: {"id": N, "tool": NAME, "args": {...}}. Only a tool that runs on the host
+ * is run here: the agent, like anything on the target, is not trusted to name another.
+ */
+static void start_call(struct remote_run *r, json_t *call)
+{
+        json_t *id = json_object_get(call, "id"), *args = json_object_get(call, "args");
+        const char *name = json_string_value(json_object_get(call, "tool"));
+        const struct tool *t = name ? registry_find(r->o->registry, name) : NULL;
+        struct host_call *c;
+        pthread_attr_t attr;
+        pthread_t th;
+        bool full;
+
+        if (!json_is_integer(id) || !name || !json_is_object(args)) {
+                fail(r, "broken remote stream: a call frame without an integer id, a tool "
+                        "name and an arguments object");
+                return;
+        }
+        if (!t || !t->runs_on_host) {
+                answer_error(r, json_integer_value(id), "this tool does not run on the host");
+                return;
+        }
+        pthread_mutex_lock(&r->lock);
+        full = r->calls >= HOST_CALLS_MAX;
+        if (!full) {
+                r->calls++;
+                r->refs++;
+        }
+        pthread_mutex_unlock(&r->lock);
+        if (full) {
+                answer_error(r, json_integer_value(id),
+                             "too many calls of host tools at once (at most 16)");
+                return;
+        }
+        c = calloc(1, sizeof(*c));
+        if (c) {
+                *c = (struct host_call){
+                        .run = r,
+                        .id = json_integer_value(id),
+                        .tool = t,
+                        .args = json_incref(args),
+                };
+                if (pthread_attr_init(&attr) == 0) {
+                        (void) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+                        if (pthread_create(&th, &attr, host_call_main, c) == 0) {
+                                pthread_attr_destroy(&attr);
+                                return;
+                        }
+                        pthread_attr_destroy(&attr);
+                }
+                json_decref(c->args);
+                free(c);
+        }
+        answer_error(r, json_integer_value(id), "Tool execution failed: cannot start a thread");
+        pthread_mutex_lock(&r->lock);
+        r->calls--;
+        r->refs--;
+        pthread_mutex_unlock(&r->lock);
+}
+
+static void handle_frame(struct remote_run *r, const struct frame *f)
+{
+        json_auto_t *v = NULL;
+        struct diag d;
+        json_int_t proto;
+
+        if (f->type == FRAME_STDOUT || f->type == FRAME_STDERR) {
+                (void) capture_feed(f->type == FRAME_STDERR ? &r->err : &r->out, f->payload,
+                                    f->len);
+                return;
+        }
+        v = frame_parse_json(f, &d);
+        if (!v) {
+                fail(r, "%s", d.message);
+                return;
+        }
+        switch (f->type) {
+        case FRAME_HELLO:
+                proto = json_integer_value(json_object_get(v, "protocol"));
+                if (proto != FRAME_PROTOCOL_VERSION) {
+                        fail(r,
+                             "the agent on the target speaks protocol %lld, this ptc %d: "
+                             "install the same ptc version there",
+                             (long long) proto, FRAME_PROTOCOL_VERSION);
+                        return;
+                }
+                if (r->phase == PHASE_HANDSHAKE) {
+                        if (send_bytes(r, &r->opening) < 0) {
+                                fail(r, "cannot write to the channel");
+                                return;
+                        }
+                        buf_release(&r->opening);
+                        r->phase = PHASE_RUNNING;
+                        arm_timer(r, r->deadline);
+                }
+                break;
+        case FRAME_CALL:
+                start_call(r, v);
+                break;
+        case FRAME_EXIT:
+                r->exit = TAKE_PTR(v);
+                signal_tools(r);
+                close_input(r); /* the agent exits at end of file */
+                r->phase = PHASE_CLOSING;
+                arm_timer(r, now_usec() + CLOSE_USEC);
+                break;
+        case FRAME_ERROR:
+                fail(r, "the agent on the target failed: %s",
+                     json_string_value(json_object_get(v, "error")) ?: "(no message)");
+                break;
+        default:
+                break;
+        }
+}
+
+static void close_out(struct remote_run *r)
+{
+        loop_remove(r->out_src);
+        r->out_src = NULL;
+        r->out_fd = safe_close(r->out_fd);
+}
+
+static void on_out(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct remote_run *r = userdata;
+        struct frame f;
+        struct diag d;
+        int k;
+
+        for (int i = 0; i < READS_PER_WAKEUP && r->out_fd >= 0; i++) {
+                ssize_t n = frame_reader_fill(&r->reader, fd);
+
+                if (n == -EAGAIN)
+                        return;
+                if (n <= 0) {
+                        if (!r->exit && !r->failure && !r->stopped) {
+                                if (n < 0)
+                                        fail(r, "reading the channel: %s", strerror((int) -n));
+                                else if (frame_reader_eof(&r->reader, &d) < 0)
+                                        fail(r, "%s", d.message);
+                                else
+                                        fail(r, "the channel closed before the script ended");
+                        }
+                        close_out(r);
+                        return;
+                }
+                while ((k = frame_reader_next(&r->reader, &f, &d)) == 1 && r->out_fd >= 0) {
+                        handle_frame(r, &f);
+                        if (r->failure)
+                                break;
+                }
+                if (k < 0) {
+                        fail(r, "%s", d.message);
+                        close_out(r);
+                        return;
+                }
+                if (r->failure) {
+                        close_out(r);
+                        return;
+                }
+        }
+}
+
+static void on_err(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct remote_run *r = userdata;
+        char buf[4096];
+        ssize_t n = read(fd, buf, sizeof(buf));
+
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return;
+        if (n <= 0) {
+                loop_remove(r->err_src);
+                r->err_src = NULL;
+                r->err_fd = safe_close(r->err_fd);
+                return;
+        }
+        /* The start is what explains a failure; the rest is dropped. */
+        n = MIN(n, (ssize_t) (sizeof(r->chan_err) - r->chan_err_len));
+        memcpy(r->chan_err + r->chan_err_len, buf, (size_t) n);
+        r->chan_err_len += (size_t) n;
+}
+
+static void on_pid(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct remote_run *r = userdata;
+        siginfo_t si = {};
+
+        if (waitid(P_PID, (id_t) r->pid, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+                return;
+        r->reaped = true;
+        loop_remove(r->pid_src);
+        r->pid_src = NULL;
+        r->pidfd = safe_close(r->pidfd);
+        /* Whatever the channel left holding its pipes goes with its session. */
+        (void) kill(-r->pid, SIGKILL);
+        if (r->phase != PHASE_CLOSING) {
+                r->phase = PHASE_CLOSING;
+                arm_timer(r, now_usec() + CLOSE_USEC);
+        }
+}
+
+static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct remote_run *r = userdata;
+        uint64_t n;
+
+        (void) !read(fd, &n, sizeof(n));
+        switch (r->phase) {
+        case PHASE_HANDSHAKE:
+                fail(r, "no answer within %g s",
+                     (double) (MIN(r->deadline, r->start + HANDSHAKE_USEC) - r->start) /
+                             USEC_PER_SEC);
+                break;
+        case PHASE_RUNNING:
+                begin_stop(r, EXEC_TIMEOUT, NULL);
+                break;
+        case PHASE_STOPPING:
+                /* The agent did not end the run in its grace period: the channel goes. */
+                close_input(r);
+                kill_channel(r);
+                r->phase = PHASE_CLOSING;
+                arm_timer(r, now_usec() + CLOSE_USEC);
+                break;
+        case PHASE_CLOSING:
+                if (!r->reaped)
+                        kill_channel(r);
+                r->close_timed_out = true;
+                break;
+        }
+}
+
+static void on_signal(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct remote_run *r = userdata;
+        struct signalfd_siginfo si;
+
+        while (read(fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
+                if (si.ssi_signo == SIGINT)
+                        begin_stop(r, EXEC_INTERRUPTED, "SIGINT");
+                else if (si.ssi_signo == SIGTERM)
+                        begin_stop(r, EXEC_INTERRUPTED, "SIGTERM");
+                else if (si.ssi_signo == SIGHUP)
+                        begin_stop(r, EXEC_INTERRUPTED, "SIGHUP");
+        }
+}
+
+static void on_cancel(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct remote_run *r = userdata;
+        const char *reason = NULL;
+
+        if (r->o->cancel_reason)
+                reason = __atomic_load_n(r->o->cancel_reason, __ATOMIC_ACQUIRE);
+        begin_stop(r, EXEC_INTERRUPTED, reason ? reason : "cancelled");
+        loop_remove(s);
+}
+
+static bool is_done(const struct remote_run *r)
+{
+        return (r->reaped && r->out_fd < 0 && r->err_fd < 0) || r->close_timed_out;
+}
+
+/* The run frame: the script, the configuration the agent applies, the tools and where. */
+static json_t *run_frame(const struct remote_run *r)
+{
+        const struct exec_opts *o = r->o;
+        json_auto_t *run = NULL, *opts = NULL, *tools = NULL, *host = NULL;
+        char timeout[64];
+
+        opts = json_object();
+        tools = json_array();
+        host = json_array();
+        if (!opts || !tools || !host)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(forwarded_keys); i++) {
+                _cleanup_free_ char *v = NULL;
+
+                if (config_get_value(o->config, forwarded_keys[i], &v, NULL) < 0)
+                        return NULL;
+                if (json_object_set_new(opts, forwarded_keys[i], json_string(v)) < 0)
+                        return NULL;
+        }
+        result_format_seconds(o->config->timeout + AGENT_TIMEOUT_MARGIN, timeout, sizeof(timeout));
+        if (json_object_set_new(opts, "code_execution.timeout", json_string(timeout)) < 0)
+                return NULL;
+        for (size_t i = 0; i < registry_count(o->registry); i++) {
+                const struct tool *t = registry_get(o->registry, i);
+                json_t *def;
+
+                if (!t->runs_on_host) {
+                        if (json_array_append_new(tools, json_string(t->name)) < 0)
+                                return NULL;
+                        continue;
+                }
+                def = json_pack("{s:s, s:s, s:O, s:s}", "name", t->name, "description",
+                                t->description, "parameters", t->parameters, "returns", t->returns);
+                if (!def || json_array_append_new(host, def) < 0)
+                        return NULL;
+        }
+        run = json_pack("{s:s%, s:O, s:O, s:O, s:b}", "code", o->code, o->code_len, "options", opts,
+                        "tools", tools, "host_tools", host, "log_calls", o->log_calls);
+        return TAKE_PTR(run);
+}
+
+static int start_channel(struct remote_run *r, struct diag *reterr)
+{
+        _cleanup_strv_free_ char **argv = NULL;
+        _cleanup_free_ char *path = NULL;
+        int inp[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
+        struct spawn_opts so;
+        int k;
+
+        k = backend_channel_argv(r->o->backend, &argv);
+        if (k < 0)
+                return diag_set(reterr, k, "backend '%s': %s", r->o->backend->spec, strerror(-k));
+        path = find_in_path(argv[0]);
+        if (!path)
+                return diag_set(reterr, -ENOENT,
+                                "backend '%s': '%s' is not installed (not found on PATH)",
+                                r->o->backend->spec, argv[0]);
+        if (pipe2(inp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+                k = -errno;
+                goto fail;
+        }
+        so = (struct spawn_opts){
+                .path = path,
+                .argv = argv,
+                .envp = r->o->base_env,
+                /* A channel to this machine (exec:sh) starts where a local run would. */
+                .cwd = r->o->cwd,
+                .stdin_fd = inp[0],
+                .stdout_fd = outp[1],
+                .stderr_fd = errp[1],
+                .new_session = true,
+                .die_with_parent = true,
+                .cgroup_fd = -1,
+                .pass_fd = -1,
+                .exec_fd = -1,
+        };
+        k = spawn_process(&so, &r->pid, &r->pidfd, reterr);
+        if (k < 0)
+                goto fail;
+        safe_close(inp[0]);
+        safe_close(outp[1]);
+        safe_close(errp[1]);
+        r->in_fd = inp[1];
+        r->out_fd = outp[0];
+        r->err_fd = errp[0];
+        if (fd_set_nonblock(r->in_fd, true) < 0 || fd_set_nonblock(r->out_fd, true) < 0 ||
+            fd_set_nonblock(r->err_fd, true) < 0)
+                return diag_set(reterr, -errno, "cannot set up the channel's pipes: %m");
+        return 0;
+fail:
+        for (size_t i = 0; i < 2; i++) {
+                safe_close(inp[i]);
+                safe_close(outp[i]);
+                safe_close(errp[i]);
+        }
+        return diag_set(reterr, k, "backend '%s': cannot start '%s': %s", r->o->backend->spec,
+                        argv[0], strerror(-k));
+}
+
+static int setup(struct remote_run *r, struct diag *reterr)
+{
+        const struct exec_opts *o = r->o;
+        json_auto_t *hello = NULL, *run = NULL;
+        sigset_t mask;
+        int k;
+
+        r->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        r->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (r->cancel_fd < 0 || r->timer_fd < 0)
+                return diag_set(reterr, -errno, "cannot create event fds: %m");
+        r->tool_ctx = (struct tool_ctx){
+                .config = o->config,
+                .cwd = o->cwd,
+                .env = o->base_env,
+                .deadline = r->deadline,
+                .cancel_fd = r->cancel_fd,
+                .redactor = o->redactor,
+                .python = o->python,
+        };
+        k = exec_capture_init(o, &r->out, &r->err);
+        if (k < 0)
+                return diag_set(reterr, k, "cannot set up output capture: %s", strerror(-k));
+        k = loop_new(&r->loop);
+        if (k < 0)
+                return diag_set(reterr, k, "cannot create the event loop: %s", strerror(-k));
+
+        hello = json_pack("{s:i, s:s, s:[]}", "protocol", FRAME_PROTOCOL_VERSION, "ptc",
+                          PTC_VERSION, "features");
+        /* The run frame is JSON: the script travels as a string. */
+        if (!utf8_is_valid(o->code, o->code_len))
+                return diag_set(reterr, -EINVAL,
+                                "a remote run takes a UTF-8 script; this one is not valid "
+                                "UTF-8");
+        run = run_frame(r);
+        if (!hello || !run)
+                return diag_set(reterr, -ENOMEM, "out of memory");
+        r->opening = BUF_INIT(FRAME_MAGIC_SIZE + 2 * (FRAME_HEADER_SIZE + FRAME_JSON_MAX));
+        k = frame_append_magic(&r->opening);
+        k = k ?: frame_append_json(&r->opening, FRAME_HELLO, hello);
+        k = k ?: frame_append_json(&r->opening, FRAME_RUN, run);
+        if (k == -E2BIG)
+                return diag_set(reterr, k,
+                                "the script is too large for the remote stream (at "
+                                "most 16 MiB with its options)");
+        if (k < 0)
+                return diag_set(reterr, k, "out of memory");
+
+        k = start_channel(r, reterr);
+        if (k < 0)
+                return k;
+        if ((k = loop_add(r->loop, r->out_fd, EPOLLIN, on_out, r, &r->out_src)) < 0 ||
+            (k = loop_add(r->loop, r->err_fd, EPOLLIN, on_err, r, &r->err_src)) < 0 ||
+            (k = loop_add(r->loop, r->timer_fd, EPOLLIN, on_timer, r, NULL)) < 0 ||
+            (r->pidfd >= 0 &&
+             (k = loop_add(r->loop, r->pidfd, EPOLLIN, on_pid, r, &r->pid_src)) < 0))
+                return diag_set(reterr, k, "event loop: %s", strerror(-k));
+        if (o->handle_signals) {
+                sigemptyset(&mask);
+                sigaddset(&mask, SIGINT);
+                sigaddset(&mask, SIGTERM);
+                sigaddset(&mask, SIGHUP);
+                r->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+                if (r->sig_fd < 0)
+                        return diag_set(reterr, -errno, "signalfd: %m");
+                k = loop_add(r->loop, r->sig_fd, EPOLLIN, on_signal, r, NULL);
+                if (k < 0)
+                        return diag_set(reterr, k, "event loop: %s", strerror(-k));
+        }
+        if (o->cancel_fd >= 0) {
+                k = loop_add(r->loop, o->cancel_fd, EPOLLIN, on_cancel, r, NULL);
+                if (k < 0)
+                        return diag_set(reterr, k, "event loop: %s", strerror(-k));
+        }
+        arm_timer(r, MIN(r->deadline, r->start + HANDSHAKE_USEC));
+
+        {
+                struct buf cmd = {.data = (char *) AGENT_COMMAND, .len = sizeof(AGENT_COMMAND) - 1};
+
+                if (send_bytes(r, &cmd) < 0)
+                        fail(r, "cannot write to the channel: it closed at once");
+        }
+        return 0;
+}
+
+/*
+ * Wait for the host tool calls still running, after telling them to stop: they use the
+ * registry and the configuration, which are the caller's once the run returns. As for a
+ * local run, a tool that never ends holds the result (web and MCP calls watch the cancel).
+ */
+static void wait_calls(struct remote_run *r)
+{
+        signal_tools(r);
+        pthread_mutex_lock(&r->lock);
+        while (r->calls > 0)
+                pthread_cond_wait(&r->calls_done, &r->lock);
+        pthread_mutex_unlock(&r->lock);
+}
+
+/*
+ * The error of a run that failed on our side: the backend, what went wrong, whether the
+ * agent ever started, and the start of the channel command's stderr, which usually says
+ * why (valid UTF-8 and redacted: it is the target's text). NULL on ENOMEM.
+ */
+static char *failure_text(const struct remote_run *r)
+{
+        _cleanup_free_ char *said = NULL, *text = NULL, *redacted = NULL;
+        size_t n, len;
+        int k;
+
+        n = r->chan_err_len;
+        while (n > 0 && (r->chan_err[n - 1] == '\n' || r->chan_err[n - 1] == '\r'))
+                n--;
+        said = utf8_sanitize(r->chan_err, n, &len, NULL);
+        if (!said)
+                return NULL;
+        if (asprintf(&text, "backend '%s': %s%s%s%s%s", r->o->backend->spec,
+                     r->phase == PHASE_HANDSHAKE || !r->reader.hello_seen
+                             ? "ptc's agent did not start on the target: "
+                             : "",
+                     r->failure, len > 0 ? " (the channel's stderr: \"" : "", said,
+                     len > 0 ? "\")" : "") < 0)
+                return NULL;
+        k = redact_text(r->o->redactor, REDACT_FULL, text, strlen(text), &redacted, &len);
+        if (k < 0)
+                return strdup("the remote run failed, and its error could not be redacted");
+        return k > 0 ? TAKE_PTR(redacted) : TAKE_PTR(text);
+}
+
+static const char *exit_status_word(const json_t *exit)
+{
+        return json_string_value(json_object_get(exit, "status")) ?: "";
+}
+
+static int finish(struct remote_run *r, json_t **ret, enum exec_status *ret_status)
+{
+        struct result_input in = {};
+        _cleanup_free_ char *failure = NULL;
+        json_t *code = r->exit ? json_object_get(r->exit, "exit_code") : NULL;
+        json_auto_t *log = NULL;
+
+        wait_calls(r);
+        in.duration = (double) (now_usec() - r->start) / USEC_PER_SEC;
+        in.interrupt_reason = r->interrupt_reason;
+        in.have_exit_code = json_is_integer(code);
+        in.exit_code = (int) json_integer_value(code);
+        in.calls = r->exit ? json_integer_value(json_object_get(r->exit, "tool_calls_made")) : 0;
+        if (r->o->log_calls && r->exit) {
+                log = json_deep_copy(json_object_get(r->exit, "tool_calls"));
+                in.log = json_is_array(log) ? log : NULL;
+        }
+        if (r->stopped)
+                in.status = r->status;
+        else if (r->failure) {
+                in.status = EXEC_ERROR;
+                in.error = failure = failure_text(r);
+                if (!failure)
+                        return -ENOMEM;
+        } else if (strcmp(exit_status_word(r->exit), "timeout") == 0)
+                in.status = EXEC_TIMEOUT;
+        else if (strcmp(exit_status_word(r->exit), "interrupted") == 0) {
+                in.status = EXEC_INTERRUPTED;
+                in.interrupt_reason = "the agent on the target";
+        } else if (in.have_exit_code)
+                in.status = in.exit_code == 0 ? EXEC_SUCCESS : EXEC_ERROR;
+        else {
+                /* The agent could not start the script: its reason is the error. */
+                in.status = EXEC_ERROR;
+                in.error = json_string_value(json_object_get(r->exit, "error"))
+                                   ?: "the agent "
+                                      "on the target "
+                                      "failed";
+        }
+        return exec_result(r->o, &r->out, &r->err, &in, true, ret, ret_status);
+}
+
+static void teardown(struct remote_run *r)
+{
+        close_input(r);
+        if (r->pid > 0 && !r->reaped) {
+                (void) kill(-r->pid, SIGKILL);
+                (void) waitpid(r->pid, NULL, 0);
+                r->reaped = true;
+        }
+        if (r->cancel_fd >= 0)
+                wait_calls(r);
+        loop_remove(r->out_src);
+        loop_remove(r->err_src);
+        loop_remove(r->pid_src);
+        r->loop = loop_free(r->loop);
+        safe_close(r->out_fd);
+        safe_close(r->err_fd);
+        safe_close(r->pidfd);
+        safe_close(r->timer_fd);
+        safe_close(r->sig_fd);
+        safe_close(r->cancel_fd);
+        capture_release(&r->out);
+        capture_release(&r->err);
+        frame_reader_release(&r->reader);
+        json_decref(r->exit);
+        free(r->failure);
+        buf_release(&r->opening);
+}
+
+int exec_run_remote(const struct exec_opts *o, json_t **ret, enum exec_status *ret_status,
+                    struct diag *reterr)
+{
+        struct remote_run *r = calloc(1, sizeof(*r));
+        int k;
+
+        if (!r)
+                return diag_set(reterr, -ENOMEM, "out of memory");
+        *r = (struct remote_run){
+                .refs = 1,
+                .in_fd = -EBADF,
+                .o = o,
+                .pid = -1,
+                .pidfd = -EBADF,
+                .out_fd = -EBADF,
+                .err_fd = -EBADF,
+                .timer_fd = -EBADF,
+                .sig_fd = -EBADF,
+                .cancel_fd = -EBADF,
+                .phase = PHASE_HANDSHAKE,
+        };
+        pthread_mutex_init(&r->lock, NULL);
+        pthread_cond_init(&r->calls_done, NULL);
+        frame_reader_init(&r->reader, FRAME_SIDE_HOST);
+        r->start = now_usec();
+        r->deadline = r->start + (usec_t) (o->config->timeout * USEC_PER_SEC);
+
+        k = setup(r, reterr);
+        while (k >= 0 && !is_done(r)) {
+                k = loop_run_once(r->loop, -1);
+                if (k < 0)
+                        diag_set(reterr, k, "event loop failed: %s", strerror(-k));
+        }
+        if (k >= 0) {
+                k = finish(r, ret, ret_status);
+                if (k < 0)
+                        diag_set(reterr, k, "cannot assemble the result: %s", strerror(-k));
+        }
+        teardown(r);
+        run_unref(r);
+        return k;
+}

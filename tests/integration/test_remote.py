@@ -1,0 +1,285 @@
+# SPDX-License-Identifier: MIT
+"""Remote backends (docs/remote.md) through the real binary: `ptc run --backend exec:...`.
+
+The target is this machine reached through a real channel command (`sh`, which the host
+tells to exec `ptc agent`), so every part runs for real: the channel process, the shell,
+the agent, the stream between them, the script under the agent's own init, the tools on
+the target, the tools answered on the host. The agent is found on the target's PATH: the
+tests put the directory of the binary under test first on it.
+"""
+
+import os
+import signal
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import expect, expect_usage_error, processes_marked, wait_no_process_marked
+from web_server import web, web_log_reset  # noqa: F401  (pytest fixtures)
+
+
+def env_with_agent(ptc):
+    """The agent on the target's PATH (the build dir first)."""
+    return {"PATH": f"{ptc.bin.parent}:{ptc.env['PATH']}"}
+
+
+def env_without_agent(ptc):
+    """A PATH on which no ptc is found."""
+    dirs = [d for d in ptc.env["PATH"].split(":") if d and not (Path(d) / "ptc").exists()]
+    return {"PATH": ":".join(dirs)}
+
+
+def ppid(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("PPid:"):
+            return int(line.split()[1])
+    return 0
+
+
+def run_remote(ptc, code, *opts, backend="exec:sh", env=None, timeout=60):
+    e = env_with_agent(ptc)
+    e.update(env or {})
+    return ptc.run(code, "--backend", backend, *opts, env=e, timeout=timeout)
+
+
+def test_script_and_file_and_terminal_tools_run_on_the_target(ptc):
+    target = ptc.path("on-target.txt")
+    r = run_remote(ptc, f"""
+        from hermes_tools import terminal, write_file, read_file
+        print(terminal("echo from-terminal")["output"].strip())
+        write_file({str(target)!r}, "one\\ntwo\\n")
+        print(read_file({str(target)!r})["content"])
+        import sys
+        print("to stderr", file=sys.stderr)
+        """, "--log")
+    expect(r, 0, "success")
+    assert r.data["output"] == "from-terminal\n     1|one\n     2|two\n     3|\n", r
+    assert r.data["tool_calls_made"] == 3, r
+    assert [c["tool"] for c in r.data["tool_calls"]] == ["terminal", "write_file",
+                                                          "read_file"], r
+    assert all(c["ok"] for c in r.data["tool_calls"]), r
+    assert target.read_text() == "one\ntwo\n"
+
+
+def test_exit_code_and_traceback_come_back(ptc):
+    r = run_remote(ptc, """
+        print("before")
+        raise ValueError("boom from the target")
+        """)
+    expect(r, 1, "error")
+    assert r.data["exit_code"] == 1, r
+    assert r.data["output"].startswith("before\n"), r
+    assert "ValueError: boom from the target" in r.data["error"], r
+
+
+def test_web_tools_are_answered_on_the_host(ptc, web):
+    # Private URLs are allowed by the host's config only: the agent is never given the web
+    # section, so the page can only come back if the host made the call.
+    cfg = ptc.write_config("web:\n  allow_private_urls: true\n  timeout: 5\n")
+    r = run_remote(ptc, f"""
+        from hermes_tools import web_extract
+        e = web_extract([{web.site.url('/plain')!r}])["results"][0]
+        print(e["error"], "Plain line one" in e["content"])
+        """, "--config", cfg, "--log")
+    expect(r, 0, "success")
+    assert r.data["output"] == "None True\n", r
+    assert [c["tool"] for c in r.data["tool_calls"]] == ["web_extract"], r
+    # The same script run by the agent's own web tool would be refused (private address).
+    r = run_remote(ptc, f"""
+        from hermes_tools import web_extract
+        print(web_extract([{web.site.url('/plain')!r}])["results"][0]["error"])
+        """)
+    expect(r, 0, "success")
+    assert "private" in r.data["output"], r
+
+
+def test_concurrent_calls_of_target_and_host_tools(ptc, web):
+    cfg = ptc.write_config("web:\n  allow_private_urls: true\n  timeout: 5\n")
+    r = run_remote(ptc, f"""
+        from concurrent.futures import ThreadPoolExecutor
+        from hermes_tools import terminal, web_extract
+        def one(i):
+            if i % 2:
+                return terminal(f"echo t{{i}}")["output"].strip()
+            e = web_extract([{web.site.url('/plain')!r}])["results"][0]
+            return f"w{{i}}" if "Plain line one" in e["content"] else repr(e)
+        with ThreadPoolExecutor(8) as ex:
+            print(" ".join(ex.map(one, range(16))))
+        """, "--config", cfg, "--max-tool-calls", "100")
+    expect(r, 0, "success")
+    want = " ".join(f"t{i}" if i % 2 else f"w{i}" for i in range(16))
+    assert r.data["output"] == want + "\n", r
+    assert r.data["tool_calls_made"] == 16, r
+
+
+def test_large_output_is_truncated_and_spilled_on_the_host(ptc):
+    r = run_remote(ptc, 'print("x" * 10_000_000)')
+    expect(r, 0, "success")
+    assert r.data["stdout_truncated"] is True, r.data.keys()
+    assert r.data["stdout_bytes_total"] == 10_000_001, r.data["stdout_bytes_total"]
+    spill = Path(r.data["stdout_spill_path"])
+    assert str(spill).startswith(str(ptc.xdg_cache)), spill
+    assert spill.stat().st_size == 5_000_000
+
+
+def test_timeout_stops_the_script_and_everything_it_started(ptc):
+    marker = "975311"
+    t = time.monotonic()
+    r = run_remote(ptc, f"""
+        import subprocess, time
+        subprocess.Popen(["sleep", "{marker}"])
+        print("started", flush=True)
+        time.sleep(60)
+        """, "--timeout", "2")
+    elapsed = time.monotonic() - t
+    expect(r, 124, "timeout")
+    assert r.data["output"].startswith("started\n"), r
+    assert "timed out after 2s" in r.data["error"], r
+    assert elapsed < 12, elapsed
+    assert wait_no_process_marked(marker, 5) == []
+
+
+def test_interrupt_reaches_the_target(ptc):
+    flag = ptc.workdir / "running"
+    e = ptc.make_env(env_with_agent(ptc))
+    p = subprocess.Popen([str(ptc.bin), "run", "--backend", "exec:sh", "-c", textwrap.dedent(f"""
+        import time, pathlib
+        try:
+            pathlib.Path({str(flag)!r}).write_text("x")
+            time.sleep(60)
+        finally:
+            print("finally ran", flush=True)
+        """)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, cwd=str(ptc.workdir),
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not flag.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert flag.exists(), "the script never started"
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130, (out, err)
+    assert b'"status":"interrupted"' in out, out
+    assert b"finally ran" in out, out
+
+
+def test_a_lost_channel_ends_the_run_with_an_error_and_leaves_nothing(ptc):
+    flag = ptc.workdir / "running"
+    marker = "864213"
+    e = ptc.make_env(env_with_agent(ptc))
+    p = subprocess.Popen([str(ptc.bin), "run", "--backend", "exec:sh", "-c", textwrap.dedent(f"""
+        import pathlib, subprocess, time
+        subprocess.Popen(["sleep", "{marker}"])
+        pathlib.Path({str(flag)!r}).write_text("x")
+        print("before the loss", flush=True)
+        time.sleep(60)
+        """)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, cwd=str(ptc.workdir),
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not flag.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert flag.exists(), "the script never started"
+        # `ptc agent`, and its script's init (a clone of it: the same command line).
+        agents = [pid for pid in processes_marked(str(ptc.home))
+                  if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[1:2] == [b"agent"]]
+        agents = [pid for pid in agents if ppid(pid) not in agents]
+        assert len(agents) == 1, agents
+        os.kill(agents[0], signal.SIGKILL)
+        out, err = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 1, (out, err)
+    assert b'"status":"error"' in out, out
+    assert b"backend 'exec:sh': the channel closed before the script ended" in out, out
+    assert b"before the loss" in out, out
+    assert wait_no_process_marked(marker, 5) == []
+
+
+def test_a_banner_before_the_stream_is_skipped(ptc):
+    r = run_remote(ptc, 'print("ok")',
+                   backend="exec:sh -c 'echo Welcome to the target; echo rc noise >&2; exec sh'")
+    expect(r, 0, "success")
+    assert r.data["output"] == "ok\n", r
+
+
+def test_no_agent_on_the_target_says_so(ptc):
+    r = ptc.run('print("never")', "--backend", "exec:sh", env=env_without_agent(ptc))
+    expect(r, 1, "error")
+    err = r.data["error"]
+    assert err.startswith("backend 'exec:sh': ptc's agent did not start on the target: "), err
+    assert "the channel closed before the remote stream started" in err, err
+    assert "not found" in err, err
+
+
+def test_a_channel_that_never_answers_ends_at_the_deadline(ptc):
+    t = time.monotonic()
+    r = run_remote(ptc, 'print("never")', "--timeout", "2", backend="exec:cat")
+    expect(r, 1, "error")
+    assert time.monotonic() - t < 10
+    assert r.data["error"] == ("backend 'exec:cat': ptc's agent did not start on the target: "
+                               "no answer within 2 s"), r
+
+
+def test_a_channel_that_dies_at_once(ptc):
+    r = run_remote(ptc, 'print("never")', backend="exec:sh -c 'echo cannot connect >&2; exit 255'")
+    expect(r, 1, "error")
+    assert "the channel closed before the remote stream started" in r.data["error"], r
+    assert '(the channel\'s stderr: "cannot connect")' in r.data["error"], r
+
+
+def test_a_channel_that_prints_garbage_forever_is_refused(ptc):
+    r = run_remote(ptc, 'print("never")', "--timeout", "20", backend="exec:yes")
+    expect(r, 1, "error")
+    assert "the remote stream did not start within 64 KiB" in r.data["error"], r
+    assert 'instead, starting: "y\\x0ay\\x0ay' in r.data["error"], r
+
+
+def test_secrets_of_the_host_do_not_reach_the_target(ptc):
+    r = run_remote(ptc, """
+        import os
+        from hermes_tools import terminal
+        print("SERVICE_API_TOKEN" in os.environ,
+              "SERVICE_API_TOKEN" in terminal("env")["output"])
+        """, env={"SERVICE_API_TOKEN": "tok-8c1e5d0b9a7f4e3d2c1b"})
+    expect(r, 0, "success")
+    assert r.data["output"] == "False False\n", r
+
+
+def test_a_script_that_is_not_utf8_is_refused_with_the_reason(ptc):
+    p = ptc.path("latin1.py")
+    p.write_bytes(b"# -*- coding: latin-1 -*-\nprint('caf\xe9')\n")
+    r = ptc.run_ptc(["run", "--backend", "exec:sh", str(p)], env=env_with_agent(ptc))
+    assert r.rc == 3, r
+    assert "a remote run takes a UTF-8 script" in r.stderr, r
+
+
+@pytest.mark.parametrize("spec,words", [
+    ("ssh:", ["--backend", "nothing after 'ssh:'"]),
+    ("docker:--privileged", ["--backend", "the container must be"]),
+    ("exec:a; b", ["--backend", "takes one command"]),
+    ("ftp:x", ["--backend", "unknown (allowed: local, ssh:"]),
+])
+def test_bad_backend_specs_are_usage_errors(ptc, spec, words):
+    expect_usage_error(ptc.run('print(1)', "--backend", spec), *words)
+
+
+def test_backend_in_the_config_file(ptc):
+    cfg = ptc.write_config("code_execution:\n  backend: exec:sh\n")
+    r = ptc.run('print("via config")', "--config", cfg, env=env_with_agent(ptc))
+    expect(r, 0, "success")
+    assert r.data["output"] == "via config\n", r
+    bad = ptc.write_config("code_execution:\n  backend: 'kubectl:Pod'\n", name="bad.yaml")
+    r = ptc.run('print(1)', "--config", bad)
+    expect_usage_error(r, "bad.yaml:2", "code_execution.backend", "the pod must be")
+    r = ptc.run_ptc(["run", "--help"])
+    assert b"--backend SPEC" in r.stdout, r
