@@ -253,10 +253,10 @@ int frame_reader_eof(const struct frame_reader *r, struct diag *reterr)
                 return diag_set(reterr, -EPIPE,
                                 "the channel closed inside a frame header (%zu of %d bytes)", left,
                                 FRAME_HEADER_SIZE);
-        return diag_set(
-                reterr, -EPIPE, "the channel closed inside a %s frame (%zu of %u payload bytes)",
-                frame_type_name((unsigned char) pending(r)[4]), left - FRAME_HEADER_SIZE,
-                get_be32((const unsigned char *) pending(r)));
+        return diag_set(reterr, -EPIPE,
+                        "the channel closed inside a %s frame (%zu of %u payload bytes)",
+                        frame_type_name((unsigned char) pending(r)[4]), left - FRAME_HEADER_SIZE,
+                        get_be32((const unsigned char *) pending(r)));
 }
 
 static void put_header(char *p, unsigned type, uint32_t len)
