@@ -212,13 +212,65 @@ def test_a_banner_before_the_stream_is_skipped(ptc):
     assert r.data["output"] == "ok\n", r
 
 
+def shipped_agent(ptc):
+    """(path, sha256) of the static agent beside the binary, or a skip: a sanitizer build
+    has none (meson.build)."""
+    agent, sha = ptc.bin.parent / "ptc-agent", ptc.bin.parent / "ptc-agent.sha256"
+    if not agent.exists():
+        pytest.skip(f"no static ptc-agent beside {ptc.bin} (a sanitizer build, or static "
+                    "archives missing)")
+    return agent, sha.read_text().split()[0]
+
+
+def test_the_agent_is_shipped_to_a_target_without_ptc_and_cached(ptc):
+    agent, sha = shipped_agent(ptc)
+    cached = ptc.xdg_cache / "ptc" / f"agent-{sha}"
+    code = """
+        from hermes_tools import terminal
+        print(terminal("echo shipped")["output"].strip())
+        """
+    r = ptc.run(code, "--backend", "exec:sh", env=env_without_agent(ptc))
+    expect(r, 0, "success")
+    assert r.data["output"] == "shipped\n", r
+    assert cached.read_bytes() == agent.read_bytes()
+    assert oct(cached.stat().st_mode & 0o777) == "0o700"
+    before = cached.stat()
+    r = ptc.run(code, "--backend", "exec:sh", env=env_without_agent(ptc))
+    expect(r, 0, "success")
+    after = cached.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns), \
+        "the cached agent was sent again"
+    # No temporary copy left beside it (the host's own cache files share the directory here).
+    assert [p.name for p in cached.parent.glob("agent-*")] == [cached.name]
+
+
+def test_a_target_of_another_architecture_gets_no_agent(ptc):
+    shipped_agent(ptc)
+    fake = ptc.path("fake-bin")
+    fake.mkdir()
+    (fake / "uname").write_text("#!/bin/sh\necho riscv64\n")
+    (fake / "uname").chmod(0o755)
+    env = env_without_agent(ptc)
+    env["PATH"] = f"{fake}:{env['PATH']}"
+    r = ptc.run('print("never")', "--backend", "exec:sh", env=env)
+    expect(r, 1, "error")
+    assert "ptc's agent did not start on the target" in r.data["error"], r
+    assert "the target is riscv64; this ptc's agent is for " in r.data["error"], r
+
+
 def test_no_agent_on_the_target_says_so(ptc):
-    r = ptc.run('print("never")', "--backend", "exec:sh", env=env_without_agent(ptc))
+    # With an agent to ship, a cache that cannot be written stops it; without one, a
+    # target without ptc on its PATH.
+    env = env_without_agent(ptc)
+    shipping = (ptc.bin.parent / "ptc-agent").exists()
+    if shipping:
+        env["XDG_CACHE_HOME"] = "/proc/no-such-dir"
+    r = ptc.run('print("never")', "--backend", "exec:sh", env=env)
     expect(r, 1, "error")
     err = r.data["error"]
     assert err.startswith("backend 'exec:sh': ptc's agent did not start on the target: "), err
     assert "the channel closed before the remote stream started" in err, err
-    assert "not found" in err, err
+    assert ("cannot create directory" if shipping else "not found") in err, err
 
 
 def test_a_channel_that_never_answers_ends_at_the_deadline(ptc):

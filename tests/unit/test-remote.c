@@ -108,6 +108,55 @@ static void test_frame_preamble_is_skipped_and_reported(void **state)
         assert_non_null(strstr(d.message, "printed nothing"));
 }
 
+static void test_frame_watch_in_the_preamble(void **state)
+{
+        _cleanup_buf_ struct buf out = BUF_INIT(1 << 20);
+        static const char pre[] = "motd\nptc-send-agent\n";
+        size_t splits[] = {1, 3, 7, 64};
+
+        for (size_t s = 0; s < ELEMENTSOF(splits); s++) {
+                _cleanup_frame_reader_ struct frame_reader r;
+                struct frame f;
+                struct diag d;
+                size_t got = 0;
+
+                buf_reset(&out);
+                assert_int_equal(buf_append(&out, pre, strlen(pre)), 0);
+                agent_stream(&out);
+                frame_reader_init(&r, FRAME_SIDE_HOST);
+                frame_reader_watch(&r, "ptc-send-agent\n");
+                /* Cut anywhere, the watched text is seen once it has passed, never before. */
+                for (size_t i = 0; i < out.len; i += splits[s]) {
+                        size_t n = MIN(splits[s], out.len - i);
+
+                        assert_int_equal(frame_reader_feed(&r, out.data + i, n), 0);
+                        while (frame_reader_next(&r, &f, &d) == 1)
+                                got++;
+                        if (i + n < strlen(pre))
+                                assert_false(r.watch_seen);
+                }
+                assert_true(r.watch_seen);
+                assert_int_equal(got, 4);
+        }
+}
+
+static void test_frame_watch_not_inside_the_stream(void **state)
+{
+        _cleanup_buf_ struct buf out = BUF_INIT(1 << 20);
+        _cleanup_frame_reader_ struct frame_reader r;
+        struct frame f;
+        struct diag d;
+
+        agent_stream(&out);
+        assert_int_equal(frame_append(&out, FRAME_STDOUT, "ptc-send-agent\n", 15), 0);
+        frame_reader_init(&r, FRAME_SIDE_HOST);
+        frame_reader_watch(&r, "ptc-send-agent\n");
+        assert_int_equal(frame_reader_feed(&r, out.data, out.len), 0);
+        while (frame_reader_next(&r, &f, &d) == 1)
+                ;
+        assert_false(r.watch_seen);
+}
+
 static void test_frame_preamble_is_bounded(void **state)
 {
         _cleanup_frame_reader_ struct frame_reader r;
@@ -394,6 +443,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_frame_round_trip_whole_and_byte_by_byte),
                 cmocka_unit_test(test_frame_preamble_is_skipped_and_reported),
+                cmocka_unit_test(test_frame_watch_in_the_preamble),
+                cmocka_unit_test(test_frame_watch_not_inside_the_stream),
                 cmocka_unit_test(test_frame_preamble_is_bounded),
                 cmocka_unit_test(test_frame_broken_streams_are_refused),
                 cmocka_unit_test(test_frame_cut_streams_say_where),
