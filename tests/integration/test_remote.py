@@ -335,3 +335,57 @@ def test_backend_in_the_config_file(ptc):
     expect_usage_error(r, "bad.yaml:2", "code_execution.backend", "the pod must be")
     r = ptc.run_ptc(["run", "--help"])
     assert b"--backend SPEC" in r.stdout, r
+
+
+@pytest.mark.parametrize("spec,argv", [
+    ("docker:web_1", "exec -i web_1 sh"),
+    ("podman:3f2a9c", "exec -i 3f2a9c sh"),
+    ("kubectl:ci/runner-7d9f:tools", "exec -i -n ci runner-7d9f -c tools -- sh"),
+    ("apptainer:sim", "exec instance://sim sh"),
+])
+def test_container_backends_run_their_engine_as_documented(ptc, spec, argv):
+    # No container engine runs on every machine of this kind (docs/remote.md, "Tests"): a
+    # stand-in of the engine's command records its arguments and gives a shell, as
+    # `docker exec -i CONTAINER sh` does; the rest of the run is real.
+    fake = ptc.path("engines")
+    fake.mkdir()
+    log = ptc.path("engine-argv")
+    name = spec.split(":")[0]
+    (fake / name).write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" > {log}\nexec sh\n')
+    (fake / name).chmod(0o755)
+    env = env_with_agent(ptc)
+    env["PATH"] = f"{fake}:{env['PATH']}"
+    r = ptc.run('from hermes_tools import terminal\nprint(terminal("echo in")["output"])',
+                "--backend", spec, env=env)
+    expect(r, 0, "success")
+    assert r.data["output"] == "in\n", r
+    assert log.read_text() == argv + "\n"
+
+
+def test_a_missing_engine_is_named(ptc):
+    import shutil
+    missing = [k for k in ("apptainer", "podman", "docker", "kubectl") if not shutil.which(k)]
+    if not missing:
+        pytest.skip("every container engine's command is installed here")
+    spec = f"{missing[0]}:box"
+    r = ptc.run('print(1)', "--backend", spec)
+    assert r.rc == 3, r
+    assert f"backend '{spec}': '{missing[0]}' is not installed (not found on PATH)" in \
+        r.stderr, r
+
+
+def test_kubectl_against_a_real_cluster(ptc):
+    # Runs where a cluster is reachable and PTC_TEST_KUBECTL_POD names a pod to use
+    # ([NAMESPACE/]POD[:CONTAINER], with sh and python3 in it); counted as skipped elsewhere.
+    import shutil
+    pod = os.environ.get("PTC_TEST_KUBECTL_POD")
+    if not shutil.which("kubectl"):
+        pytest.skip("kubectl is not installed")
+    if not pod:
+        pytest.skip("PTC_TEST_KUBECTL_POD is not set (no cluster pod to run in)")
+    r = ptc.run('from hermes_tools import terminal\nprint(terminal("echo in-pod")["output"])',
+                "--backend", f"kubectl:{pod}",
+                env={"KUBECONFIG": os.environ.get("KUBECONFIG", ""),
+                     "HOME": os.environ.get("HOME", "/root")}, timeout=120)
+    expect(r, 0, "success")
+    assert r.data["output"] == "in-pod\n", r
