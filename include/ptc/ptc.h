@@ -261,8 +261,11 @@ PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char 
  * one item per line. It runs the interpreters and a confined /bin/true: a
  * second or so. Before the start, tools the start would leave out (or a
  * "tools" list it would refuse: no "tools:" line then) are added to
- * ptc_engine_warnings(); a started engine is only read (any thread). @flags:
- * 0. Caller frees *ret. -EINVAL, -ENOMEM.
+ * ptc_engine_warnings(); a started engine is only read (any thread). With a
+ * remote backend ("backend"), the report ends with the target's section: a
+ * probe script run there end to end (the engine is started for it). @flags:
+ * 0. Caller frees *ret. -EINVAL, -ENOMEM; -EHOSTDOWN when the backend's check
+ * failed: *ret then holds the report, which says why.
  */
 PTC_EXPORT int ptc_doctor_report(ptc_engine *e, unsigned flags, char **ret, struct ptc_diag *diag);
 

@@ -389,3 +389,23 @@ def test_kubectl_against_a_real_cluster(ptc):
                      "HOME": os.environ.get("HOME", "/root")}, timeout=120)
     expect(r, 0, "success")
     assert r.data["output"] == "in-pod\n", r
+
+
+def test_doctor_checks_a_backend_end_to_end(ptc):
+    r = ptc.run_ptc(["doctor", "--backend", "exec:sh"], env=env_with_agent(ptc), timeout=90)
+    assert r.rc == 0, r
+    out = r.stdout.decode()
+    tail = out[out.index("backend: exec:sh\n"):].splitlines()
+    assert tail[1] == "  channel   sh", out
+    assert tail[2].startswith("  target    Linux ") and ", Python 3." in tail[2], out
+    assert tail[3] == "  terminal  ok", out
+    assert tail[-1].startswith("  time      ") and tail[-1].endswith(" ms (connect, find or "
+                                                                      "ship the agent, run a "
+                                                                      "script)"), out
+    r = ptc.run_ptc(["doctor", "--backend", "exec:sh -c 'echo no route >&2; exit 255'"],
+                    timeout=90)
+    assert r.rc == 1, r
+    assert "  FAILED    backend 'exec:sh -c 'echo no route >&2; exit 255'': ptc's agent did " \
+           "not start on the target" in r.stdout.decode(), r
+    assert '(the channel\'s stderr: "no route")' in r.stdout.decode(), r
+    assert "the check failed" in r.stderr, r

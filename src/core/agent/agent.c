@@ -378,8 +378,9 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
         return 0;
 }
 
-/* The exit frame from the run's result: what the host needs of it besides the output. */
-static int send_exit(struct agent *a, const char *result_json)
+/* The exit frame from the run's result: what the host needs of it besides the output,
+ * and the run's warnings (isolation auto's left-out layers here). */
+static int send_exit(struct agent *a, const char *result_json, const char *warnings)
 {
         json_auto_t *res = json_loads(result_json ?: "{}", 0, NULL), *exit = json_object();
         static const char *const keys[] = {"status", "exit_code", "tool_calls_made", "error",
@@ -393,6 +394,9 @@ static int send_exit(struct agent *a, const char *result_json)
                 if (v && json_object_set(exit, keys[i], v) < 0)
                         return -ENOMEM;
         }
+        if (warnings && warnings[0] &&
+            json_object_set_new(exit, "warnings", json_string(warnings)) < 0)
+                return -ENOMEM;
         return send_json(a, FRAME_EXIT, exit);
 }
 
@@ -466,7 +470,11 @@ static int serve(struct agent *a, struct diag *d)
         }
         (void) ptc_execution_run(a->exec, code, json_string_length(json_object_get(run, "code")),
                                  &result, &st, &pd);
-        k = send_exit(a, result);
+        {
+                _cleanup_free_ char *warnings = ptc_execution_warnings(a->exec);
+
+                k = send_exit(a, result, warnings);
+        }
 
         /* The host closes the channel after the exit frame; the reader sees it. */
         {

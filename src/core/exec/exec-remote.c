@@ -33,6 +33,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/utsname.h>
@@ -181,11 +182,11 @@ static void arm_timer(struct remote_run *r, usec_t when)
         (void) timerfd_settime(r->timer_fd, 0, &its, NULL);
 }
 
-/* Write all of @p to the channel, giving up when it makes no progress for a while. */
+/* Write all of @p to the channel (a socket), giving up when it makes no progress for a while. */
 static int channel_write(int fd, const char *p, size_t n)
 {
         while (n > 0) {
-                ssize_t k = write(fd, p, n);
+                ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
 
                 if (k < 0 && errno == EAGAIN) {
                         struct pollfd pfd = {.fd = fd, .events = POLLOUT};
@@ -735,7 +736,13 @@ static int start_channel(struct remote_run *r, struct diag *reterr)
                 return diag_set(reterr, -ENOENT,
                                 "backend '%s': '%s' is not installed (not found on PATH)",
                                 r->o->backend->spec, argv[0]);
-        if (pipe2(inp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+        /*
+         * The channel's stdin is a socket, not a pipe: a write to a channel that is gone is
+         * an EPIPE (MSG_NOSIGNAL), never a SIGPIPE that would kill a host that did not ignore
+         * it (a library host, ptc doctor).
+         */
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, inp) < 0 ||
+            pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
                 k = -errno;
                 goto fail;
         }
@@ -922,6 +929,21 @@ static char *failure_text(const struct remote_run *r)
         return k > 0 ? TAKE_PTR(redacted) : TAKE_PTR(text);
 }
 
+/* The agent's warnings (one per line), as the host's: "target: isolation auto: ...". */
+static void forward_warnings(const struct remote_run *r)
+{
+        const char *w = r->exit ? json_string_value(json_object_get(r->exit, "warnings")) : NULL;
+
+        while (w && *w && r->o->on_warning) {
+                const char *nl = strchrnul(w, '\n');
+                _cleanup_free_ char *line = NULL;
+
+                if (nl > w && asprintf(&line, "target: %.*s", (int) (nl - w), w) >= 0)
+                        r->o->on_warning(r->o->on_warning_userdata, line);
+                w = *nl ? nl + 1 : nl;
+        }
+}
+
 static const char *exit_status_word(const json_t *exit)
 {
         return json_string_value(json_object_get(exit, "status")) ?: "";
@@ -935,6 +957,7 @@ static int finish(struct remote_run *r, json_t **ret, enum exec_status *ret_stat
         json_auto_t *log = NULL;
 
         wait_calls(r);
+        forward_warnings(r);
         in.duration = (double) (now_usec() - r->start) / USEC_PER_SEC;
         in.interrupt_reason = r->interrupt_reason;
         in.have_exit_code = json_is_integer(code);
