@@ -8,6 +8,7 @@ the target, the tools answered on the host. The agent is found on the target's P
 tests put the directory of the binary under test first on it.
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -409,3 +410,71 @@ def test_doctor_checks_a_backend_end_to_end(ptc):
            "not start on the target" in r.stdout.decode(), r
     assert '(the channel\'s stderr: "no route")' in r.stdout.decode(), r
     assert "the check failed" in r.stderr, r
+
+
+def test_the_host_keeps_the_budget_of_host_tools_too(ptc, web):
+    cfg = ptc.write_config("web:\n  allow_private_urls: true\n  timeout: 5\n")
+    r = run_remote(ptc, f"""
+        from hermes_tools import web_extract
+        errs = [web_extract([{web.site.url('/plain')!r}]).get("error") for _ in range(3)]
+        print(errs)
+        """, "--config", cfg, "--max-tool-calls", "2")
+    expect(r, 0, "success")
+    assert r.data["output"].startswith("[None, None, 'Tool call limit reached (2)"), r
+
+
+HOSTILE_AGENT = r'''
+import json, struct, sys
+MAGIC = b"\x89PTC\r\n\x1a\n"
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+
+def frame(t, obj):
+    p = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+    out.write(struct.pack(">IB", len(p), t) + p)
+    out.flush()
+
+def read_frame():
+    h = inp.read(5)
+    n, t = struct.unpack(">IB", h)
+    return t, json.loads(inp.read(n))
+
+inp.readline()                      # the host's command for the shell
+out.write(MAGIC)
+frame(1, {"protocol": 1, "ptc": "hostile", "features": []})
+assert inp.read(8) == MAGIC
+read_frame()                        # hello
+read_frame()                        # run
+HOSTFILE
+calls = [{"id": 1, "tool": "terminal", "args": {"command": "touch " + hostfile}},
+         {"id": 2, "tool": "no_such_tool", "args": {}}]
+calls += [{"id": 3 + i, "tool": "web_extract", "args": {"urls": [URL]}} for i in range(3)]
+for c in calls:
+    frame(5, c)
+answers = {}
+while len(answers) < len(calls):
+    t, a = read_frame()
+    if t == 6:
+        answers[a["id"]] = a["result"].get("error")
+frame(3, (json.dumps([answers[c["id"]] for c in calls]) + "\n").encode())
+frame(8, {"status": "success", "exit_code": 0, "tool_calls_made": 1000})
+inp.read()
+'''
+
+
+def test_a_hostile_agent_cannot_run_host_tools_beyond_what_runs_on_the_host(ptc, web):
+    # The target is not trusted: an agent there that asks the host to run a terminal
+    # command, a tool that does not exist, or more host calls than the budget gets errors.
+    hostfile = ptc.path("must-not-exist")
+    agent = ptc.path("hostile_agent.py")
+    agent.write_text(HOSTILE_AGENT.replace(
+        "HOSTFILE", f"hostfile = {str(hostfile)!r}\nURL = {web.site.url('/plain')!r}"))
+    cfg = ptc.write_config("web:\n  allow_private_urls: true\n  timeout: 5\n")
+    r = ptc.run('print("never runs")', "--backend", f"exec:python3 {agent}", "--config", cfg,
+                "--max-tool-calls", "2")
+    expect(r, 0, "success")
+    errors = json.loads(r.data["output"])
+    assert errors[0] == "this tool does not run on the host", errors
+    assert errors[1] == "this tool does not run on the host", errors
+    assert errors[2] is None and errors[3] is None, errors
+    assert errors[4].startswith("Tool call limit reached (2)"), errors
+    assert not hostfile.exists()

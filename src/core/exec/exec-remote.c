@@ -122,6 +122,7 @@ struct remote_run {
         pthread_mutex_t lock;
         pthread_cond_t calls_done;
         unsigned calls; /* host tool calls running */
+        int64_t host_calls; /* host tool calls taken, on the loop's thread */
         int in_fd;      /* the channel's stdin: our frames; -1 once closed (under @lock) */
         bool write_broken;
 
@@ -363,6 +364,17 @@ static void start_call(struct remote_run *r, json_t *call)
         }
         if (!t || !t->runs_on_host) {
                 answer_error(r, json_integer_value(id), "this tool does not run on the host");
+                return;
+        }
+        /* The agent keeps the budget; the host keeps it too for what runs here. */
+        if (++r->host_calls > r->o->config->max_tool_calls) {
+                char msg[160];
+
+                (void) snprintf(msg, sizeof(msg),
+                                "Tool call limit reached (%lld). No more tool calls allowed in "
+                                "this execution.",
+                                (long long) r->o->config->max_tool_calls);
+                answer_error(r, json_integer_value(id), msg);
                 return;
         }
         pthread_mutex_lock(&r->lock);
@@ -982,12 +994,12 @@ static int finish(struct remote_run *r, json_t **ret, enum exec_status *ret_stat
         } else if (in.have_exit_code)
                 in.status = in.exit_code == 0 ? EXEC_SUCCESS : EXEC_ERROR;
         else {
-                /* The agent could not start the script: its reason is the error. */
+                /* The agent could not start the script (its reason is the error), or the
+                 * channel ended without a word. */
+                static const char none[] = "the run on the target ended without a status";
+
                 in.status = EXEC_ERROR;
-                in.error = json_string_value(json_object_get(r->exit, "error"))
-                                   ?: "the agent "
-                                      "on the target "
-                                      "failed";
+                in.error = json_string_value(json_object_get(r->exit, "error")) ?: none;
         }
         return exec_result(r->o, &r->out, &r->err, &in, true, ret, ret_status);
 }
