@@ -222,21 +222,49 @@ static void host_gone(struct agent *a, const char *why)
         ptc_execution_interrupt(a->exec, why);
 }
 
+/* Take every whole frame the reader holds. false when the reader thread is done. */
+static bool take_frames(struct agent *a)
+{
+        struct frame f;
+        struct diag d;
+        int k;
+
+        while ((k = frame_reader_next(&a->reader, &f, &d)) == 1) {
+                json_auto_t *v = frame_parse_json(&f, &d);
+
+                if (!v)
+                        break;
+                if (f.type == FRAME_ANSWER)
+                        take_answer(a, v);
+                else if (f.type == FRAME_SIGNAL)
+                        ptc_execution_interrupt(a->exec, "interrupted by the host");
+                else if (f.type == FRAME_ERROR) {
+                        host_gone(a, "the host gave up");
+                        return false;
+                }
+        }
+        if (k != 0) {
+                (void) send_error(a, -EPROTO, "%s", d.message);
+                host_gone(a, "the host broke the stream");
+                return false;
+        }
+        return true;
+}
+
 static void *reader_main(void *arg)
 {
         struct agent *a = arg;
         struct pollfd p[2] = {{.fd = a->in_fd, .events = POLLIN},
                               {.fd = a->stop_fd, .events = POLLIN}};
-        struct frame f;
-        struct diag d;
-        bool broken;
 
-        for (;;) {
+        /* What came with the run frame first (a signal right after it). */
+        while (take_frames(a)) {
                 ssize_t n;
-                int k;
 
-                if (poll(p, 2, -1) < 0 && errno != EINTR)
-                        break;
+                if (poll(p, 2, -1) < 0 && errno != EINTR) {
+                        host_gone(a, "the host's channel failed");
+                        return NULL;
+                }
                 if (p[1].revents)
                         return NULL;
                 if (!p[0].revents)
@@ -245,33 +273,11 @@ static void *reader_main(void *arg)
                 if (n == -EAGAIN || n == -EINTR)
                         continue;
                 if (n <= 0) {
-                        host_gone(a, "the host closed the channel");
-                        return NULL;
-                }
-                broken = false;
-                while ((k = frame_reader_next(&a->reader, &f, &d)) == 1) {
-                        json_auto_t *v = frame_parse_json(&f, &d);
-
-                        if (!v) {
-                                broken = true;
-                                break;
-                        }
-                        if (f.type == FRAME_ANSWER)
-                                take_answer(a, v);
-                        else if (f.type == FRAME_SIGNAL)
-                                ptc_execution_interrupt(a->exec, "interrupted by the host");
-                        else if (f.type == FRAME_ERROR) {
-                                host_gone(a, "the host gave up");
-                                return NULL;
-                        }
-                }
-                if (k < 0 || broken) {
-                        (void) send_error(a, -EPROTO, "%s", d.message);
-                        host_gone(a, "the host broke the stream");
+                        host_gone(a, n == 0 ? "the host closed the channel"
+                                            : "the host's channel failed");
                         return NULL;
                 }
         }
-        host_gone(a, "the host's channel failed");
         return NULL;
 }
 

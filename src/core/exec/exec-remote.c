@@ -121,9 +121,9 @@ struct remote_run {
         unsigned refs; /* the run itself and each host tool call; under @lock */
         pthread_mutex_t lock;
         pthread_cond_t calls_done;
-        unsigned calls; /* host tool calls running */
+        unsigned calls;     /* host tool calls running */
         int64_t host_calls; /* host tool calls taken, on the loop's thread */
-        int in_fd;      /* the channel's stdin: our frames; -1 once closed (under @lock) */
+        int in_fd;          /* the channel's stdin: our frames; -1 once closed (under @lock) */
         bool write_broken;
 
         const struct exec_opts *o;
