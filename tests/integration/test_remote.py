@@ -336,6 +336,13 @@ def test_backend_in_the_config_file(ptc):
     expect_usage_error(r, "bad.yaml:2", "code_execution.backend", "the pod must be")
     r = ptc.run_ptc(["run", "--help"])
     assert b"--backend SPEC" in r.stdout, r
+    pool = ptc.write_config("code_execution:\n  backend:\n    - exec:sh\n    - 'ssh:a b'\n",
+                            name="pool.yaml")
+    expect_usage_error(ptc.run('print(1)', "--config", pool), "pool.yaml:4",
+                       "code_execution.backend[1]", "the host must be a name")
+    pool = ptc.write_config("code_execution:\n  backend: [exec:sh, local]\n", name="pool2.yaml")
+    expect_usage_error(ptc.run('print(1)', "--config", pool), "code_execution.backend[1]",
+                       "'local' cannot be one")
 
 
 @pytest.mark.parametrize("spec,argv", [
@@ -409,7 +416,7 @@ def test_doctor_checks_a_backend_end_to_end(ptc):
     assert "  FAILED    backend 'exec:sh -c 'echo no route >&2; exit 255'': ptc's agent did " \
            "not start on the target" in r.stdout.decode(), r
     assert '(the channel\'s stderr: "no route")' in r.stdout.decode(), r
-    assert "the check failed" in r.stderr, r
+    assert "the check of 1 backend failed" in r.stderr, r
 
 
 def test_the_host_keeps_the_budget_of_host_tools_too(ptc, web):

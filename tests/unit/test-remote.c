@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "../lib/ptc-test.h"
@@ -12,6 +14,7 @@
 #include "basic/strv.h"
 #include "core/remote/backend.h"
 #include "core/remote/frame.h"
+#include "core/remote/pool.h"
 
 /* A whole stream as the agent would write it: magic, hello, some output, an exit. */
 static void agent_stream(struct buf *out)
@@ -438,6 +441,94 @@ static void test_backend_spec_length_is_capped(void **state)
         assert_non_null(strstr(d.message, "longer than 4096 bytes"));
 }
 
+static void test_pool_takes_the_least_loaded_target_under_the_cap(void **state)
+{
+        char *specs[] = {"exec:a", "exec:b", NULL};
+        struct backend_pool *p = NULL;
+        const struct backend *got[4];
+        size_t slot[4];
+        struct diag d;
+
+        assert_int_equal(backend_pool_new(specs, 2, &p, &d), 0);
+        for (size_t i = 0; i < 4; i++)
+                assert_int_equal(backend_pool_acquire(p, USEC_INFINITY, -1, &got[i], &slot[i]), 0);
+        /* a, b, a, b: each time the least loaded; then both are full. */
+        assert_string_equal(got[0]->spec, "exec:a");
+        assert_string_equal(got[1]->spec, "exec:b");
+        assert_string_equal(got[2]->spec, "exec:a");
+        assert_string_equal(got[3]->spec, "exec:b");
+        {
+                const struct backend *b;
+                size_t s;
+
+                assert_int_equal(
+                        backend_pool_acquire(p, now_usec() + 20 * USEC_PER_MSEC, -1, &b, &s),
+                        -ETIMEDOUT);
+                backend_pool_release(p, slot[1]);
+                assert_int_equal(backend_pool_acquire(p, now_usec(), -1, &b, &s), 0);
+                assert_string_equal(b->spec, "exec:b");
+                backend_pool_release(p, s);
+        }
+        for (size_t i = 0; i < 4; i++)
+                if (i != 1)
+                        backend_pool_release(p, slot[i]);
+        backend_pool_free(p);
+
+        assert_int_equal(backend_pool_new((char *[]){"ssh:", NULL}, 1, &p, &d), -EINVAL);
+        assert_non_null(strstr(d.message, "nothing after 'ssh:'"));
+        assert_int_equal(backend_pool_new((char *[]){NULL}, 1, &p, &d), -EINVAL);
+}
+
+struct waiter_arg {
+        struct backend_pool *pool;
+        int cancel_fd;
+        int result;
+        const struct backend *got;
+        size_t slot;
+};
+
+static void *waiter_main(void *arg)
+{
+        struct waiter_arg *w = arg;
+
+        w->result = backend_pool_acquire(w->pool, USEC_INFINITY, w->cancel_fd, &w->got, &w->slot);
+        return NULL;
+}
+
+static void test_pool_waiters_get_room_in_turn_or_are_cancelled(void **state)
+{
+        struct backend_pool *p = NULL;
+        struct waiter_arg w[2] = {};
+        const struct backend *held;
+        pthread_t th[2];
+        uint64_t one = 1;
+        size_t slot;
+        struct diag d;
+
+        assert_int_equal(backend_pool_new((char *[]){"exec:only", NULL}, 1, &p, &d), 0);
+        assert_int_equal(backend_pool_acquire(p, USEC_INFINITY, -1, &held, &slot), 0);
+        for (size_t i = 0; i < 2; i++) {
+                w[i] = (struct waiter_arg){
+                        .pool = p, .cancel_fd = eventfd(0, EFD_CLOEXEC), .result = 1};
+                assert_true(w[i].cancel_fd >= 0);
+                assert_int_equal(pthread_create(&th[i], NULL, waiter_main, &w[i]), 0);
+                usleep(20000); /* the first waits before the second */
+        }
+        /* The first waiter is cancelled; the room given back goes to the second. */
+        assert_int_equal(write(w[0].cancel_fd, &one, sizeof(one)), (ssize_t) sizeof(one));
+        pthread_join(th[0], NULL);
+        assert_int_equal(w[0].result, -ECANCELED);
+        assert_int_equal(__atomic_load_n(&w[1].result, __ATOMIC_SEQ_CST), 1);
+        backend_pool_release(p, slot);
+        pthread_join(th[1], NULL);
+        assert_int_equal(w[1].result, 0);
+        assert_string_equal(w[1].got->spec, "exec:only");
+        backend_pool_release(p, w[1].slot);
+        for (size_t i = 0; i < 2; i++)
+                close(w[i].cancel_fd);
+        backend_pool_free(p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -454,6 +545,8 @@ int main(void)
                 cmocka_unit_test(test_backend_channel_commands),
                 cmocka_unit_test(test_backend_bad_specs_say_why),
                 cmocka_unit_test(test_backend_spec_length_is_capped),
+                cmocka_unit_test(test_pool_takes_the_least_loaded_target_under_the_cap),
+                cmocka_unit_test(test_pool_waiters_get_room_in_turn_or_are_cancelled),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

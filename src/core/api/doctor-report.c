@@ -13,6 +13,7 @@
 #include "basic/time-util.h"
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
+#include "core/api/execution.h"
 #include "core/doctor/doctor.h"
 #include "core/remote/backend.h"
 
@@ -42,7 +43,7 @@ static int append_argv(struct buf *b, const struct backend *be)
  * agent (shipped if need be), as every run goes. 1 when the check failed (the report says
  * why), 0 when it passed, -ENOMEM.
  */
-static int check_backend(ptc_engine *e, struct buf *b)
+static int check_backend(ptc_engine *e, const char *spec, struct buf *b)
 {
         _cleanup_backend_ struct backend *be = NULL;
         _cleanup_free_ char *result = NULL, *warnings = NULL;
@@ -54,7 +55,7 @@ static int check_backend(ptc_engine *e, struct buf *b)
         usec_t t;
         int r;
 
-        if (backend_parse(e->config.backend, &be, &d) < 0 || be->kind == BACKEND_LOCAL)
+        if (backend_parse(spec, &be, &d) < 0 || be->kind == BACKEND_LOCAL)
                 return 0;
         if (buf_printf(b, "backend: %s\n  channel   ", be->spec) < 0 || append_argv(b, be) < 0 ||
             buf_append_str(b, "\n") < 0)
@@ -64,6 +65,8 @@ static int check_backend(ptc_engine *e, struct buf *b)
         r = ptc_execution_new(e, &x, &pd);
         if (r >= 0)
                 r = ptc_execution_set(x, "timeout", "60", &pd);
+        if (r >= 0 && execution_set_backend(x, be) < 0)
+                r = api_diagf(&pd, -EINVAL, "cannot set the backend");
         if (r < 0) {
                 ptc_execution_free(x);
                 return buf_printf(b, "  FAILED    %s\n", pd.message) < 0 ? -ENOMEM : 1;
@@ -144,12 +147,17 @@ PTC_EXPORT int ptc_doctor_report(ptc_engine *e, unsigned flags, char **ret, stru
         }
         if (r < 0)
                 return api_diagf(diag, r, "out of memory");
-        if (e->config.backend) {
+        if (e->config.backends) {
                 _cleanup_buf_ struct buf b = BUF_INIT(SIZE_MAX);
+                int failed = 0;
                 char *all;
 
                 r = buf_append_str(&b, *ret);
-                r = r < 0 ? r : check_backend(e, &b);
+                /* Each target of a pool, in turn. */
+                for (char **spec = e->config.backends; r >= 0 && *spec; spec++) {
+                        r = check_backend(e, *spec, &b);
+                        failed += r > 0;
+                }
                 if (r < 0)
                         return api_diagf(diag, r, "out of memory");
                 all = buf_steal(&b, NULL);
@@ -157,9 +165,9 @@ PTC_EXPORT int ptc_doctor_report(ptc_engine *e, unsigned flags, char **ret, stru
                         return api_diagf(diag, -ENOMEM, "out of memory");
                 free(*ret);
                 *ret = all;
-                if (r > 0)
-                        return api_diagf(diag, -EHOSTDOWN, "backend '%s': the check failed",
-                                         e->config.backend);
+                if (failed)
+                        return api_diagf(diag, -EHOSTDOWN, "the check of %d backend%s failed",
+                                         failed, failed == 1 ? "" : "s");
         }
         return 0;
 }

@@ -20,6 +20,7 @@
 #include "core/api/engine.h"
 #include "core/mcp/mcp-tools.h"
 #include "core/output/redact.h"
+#include "core/remote/pool.h"
 #include "core/spawn/interpreter.h"
 #include "core/stubs/stubs.h"
 #include "core/tools/tool.h"
@@ -141,6 +142,7 @@ PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e)
 {
         if (!e)
                 return NULL;
+        backend_pool_free(e->pool);
         registry_free(e->registry);
         mcp_upstreams_free(e->upstreams);
         free(e->extra);
@@ -409,9 +411,13 @@ PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag)
         if (r >= 0)
                 r = engine_build_registry(&e->config, NULL, e->extra, e->n_extra, &e->registry,
                                           &warnings, &d);
+        if (r >= 0 && e->config.backends)
+                r = backend_pool_new(e->config.backends, (unsigned) e->config.backend_concurrency,
+                                     &e->pool, &d);
         if (add_warning_lines(e, warnings) < 0 && r >= 0)
                 r = diag_set(&d, -ENOMEM, "out of memory");
         if (r < 0) {
+                e->pool = backend_pool_free(e->pool);
                 e->registry = registry_free(e->registry);
                 e->upstreams = mcp_upstreams_free(e->upstreams);
                 free(e->extra);
