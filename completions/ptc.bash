@@ -38,7 +38,7 @@ _ptc()
         tool) opts="--config --cwd --pretty --help -h" ;;
         mcp) opts="--config --tools --mode --cwd --timeout --max-tool-calls --isolation
                    --backend --expose-tools --help -h" ;;
-        doctor) opts="--config --help -h" ;;
+        doctor) opts="--config --backend --help -h" ;;
         agent) opts="--help -h" ;;
         *) return ;;
         esac

@@ -163,6 +163,7 @@ PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e);
  *   "timeout" "300"            "max_tool_calls" "50"       "mode" "project|strict"
  *   "isolation" "none|auto|strict"                         "tools" "read_file,terminal" ("" = none)
  *   "cwd" "/abs/or/relative"   "python" "/usr/bin/python3" "log_calls" "true|false"
+ *   "backend" "ssh:build1" (where scripts run, docs/remote.md; "local" by default)
  * and any scalar key of the config file as "section.key" ("terminal.timeout",
  * "code_execution.max_stdout_bytes"), checked as the config file checks it.
  * -EINVAL with a message for an unknown key or a bad value; -EBUSY after start.
@@ -260,8 +261,11 @@ PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char 
  * one item per line. It runs the interpreters and a confined /bin/true: a
  * second or so. Before the start, tools the start would leave out (or a
  * "tools" list it would refuse: no "tools:" line then) are added to
- * ptc_engine_warnings(); a started engine is only read (any thread). @flags:
- * 0. Caller frees *ret. -EINVAL, -ENOMEM.
+ * ptc_engine_warnings(); a started engine is only read (any thread). With a
+ * remote backend ("backend"), the report ends with the target's section: a
+ * probe script run there end to end (the engine is started for it). @flags:
+ * 0. Caller frees *ret. -EINVAL, -ENOMEM; -EHOSTDOWN when the backend's check
+ * failed: *ret then holds the report, which says why.
  */
 PTC_EXPORT int ptc_doctor_report(ptc_engine *e, unsigned flags, char **ret, struct ptc_diag *diag);
 

@@ -69,6 +69,10 @@ def expected_files(d):
     docs = [d["datadir"] / "doc/ptc" / n for n in ("README.md", "CHANGELOG.md")]
     docs += [d["datadir"] / "doc/ptc/docs" / p.name for p in (REPO_ROOT / "docs").glob("*.md")]
     headers = [d["includedir"] / "ptc" / p.name for p in (REPO_ROOT / "include/ptc").glob("*.h")]
+    # The static agent is built where every static archive is installed and no sanitizer
+    # is on (meson.build): then it and its SHA-256 are installed beside ptc-web.so.
+    agent = [d["libdir"] / "ptc" / n for n in ("ptc-agent", "ptc-agent.sha256")] \
+        if (BUILD / "ptc-agent").exists() else []
     return set([
         d["bindir"] / "ptc",
         d["libdir"] / "libptc.so",
@@ -82,7 +86,7 @@ def expected_files(d):
         d["mandir"] / "man3/libptc.3",
         d["datadir"] / "bash-completion/completions/ptc",
         d["datadir"] / "zsh/site-functions/_ptc",
-    ] + docs + headers)
+    ] + docs + headers + agent)
 
 
 def test_every_file_is_where_it_belongs_and_nothing_else(installed):

@@ -391,6 +391,35 @@ def test_execute_code_on_a_remote_backend(mcp, ptc):
         kill_pids(processes_marked(script_marker(ptc)))
 
 
+def test_a_pool_of_targets_spreads_the_calls_under_its_cap(mcp, ptc):
+    # Two targets (this machine behind sh, each in a directory of its own), one run each at
+    # a time: six concurrent calls go to both, never two at once on one target.
+    dirs = [ptc.workdir / "a", ptc.workdir / "b"]
+    for d in dirs:
+        d.mkdir()
+    cfg = ptc.write_config("code_execution:\n  backend_concurrency: 1\n  backend:\n" + "".join(
+        f"    - \"exec:sh -c 'cd {d} && exec sh'\"\n" for d in dirs))
+    c = mcp("--config", cfg, env={"PATH": f"{ptc.bin.parent}:{ptc.env['PATH']}"})
+    code = ("import os, time\n"
+            "from hermes_tools import terminal\n"
+            "here = terminal('pwd')['output'].strip()\n"
+            "t0 = time.time(); time.sleep(0.3); t1 = time.time()\n"
+            "print(here, t0, t1)\n")
+    ids = [c.send_request("tools/call", {"name": "execute_code", "arguments": {"code": code}})
+           for _ in range(6)]
+    spans = {}
+    for id in ids:
+        d = check_result(c.response(id, timeout=60)["result"])
+        assert d["status"] == "success", d
+        here, t0, t1 = d["output"].split()
+        spans.setdefault(here, []).append((float(t0), float(t1)))
+    assert sorted(spans) == sorted(str(d) for d in dirs), spans
+    for here, sp in spans.items():
+        sp.sort()
+        for (a0, a1), (b0, b1) in zip(sp, sp[1:]):
+            assert b0 >= a1, f"two runs at once on {here}: {sp}"
+
+
 def test_execute_code_reads_file_in_cwd(mcp, ptc):
     (ptc.workdir / "data.txt").write_text("alpha\nbeta\n")
     c = mcp()

@@ -8,6 +8,7 @@ the target, the tools answered on the host. The agent is found on the target's P
 tests put the directory of the binary under test first on it.
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -212,13 +213,65 @@ def test_a_banner_before_the_stream_is_skipped(ptc):
     assert r.data["output"] == "ok\n", r
 
 
+def shipped_agent(ptc):
+    """(path, sha256) of the static agent beside the binary, or a skip: a sanitizer build
+    has none (meson.build)."""
+    agent, sha = ptc.bin.parent / "ptc-agent", ptc.bin.parent / "ptc-agent.sha256"
+    if not agent.exists():
+        pytest.skip(f"no static ptc-agent beside {ptc.bin} (a sanitizer build, or static "
+                    "archives missing)")
+    return agent, sha.read_text().split()[0]
+
+
+def test_the_agent_is_shipped_to_a_target_without_ptc_and_cached(ptc):
+    agent, sha = shipped_agent(ptc)
+    cached = ptc.xdg_cache / "ptc" / f"agent-{sha}"
+    code = """
+        from hermes_tools import terminal
+        print(terminal("echo shipped")["output"].strip())
+        """
+    r = ptc.run(code, "--backend", "exec:sh", env=env_without_agent(ptc))
+    expect(r, 0, "success")
+    assert r.data["output"] == "shipped\n", r
+    assert cached.read_bytes() == agent.read_bytes()
+    assert oct(cached.stat().st_mode & 0o777) == "0o700"
+    before = cached.stat()
+    r = ptc.run(code, "--backend", "exec:sh", env=env_without_agent(ptc))
+    expect(r, 0, "success")
+    after = cached.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns), \
+        "the cached agent was sent again"
+    # No temporary copy left beside it (the host's own cache files share the directory here).
+    assert [p.name for p in cached.parent.glob("agent-*")] == [cached.name]
+
+
+def test_a_target_of_another_architecture_gets_no_agent(ptc):
+    shipped_agent(ptc)
+    fake = ptc.path("fake-bin")
+    fake.mkdir()
+    (fake / "uname").write_text("#!/bin/sh\necho riscv64\n")
+    (fake / "uname").chmod(0o755)
+    env = env_without_agent(ptc)
+    env["PATH"] = f"{fake}:{env['PATH']}"
+    r = ptc.run('print("never")', "--backend", "exec:sh", env=env)
+    expect(r, 1, "error")
+    assert "ptc's agent did not start on the target" in r.data["error"], r
+    assert "the target is riscv64; this ptc's agent is for " in r.data["error"], r
+
+
 def test_no_agent_on_the_target_says_so(ptc):
-    r = ptc.run('print("never")', "--backend", "exec:sh", env=env_without_agent(ptc))
+    # With an agent to ship, a cache that cannot be written stops it; without one, a
+    # target without ptc on its PATH.
+    env = env_without_agent(ptc)
+    shipping = (ptc.bin.parent / "ptc-agent").exists()
+    if shipping:
+        env["XDG_CACHE_HOME"] = "/proc/no-such-dir"
+    r = ptc.run('print("never")', "--backend", "exec:sh", env=env)
     expect(r, 1, "error")
     err = r.data["error"]
     assert err.startswith("backend 'exec:sh': ptc's agent did not start on the target: "), err
     assert "the channel closed before the remote stream started" in err, err
-    assert "not found" in err, err
+    assert ("cannot create directory" if shipping else "not found") in err, err
 
 
 def test_a_channel_that_never_answers_ends_at_the_deadline(ptc):
@@ -283,3 +336,152 @@ def test_backend_in_the_config_file(ptc):
     expect_usage_error(r, "bad.yaml:2", "code_execution.backend", "the pod must be")
     r = ptc.run_ptc(["run", "--help"])
     assert b"--backend SPEC" in r.stdout, r
+    pool = ptc.write_config("code_execution:\n  backend:\n    - exec:sh\n    - 'ssh:a b'\n",
+                            name="pool.yaml")
+    expect_usage_error(ptc.run('print(1)', "--config", pool), "pool.yaml:4",
+                       "code_execution.backend[1]", "the host must be a name")
+    pool = ptc.write_config("code_execution:\n  backend: [exec:sh, local]\n", name="pool2.yaml")
+    expect_usage_error(ptc.run('print(1)', "--config", pool), "code_execution.backend[1]",
+                       "'local' cannot be one")
+
+
+@pytest.mark.parametrize("spec,argv", [
+    ("docker:web_1", "exec -i web_1 sh"),
+    ("podman:3f2a9c", "exec -i 3f2a9c sh"),
+    ("kubectl:ci/runner-7d9f:tools", "exec -i -n ci runner-7d9f -c tools -- sh"),
+    ("apptainer:sim", "exec instance://sim sh"),
+])
+def test_container_backends_run_their_engine_as_documented(ptc, spec, argv):
+    # No container engine runs on every machine of this kind (docs/remote.md, "Tests"): a
+    # stand-in of the engine's command records its arguments and gives a shell, as
+    # `docker exec -i CONTAINER sh` does; the rest of the run is real.
+    fake = ptc.path("engines")
+    fake.mkdir()
+    log = ptc.path("engine-argv")
+    name = spec.split(":")[0]
+    (fake / name).write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" > {log}\nexec sh\n')
+    (fake / name).chmod(0o755)
+    env = env_with_agent(ptc)
+    env["PATH"] = f"{fake}:{env['PATH']}"
+    r = ptc.run('from hermes_tools import terminal\nprint(terminal("echo in")["output"])',
+                "--backend", spec, env=env)
+    expect(r, 0, "success")
+    assert r.data["output"] == "in\n", r
+    assert log.read_text() == argv + "\n"
+
+
+def test_a_missing_engine_is_named(ptc):
+    import shutil
+    missing = [k for k in ("apptainer", "podman", "docker", "kubectl") if not shutil.which(k)]
+    if not missing:
+        pytest.skip("every container engine's command is installed here")
+    spec = f"{missing[0]}:box"
+    r = ptc.run('print(1)', "--backend", spec)
+    assert r.rc == 3, r
+    assert f"backend '{spec}': '{missing[0]}' is not installed (not found on PATH)" in \
+        r.stderr, r
+
+
+def test_kubectl_against_a_real_cluster(ptc):
+    # Runs where a cluster is reachable and PTC_TEST_KUBECTL_POD names a pod to use
+    # ([NAMESPACE/]POD[:CONTAINER], with sh and python3 in it); counted as skipped elsewhere.
+    import shutil
+    pod = os.environ.get("PTC_TEST_KUBECTL_POD")
+    if not shutil.which("kubectl"):
+        pytest.skip("kubectl is not installed")
+    if not pod:
+        pytest.skip("PTC_TEST_KUBECTL_POD is not set (no cluster pod to run in)")
+    r = ptc.run('from hermes_tools import terminal\nprint(terminal("echo in-pod")["output"])',
+                "--backend", f"kubectl:{pod}",
+                env={"KUBECONFIG": os.environ.get("KUBECONFIG", ""),
+                     "HOME": os.environ.get("HOME", "/root")}, timeout=120)
+    expect(r, 0, "success")
+    assert r.data["output"] == "in-pod\n", r
+
+
+def test_doctor_checks_a_backend_end_to_end(ptc):
+    r = ptc.run_ptc(["doctor", "--backend", "exec:sh"], env=env_with_agent(ptc), timeout=90)
+    assert r.rc == 0, r
+    out = r.stdout.decode()
+    tail = out[out.index("backend: exec:sh\n"):].splitlines()
+    assert tail[1] == "  channel   sh", out
+    assert tail[2].startswith("  target    Linux ") and ", Python 3." in tail[2], out
+    assert tail[3] == "  terminal  ok", out
+    assert tail[-1].startswith("  time      ") and tail[-1].endswith(" ms (connect, find or "
+                                                                      "ship the agent, run a "
+                                                                      "script)"), out
+    r = ptc.run_ptc(["doctor", "--backend", "exec:sh -c 'echo no route >&2; exit 255'"],
+                    timeout=90)
+    assert r.rc == 1, r
+    assert "  FAILED    backend 'exec:sh -c 'echo no route >&2; exit 255'': ptc's agent did " \
+           "not start on the target" in r.stdout.decode(), r
+    assert '(the channel\'s stderr: "no route")' in r.stdout.decode(), r
+    assert "the check of 1 backend failed" in r.stderr, r
+
+
+def test_the_host_keeps_the_budget_of_host_tools_too(ptc, web):
+    cfg = ptc.write_config("web:\n  allow_private_urls: true\n  timeout: 5\n")
+    r = run_remote(ptc, f"""
+        from hermes_tools import web_extract
+        errs = [web_extract([{web.site.url('/plain')!r}]).get("error") for _ in range(3)]
+        print(errs)
+        """, "--config", cfg, "--max-tool-calls", "2")
+    expect(r, 0, "success")
+    assert r.data["output"].startswith("[None, None, 'Tool call limit reached (2)"), r
+
+
+HOSTILE_AGENT = r'''
+import json, struct, sys
+MAGIC = b"\x89PTC\r\n\x1a\n"
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+
+def frame(t, obj):
+    p = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+    out.write(struct.pack(">IB", len(p), t) + p)
+    out.flush()
+
+def read_frame():
+    h = inp.read(5)
+    n, t = struct.unpack(">IB", h)
+    return t, json.loads(inp.read(n))
+
+inp.readline()                      # the host's command for the shell
+out.write(MAGIC)
+frame(1, {"protocol": 1, "ptc": "hostile", "features": []})
+assert inp.read(8) == MAGIC
+read_frame()                        # hello
+read_frame()                        # run
+HOSTFILE
+calls = [{"id": 1, "tool": "terminal", "args": {"command": "touch " + hostfile}},
+         {"id": 2, "tool": "no_such_tool", "args": {}}]
+calls += [{"id": 3 + i, "tool": "web_extract", "args": {"urls": [URL]}} for i in range(3)]
+for c in calls:
+    frame(5, c)
+answers = {}
+while len(answers) < len(calls):
+    t, a = read_frame()
+    if t == 6:
+        answers[a["id"]] = a["result"].get("error")
+frame(3, (json.dumps([answers[c["id"]] for c in calls]) + "\n").encode())
+frame(8, {"status": "success", "exit_code": 0, "tool_calls_made": 1000})
+inp.read()
+'''
+
+
+def test_a_hostile_agent_cannot_run_host_tools_beyond_what_runs_on_the_host(ptc, web):
+    # The target is not trusted: an agent there that asks the host to run a terminal
+    # command, a tool that does not exist, or more host calls than the budget gets errors.
+    hostfile = ptc.path("must-not-exist")
+    agent = ptc.path("hostile_agent.py")
+    agent.write_text(HOSTILE_AGENT.replace(
+        "HOSTFILE", f"hostfile = {str(hostfile)!r}\nURL = {web.site.url('/plain')!r}"))
+    cfg = ptc.write_config("web:\n  allow_private_urls: true\n  timeout: 5\n")
+    r = ptc.run('print("never runs")', "--backend", f"exec:python3 {agent}", "--config", cfg,
+                "--max-tool-calls", "2")
+    expect(r, 0, "success")
+    errors = json.loads(r.data["output"])
+    assert errors[0] == "this tool does not run on the host", errors
+    assert errors[1] == "this tool does not run on the host", errors
+    assert errors[2] is None and errors[3] is None, errors
+    assert errors[4].startswith("Tool call limit reached (2)"), errors
+    assert not hostfile.exists()

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "../lib/ptc-test.h"
@@ -12,6 +14,7 @@
 #include "basic/strv.h"
 #include "core/remote/backend.h"
 #include "core/remote/frame.h"
+#include "core/remote/pool.h"
 
 /* A whole stream as the agent would write it: magic, hello, some output, an exit. */
 static void agent_stream(struct buf *out)
@@ -106,6 +109,55 @@ static void test_frame_preamble_is_skipped_and_reported(void **state)
         frame_reader_init(&silent, FRAME_SIDE_HOST);
         assert_int_equal(frame_reader_eof(&silent, &d), -EPIPE);
         assert_non_null(strstr(d.message, "printed nothing"));
+}
+
+static void test_frame_watch_in_the_preamble(void **state)
+{
+        _cleanup_buf_ struct buf out = BUF_INIT(1 << 20);
+        static const char pre[] = "motd\nptc-send-agent\n";
+        size_t splits[] = {1, 3, 7, 64};
+
+        for (size_t s = 0; s < ELEMENTSOF(splits); s++) {
+                _cleanup_frame_reader_ struct frame_reader r;
+                struct frame f;
+                struct diag d;
+                size_t got = 0;
+
+                buf_reset(&out);
+                assert_int_equal(buf_append(&out, pre, strlen(pre)), 0);
+                agent_stream(&out);
+                frame_reader_init(&r, FRAME_SIDE_HOST);
+                frame_reader_watch(&r, "ptc-send-agent\n");
+                /* Cut anywhere, the watched text is seen once it has passed, never before. */
+                for (size_t i = 0; i < out.len; i += splits[s]) {
+                        size_t n = MIN(splits[s], out.len - i);
+
+                        assert_int_equal(frame_reader_feed(&r, out.data + i, n), 0);
+                        while (frame_reader_next(&r, &f, &d) == 1)
+                                got++;
+                        if (i + n < strlen(pre))
+                                assert_false(r.watch_seen);
+                }
+                assert_true(r.watch_seen);
+                assert_int_equal(got, 4);
+        }
+}
+
+static void test_frame_watch_not_inside_the_stream(void **state)
+{
+        _cleanup_buf_ struct buf out = BUF_INIT(1 << 20);
+        _cleanup_frame_reader_ struct frame_reader r;
+        struct frame f;
+        struct diag d;
+
+        agent_stream(&out);
+        assert_int_equal(frame_append(&out, FRAME_STDOUT, "ptc-send-agent\n", 15), 0);
+        frame_reader_init(&r, FRAME_SIDE_HOST);
+        frame_reader_watch(&r, "ptc-send-agent\n");
+        assert_int_equal(frame_reader_feed(&r, out.data, out.len), 0);
+        while (frame_reader_next(&r, &f, &d) == 1)
+                ;
+        assert_false(r.watch_seen);
 }
 
 static void test_frame_preamble_is_bounded(void **state)
@@ -389,11 +441,101 @@ static void test_backend_spec_length_is_capped(void **state)
         assert_non_null(strstr(d.message, "longer than 4096 bytes"));
 }
 
+static void test_pool_takes_the_least_loaded_target_under_the_cap(void **state)
+{
+        char *specs[] = {"exec:a", "exec:b", NULL};
+        struct backend_pool *p = NULL;
+        const struct backend *got[4];
+        size_t slot[4];
+        struct diag d;
+
+        assert_int_equal(backend_pool_new(specs, 2, &p, &d), 0);
+        for (size_t i = 0; i < 4; i++)
+                assert_int_equal(backend_pool_acquire(p, USEC_INFINITY, -1, &got[i], &slot[i]), 0);
+        /* a, b, a, b: each time the least loaded; then both are full. */
+        assert_string_equal(got[0]->spec, "exec:a");
+        assert_string_equal(got[1]->spec, "exec:b");
+        assert_string_equal(got[2]->spec, "exec:a");
+        assert_string_equal(got[3]->spec, "exec:b");
+        {
+                const struct backend *b;
+                size_t s;
+
+                assert_int_equal(
+                        backend_pool_acquire(p, now_usec() + 20 * USEC_PER_MSEC, -1, &b, &s),
+                        -ETIMEDOUT);
+                backend_pool_release(p, slot[1]);
+                assert_int_equal(backend_pool_acquire(p, now_usec(), -1, &b, &s), 0);
+                assert_string_equal(b->spec, "exec:b");
+                backend_pool_release(p, s);
+        }
+        for (size_t i = 0; i < 4; i++)
+                if (i != 1)
+                        backend_pool_release(p, slot[i]);
+        backend_pool_free(p);
+
+        assert_int_equal(backend_pool_new((char *[]){"ssh:", NULL}, 1, &p, &d), -EINVAL);
+        assert_non_null(strstr(d.message, "nothing after 'ssh:'"));
+        assert_int_equal(backend_pool_new((char *[]){NULL}, 1, &p, &d), -EINVAL);
+}
+
+struct waiter_arg {
+        struct backend_pool *pool;
+        int cancel_fd;
+        int result;
+        const struct backend *got;
+        size_t slot;
+};
+
+static void *waiter_main(void *arg)
+{
+        struct waiter_arg *w = arg;
+
+        w->result = backend_pool_acquire(w->pool, USEC_INFINITY, w->cancel_fd, &w->got, &w->slot);
+        return NULL;
+}
+
+static void test_pool_waiters_get_room_in_turn_or_are_cancelled(void **state)
+{
+        struct backend_pool *p = NULL;
+        struct waiter_arg w[2] = {};
+        const struct backend *held;
+        pthread_t th[2];
+        uint64_t one = 1;
+        size_t slot;
+        struct diag d;
+
+        assert_int_equal(backend_pool_new((char *[]){"exec:only", NULL}, 1, &p, &d), 0);
+        assert_int_equal(backend_pool_acquire(p, USEC_INFINITY, -1, &held, &slot), 0);
+        for (size_t i = 0; i < 2; i++) {
+                w[i] = (struct waiter_arg){
+                        .pool = p, .cancel_fd = eventfd(0, EFD_CLOEXEC), .result = 1};
+                assert_true(w[i].cancel_fd >= 0);
+                assert_int_equal(pthread_create(&th[i], NULL, waiter_main, &w[i]), 0);
+                usleep(20000); /* the first waits before the second */
+        }
+        /* The first waiter is cancelled; the room given back goes to the second. */
+        assert_int_equal(write(w[0].cancel_fd, &one, sizeof(one)), (ssize_t) sizeof(one));
+        pthread_join(th[0], NULL);
+        assert_int_equal(w[0].result, -ECANCELED);
+        assert_int_equal(__atomic_load_n(&w[1].result, __ATOMIC_SEQ_CST), 1);
+        backend_pool_release(p, slot);
+        pthread_join(th[1], NULL);
+        assert_int_equal(w[1].result, 0);
+        assert_string_equal(w[1].got->spec, "exec:only");
+        backend_pool_release(p, w[1].slot);
+        for (size_t i = 0; i < 2; i++)
+                close(w[i].cancel_fd);
+        backend_pool_free(p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_frame_round_trip_whole_and_byte_by_byte),
                 cmocka_unit_test(test_frame_preamble_is_skipped_and_reported),
+                cmocka_unit_test(test_frame_watch_in_the_preamble),
+                cmocka_unit_test(test_frame_watch_not_inside_the_stream),
                 cmocka_unit_test(test_frame_preamble_is_bounded),
                 cmocka_unit_test(test_frame_broken_streams_are_refused),
                 cmocka_unit_test(test_frame_cut_streams_say_where),
@@ -403,6 +545,8 @@ int main(void)
                 cmocka_unit_test(test_backend_channel_commands),
                 cmocka_unit_test(test_backend_bad_specs_say_why),
                 cmocka_unit_test(test_backend_spec_length_is_capped),
+                cmocka_unit_test(test_pool_takes_the_least_loaded_target_under_the_cap),
+                cmocka_unit_test(test_pool_waiters_get_room_in_turn_or_are_cancelled),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -222,21 +222,49 @@ static void host_gone(struct agent *a, const char *why)
         ptc_execution_interrupt(a->exec, why);
 }
 
+/* Take every whole frame the reader holds. false when the reader thread is done. */
+static bool take_frames(struct agent *a)
+{
+        struct frame f;
+        struct diag d;
+        int k;
+
+        while ((k = frame_reader_next(&a->reader, &f, &d)) == 1) {
+                json_auto_t *v = frame_parse_json(&f, &d);
+
+                if (!v)
+                        break;
+                if (f.type == FRAME_ANSWER)
+                        take_answer(a, v);
+                else if (f.type == FRAME_SIGNAL)
+                        ptc_execution_interrupt(a->exec, "interrupted by the host");
+                else if (f.type == FRAME_ERROR) {
+                        host_gone(a, "the host gave up");
+                        return false;
+                }
+        }
+        if (k != 0) {
+                (void) send_error(a, -EPROTO, "%s", d.message);
+                host_gone(a, "the host broke the stream");
+                return false;
+        }
+        return true;
+}
+
 static void *reader_main(void *arg)
 {
         struct agent *a = arg;
         struct pollfd p[2] = {{.fd = a->in_fd, .events = POLLIN},
                               {.fd = a->stop_fd, .events = POLLIN}};
-        struct frame f;
-        struct diag d;
-        bool broken;
 
-        for (;;) {
+        /* What came with the run frame first (a signal right after it). */
+        while (take_frames(a)) {
                 ssize_t n;
-                int k;
 
-                if (poll(p, 2, -1) < 0 && errno != EINTR)
-                        break;
+                if (poll(p, 2, -1) < 0 && errno != EINTR) {
+                        host_gone(a, "the host's channel failed");
+                        return NULL;
+                }
                 if (p[1].revents)
                         return NULL;
                 if (!p[0].revents)
@@ -245,33 +273,11 @@ static void *reader_main(void *arg)
                 if (n == -EAGAIN || n == -EINTR)
                         continue;
                 if (n <= 0) {
-                        host_gone(a, "the host closed the channel");
-                        return NULL;
-                }
-                broken = false;
-                while ((k = frame_reader_next(&a->reader, &f, &d)) == 1) {
-                        json_auto_t *v = frame_parse_json(&f, &d);
-
-                        if (!v) {
-                                broken = true;
-                                break;
-                        }
-                        if (f.type == FRAME_ANSWER)
-                                take_answer(a, v);
-                        else if (f.type == FRAME_SIGNAL)
-                                ptc_execution_interrupt(a->exec, "interrupted by the host");
-                        else if (f.type == FRAME_ERROR) {
-                                host_gone(a, "the host gave up");
-                                return NULL;
-                        }
-                }
-                if (k < 0 || broken) {
-                        (void) send_error(a, -EPROTO, "%s", d.message);
-                        host_gone(a, "the host broke the stream");
+                        host_gone(a, n == 0 ? "the host closed the channel"
+                                            : "the host's channel failed");
                         return NULL;
                 }
         }
-        host_gone(a, "the host's channel failed");
         return NULL;
 }
 
@@ -378,8 +384,9 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
         return 0;
 }
 
-/* The exit frame from the run's result: what the host needs of it besides the output. */
-static int send_exit(struct agent *a, const char *result_json)
+/* The exit frame from the run's result: what the host needs of it besides the output,
+ * and the run's warnings (isolation auto's left-out layers here). */
+static int send_exit(struct agent *a, const char *result_json, const char *warnings)
 {
         json_auto_t *res = json_loads(result_json ?: "{}", 0, NULL), *exit = json_object();
         static const char *const keys[] = {"status", "exit_code", "tool_calls_made", "error",
@@ -393,6 +400,9 @@ static int send_exit(struct agent *a, const char *result_json)
                 if (v && json_object_set(exit, keys[i], v) < 0)
                         return -ENOMEM;
         }
+        if (warnings && warnings[0] &&
+            json_object_set_new(exit, "warnings", json_string(warnings)) < 0)
+                return -ENOMEM;
         return send_json(a, FRAME_EXIT, exit);
 }
 
@@ -466,7 +476,11 @@ static int serve(struct agent *a, struct diag *d)
         }
         (void) ptc_execution_run(a->exec, code, json_string_length(json_object_get(run, "code")),
                                  &result, &st, &pd);
-        k = send_exit(a, result);
+        {
+                _cleanup_free_ char *warnings = ptc_execution_warnings(a->exec);
+
+                k = send_exit(a, result, warnings);
+        }
 
         /* The host closes the channel after the exit frame; the reader sees it. */
         {

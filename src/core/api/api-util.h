@@ -9,8 +9,10 @@
  *                   registry); also what ptc mcp, not yet on the API, calls
  *   engine.c        ptc_engine_*: options (set and get), host tool registration, start,
  *                   schema, stubs, calling one tool
- *   engine-doctor.c ptc_doctor_report(): the engine's configuration to src/core/doctor
- *   execution.c     ptc_execution_*: one script on exec_run()
+ *   doctor-report.c ptc_doctor_report(): the engine's configuration to src/core/doctor,
+ *                   and a remote backend checked end to end
+ *   execution.c     ptc_execution_*: one script on exec_run(); execution.h, the output
+ *                   hook a remote agent streams with
  *   host-tool.c     a struct ptc_tool_def as a registry tool, and the ptc_tool_call handle
  *
  * Nothing here prints: errors are a negative errno plus a struct diag, warnings

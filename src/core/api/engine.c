@@ -20,6 +20,7 @@
 #include "core/api/engine.h"
 #include "core/mcp/mcp-tools.h"
 #include "core/output/redact.h"
+#include "core/remote/pool.h"
 #include "core/spawn/interpreter.h"
 #include "core/stubs/stubs.h"
 #include "core/tools/tool.h"
@@ -141,6 +142,7 @@ PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e)
 {
         if (!e)
                 return NULL;
+        backend_pool_free(e->pool);
         registry_free(e->registry);
         mcp_upstreams_free(e->upstreams);
         free(e->extra);
@@ -207,6 +209,8 @@ PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,
                 return engine_set_bool(key, value, &e->log_calls, diag);
         if (strcmp(key, "python") == 0)
                 key = "code_execution.python";
+        else if (strcmp(key, "backend") == 0)
+                key = "code_execution.backend";
         /* Any scalar key of the file, through the file's own parser. */
         r = config_set_value(c, key, value, &d);
         return r < 0 ? api_diag(diag, r, &d) : 0;
@@ -262,6 +266,8 @@ PTC_EXPORT int ptc_engine_get(const ptc_engine *e, const char *key, char **ret,
                 key = "code_execution.python";
         else if (strcmp(key, "isolation") == 0)
                 key = "sandbox.isolation";
+        else if (strcmp(key, "backend") == 0)
+                key = "code_execution.backend";
 
         if (strcmp(key, "tools") == 0 || strcmp(key, "code_execution.tools") == 0)
                 r = engine_effective_tools(e, ret, NULL, &d);
@@ -405,9 +411,13 @@ PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag)
         if (r >= 0)
                 r = engine_build_registry(&e->config, NULL, e->extra, e->n_extra, &e->registry,
                                           &warnings, &d);
+        if (r >= 0 && e->config.backends)
+                r = backend_pool_new(e->config.backends, (unsigned) e->config.backend_concurrency,
+                                     &e->pool, &d);
         if (add_warning_lines(e, warnings) < 0 && r >= 0)
                 r = diag_set(&d, -ENOMEM, "out of memory");
         if (r < 0) {
+                e->pool = backend_pool_free(e->pool);
                 e->registry = registry_free(e->registry);
                 e->upstreams = mcp_upstreams_free(e->upstreams);
                 free(e->extra);

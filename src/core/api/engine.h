@@ -16,6 +16,7 @@
 #include "core/registry/registry.h"
 #include "ptc/ptc.h"
 
+struct backend_pool;
 struct mcp_upstreams;
 struct redactor;
 
@@ -40,6 +41,7 @@ struct ptc_engine {
         struct registry_extra_tool *extra; /* host tools, then the upstreams' tools */
         size_t n_extra;
         struct registry *registry;
+        struct backend_pool *pool; /* code_execution.backend's targets; NULL: this machine */
 
         /* ptc_engine_call_tool()'s interpreter (the linters'), resolved by the first call. */
         pthread_mutex_t tool_python_lock;

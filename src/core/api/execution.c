@@ -16,11 +16,13 @@
 #include "basic/buf.h"
 #include "basic/fd-util.h"
 #include "basic/strv.h"
+#include "basic/time-util.h"
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
 #include "core/api/execution.h"
 #include "core/exec/exec.h"
 #include "core/remote/backend.h"
+#include "core/remote/pool.h"
 #include "core/spawn/interpreter.h"
 
 struct ptc_execution {
@@ -31,6 +33,7 @@ struct ptc_execution {
         struct registry *registry; /* a "tools" subset, or NULL for the engine's */
         ptc_progress_fn progress;
         void *progress_userdata;
+        const struct backend *backend; /* execution_set_backend(): not the engine's pool */
         void (*output)(void *userdata, bool is_err, const char *p, size_t n);
         void *output_userdata;
         int cancel_fd;
@@ -136,6 +139,16 @@ PTC_EXPORT int ptc_execution_on_progress(ptc_execution *x, ptc_progress_fn fn, v
         return 0;
 }
 
+int execution_set_backend(ptc_execution *x, const struct backend *backend)
+{
+        if (!x)
+                return -EINVAL;
+        if (x->ran)
+                return -EBUSY;
+        x->backend = backend;
+        return 0;
+}
+
 int execution_on_output(ptc_execution *x,
                         void (*fn)(void *userdata, bool is_err, const char *p, size_t n),
                         void *userdata)
@@ -193,16 +206,77 @@ static enum ptc_status status_of(enum exec_status s)
         }
 }
 
+/* The run itself, on @backend (NULL: this machine) with @python (local runs). */
+static int run(ptc_execution *x, const char *code, size_t code_len, const char *python,
+               const struct backend *backend, json_t **ret, enum exec_status *ret_status,
+               struct diag *reterr)
+{
+        ptc_engine *e = x->engine;
+        struct exec_opts eo = {
+                .code = code,
+                .code_len = code ? code_len : 0,
+                .config = &x->config,
+                .registry = x->registry ? x->registry : e->registry,
+                .base_env = e->base_env,
+                .redactor = e->redactor,
+                .python = python,
+                .cwd = x->cwd,
+                .log_calls = x->log_calls,
+                .handle_signals = false,
+                .cancel_fd = x->cancel_fd,
+                .cancel_reason = &x->reason,
+                .reap_orphans = e->flags & PTC_ENGINE_REAP_ORPHANS,
+                .child_nofile = e->have_nofile ? &e->nofile : NULL,
+                .on_call = x->progress ? on_call : NULL,
+                .on_call_userdata = x,
+                .on_warning = on_warning,
+                .on_warning_userdata = x,
+                .on_output = x->output,
+                .on_output_userdata = x->output_userdata,
+                .backend = backend,
+        };
+
+        return exec_run(&eo, ret, ret_status, reterr);
+}
+
+/* A target of the engine's backend with room for a run (backend_pool_acquire()). */
+static int take_target(ptc_execution *x, const struct backend **ret, size_t *ret_slot,
+                       struct ptc_diag *diag, char **ret_json, enum ptc_status *ret_status)
+{
+        /* Waiting for room takes at most the run's timeout. */
+        usec_t deadline = now_usec() + (usec_t) (x->config.timeout * USEC_PER_SEC);
+        const char *why;
+        int r;
+
+        r = backend_pool_acquire(x->engine->pool, deadline, x->cancel_fd, ret, ret_slot);
+        if (r >= 0)
+                return 0;
+        if (r == -ETIMEDOUT)
+                why = "every target of the backend is busy: none had room within the run's "
+                      "timeout (see code_execution.backend_concurrency)";
+        else if (r == -ECANCELED)
+                why = "cancelled while waiting for a target of the backend";
+        else
+                why = strerror(-r);
+        api_diagf(diag, r, "%s", why);
+        /* Still a result a host can parse (docs/contracts.md 4). */
+        *ret_json = ptc_internal_error_result(why);
+        *ret_status = PTC_STATUS_ERROR;
+        return r;
+}
+
 PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code_len,
                                  char **ret_json, enum ptc_status *ret_status,
                                  struct ptc_diag *diag)
 {
         ptc_engine *e;
         _cleanup_free_ char *python = NULL;
-        _cleanup_backend_ struct backend *backend = NULL;
+        const struct backend *backend;
         json_t *result = NULL;
         enum exec_status st;
         struct diag d = {};
+        bool pooled = false;
+        size_t slot = 0;
         int r;
 
         if (!x || !ret_json || !ret_status)
@@ -213,44 +287,23 @@ PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code
         x->ran = true;
         e = x->engine;
 
-        if (x->config.backend) {
-                /* Checked when it was set; the interpreter is the target's business. */
-                r = backend_parse(x->config.backend, &backend, &d);
+        backend = x->backend;
+        if (!backend && e->pool) {
+                r = take_target(x, &backend, &slot, diag, ret_json, ret_status);
                 if (r < 0)
-                        return api_diag(diag, r, &d);
+                        return r;
+                pooled = true;
         }
-        /* Here, not at start: it depends on this run's directory (a project's venv). */
+        /* Here, not at start: it depends on this run's directory (a project's venv). A
+         * pool's targets are all remote: their interpreter is the target's business. */
         if (!backend || backend->kind == BACKEND_LOCAL) {
                 r = interpreter_resolve_in(&x->config, x->config.mode, x->cwd, &python, &d);
                 if (r < 0)
                         return api_diag(diag, r, &d);
         }
-        {
-                struct exec_opts eo = {
-                        .code = code,
-                        .code_len = code ? code_len : 0,
-                        .config = &x->config,
-                        .registry = x->registry ? x->registry : e->registry,
-                        .base_env = e->base_env,
-                        .redactor = e->redactor,
-                        .python = python,
-                        .cwd = x->cwd,
-                        .log_calls = x->log_calls,
-                        .handle_signals = false,
-                        .cancel_fd = x->cancel_fd,
-                        .cancel_reason = &x->reason,
-                        .reap_orphans = e->flags & PTC_ENGINE_REAP_ORPHANS,
-                        .child_nofile = e->have_nofile ? &e->nofile : NULL,
-                        .on_call = x->progress ? on_call : NULL,
-                        .on_call_userdata = x,
-                        .on_warning = on_warning,
-                        .on_warning_userdata = x,
-                        .on_output = x->output,
-                        .on_output_userdata = x->output_userdata,
-                        .backend = backend,
-                };
-                r = exec_run(&eo, &result, &st, &d);
-        }
+        r = run(x, code, code_len, python, backend, &result, &st, &d);
+        if (pooled)
+                backend_pool_release(e->pool, slot);
         if (r < 0) {
                 api_diag(diag, r, &d);
                 /* ptc itself failed: still a result a host can parse (docs/contracts.md 4). */

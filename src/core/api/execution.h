@@ -8,6 +8,14 @@
 
 #include "ptc/ptc.h"
 
+struct backend;
+
+/*
+ * Before the run: run on @backend (borrowed; must outlive the run), not on a target the
+ * engine's pool picks: how ptc doctor checks each target of a pool. -EINVAL, -EBUSY.
+ */
+int execution_set_backend(ptc_execution *x, const struct backend *backend);
+
 /*
  * Before the run: hand each chunk the script writes to @fn as it is read (exec_opts
  * .on_output), on the run's thread, besides the capture: how a remote agent streams the

@@ -28,7 +28,8 @@
 #define CONFIG_MAX_FILE_SIZE (1024 * 1024)
 #define CONFIG_MAX_DEPTH 64
 #define CONFIG_MAX_NODES 100000
-#define CONFIG_MAX_LIST 1024 /* tools, env_passthrough, mcp args */
+#define CONFIG_MAX_LIST 1024   /* tools, env_passthrough, mcp args */
+#define CONFIG_MAX_BACKENDS 64 /* code_execution.backend as a pool */
 #define CONFIG_MAX_MCP_SERVERS 256
 #define CONFIG_MAX_MCP_ENV 256
 #define CONFIG_MAX_STRING 4096 /* python, command, cwd, urls */

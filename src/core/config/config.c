@@ -150,7 +150,7 @@ void config_release(struct ptc_config *c)
         if (!c)
                 return;
         free(c->module_name);
-        free(c->backend);
+        strv_free(c->backends);
         free(c->python);
         strv_free(c->tools);
         strv_free(c->env_passthrough);
@@ -185,6 +185,7 @@ int config_init(struct ptc_config *c)
                 .web_timeout = 30,
         };
         c->module_name = strdup("hermes_tools");
+        c->backend_concurrency = 4;
         c->python = strdup("python3");
         c->env_passthrough = config_strv_new_empty();
         if (!c->module_name || !c->python || !c->env_passthrough) {

@@ -38,15 +38,17 @@ struct mcp_server_config {
 
 struct ptc_config {
         /* code_execution */
-        double timeout;           /* seconds, > 0; default 300 */
-        int64_t max_tool_calls;   /* >= 0; default 50 */
-        enum ptc_mode mode;       /* default project */
-        char *module_name;        /* Python identifier; default "hermes_tools" */
-        int64_t max_stdout_bytes; /* >= 100; default 50000 */
-        int64_t max_stderr_bytes; /* >= 0; default 10000 */
-        char *python;             /* interpreter for strict mode; default "python3" */
-        char **tools;             /* enabled tool names; NULL = the default set */
-        char *backend;            /* where scripts run: a SPEC (docs/remote.md); NULL = local */
+        double timeout;              /* seconds, > 0; default 300 */
+        int64_t max_tool_calls;      /* >= 0; default 50 */
+        enum ptc_mode mode;          /* default project */
+        char *module_name;           /* Python identifier; default "hermes_tools" */
+        int64_t max_stdout_bytes;    /* >= 100; default 50000 */
+        int64_t max_stderr_bytes;    /* >= 0; default 10000 */
+        char *python;                /* interpreter for strict mode; default "python3" */
+        char **tools;                /* enabled tool names; NULL = the default set */
+        char **backends;             /* where scripts run: SPECs (docs/remote.md), more than one a
+                                      * pool; NULL = this machine */
+        int64_t backend_concurrency; /* runs at once per target of a pool; default 4 */
 
         /* terminal */
         char **env_passthrough;       /* names that pass the env scrub; never NULL */

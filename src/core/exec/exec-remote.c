@@ -33,7 +33,10 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +48,7 @@
 #include "core/exec/exec-internal.h"
 #include "core/loop/loop.h"
 #include "core/output/redact.h"
+#include "core/paths/companion.h"
 #include "core/registry/registry.h"
 #include "core/remote/backend.h"
 #include "core/remote/frame.h"
@@ -70,10 +74,25 @@
 
 /*
  * What the shell on the target is told: exec the agent. Nothing else is written until the
- * agent's hello arrives: a shell reading commands from a pipe may read ahead (dash does),
- * and would swallow frames meant for the agent.
+ * agent's hello arrives (or the shell asks for the agent): a shell reading commands from a
+ * pipe may read ahead (dash does), and would swallow bytes meant for another reader.
+ *
+ * With a static agent to ship (ptc-agent beside ptc, paths/companion.h) the shell runs the
+ * copy cached under the target's ~/.cache/ptc by the agent's SHA-256, and first asks for it
+ * when it is not there: it prints SHIP_MARKER, the host sends exactly the agent's bytes,
+ * `head -c` takes them into a temporary file that is renamed into place once complete. The
+ * marker is split in the command ("ptc-send""-agent") so that a channel that echoes its
+ * input (cat) never shows it. Without one, `ptc` must be on the target's PATH.
  */
 #define AGENT_COMMAND "exec ptc agent\n"
+#define SHIP_MARKER "ptc-send-agent\n"
+#define SHIP_COMMAND                                                                       \
+        "a=\"${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/ptc/agent-%s\"; "                     \
+        "if [ ! -x \"$a\" ]; then "                                                        \
+        "if [ \"$(uname -m)\" != '%s' ]; then "                                            \
+        "echo \"the target is $(uname -m); this ptc's agent is for %s\" >&2; exit 1; fi; " \
+        "mkdir -p \"${a%%/*}\" && echo ptc-send\"\"-agent && head -c %lld > \"$a.$$\" && " \
+        "chmod 700 \"$a.$$\" && mv -f \"$a.$$\" \"$a\" || exit 1; fi; exec \"$a\" agent\n"
 
 /* The configuration the agent applies, as ptc_engine_set() keys. */
 static const char *const forwarded_keys[] = {
@@ -102,8 +121,9 @@ struct remote_run {
         unsigned refs; /* the run itself and each host tool call; under @lock */
         pthread_mutex_t lock;
         pthread_cond_t calls_done;
-        unsigned calls; /* host tool calls running */
-        int in_fd;      /* the channel's stdin: our frames; -1 once closed (under @lock) */
+        unsigned calls;     /* host tool calls running */
+        int64_t host_calls; /* host tool calls taken, on the loop's thread */
+        int in_fd;          /* the channel's stdin: our frames; -1 once closed (under @lock) */
         bool write_broken;
 
         const struct exec_opts *o;
@@ -130,6 +150,10 @@ struct remote_run {
         json_t *exit; /* the agent's exit frame */
         char *failure;
         struct buf opening; /* our magic, hello and run: sent when the agent's hello comes */
+        char *agent_path;   /* the static agent to ship, or NULL: ptc on the target's PATH */
+        char agent_hash[65];
+        uint64_t agent_size;
+        bool agent_sent;
         usec_t start, deadline;
 };
 
@@ -159,11 +183,11 @@ static void arm_timer(struct remote_run *r, usec_t when)
         (void) timerfd_settime(r->timer_fd, 0, &its, NULL);
 }
 
-/* Write all of @p to the channel, giving up when it makes no progress for a while. */
+/* Write all of @p to the channel (a socket), giving up when it makes no progress for a while. */
 static int channel_write(int fd, const char *p, size_t n)
 {
         while (n > 0) {
-                ssize_t k = write(fd, p, n);
+                ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
 
                 if (k < 0 && errno == EAGAIN) {
                         struct pollfd pfd = {.fd = fd, .events = POLLOUT};
@@ -342,6 +366,17 @@ static void start_call(struct remote_run *r, json_t *call)
                 answer_error(r, json_integer_value(id), "this tool does not run on the host");
                 return;
         }
+        /* The agent keeps the budget; the host keeps it too for what runs here. */
+        if (++r->host_calls > r->o->config->max_tool_calls) {
+                char msg[160];
+
+                (void) snprintf(msg, sizeof(msg),
+                                "Tool call limit reached (%lld). No more tool calls allowed in "
+                                "this execution.",
+                                (long long) r->o->config->max_tool_calls);
+                answer_error(r, json_integer_value(id), msg);
+                return;
+        }
         pthread_mutex_lock(&r->lock);
         full = r->calls >= HOST_CALLS_MAX;
         if (!full) {
@@ -378,6 +413,75 @@ static void start_call(struct remote_run *r, json_t *call)
         r->calls--;
         r->refs--;
         pthread_mutex_unlock(&r->lock);
+}
+
+/* The static agent beside ptc (ptc-agent and its ptc-agent.sha256), if this build has one. */
+static int find_agent(struct remote_run *r)
+{
+        char *dirs[COMPANION_DIRS];
+        int k = 0;
+
+        companion_dirs(dirs);
+        for (size_t i = 0; i < COMPANION_DIRS && !r->agent_path; i++) {
+                _cleanup_free_ char *path = NULL, *sum = NULL;
+                _cleanup_close_ int fd = -EBADF;
+                char hex[65] = "";
+                struct stat st;
+                ssize_t n;
+
+                if (!dirs[i] || asprintf(&path, "%s/ptc-agent", dirs[i]) < 0 ||
+                    asprintf(&sum, "%s/ptc-agent.sha256", dirs[i]) < 0) {
+                        k = dirs[i] ? -ENOMEM : 0;
+                        continue;
+                }
+                fd = open(sum, O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+                        continue;
+                n = read(fd, hex, 64);
+                if (n != 64 || strspn(hex, "0123456789abcdef") != 64)
+                        continue;
+                memcpy(r->agent_hash, hex, sizeof(hex));
+                r->agent_size = (uint64_t) st.st_size;
+                r->agent_path = TAKE_PTR(path);
+        }
+        for (size_t i = 0; i < COMPANION_DIRS; i++)
+                free(dirs[i]);
+        return k;
+}
+
+/* The target's shell asked for the agent: send exactly its bytes. */
+static void ship_agent(struct remote_run *r)
+{
+        _cleanup_close_ int fd = open(r->agent_path, O_RDONLY | O_CLOEXEC);
+        _cleanup_buf_ struct buf chunk = BUF_INIT(FRAME_READ_SIZE);
+        uint64_t left = r->agent_size;
+
+        r->agent_sent = true;
+        if (fd < 0) {
+                fail(r, "cannot read the agent to ship, %s: %s", r->agent_path, strerror(errno));
+                return;
+        }
+        if (buf_reserve(&chunk, FRAME_READ_SIZE) < 0) {
+                fail(r, "out of memory");
+                return;
+        }
+        while (left > 0) {
+                ssize_t n = read(fd, chunk.data, MIN(left, (uint64_t) FRAME_READ_SIZE));
+
+                if (n <= 0) {
+                        fail(r, "cannot read the agent to ship, %s: %s", r->agent_path,
+                             n < 0 ? strerror(errno) : "it is shorter than it was");
+                        return;
+                }
+                chunk.len = (size_t) n;
+                if (send_bytes(r, &chunk) < 0) {
+                        fail(r, "cannot send the agent through the channel");
+                        return;
+                }
+                left -= (uint64_t) n;
+        }
+        /* The handshake's clock restarts: the upload took its time. */
+        arm_timer(r, MIN(r->deadline, now_usec() + HANDSHAKE_USEC));
 }
 
 static void handle_frame(struct remote_run *r, const struct frame *f)
@@ -476,6 +580,9 @@ static void on_out(struct loop_source *s, int fd, uint32_t events, void *userdat
                         close_out(r);
                         return;
                 }
+                if (r->agent_path && !r->agent_sent && r->reader.watch_seen &&
+                    r->phase == PHASE_HANDSHAKE)
+                        ship_agent(r);
                 if (r->failure) {
                         close_out(r);
                         return;
@@ -641,7 +748,13 @@ static int start_channel(struct remote_run *r, struct diag *reterr)
                 return diag_set(reterr, -ENOENT,
                                 "backend '%s': '%s' is not installed (not found on PATH)",
                                 r->o->backend->spec, argv[0]);
-        if (pipe2(inp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+        /*
+         * The channel's stdin is a socket, not a pipe: a write to a channel that is gone is
+         * an EPIPE (MSG_NOSIGNAL), never a SIGPIPE that would kill a host that did not ignore
+         * it (a library host, ptc doctor).
+         */
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, inp) < 0 ||
+            pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
                 k = -errno;
                 goto fail;
         }
@@ -731,6 +844,9 @@ static int setup(struct remote_run *r, struct diag *reterr)
         if (k < 0)
                 return diag_set(reterr, k, "out of memory");
 
+        k = find_agent(r);
+        if (k < 0)
+                return diag_set(reterr, k, "out of memory");
         k = start_channel(r, reterr);
         if (k < 0)
                 return k;
@@ -760,10 +876,23 @@ static int setup(struct remote_run *r, struct diag *reterr)
         arm_timer(r, MIN(r->deadline, r->start + HANDSHAKE_USEC));
 
         {
-                struct buf cmd = {.data = (char *) AGENT_COMMAND, .len = sizeof(AGENT_COMMAND) - 1};
+                _cleanup_free_ char *text = NULL;
+                struct utsname u;
+                struct buf cmd;
 
-                if (send_bytes(r, &cmd) < 0)
-                        fail(r, "cannot write to the channel: it closed at once");
+                if (r->agent_path) {
+                        if (uname(&u) < 0 || asprintf(&text, SHIP_COMMAND, r->agent_hash, u.machine,
+                                                      u.machine, (long long) r->agent_size) < 0)
+                                return diag_set(reterr, -ENOMEM, "out of memory");
+                        frame_reader_watch(&r->reader, SHIP_MARKER);
+                }
+                cmd = (struct buf){.data = text ?: (char *) AGENT_COMMAND,
+                                   .len = strlen(text ?: AGENT_COMMAND)};
+                /*
+                 * A channel that died at once (ssh refused) fails this write or not, as the
+                 * race goes: either way its closing stdout says so, with its stderr.
+                 */
+                (void) send_bytes(r, &cmd);
         }
         return 0;
 }
@@ -812,6 +941,21 @@ static char *failure_text(const struct remote_run *r)
         return k > 0 ? TAKE_PTR(redacted) : TAKE_PTR(text);
 }
 
+/* The agent's warnings (one per line), as the host's: "target: isolation auto: ...". */
+static void forward_warnings(const struct remote_run *r)
+{
+        const char *w = r->exit ? json_string_value(json_object_get(r->exit, "warnings")) : NULL;
+
+        while (w && *w && r->o->on_warning) {
+                const char *nl = strchrnul(w, '\n');
+                _cleanup_free_ char *line = NULL;
+
+                if (nl > w && asprintf(&line, "target: %.*s", (int) (nl - w), w) >= 0)
+                        r->o->on_warning(r->o->on_warning_userdata, line);
+                w = *nl ? nl + 1 : nl;
+        }
+}
+
 static const char *exit_status_word(const json_t *exit)
 {
         return json_string_value(json_object_get(exit, "status")) ?: "";
@@ -825,6 +969,7 @@ static int finish(struct remote_run *r, json_t **ret, enum exec_status *ret_stat
         json_auto_t *log = NULL;
 
         wait_calls(r);
+        forward_warnings(r);
         in.duration = (double) (now_usec() - r->start) / USEC_PER_SEC;
         in.interrupt_reason = r->interrupt_reason;
         in.have_exit_code = json_is_integer(code);
@@ -849,12 +994,12 @@ static int finish(struct remote_run *r, json_t **ret, enum exec_status *ret_stat
         } else if (in.have_exit_code)
                 in.status = in.exit_code == 0 ? EXEC_SUCCESS : EXEC_ERROR;
         else {
-                /* The agent could not start the script: its reason is the error. */
+                /* The agent could not start the script (its reason is the error), or the
+                 * channel ended without a word. */
+                static const char none[] = "the run on the target ended without a status";
+
                 in.status = EXEC_ERROR;
-                in.error = json_string_value(json_object_get(r->exit, "error"))
-                                   ?: "the agent "
-                                      "on the target "
-                                      "failed";
+                in.error = json_string_value(json_object_get(r->exit, "error")) ?: none;
         }
         return exec_result(r->o, &r->out, &r->err, &in, true, ret, ret_status);
 }
@@ -885,6 +1030,7 @@ static void teardown(struct remote_run *r)
         json_decref(r->exit);
         free(r->failure);
         buf_release(&r->opening);
+        free(r->agent_path);
 }
 
 int exec_run_remote(const struct exec_opts *o, json_t **ret, enum exec_status *ret_status,

@@ -153,13 +153,27 @@ static int preamble_error(const struct frame_reader *r, const char *p, size_t n,
                         total == 1 ? "" : "s", text);
 }
 
+void frame_reader_watch(struct frame_reader *r, const char *watch)
+{
+        r->watch = watch && watch[0] && strlen(watch) <= FRAME_WATCH_MAX ? watch : NULL;
+}
+
 /* Look for the magic in what is pending; 1 when found (and consumed), 0 when not yet. */
 static int find_magic(struct frame_reader *r, struct diag *reterr)
 {
         const char *p = pending(r);
         size_t n = r->in.len - r->start;
         const char *m = n ? memmem(p, n, FRAME_MAGIC, FRAME_MAGIC_SIZE) : NULL;
-        size_t drop;
+        size_t keep = FRAME_MAGIC_SIZE - 1, drop;
+
+        if (r->watch && !r->watch_seen) {
+                size_t w = strlen(r->watch);
+
+                /* Before the magic only: what follows it is the stream's. */
+                if (memmem(p, m ? (size_t) (m - p) : n, r->watch, w))
+                        r->watch_seen = true;
+                keep = MAX(keep, w - 1);
+        }
 
         if (m) {
                 drop = (size_t) (m - p);
@@ -169,8 +183,8 @@ static int find_magic(struct frame_reader *r, struct diag *reterr)
                 r->started = true;
                 return 1;
         }
-        /* Keep a tail that could be the magic's start; the rest is preamble. */
-        drop = n > FRAME_MAGIC_SIZE - 1 ? n - (FRAME_MAGIC_SIZE - 1) : 0;
+        /* Keep a tail that could be the magic's (or the watched text's) start. */
+        drop = n > keep ? n - keep : 0;
         keep_preview(r, p, drop);
         r->skipped += drop;
         r->start += drop;

@@ -80,10 +80,12 @@ struct frame_reader {
         struct buf in; /* bytes read and not yet taken */
         size_t start;  /* in.data[start..] is what is left; the rest is dropped on the next fill */
         enum frame_side side;
-        bool started;    /* the magic was seen */
-        bool hello_seen; /* the first frame (a HELLO) was taken */
-        bool ended;      /* an ERROR frame was taken: nothing may follow */
-        size_t skipped;  /* bytes before the magic */
+        bool started;      /* the magic was seen */
+        bool hello_seen;   /* the first frame (a HELLO) was taken */
+        bool ended;        /* an ERROR frame was taken: nothing may follow */
+        size_t skipped;    /* bytes before the magic */
+        const char *watch; /* frame_reader_watch(): looked for before the magic; borrowed */
+        bool watch_seen;
         char preview[FRAME_PREVIEW_MAX];
         size_t preview_len;
         uint64_t frames; /* frames taken */
@@ -94,6 +96,14 @@ void frame_reader_init(struct frame_reader *r, enum frame_side side);
 void frame_reader_release(struct frame_reader *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC_REF(struct frame_reader, frame_reader_release);
 #define _cleanup_frame_reader_ _cleanup_(frame_reader_releasep)
+
+/*
+ * Look for the text @watch (at most FRAME_WATCH_MAX bytes; borrowed, must outlive @r) in
+ * what comes before the magic: frame_reader_next() sets watch_seen when it passes it. How
+ * the host hears the target's shell ask for the agent before the agent runs.
+ */
+void frame_reader_watch(struct frame_reader *r, const char *watch);
+#define FRAME_WATCH_MAX 64
 
 /*
  * Append @n bytes from the channel. Returns 0, -ENOMEM, or -E2BIG when more than a whole

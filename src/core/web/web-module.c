@@ -10,8 +10,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <limits.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +17,9 @@
 #include <unistd.h>
 
 #include "basic/macro.h"
+#include "core/paths/companion.h"
 #include "core/web/web-fetch.h"
-#include "ptc-paths.h"
 #include "ptc-version.h"
-
-/* "" when bindir or libdir is absolute (meson.build): no relative install layout. */
-static const char module_dir_from_bindir[] = PTC_MODULE_DIR_FROM_BINDIR;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 /* Written once (web_module_use_builtin() or the once-routine), read-only afterwards. */
@@ -34,43 +29,6 @@ static struct diag load_error;
 void web_module_use_builtin(const struct web_module *m)
 {
         module = m;
-}
-
-/*
- * The directory of the object this function is in: the executable's (from
- * /proc/self/exe; dladdr() would give argv[0]; *ret_exe true) or the shared
- * library's, symlinks resolved. A new string, or NULL.
- */
-static char *own_dir(bool *ret_exe)
-{
-        _cleanup_free_ char *path = NULL;
-        struct link_map *map = NULL;
-        Dl_info info;
-        char *slash;
-
-        if (dladdr1((void *) own_dir, &info, (void **) &map, RTLD_DL_LINKMAP) == 0 || !map)
-                return NULL;
-        *ret_exe = map->l_name[0] == '\0';
-        if (*ret_exe) {
-                ssize_t n;
-
-                path = malloc(PATH_MAX);
-                if (!path)
-                        return NULL;
-                n = readlink("/proc/self/exe", path, PATH_MAX - 1);
-                if (n < 0)
-                        return NULL;
-                path[n] = '\0';
-        } else {
-                path = realpath(map->l_name, NULL);
-                if (!path)
-                        return NULL;
-        }
-        slash = strrchr(path, '/');
-        if (!slash || slash == path)
-                return NULL;
-        *slash = '\0';
-        return TAKE_PTR(path);
 }
 
 /* What @handle exports, when it is this build's module; else NULL with load_error set. */
@@ -144,21 +102,14 @@ static void load_from(char *const *dirs, size_t n)
 
 static void load_once_routine(void)
 {
-        _cleanup_free_ char *dir = NULL, *installed = NULL;
-        bool exe = false;
-        int k = 0;
+        char *dirs[COMPANION_DIRS];
 
         if (module)
                 return; /* web_module_use_builtin() */
-        dir = own_dir(&exe);
-        /* The install layout seen from the object: bindir -> libdir/ptc, or libdir -> ptc. */
-        if (dir && exe && module_dir_from_bindir[0] != '\0')
-                k = asprintf(&installed, "%s/%s", dir, module_dir_from_bindir);
-        else if (dir && !exe)
-                k = asprintf(&installed, "%s/ptc", dir);
-        if (k < 0)
-                installed = NULL;
-        load_from((char *const[]){dir, installed, (char *) PTC_MODULE_DIR}, 3);
+        companion_dirs(dirs);
+        load_from(dirs, COMPANION_DIRS);
+        for (size_t i = 0; i < COMPANION_DIRS; i++)
+                free(dirs[i]);
 }
 
 const struct web_module *web_module_get(struct diag *reterr)
