@@ -65,3 +65,22 @@ def test_bad_progress_fd_exits_2(ptc):
                        "--progress-fd")
     expect_usage_error(ptc.run_ptc(["run", "--progress-fd", "1", "-c", "print(1)"]),
                        "--progress-fd")
+
+
+def test_progress_of_a_run_on_a_remote_backend(ptc):
+    # docs/remote.md: the agent reports each dispatched call; the host writes the line.
+    (ptc.workdir / "a.txt").write_text("x\n")
+    r, w = os.pipe()
+    try:
+        p = subprocess.run([str(ptc.bin), "run", "--progress-fd", str(w), "--backend",
+                            "exec:sh", "-c", "from hermes_tools import read_file, terminal\n"
+                            "read_file('a.txt'); terminal('true')\n"],
+                           pass_fds=[w], capture_output=True,
+                           env=ptc.make_env({"PATH": f"{ptc.bin.parent}:{ptc.env['PATH']}"}),
+                           cwd=str(ptc.workdir), timeout=60)
+    finally:
+        os.close(w)
+    with os.fdopen(r, "rb") as f:
+        events = [json.loads(x) for x in f.read().decode().splitlines()]
+    assert p.returncode == 0, p
+    assert events == [{"tool": "read_file", "count": 1}, {"tool": "terminal", "count": 2}], events

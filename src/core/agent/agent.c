@@ -141,6 +141,15 @@ static void on_output(void *userdata, bool is_err, const char *p, size_t n)
         }
 }
 
+/* Each dispatched tool call, for the host's progress (ptc_execution_on_progress()). */
+static void on_progress(const char *tool, int64_t count, void *userdata)
+{
+        json_auto_t *v = json_pack("{s:s, s:I}", "tool", tool, "count", (json_int_t) count);
+
+        if (v)
+                (void) send_json(userdata, FRAME_PROGRESS, v);
+}
+
 /* A forwarded tool: the call goes to the host, the reader thread answers it. */
 static void forward_call(ptc_tool_call *call, void *userdata)
 {
@@ -462,6 +471,8 @@ static int serve(struct agent *a, struct diag *d)
                 k = ptc_execution_set(a->exec, "log_calls", "true", &pd);
         if (k >= 0)
                 k = execution_on_output(a->exec, on_output, a);
+        if (k >= 0 && json_is_true(json_object_get(run, "progress")))
+                k = ptc_execution_on_progress(a->exec, on_progress, a);
         if (k < 0) {
                 ptc_execution_free(a->exec);
                 ptc_engine_free(e);

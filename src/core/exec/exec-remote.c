@@ -530,6 +530,16 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                 r->phase = PHASE_CLOSING;
                 arm_timer(r, now_usec() + CLOSE_USEC);
                 break;
+        case FRAME_PROGRESS: {
+                /* Named by the registry's own string: the target's is not trusted. */
+                const struct tool *t = registry_find(r->o->registry,
+                                                     json_string_value(json_object_get(v, "tool")));
+                json_int_t n = json_integer_value(json_object_get(v, "count"));
+
+                if (t && n > 0 && r->o->on_call)
+                        r->o->on_call(r->o->on_call_userdata, t->name, n);
+                break;
+        }
         case FRAME_ERROR:
                 fail(r, "the agent on the target failed: %s",
                      json_string_value(json_object_get(v, "error")) ?: "(no message)");
@@ -727,8 +737,9 @@ static json_t *run_frame(const struct remote_run *r)
                 if (!def || json_array_append_new(host, def) < 0)
                         return NULL;
         }
-        run = json_pack("{s:s%, s:O, s:O, s:O, s:b}", "code", o->code, o->code_len, "options", opts,
-                        "tools", tools, "host_tools", host, "log_calls", o->log_calls);
+        run = json_pack("{s:s%, s:O, s:O, s:O, s:b, s:b}", "code", o->code, o->code_len, "options",
+                        opts, "tools", tools, "host_tools", host, "log_calls", o->log_calls,
+                        "progress", o->on_call != NULL);
         return TAKE_PTR(run);
 }
 

@@ -59,7 +59,8 @@ enum frame_type {
         FRAME_SIGNAL,    /* host -> agent: stop the script ({"signal": "interrupt"|"kill"}) */
         FRAME_EXIT,      /* agent -> host: the script ended; its status and counters */
         FRAME_ERROR,     /* both ways, last: {"error": MESSAGE}; the sender gives up */
-        FRAME_TYPE_LAST = FRAME_ERROR,
+        FRAME_PROGRESS,  /* agent -> host: a tool call was dispatched: {"tool", "count"} */
+        FRAME_TYPE_LAST = FRAME_PROGRESS,
 };
 
 /* Which end reads: each takes only the frame types meant for it. */
