@@ -37,9 +37,9 @@ static void check(const struct frame_reader *r, const struct frame *f, enum fram
         if (side == FRAME_SIDE_HOST &&
             (f->type == FRAME_RUN || f->type == FRAME_ANSWER || f->type == FRAME_SIGNAL))
                 abort();
-        if (side == FRAME_SIDE_AGENT && (f->type == FRAME_STDOUT || f->type == FRAME_STDERR ||
-                                         f->type == FRAME_CALL || f->type == FRAME_EXIT ||
-                                         f->type == FRAME_PROGRESS))
+        if (side == FRAME_SIDE_AGENT &&
+            (f->type == FRAME_STDOUT || f->type == FRAME_STDERR || f->type == FRAME_CALL ||
+             f->type == FRAME_EXIT || f->type == FRAME_PROGRESS))
                 abort();
         if (f->payload < r->in.data || f->payload + f->len > r->in.data + r->in.len)
                 abort();
