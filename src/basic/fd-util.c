@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -55,6 +57,34 @@ int write_all(int fd, const void *p, size_t n)
 
         while (n > 0) {
                 ssize_t k = write(fd, c, n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                c += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+int write_all_stalling(int fd, const void *p, size_t n, int stall_ms, bool nosignal)
+{
+        const char *c = p;
+
+        while (n > 0) {
+                ssize_t k = nosignal ? send(fd, c, n, MSG_NOSIGNAL) : write(fd, c, n);
+
+                if (k < 0 && errno == EAGAIN) {
+                        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+                        int w = poll(&pfd, 1, stall_ms);
+
+                        if (w == 0)
+                                return -ETIMEDOUT;
+                        if (w < 0 && errno != EINTR)
+                                return -errno;
+                        continue;
+                }
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;

@@ -22,6 +22,14 @@ _must_check_ int fd_ensure_stdio(void);
 _must_check_ int write_all(int fd, const void *p, size_t n);
 
 /*
+ * Write all of @p to a blocking or a non-blocking @fd: on a full one it waits for room, and
+ * gives up with -ETIMEDOUT when none comes for @stall_ms (a peer that stopped reading).
+ * @nosignal: @fd is a socket, written with MSG_NOSIGNAL (a peer gone is -EPIPE, never a
+ * SIGPIPE for a process that did not ignore it). Returns 0 or -errno.
+ */
+_must_check_ int write_all_stalling(int fd, const void *p, size_t n, int stall_ms, bool nosignal);
+
+/*
  * Write @s in one write() to the existing file @path under @dirfd (AT_FDCWD for a plain path),
  * as the control files of /proc and cgroupfs want it: a short write is an error. Async-signal-
  * safe (a sandbox child uses it); errno stays that of the failed call. 0, -errno or -EIO.

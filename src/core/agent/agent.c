@@ -63,36 +63,13 @@ struct agent {
         int stop_fd; /* eventfd: the reader thread stops */
 };
 
-static int write_stalling(int fd, const char *p, size_t n)
-{
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EAGAIN) {
-                        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-
-                        if (poll(&pfd, 1, WRITE_STALL_MS) == 0)
-                                return -ETIMEDOUT;
-                        continue;
-                }
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 static int send_buf(struct agent *a, const struct buf *b)
 {
         int k = -EPIPE;
 
         pthread_mutex_lock(&a->write_lock);
         if (!a->write_broken) {
-                k = write_stalling(a->out_fd, b->data, b->len);
+                k = write_all_stalling(a->out_fd, b->data, b->len, WRITE_STALL_MS, false);
                 if (k < 0)
                         a->write_broken = true;
         }

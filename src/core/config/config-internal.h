@@ -166,6 +166,12 @@ int config_value_string(struct ctx *x, const struct node *n, const char *key, bo
 void config_replace_string(char **dst, char *s);
 void config_replace_strv(char ***dst, char **l);
 
+/* config-backend.c: code_execution.backend, a SPEC or a pool of them (a key parser of
+ * config-sections.c's table, whose struct key_spec it does not look into). */
+struct key_spec;
+int config_parse_backend_key(struct ctx *x, const struct key_spec *k, const char *key,
+                             const struct node *v, void *target);
+
 /* config-suggest.c */
 
 const char *config_closest_name(const char *text, size_t len, const void *names, size_t n,

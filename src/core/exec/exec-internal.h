@@ -14,9 +14,13 @@
 
 #include "basic/diag.h"
 #include "basic/macro.h"
+#include "basic/time-util.h"
 #include "core/exec/exec.h"
 #include "core/exec/result.h"
 #include "core/output/capture.h"
+
+/* Arm the one-shot timerfd @timer_fd for @when (CLOCK_MONOTONIC; the past fires at once). */
+void exec_arm_timer(int timer_fd, usec_t when);
 
 /* Set up the stdout capture (head, tail, spill file) and the stderr one for @o's limits. */
 _must_check_ int exec_capture_init(const struct exec_opts *o, struct capture *out,

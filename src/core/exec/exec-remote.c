@@ -23,7 +23,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -46,6 +45,7 @@
 #include "basic/time-util.h"
 #include "basic/utf8.h"
 #include "core/exec/exec-internal.h"
+#include "core/exec/exec-remote.h"
 #include "core/loop/loop.h"
 #include "core/output/redact.h"
 #include "core/paths/companion.h"
@@ -66,10 +66,6 @@
 #define CLOSE_USEC (5 * USEC_PER_SEC)
 /* A write to the channel that makes no progress for this long breaks the stream. */
 #define WRITE_STALL_MS 30000
-/* Bytes of the channel command's stderr kept for messages. */
-#define CHANNEL_ERR_KEEP 1024
-/* Host tool calls running at once; more are answered with an error. */
-#define HOST_CALLS_MAX 16
 #define READS_PER_WAKEUP 4
 
 /*
@@ -110,54 +106,7 @@ static const char *const forwarded_keys[] = {
         "terminal.network",
 };
 
-enum phase {
-        PHASE_HANDSHAKE, /* waiting for the agent's hello */
-        PHASE_RUNNING,
-        PHASE_STOPPING, /* the agent was told to stop; the channel dies at the timer */
-        PHASE_CLOSING,  /* the run is over (exit frame, failure, kill): the channel closes */
-};
-
-struct remote_run {
-        unsigned refs; /* the run itself and each host tool call; under @lock */
-        pthread_mutex_t lock;
-        pthread_cond_t calls_done;
-        unsigned calls;     /* host tool calls running */
-        int64_t host_calls; /* host tool calls taken, on the loop's thread */
-        int in_fd;          /* the channel's stdin: our frames; -1 once closed (under @lock) */
-        bool write_broken;
-
-        const struct exec_opts *o;
-        struct loop *loop;
-        struct capture out, err;
-        struct tool_ctx tool_ctx;
-        struct frame_reader reader;
-
-        pid_t pid; /* the channel command, in a session of its own */
-        int pidfd;
-        struct loop_source *pid_src;
-        int out_fd, err_fd;
-        struct loop_source *out_src, *err_src;
-        char chan_err[CHANNEL_ERR_KEEP];
-        size_t chan_err_len;
-        int timer_fd, sig_fd, cancel_fd;
-
-        enum phase phase;
-        bool reaped;
-        bool close_timed_out;
-        bool stopped; /* a timeout or interrupt decided the status */
-        enum exec_status status;
-        const char *interrupt_reason;
-        json_t *exit; /* the agent's exit frame */
-        char *failure;
-        struct buf opening; /* our magic, hello and run: sent when the agent's hello comes */
-        char *agent_path;   /* the static agent to ship, or NULL: ptc on the target's PATH */
-        char agent_hash[65];
-        uint64_t agent_size;
-        bool agent_sent;
-        usec_t start, deadline;
-};
-
-static void run_unref(struct remote_run *r)
+void remote_run_unref(struct remote_run *r)
 {
         unsigned left;
 
@@ -174,40 +123,7 @@ static void run_unref(struct remote_run *r)
 
 static void arm_timer(struct remote_run *r, usec_t when)
 {
-        struct itimerspec its = {};
-        usec_t now = now_usec();
-        usec_t rel = when > now ? when - now : 1;
-
-        its.it_value.tv_sec = (time_t) (rel / USEC_PER_SEC);
-        its.it_value.tv_nsec = (long) (rel % USEC_PER_SEC) * 1000;
-        (void) timerfd_settime(r->timer_fd, 0, &its, NULL);
-}
-
-/* Write all of @p to the channel (a socket), giving up when it makes no progress for a while. */
-static int channel_write(int fd, const char *p, size_t n)
-{
-        while (n > 0) {
-                ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-
-                if (k < 0 && errno == EAGAIN) {
-                        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-                        int w = poll(&pfd, 1, WRITE_STALL_MS);
-
-                        if (w == 0)
-                                return -ETIMEDOUT;
-                        if (w < 0 && errno != EINTR)
-                                return -errno;
-                        continue;
-                }
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
+        exec_arm_timer(r->timer_fd, when);
 }
 
 /* Send what @b holds (whole frames) to the agent; any thread. */
@@ -217,7 +133,8 @@ static int send_bytes(struct remote_run *r, const struct buf *b)
 
         pthread_mutex_lock(&r->lock);
         if (r->in_fd >= 0 && !r->write_broken) {
-                k = channel_write(r->in_fd, b->data, b->len);
+                /* A socket: a channel that is gone is no SIGPIPE (start_channel()). */
+                k = write_all_stalling(r->in_fd, b->data, b->len, WRITE_STALL_MS, true);
                 if (k < 0)
                         r->write_broken = true;
         }
@@ -225,7 +142,7 @@ static int send_bytes(struct remote_run *r, const struct buf *b)
         return k;
 }
 
-static int send_json(struct remote_run *r, enum frame_type type, const json_t *v)
+int remote_send_json(struct remote_run *r, enum frame_type type, const json_t *v)
 {
         _cleanup_buf_ struct buf b = BUF_INIT(FRAME_HEADER_SIZE + FRAME_JSON_MAX);
         int k = frame_append_json(&b, type, v);
@@ -247,7 +164,7 @@ static void kill_channel(struct remote_run *r)
                 (void) kill(-r->pid, SIGKILL);
 }
 
-static void signal_tools(struct remote_run *r)
+void remote_signal_tools(struct remote_run *r)
 {
         uint64_t one = 1;
 
@@ -255,7 +172,7 @@ static void signal_tools(struct remote_run *r)
 }
 
 /* The run failed on our side: say why (the first reason stays), and end the channel. */
-_printf_(2, 3) static void fail(struct remote_run *r, const char *fmt, ...)
+void remote_fail(struct remote_run *r, const char *fmt, ...)
 {
         va_list ap;
 
@@ -267,7 +184,7 @@ _printf_(2, 3) static void fail(struct remote_run *r, const char *fmt, ...)
                 if (!r->failure)
                         r->failure = strdup("the remote run failed (out of memory)");
         }
-        signal_tools(r);
+        remote_signal_tools(r);
         close_input(r);
         kill_channel(r);
         r->phase = PHASE_CLOSING;
@@ -283,9 +200,9 @@ static void begin_stop(struct remote_run *r, enum exec_status why, const char *r
         r->stopped = true;
         r->status = why;
         r->interrupt_reason = reason;
-        signal_tools(r);
+        remote_signal_tools(r);
         sig = json_pack("{s:s}", "signal", "interrupt");
-        if (r->phase == PHASE_HANDSHAKE || !sig || send_json(r, FRAME_SIGNAL, sig) < 0) {
+        if (r->phase == PHASE_HANDSHAKE || !sig || remote_send_json(r, FRAME_SIGNAL, sig) < 0) {
                 /* No agent to ask: the channel goes, and the target's end with it. */
                 close_input(r);
                 kill_channel(r);
@@ -295,124 +212,6 @@ static void begin_stop(struct remote_run *r, enum exec_status why, const char *r
         }
         r->phase = PHASE_STOPPING;
         arm_timer(r, now_usec() + EXEC_KILL_GRACE_USEC + STOP_MARGIN_USEC);
-}
-
-struct host_call {
-        struct remote_run *run;
-        json_int_t id;
-        const struct tool *tool;
-        json_t *args;
-};
-
-static void answer(struct remote_run *r, json_int_t id, json_t *result)
-{
-        json_auto_t *a = json_pack("{s:I, s:O}", "id", id, "result", result);
-
-        if (a)
-                (void) send_json(r, FRAME_ANSWER, a);
-}
-
-static void answer_error(struct remote_run *r, json_int_t id, const char *message)
-{
-        json_auto_t *res = json_pack("{s:s}", "error", message);
-
-        if (res)
-                answer(r, id, res);
-}
-
-static void *host_call_main(void *arg)
-{
-        struct host_call *c = arg;
-        struct remote_run *r = c->run;
-        json_auto_t *result = NULL;
-        int k;
-
-        k = registry_call_tool(c->tool, &r->tool_ctx, c->args, &result);
-        if (k < 0 || !result)
-                answer_error(r, c->id, "Tool execution failed: out of memory");
-        else
-                answer(r, c->id, result);
-        json_decref(c->args);
-        free(c);
-
-        pthread_mutex_lock(&r->lock);
-        if (--r->calls == 0)
-                pthread_cond_broadcast(&r->calls_done);
-        pthread_mutex_unlock(&r->lock);
-        run_unref(r);
-        return NULL;
-}
-
-/*
- * A call frame: {"id": N, "tool": NAME, "args": {...}}. Only a tool that runs on the host
- * is run here: the agent, like anything on the target, is not trusted to name another.
- */
-static void start_call(struct remote_run *r, json_t *call)
-{
-        json_t *id = json_object_get(call, "id"), *args = json_object_get(call, "args");
-        const char *name = json_string_value(json_object_get(call, "tool"));
-        const struct tool *t = name ? registry_find(r->o->registry, name) : NULL;
-        struct host_call *c;
-        pthread_attr_t attr;
-        pthread_t th;
-        bool full;
-
-        if (!json_is_integer(id) || !name || !json_is_object(args)) {
-                fail(r, "broken remote stream: a call frame without an integer id, a tool "
-                        "name and an arguments object");
-                return;
-        }
-        if (!t || !t->runs_on_host) {
-                answer_error(r, json_integer_value(id), "this tool does not run on the host");
-                return;
-        }
-        /* The agent keeps the budget; the host keeps it too for what runs here. */
-        if (++r->host_calls > r->o->config->max_tool_calls) {
-                char msg[160];
-
-                (void) snprintf(msg, sizeof(msg),
-                                "Tool call limit reached (%lld). No more tool calls allowed in "
-                                "this execution.",
-                                (long long) r->o->config->max_tool_calls);
-                answer_error(r, json_integer_value(id), msg);
-                return;
-        }
-        pthread_mutex_lock(&r->lock);
-        full = r->calls >= HOST_CALLS_MAX;
-        if (!full) {
-                r->calls++;
-                r->refs++;
-        }
-        pthread_mutex_unlock(&r->lock);
-        if (full) {
-                answer_error(r, json_integer_value(id),
-                             "too many calls of host tools at once (at most 16)");
-                return;
-        }
-        c = calloc(1, sizeof(*c));
-        if (c) {
-                *c = (struct host_call){
-                        .run = r,
-                        .id = json_integer_value(id),
-                        .tool = t,
-                        .args = json_incref(args),
-                };
-                if (pthread_attr_init(&attr) == 0) {
-                        (void) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-                        if (pthread_create(&th, &attr, host_call_main, c) == 0) {
-                                pthread_attr_destroy(&attr);
-                                return;
-                        }
-                        pthread_attr_destroy(&attr);
-                }
-                json_decref(c->args);
-                free(c);
-        }
-        answer_error(r, json_integer_value(id), "Tool execution failed: cannot start a thread");
-        pthread_mutex_lock(&r->lock);
-        r->calls--;
-        r->refs--;
-        pthread_mutex_unlock(&r->lock);
 }
 
 /* The static agent beside ptc (ptc-agent and its ptc-agent.sha256), if this build has one. */
@@ -458,24 +257,25 @@ static void ship_agent(struct remote_run *r)
 
         r->agent_sent = true;
         if (fd < 0) {
-                fail(r, "cannot read the agent to ship, %s: %s", r->agent_path, strerror(errno));
+                remote_fail(r, "cannot read the agent to ship, %s: %s", r->agent_path,
+                            strerror(errno));
                 return;
         }
         if (buf_reserve(&chunk, FRAME_READ_SIZE) < 0) {
-                fail(r, "out of memory");
+                remote_fail(r, "out of memory");
                 return;
         }
         while (left > 0) {
                 ssize_t n = read(fd, chunk.data, MIN(left, (uint64_t) FRAME_READ_SIZE));
 
                 if (n <= 0) {
-                        fail(r, "cannot read the agent to ship, %s: %s", r->agent_path,
-                             n < 0 ? strerror(errno) : "it is shorter than it was");
+                        remote_fail(r, "cannot read the agent to ship, %s: %s", r->agent_path,
+                                    n < 0 ? strerror(errno) : "it is shorter than it was");
                         return;
                 }
                 chunk.len = (size_t) n;
                 if (send_bytes(r, &chunk) < 0) {
-                        fail(r, "cannot send the agent through the channel");
+                        remote_fail(r, "cannot send the agent through the channel");
                         return;
                 }
                 left -= (uint64_t) n;
@@ -497,22 +297,22 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
         }
         v = frame_parse_json(f, &d);
         if (!v) {
-                fail(r, "%s", d.message);
+                remote_fail(r, "%s", d.message);
                 return;
         }
         switch (f->type) {
         case FRAME_HELLO:
                 proto = json_integer_value(json_object_get(v, "protocol"));
                 if (proto != FRAME_PROTOCOL_VERSION) {
-                        fail(r,
-                             "the agent on the target speaks protocol %lld, this ptc %d: "
-                             "install the same ptc version there",
-                             (long long) proto, FRAME_PROTOCOL_VERSION);
+                        remote_fail(r,
+                                    "the agent on the target speaks protocol %lld, this ptc %d: "
+                                    "install the same ptc version there",
+                                    (long long) proto, FRAME_PROTOCOL_VERSION);
                         return;
                 }
                 if (r->phase == PHASE_HANDSHAKE) {
                         if (send_bytes(r, &r->opening) < 0) {
-                                fail(r, "cannot write to the channel");
+                                remote_fail(r, "cannot write to the channel");
                                 return;
                         }
                         buf_release(&r->opening);
@@ -521,11 +321,11 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                 }
                 break;
         case FRAME_CALL:
-                start_call(r, v);
+                remote_start_call(r, v);
                 break;
         case FRAME_EXIT:
                 r->exit = TAKE_PTR(v);
-                signal_tools(r);
+                remote_signal_tools(r);
                 close_input(r); /* the agent exits at end of file */
                 r->phase = PHASE_CLOSING;
                 arm_timer(r, now_usec() + CLOSE_USEC);
@@ -541,8 +341,8 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                 break;
         }
         case FRAME_ERROR:
-                fail(r, "the agent on the target failed: %s",
-                     json_string_value(json_object_get(v, "error")) ?: "(no message)");
+                remote_fail(r, "the agent on the target failed: %s",
+                            json_string_value(json_object_get(v, "error")) ?: "(no message)");
                 break;
         default:
                 break;
@@ -571,11 +371,13 @@ static void on_out(struct loop_source *s, int fd, uint32_t events, void *userdat
                 if (n <= 0) {
                         if (!r->exit && !r->failure && !r->stopped) {
                                 if (n < 0)
-                                        fail(r, "reading the channel: %s", strerror((int) -n));
+                                        remote_fail(r, "reading the channel: %s",
+                                                    strerror((int) -n));
                                 else if (frame_reader_eof(&r->reader, &d) < 0)
-                                        fail(r, "%s", d.message);
+                                        remote_fail(r, "%s", d.message);
                                 else
-                                        fail(r, "the channel closed before the script ended");
+                                        remote_fail(r,
+                                                    "the channel closed before the script ended");
                         }
                         close_out(r);
                         return;
@@ -586,7 +388,7 @@ static void on_out(struct loop_source *s, int fd, uint32_t events, void *userdat
                                 break;
                 }
                 if (k < 0) {
-                        fail(r, "%s", d.message);
+                        remote_fail(r, "%s", d.message);
                         close_out(r);
                         return;
                 }
@@ -647,9 +449,9 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
         (void) !read(fd, &n, sizeof(n));
         switch (r->phase) {
         case PHASE_HANDSHAKE:
-                fail(r, "no answer within %g s",
-                     (double) (MIN(r->deadline, r->start + HANDSHAKE_USEC) - r->start) /
-                             USEC_PER_SEC);
+                remote_fail(r, "no answer within %g s",
+                            (double) (MIN(r->deadline, r->start + HANDSHAKE_USEC) - r->start) /
+                                    USEC_PER_SEC);
                 break;
         case PHASE_RUNNING:
                 begin_stop(r, EXEC_TIMEOUT, NULL);
@@ -909,20 +711,6 @@ static int setup(struct remote_run *r, struct diag *reterr)
 }
 
 /*
- * Wait for the host tool calls still running, after telling them to stop: they use the
- * registry and the configuration, which are the caller's once the run returns. As for a
- * local run, a tool that never ends holds the result (web and MCP calls watch the cancel).
- */
-static void wait_calls(struct remote_run *r)
-{
-        signal_tools(r);
-        pthread_mutex_lock(&r->lock);
-        while (r->calls > 0)
-                pthread_cond_wait(&r->calls_done, &r->lock);
-        pthread_mutex_unlock(&r->lock);
-}
-
-/*
  * The error of a run that failed on our side: the backend, what went wrong, whether the
  * agent ever started, and the start of the channel command's stderr, which usually says
  * why (valid UTF-8 and redacted: it is the target's text). NULL on ENOMEM.
@@ -979,7 +767,7 @@ static int finish(struct remote_run *r, json_t **ret, enum exec_status *ret_stat
         json_t *code = r->exit ? json_object_get(r->exit, "exit_code") : NULL;
         json_auto_t *log = NULL;
 
-        wait_calls(r);
+        remote_wait_calls(r);
         forward_warnings(r);
         in.duration = (double) (now_usec() - r->start) / USEC_PER_SEC;
         in.interrupt_reason = r->interrupt_reason;
@@ -1024,7 +812,7 @@ static void teardown(struct remote_run *r)
                 r->reaped = true;
         }
         if (r->cancel_fd >= 0)
-                wait_calls(r);
+                remote_wait_calls(r);
         loop_remove(r->out_src);
         loop_remove(r->err_src);
         loop_remove(r->pid_src);
@@ -1083,6 +871,6 @@ int exec_run_remote(const struct exec_opts *o, json_t **ret, enum exec_status *r
                         diag_set(reterr, k, "cannot assemble the result: %s", strerror(-k));
         }
         teardown(r);
-        run_unref(r);
+        remote_run_unref(r);
         return k;
 }

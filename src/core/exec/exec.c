@@ -86,7 +86,7 @@ struct execution {
         usec_t start, deadline;
 };
 
-static void arm_timer(struct execution *e, usec_t when)
+void exec_arm_timer(int timer_fd, usec_t when)
 {
         struct itimerspec its = {};
         usec_t now = now_usec();
@@ -94,7 +94,12 @@ static void arm_timer(struct execution *e, usec_t when)
 
         its.it_value.tv_sec = (time_t) (rel / USEC_PER_SEC);
         its.it_value.tv_nsec = (long) (rel % USEC_PER_SEC) * 1000;
-        (void) timerfd_settime(e->timer_fd, 0, &its, NULL);
+        (void) timerfd_settime(timer_fd, 0, &its, NULL);
+}
+
+static void arm_timer(struct execution *e, usec_t when)
+{
+        exec_arm_timer(e->timer_fd, when);
 }
 
 static void signal_tools(struct execution *e)

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The host's side of a remote run (docs/remote.md), inside exec/: the run's state, shared by
+ * exec-remote.c (the channel, the stream, the loop, the result) and exec-remote-calls.c
+ * (the calls of the tools that run on the host, each on a thread of its own).
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "basic/buf.h"
+#include "basic/macro.h"
+#include "basic/time-util.h"
+#include "core/exec/exec.h"
+#include "core/loop/loop.h"
+#include "core/output/capture.h"
+#include "core/remote/frame.h"
+#include "core/tools/tool.h"
+
+/* Bytes of the channel command's stderr kept for messages. */
+#define CHANNEL_ERR_KEEP 1024
+
+/* Host tool calls running at once; more are answered with an error. */
+#define HOST_CALLS_MAX 16
+
+enum phase {
+        PHASE_HANDSHAKE, /* waiting for the agent's hello */
+        PHASE_RUNNING,
+        PHASE_STOPPING, /* the agent was told to stop; the channel dies at the timer */
+        PHASE_CLOSING,  /* the run is over (exit frame, failure, kill): the channel closes */
+};
+
+struct remote_run {
+        unsigned refs; /* the run itself and each host tool call; under @lock */
+        pthread_mutex_t lock;
+        pthread_cond_t calls_done;
+        unsigned calls;     /* host tool calls running */
+        int64_t host_calls; /* host tool calls taken, on the loop's thread */
+        int in_fd;          /* the channel's stdin: our frames; -1 once closed (under @lock) */
+        bool write_broken;
+
+        const struct exec_opts *o;
+        struct loop *loop;
+        struct capture out, err;
+        struct tool_ctx tool_ctx;
+        struct frame_reader reader;
+
+        pid_t pid; /* the channel command, in a session of its own */
+        int pidfd;
+        struct loop_source *pid_src;
+        int out_fd, err_fd;
+        struct loop_source *out_src, *err_src;
+        char chan_err[CHANNEL_ERR_KEEP];
+        size_t chan_err_len;
+        int timer_fd, sig_fd, cancel_fd;
+
+        enum phase phase;
+        bool reaped;
+        bool close_timed_out;
+        bool stopped; /* a timeout or interrupt decided the status */
+        enum exec_status status;
+        const char *interrupt_reason;
+        json_t *exit; /* the agent's exit frame */
+        char *failure;
+        struct buf opening; /* our magic, hello and run: sent when the agent's hello comes */
+        char *agent_path;   /* the static agent to ship, or NULL: ptc on the target's PATH */
+        char agent_hash[65];
+        uint64_t agent_size;
+        bool agent_sent;
+        usec_t start, deadline;
+};
+
+/* Drop a reference (the run's own, or a host call's); the last one frees the run. */
+void remote_run_unref(struct remote_run *r);
+
+/* Send one frame to the agent, from any thread. 0, or -errno once the channel broke. */
+int remote_send_json(struct remote_run *r, enum frame_type type, const json_t *v);
+
+/* Tell the host tools running for this run to stop (the run's cancel eventfd). */
+void remote_signal_tools(struct remote_run *r);
+
+/* The run failed on our side: say why (the first reason stays), and end the channel. */
+_printf_(2, 3) void remote_fail(struct remote_run *r, const char *fmt, ...);
+
+/* A call frame from the agent (exec-remote-calls.c): answered from a thread of its own. */
+void remote_start_call(struct remote_run *r, json_t *call);
+
+/* Wait for the host tool calls still running, after telling them to stop. */
+void remote_wait_calls(struct remote_run *r);
