@@ -33,11 +33,11 @@ _ptc()
         local opts
         case $cmd in
         run) opts="-c --tools --timeout --max-tool-calls --mode --cwd --config --isolation
-                   --backend --log --pretty --progress-fd --help -h" ;;
+                   --backend --remote-cwd --log --pretty --progress-fd --help -h" ;;
         schema | stubs) opts="--tools --mode --config --compact --help -h" ;;
         tool) opts="--config --cwd --pretty --help -h" ;;
         mcp) opts="--config --tools --mode --cwd --timeout --max-tool-calls --isolation
-                   --backend --expose-tools --help -h" ;;
+                   --backend --remote-cwd --expose-tools --help -h" ;;
         doctor) opts="--config --backend --help -h" ;;
         agent) opts="--help -h" ;;
         *) return ;;
@@ -67,7 +67,7 @@ _ptc()
                         -- "$cur"))
                 compopt -o nospace 2>/dev/null
                 return ;;
-        --timeout | --max-tool-calls | --progress-fd | -c)
+        --timeout | --max-tool-calls | --progress-fd | --remote-cwd | -c)
                 return ;;
         esac
 

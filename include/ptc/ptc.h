@@ -164,6 +164,7 @@ PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e);
  *   "isolation" "none|auto|strict"                         "tools" "read_file,terminal" ("" = none)
  *   "cwd" "/abs/or/relative"   "python" "/usr/bin/python3" "log_calls" "true|false"
  *   "backend" "ssh:build1" (where scripts run, docs/remote.md; "local" by default)
+ *   "remote_cwd" "/srv/app" (the script's directory on a remote target)
  * and any scalar key of the config file as "section.key" ("terminal.timeout",
  * "code_execution.max_stdout_bytes"), checked as the config file checks it.
  * -EINVAL with a message for an unknown key or a bad value; -EBUSY after start.

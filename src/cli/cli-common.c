@@ -98,6 +98,26 @@ int cli_engine_set(ptc_engine *e, const char *key, const char *value, const char
         return r;
 }
 
+int cli_engine_set_remote_cwd(ptc_engine *e, const char *value)
+{
+        _cleanup_free_ char *backend = NULL;
+        struct ptc_diag d = {};
+        int r;
+
+        r = ptc_engine_get(e, "backend", &backend, &d);
+        if (r < 0) {
+                log_error("--remote-cwd: %s", d.message);
+                return r;
+        }
+        /* A local run's directory is --cwd: two names for one thing would only mislead. */
+        if (strcmp(backend, "local") == 0) {
+                log_error("--remote-cwd: a directory of a remote target, and the backend is "
+                          "local (give --backend, or use --cwd)");
+                return -EINVAL;
+        }
+        return cli_engine_set(e, "remote_cwd", value, "--remote-cwd");
+}
+
 /* Print the lines of @all from byte @from on as warnings. */
 static void print_warning_text(char *all, size_t from)
 {

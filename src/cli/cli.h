@@ -45,6 +45,9 @@ int cli_engine_new(const char *config, unsigned flags, ptc_engine **ret, size_t 
  */
 int cli_engine_set(ptc_engine *e, const char *key, const char *value, const char *flag);
 
+/* --remote-cwd DIR: refused (printed, <0) when @e's backend, as set so far, is local. */
+int cli_engine_set_remote_cwd(ptc_engine *e, const char *value);
+
 /* Print the engine's warnings past *@printed (bytes already printed), one per line. */
 void cli_print_warnings(const ptc_engine *e, size_t *printed);
 

@@ -48,6 +48,7 @@ static void help(void)
                "  --max-tool-calls N       tool-call budget of each execution (default %lld)\n"
                "  --isolation LEVEL        none | auto | strict, as ptc run (default %s)\n"
                "  --backend SPEC           where the scripts run, as ptc run (default local)\n"
+               "  --remote-cwd DIR         the scripts' directory on a remote target\n"
                "  --expose-tools           also list each enabled tool as an MCP tool\n"
                "  -h, --help               this help\n"
                "\n"
@@ -90,7 +91,7 @@ int cmd_mcp(int argc, char **argv)
 {
         const char *arg_config = NULL, *arg_tools = NULL, *arg_mode = NULL, *arg_cwd = NULL;
         const char *arg_timeout = NULL, *arg_calls = NULL, *arg_isolation = NULL;
-        const char *arg_backend = NULL;
+        const char *arg_backend = NULL, *arg_remote_cwd = NULL;
         bool arg_expose_tools = false;
         const struct cli_option opts[] = {
                 {"config", &arg_config},
@@ -101,6 +102,7 @@ int cmd_mcp(int argc, char **argv)
                 {"max-tool-calls", &arg_calls},
                 {"isolation", &arg_isolation},
                 {"backend", &arg_backend},
+                {"remote-cwd", &arg_remote_cwd},
                 {"expose-tools", .flag = &arg_expose_tools},
                 {},
         };
@@ -130,6 +132,7 @@ int cmd_mcp(int argc, char **argv)
              cli_engine_set(engine, "isolation", arg_isolation, "--isolation") < 0) ||
             (arg_backend &&
              cli_engine_set(engine, "code_execution.backend", arg_backend, "--backend") < 0) ||
+            (arg_remote_cwd && cli_engine_set_remote_cwd(engine, arg_remote_cwd) < 0) ||
             (arg_tools && cli_engine_set(engine, "tools", arg_tools, "--tools") < 0) ||
             cli_engine_set(engine, "cwd", arg_cwd ? arg_cwd : ".", "--cwd") < 0)
                 goto out;

@@ -62,6 +62,8 @@ static void help(void)
                "                           docker:CONTAINER, podman:CONTAINER,\n"
                "                           kubectl:[NS/]POD[:CONTAINER], apptainer:INSTANCE,\n"
                "                           exec:COMMAND (docs/remote.md)\n"
+               "  --remote-cwd DIR         the script's directory on a remote target (default:\n"
+               "                           where the channel's shell starts)\n"
                "  --log                    add the per-call log (tool_calls) to the result\n"
                "  --pretty                 indent the result JSON\n"
                "  --progress-fd FD         write one JSON line per tool call to FD\n"
@@ -242,6 +244,7 @@ int cmd_run(int argc, char **argv)
         const char *arg_code = NULL, *arg_file = NULL, *arg_config = NULL, *arg_tools = NULL;
         const char *arg_timeout = NULL, *arg_calls = NULL, *arg_mode = NULL, *arg_cwd = NULL;
         const char *arg_isolation = NULL, *arg_progress_fd = NULL, *arg_backend = NULL;
+        const char *arg_remote_cwd = NULL;
         struct progress_sink progress = {.fd = -EBADF, .lock = PTHREAD_MUTEX_INITIALIZER};
         struct signal_watch watch = {.sig_fd = -EBADF, .stop_fd = -EBADF};
         bool arg_log = false, arg_pretty = false;
@@ -255,6 +258,7 @@ int cmd_run(int argc, char **argv)
                 {"config", &arg_config},
                 {"isolation", &arg_isolation},
                 {"backend", &arg_backend},
+                {"remote-cwd", &arg_remote_cwd},
                 {"log", .flag = &arg_log},
                 {"pretty", .flag = &arg_pretty},
                 {"progress-fd", &arg_progress_fd},
@@ -297,7 +301,8 @@ int cmd_run(int argc, char **argv)
             (arg_isolation &&
              cli_engine_set(engine, "isolation", arg_isolation, "--isolation") < 0) ||
             (arg_backend &&
-             cli_engine_set(engine, "code_execution.backend", arg_backend, "--backend") < 0))
+             cli_engine_set(engine, "code_execution.backend", arg_backend, "--backend") < 0) ||
+            (arg_remote_cwd && cli_engine_set_remote_cwd(engine, arg_remote_cwd) < 0))
                 goto out;
         if (arg_progress_fd) {
                 int64_t fd;

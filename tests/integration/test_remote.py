@@ -345,6 +345,55 @@ def test_backend_in_the_config_file(ptc):
                        "'local' cannot be one")
 
 
+def test_remote_cwd_is_the_scripts_directory_on_the_target(ptc):
+    there = ptc.path("project-on-target")
+    there.mkdir()
+    r = run_remote(ptc, """
+        import os
+        from hermes_tools import terminal, write_file, read_file
+        print(os.getcwd())
+        print(terminal("pwd")["output"].strip())
+        write_file("relative.txt", "here\\n")
+        print(read_file("relative.txt")["content"])
+        """, "--remote-cwd", str(there))
+    expect(r, 0, "success")
+    assert r.data["output"] == f"{there}\n{there}\n     1|here\n     2|\n", r
+    assert (there / "relative.txt").read_text() == "here\n"
+    # Relative: from where the channel's shell starts (here the host's --cwd).
+    r = run_remote(ptc, "import os; print(os.getcwd())", "--remote-cwd",
+                   "project-on-target", "--cwd", str(ptc.tmp))
+    expect(r, 0, "success")
+    assert r.data["output"] == f"{there}\n", r
+    # The file's key, and null for the default.
+    cfg = ptc.write_config(f"code_execution:\n  backend: exec:sh\n  remote_cwd: {there}\n")
+    r = ptc.run("import os; print(os.getcwd())", "--config", cfg, env=env_with_agent(ptc))
+    expect(r, 0, "success")
+    assert r.data["output"] == f"{there}\n", r
+    cfg = ptc.write_config("code_execution:\n  backend: exec:sh\n  remote_cwd: null\n",
+                           name="null.yaml")
+    r = ptc.run("import os; print(os.getcwd())", "--config", cfg, env=env_with_agent(ptc))
+    expect(r, 0, "success")
+    assert r.data["output"] == f"{ptc.workdir}\n", r
+
+
+def test_a_remote_cwd_the_target_lacks_is_named(ptc):
+    r = run_remote(ptc, 'print("never")', "--remote-cwd", "/nonexistent-ptc-dir")
+    expect(r, 1, "error")
+    assert r.data["error"] == (
+        "backend 'exec:sh': the agent on the target failed: code_execution.remote_cwd: "
+        "cannot use '/nonexistent-ptc-dir': No such file or directory"), r
+
+
+def test_remote_cwd_without_a_remote_backend_is_a_usage_error(ptc):
+    expect_usage_error(ptc.run('print(1)', "--remote-cwd", "/srv"), "--remote-cwd",
+                       "the backend is local", "--cwd")
+    r = ptc.run_ptc(["mcp", "--remote-cwd", "/srv"], input="")
+    assert r.rc == 2 and "--remote-cwd: a directory of a remote target" in r.stderr, r
+    cfg = ptc.write_config("code_execution:\n  remote_cwd: ''\n")
+    expect_usage_error(ptc.run('print(1)', "--config", cfg), "code_execution.remote_cwd",
+                       "a non-empty string")
+
+
 @pytest.mark.parametrize("spec,argv", [
     ("docker:web_1", "exec -i web_1 sh"),
     ("podman:3f2a9c", "exec -i 3f2a9c sh"),

@@ -571,7 +571,7 @@ static void test_config_load_file_unknown_key(void **state)
         expect_error("code_execution:\n  Timeout: 5\n",
                      "2: code_execution.Timeout: unknown key (did you mean 'timeout'? allowed: "
                      "timeout, max_tool_calls, mode, module_name, max_stdout_bytes, "
-                     "max_stderr_bytes, python, tools, backend, backend_concurrency)");
+                     "max_stderr_bytes, python, tools, backend, backend_concurrency, remote_cwd)");
         expect_error("sandbox:\n  memroy_mb: 5\n",
                      "2: sandbox.memroy_mb: unknown key (did you mean 'memory_mb'? allowed: "
                      "isolation, memory_mb, pids, network)");

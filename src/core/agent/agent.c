@@ -349,8 +349,15 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
                 if (!json_is_string(v) ||
                     (k = ptc_engine_set(e, key, json_string_value(v), &pd)) < 0) {
                         ptc_engine_free(e);
-                        return diag_set(d, json_is_string(v) ? k : -EPROTO, "option %s: %s", key,
-                                        json_is_string(v) ? pd.message : "not a string");
+                        if (!json_is_string(v))
+                                return diag_set(d, -EPROTO, "option %s: not a string", key);
+                        /* The one option the user gave as a path of the target. */
+                        if (strcmp(key, "cwd") == 0)
+                                return diag_set(d, k, "code_execution.remote_cwd: %s",
+                                                strncmp(pd.message, "cwd: ", 5) == 0
+                                                        ? pd.message + 5
+                                                        : pd.message);
+                        return diag_set(d, k, "option %s: %s", key, pd.message);
                 }
         }
         json_array_foreach(tools, i, v) if (buf_printf(&names, "%s%s", names.len ? "," : "",

@@ -211,6 +211,8 @@ PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,
                 key = "code_execution.python";
         else if (strcmp(key, "backend") == 0)
                 key = "code_execution.backend";
+        else if (strcmp(key, "remote_cwd") == 0)
+                key = "code_execution.remote_cwd";
         /* Any scalar key of the file, through the file's own parser. */
         r = config_set_value(c, key, value, &d);
         return r < 0 ? api_diag(diag, r, &d) : 0;
@@ -268,6 +270,8 @@ PTC_EXPORT int ptc_engine_get(const ptc_engine *e, const char *key, char **ret,
                 key = "sandbox.isolation";
         else if (strcmp(key, "backend") == 0)
                 key = "code_execution.backend";
+        else if (strcmp(key, "remote_cwd") == 0)
+                key = "code_execution.remote_cwd";
 
         if (strcmp(key, "tools") == 0 || strcmp(key, "code_execution.tools") == 0)
                 r = engine_effective_tools(e, ret, NULL, &d);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * code_execution.backend: where scripts run (docs/remote.md), a SPEC or a list of them (a
- * pool), each checked as the run will parse it (remote/backend.h).
+ * pool), each checked as the run will parse it (remote/backend.h); code_execution.remote_cwd:
+ * the script's directory there.
  */
 
 #include <errno.h>
@@ -74,5 +75,23 @@ int config_parse_backend_key(struct ctx *x, const struct key_spec *k, const char
                         return r;
         }
         config_replace_strv(&c->backends, TAKE_PTR(l));
+        return 0;
+}
+
+/*
+ * remote_cwd: a path on the target, which only the target can check (the agent makes it the
+ * run's working directory, relative to where the channel's shell starts); null is that start.
+ */
+int config_parse_remote_cwd_key(struct ctx *x, const struct key_spec *k, const char *key,
+                                const struct node *v, void *target)
+{
+        struct ptc_config *c = target;
+        char *d;
+        int r;
+
+        r = config_value_string(x, v, key, true, &d);
+        if (r < 0)
+                return r;
+        config_replace_string(&c->remote_cwd, d);
         return 0;
 }

@@ -169,6 +169,8 @@ void config_replace_strv(char ***dst, char **l);
 /* config-backend.c: code_execution.backend, a SPEC or a pool of them (a key parser of
  * config-sections.c's table, whose struct key_spec it does not look into). */
 struct key_spec;
+int config_parse_remote_cwd_key(struct ctx *x, const struct key_spec *k, const char *key,
+                                const struct node *v, void *target);
 int config_parse_backend_key(struct ctx *x, const struct key_spec *k, const char *key,
                              const struct node *v, void *target);
 

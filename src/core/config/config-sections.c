@@ -319,6 +319,7 @@ static const struct key_spec code_execution_keys[] = {
         {"backend", config_parse_backend_key, 0, 0, 0},
         {"backend_concurrency", parse_int_key, offsetof(struct ptc_config, backend_concurrency), 1,
          1024},
+        {"remote_cwd", config_parse_remote_cwd_key, 0, 0, 0},
 };
 
 /* terminal */
@@ -926,6 +927,8 @@ static char *key_value_text(const struct ptc_config *c, const struct key_spec *k
                 s = c->python;
         else if (k->parse == config_parse_backend_key)
                 return c->backends ? join_list(c->backends) : strdup("local");
+        else if (k->parse == config_parse_remote_cwd_key)
+                s = c->remote_cwd;
         else if (k->parse == parse_tools)
                 return join_list(c->tools);
         else if (k->parse == parse_env_passthrough)

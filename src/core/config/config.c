@@ -151,6 +151,7 @@ void config_release(struct ptc_config *c)
                 return;
         free(c->module_name);
         strv_free(c->backends);
+        free(c->remote_cwd);
         free(c->python);
         strv_free(c->tools);
         strv_free(c->env_passthrough);

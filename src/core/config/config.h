@@ -49,6 +49,8 @@ struct ptc_config {
         char **backends;             /* where scripts run: SPECs (docs/remote.md), more than one a
                                       * pool; NULL = this machine */
         int64_t backend_concurrency; /* runs at once per target of a pool; default 4 */
+        char *remote_cwd;            /* the script's directory on a remote target; NULL = where
+                                      * the channel's shell starts */
 
         /* terminal */
         char **env_passthrough;       /* names that pass the env scrub; never NULL */

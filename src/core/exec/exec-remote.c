@@ -341,6 +341,7 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                 break;
         }
         case FRAME_ERROR:
+                r->agent_said_why = true;
                 remote_fail(r, "the agent on the target failed: %s",
                             json_string_value(json_object_get(v, "error")) ?: "(no message)");
                 break;
@@ -524,6 +525,10 @@ static json_t *run_frame(const struct remote_run *r)
         }
         result_format_seconds(o->config->timeout + AGENT_TIMEOUT_MARGIN, timeout, sizeof(timeout));
         if (json_object_set_new(opts, "code_execution.timeout", json_string(timeout)) < 0)
+                return NULL;
+        /* The agent's engine checks it where it is a path: on the target. */
+        if (o->config->remote_cwd &&
+            json_object_set_new(opts, "cwd", json_string(o->config->remote_cwd)) < 0)
                 return NULL;
         for (size_t i = 0; i < registry_count(o->registry); i++) {
                 const struct tool *t = registry_get(o->registry, i);
@@ -713,7 +718,8 @@ static int setup(struct remote_run *r, struct diag *reterr)
 /*
  * The error of a run that failed on our side: the backend, what went wrong, whether the
  * agent ever started, and the start of the channel command's stderr, which usually says
- * why (valid UTF-8 and redacted: it is the target's text). NULL on ENOMEM.
+ * why unless the agent did (valid UTF-8 and redacted: it is the target's text). NULL on
+ * ENOMEM.
  */
 static char *failure_text(const struct remote_run *r)
 {
@@ -721,7 +727,7 @@ static char *failure_text(const struct remote_run *r)
         size_t n, len;
         int k;
 
-        n = r->chan_err_len;
+        n = r->agent_said_why ? 0 : r->chan_err_len;
         while (n > 0 && (r->chan_err[n - 1] == '\n' || r->chan_err[n - 1] == '\r'))
                 n--;
         said = utf8_sanitize(r->chan_err, n, &len, NULL);

@@ -63,7 +63,8 @@ struct remote_run {
         enum phase phase;
         bool reaped;
         bool close_timed_out;
-        bool stopped; /* a timeout or interrupt decided the status */
+        bool agent_said_why; /* an error frame came: the channel's stderr only repeats it */
+        bool stopped;        /* a timeout or interrupt decided the status */
         enum exec_status status;
         const char *interrupt_reason;
         json_t *exit; /* the agent's exit frame */

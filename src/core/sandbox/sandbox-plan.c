@@ -580,7 +580,8 @@ static int plan_mounts(struct sandbox_plan *p, const struct sandbox_opts *o,
                 *failed = SANDBOX_LAYER_NAMESPACES;
                 return diag_set(reterr, -EINVAL,
                                 "namespaces: the working directory '/' cannot be confined "
-                                "(choose a project directory with --cwd)");
+                                "(choose a project directory with --cwd, or --remote-cwd on a "
+                                "remote backend)");
         }
         cwd_real = realpath(o->cwd, NULL);
         if (!cwd_real)
@@ -591,7 +592,7 @@ static int plan_mounts(struct sandbox_plan *p, const struct sandbox_opts *o,
                 return diag_set(reterr, -EINVAL,
                                 "the working directory '%s' cannot be confined: it is the root "
                                 "or a kernel file system (choose a project directory with "
-                                "--cwd)",
+                                "--cwd, or --remote-cwd on a remote backend)",
                                 o->cwd);
         if (p->as_root) {
                 p->userns_fd = make_idmap_userns(reterr);
