@@ -18,6 +18,41 @@
 #include "core/exec/exec.h"
 #include "core/exec/result.h"
 #include "core/output/capture.h"
+#include "core/sandbox/cgroup.h"
+#include "core/sandbox/sandbox.h"
+
+struct staging;
+
+/* 32 random bytes as 64 hex digits and a NUL: an RPC token. 0 or -errno. */
+_must_check_ int exec_make_token(char out[65]);
+
+/*
+ * The script's environment: @o's scrubbed base plus the RPC socket of @st and @token, the
+ * Python settings every run has, and @st's directory first on PYTHONPATH. 0 or -ENOMEM.
+ */
+_must_check_ int exec_child_env(const struct exec_opts *o, const struct staging *st,
+                                const char *token, char ***ret);
+
+/* What a confined start needs besides the run's options. */
+struct exec_child_opts {
+        const char *script_path; /* run by o->python */
+        char *const *env;        /* the child's environment */
+        const char *cwd;
+        const char *staging_dir;
+        int stdin_fd; /* > 0: the child's stdin (a kernel's control socket); 0: /dev/null */
+        int stdout_fd, stderr_fd;
+        uint64_t cpu_seconds; /* RLIMIT_CPU under the rlimits layer */
+};
+
+/*
+ * Start the script confined by @o's isolation level (strict fails when a layer cannot be
+ * set up; auto warns through o->on_warning and starts again without it; none: under an
+ * init of its own only). *@cgroup is the run's cgroup leaf where ptc may make one (destroy
+ * it with run_cgroup_destroy()). The caller reaps ret->pid and closes its fds.
+ */
+_must_check_ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts *co,
+                                     struct sandbox_proc *ret, struct run_cgroup *cgroup,
+                                     struct diag *reterr);
 
 /* Arm the one-shot timerfd @timer_fd for @when (CLOCK_MONOTONIC; the past fires at once). */
 void exec_arm_timer(int timer_fd, usec_t when);

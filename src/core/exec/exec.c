@@ -284,7 +284,7 @@ static void on_cancel(struct loop_source *s, int fd, uint32_t events, void *user
         loop_remove(s);
 }
 
-static int make_token(char out[65])
+int exec_make_token(char out[65])
 {
         unsigned char raw[32];
 
@@ -377,9 +377,9 @@ static int postprocess(const struct redactor *r, struct capture_text *t)
         return 0;
 }
 
-static int build_child_env(struct execution *e, const char *token)
+int exec_child_env(const struct exec_opts *o, const struct staging *st, const char *token,
+                   char ***ret)
 {
-        const struct exec_opts *o = e->o;
         _cleanup_strv_free_ char **env = NULL;
         _cleanup_free_ char *pp = NULL;
         const char *inherited;
@@ -390,20 +390,20 @@ static int build_child_env(struct execution *e, const char *token)
                 return r;
         inherited = env_get(o->base_env, "PYTHONPATH");
         if (inherited && *inherited) {
-                if (asprintf(&pp, "%s:%s", e->staging.dir, inherited) < 0)
+                if (asprintf(&pp, "%s:%s", st->dir, inherited) < 0)
                         return -ENOMEM;
         } else {
-                pp = strdup(e->staging.dir);
+                pp = strdup(st->dir);
                 if (!pp)
                         return -ENOMEM;
         }
-        if ((r = env_set(&env, "PTC_RPC_SOCKET", e->staging.socket_path)) < 0 ||
+        if ((r = env_set(&env, "PTC_RPC_SOCKET", st->socket_path)) < 0 ||
             (r = env_set(&env, "PTC_RPC_TOKEN", token)) < 0 ||
             (r = env_set(&env, "PYTHONDONTWRITEBYTECODE", "1")) < 0 ||
             (r = env_set(&env, "PYTHONIOENCODING", "utf-8:backslashreplace")) < 0 ||
             (r = env_set(&env, "PYTHONUTF8", "1")) < 0 || (r = env_set(&env, "PYTHONPATH", pp)) < 0)
                 return r;
-        e->child_env = TAKE_PTR(env);
+        *ret = TAKE_PTR(env);
         return 0;
 }
 
@@ -454,20 +454,15 @@ static int wanted_layers(const struct exec_opts *o, enum ptc_isolation level, in
         return 0;
 }
 
-/*
- * Start the script confined (isolation strict or auto), or plainly (none). strict fails
- * when a layer cannot be set up; auto warns and starts again without it.
- */
-static int start_child(struct execution *e, int out_fd, int err_fd, struct diag *reterr)
+int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts *co,
+                        struct sandbox_proc *ret, struct run_cgroup *cgroup, struct diag *reterr)
 {
-        const struct exec_opts *o = e->o;
         const struct ptc_config *c = o->config;
-        char *argv[] = {(char *) o->python, e->staging.script_path, NULL};
+        char *argv[] = {(char *) o->python, (char *) co->script_path, NULL};
         _cleanup_strv_free_ char **trees = NULL;
-        _cleanup_free_ char **ns_env = NULL; /* the strings are e->child_env's */
+        _cleanup_free_ char **ns_env = NULL; /* the strings are co->env's */
         uint64_t nofile = SANDBOX_NOFILE;
         struct sandbox_opts sb;
-        struct sandbox_proc sp;
         int ll_abi, r;
 
         if (c->isolation == PTC_ISOLATION_NONE) {
@@ -479,31 +474,27 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
                 sb = (struct sandbox_opts){
                         .path = o->python,
                         .argv = argv,
-                        .envp = e->child_env,
-                        .cwd = e->tool_ctx.cwd,
-                        .staging_dir = e->staging.dir,
-                        .stdout_fd = out_fd,
-                        .stderr_fd = err_fd,
+                        .envp = co->env,
+                        .cwd = co->cwd,
+                        .staging_dir = co->staging_dir,
+                        .stdin_fd = co->stdin_fd,
+                        .stdout_fd = co->stdout_fd,
+                        .stderr_fd = co->stderr_fd,
                         .network = true,
                         .plain_nofile = o->child_nofile,
                 };
-                r = sandbox_spawn(&sb, &sp, NULL, reterr);
-                if (r < 0)
-                        return r;
-                e->pid = sp.pid;
-                e->pidfd = sp.pidfd;
-                e->status_fd = sp.status_fd;
-                return 0;
+                return sandbox_spawn(&sb, ret, NULL, reterr);
         }
 
         ll_abi = landlock_abi();
         sb = (struct sandbox_opts){
                 .path = o->python,
                 .argv = argv,
-                .cwd = e->tool_ctx.cwd,
-                .staging_dir = e->staging.dir,
-                .stdout_fd = out_fd,
-                .stderr_fd = err_fd,
+                .cwd = co->cwd,
+                .staging_dir = co->staging_dir,
+                .stdin_fd = co->stdin_fd,
+                .stdout_fd = co->stdout_fd,
+                .stderr_fd = co->stderr_fd,
                 .network = c->network,
                 .landlock_abi = ll_abi,
         };
@@ -512,13 +503,12 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
                 return r;
         if (o->child_nofile && o->child_nofile->rlim_cur < nofile)
                 nofile = o->child_nofile->rlim_cur;
-        /* RLIMIT_CPU is a backstop behind the wall-clock deadline. */
         sb.limits = sandbox_limits_for((uint64_t) c->memory_mb, (uint64_t) c->pids, nofile,
-                                       (uint64_t) c->timeout * 2 + 10);
+                                       co->cpu_seconds);
         /* A cgroup leaf of its own where ptc may make one (cgroup.h); the rlimits stay. */
-        sb.cgroup = run_cgroup_start(sb.limits.data_bytes, sb.limits.pids, "isolation", &e->cgroup);
+        sb.cgroup = run_cgroup_start(sb.limits.data_bytes, sb.limits.pids, "isolation", cgroup);
         r = interpreter_trees(o->python, env_get(o->base_env, "PYTHONPATH"), &trees);
-        r = r ?: sandbox_env(e->child_env, sb.cwd, &ns_env);
+        r = r ?: sandbox_env(co->env, sb.cwd, &ns_env);
         if (r < 0)
                 return diag_set(reterr, r, "out of memory");
         sb.ro_paths = trees;
@@ -527,8 +517,8 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
                 enum sandbox_layer failed;
                 struct diag why = {};
 
-                sb.envp = sb.layers & (1u << SANDBOX_LAYER_NAMESPACES) ? ns_env : e->child_env;
-                r = sandbox_spawn(&sb, &sp, &failed, &why);
+                sb.envp = sb.layers & (1u << SANDBOX_LAYER_NAMESPACES) ? ns_env : co->env;
+                r = sandbox_spawn(&sb, ret, &failed, &why);
                 if (r >= 0)
                         break;
                 if (c->isolation == PTC_ISOLATION_STRICT)
@@ -540,6 +530,27 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
                      why.message, sandbox_layer_to_string(failed));
                 sb.layers &= ~(1u << failed);
         }
+        return 0;
+}
+
+static int start_child(struct execution *e, int out_fd, int err_fd, struct diag *reterr)
+{
+        const struct exec_child_opts co = {
+                .script_path = e->staging.script_path,
+                .env = e->child_env,
+                .cwd = e->tool_ctx.cwd,
+                .staging_dir = e->staging.dir,
+                .stdout_fd = out_fd,
+                .stderr_fd = err_fd,
+                /* RLIMIT_CPU is a backstop behind the wall-clock deadline. */
+                .cpu_seconds = (uint64_t) e->o->config->timeout * 2 + 10,
+        };
+        struct sandbox_proc sp;
+        int r;
+
+        r = exec_start_confined(e->o, &co, &sp, &e->cgroup, reterr);
+        if (r < 0)
+                return r;
         e->pid = sp.pid;
         e->pidfd = sp.pidfd;
         e->status_fd = sp.status_fd;
@@ -575,7 +586,7 @@ static int setup(struct execution *e, struct diag *reterr)
         r = staging_create(&e->staging, o->code, o->code_len, c->module_name, module);
         if (r < 0)
                 return diag_set(reterr, r, "cannot create the staging directory: %s", strerror(-r));
-        r = make_token(token);
+        r = exec_make_token(token);
         if (r < 0)
                 return diag_set(reterr, r, "cannot generate the RPC token: %s", strerror(-r));
 
@@ -613,7 +624,7 @@ static int setup(struct execution *e, struct diag *reterr)
                 return diag_set(reterr, r, "cannot start the RPC server on '%s': %s",
                                 e->staging.socket_path, strerror(-r));
 
-        r = build_child_env(e, token);
+        r = exec_child_env(o, &e->staging, token, &e->child_env);
         explicit_wipe(token, sizeof(token));
         if (r < 0)
                 return diag_set(reterr, r, "cannot build the child environment: %s", strerror(-r));

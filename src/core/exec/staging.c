@@ -71,6 +71,21 @@ int staging_create(struct staging *s, const char *code, size_t code_len, const c
         return 0;
 }
 
+int staging_add_file(const struct staging *s, const char *name, const char *data, size_t n,
+                     char **ret_path)
+{
+        _cleanup_free_ char *p = path_join(s->dir, name);
+        int r;
+
+        if (!p)
+                return -ENOMEM;
+        r = write_new_file(p, data, n);
+        if (r < 0)
+                return r;
+        *ret_path = TAKE_PTR(p);
+        return 0;
+}
+
 void staging_remove(struct staging *s)
 {
         if (!s)

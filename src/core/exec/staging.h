@@ -25,5 +25,9 @@ struct staging {
 _must_check_ int staging_create(struct staging *s, const char *code, size_t code_len,
                                 const char *module_name, const char *module_text);
 
+/* Write a new file @name (@n bytes of @data) in the directory; *ret_path is its path. */
+_must_check_ int staging_add_file(const struct staging *s, const char *name, const char *data,
+                                  size_t n, char **ret_path);
+
 /* Remove the directory tree and free the paths. NULL-safe, idempotent. */
 void staging_remove(struct staging *s);

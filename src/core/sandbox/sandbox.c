@@ -113,7 +113,7 @@ _no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, str
         if (chdir(o->cwd) < 0)
                 fail(errfd, ST_CHDIR, -1);
         /* stdin again, from this root: the host's /dev/null would read as "/null" in here. */
-        {
+        if (o->stdin_fd <= 0) {
                 int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
                 if (fd < 0 || dup2(fd, 0) < 0)
                         fail(errfd, ST_STDIO, -1);
@@ -352,7 +352,7 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         keep[1] = statusp[1];
         keep[2] = p.userns_fd;
         so = (struct spawn_opts){
-                .stdin_fd = -1,
+                .stdin_fd = o->stdin_fd > 0 ? o->stdin_fd : -1,
                 .stdout_fd = o->stdout_fd,
                 .stderr_fd = o->stderr_fd,
                 .die_with_parent = true,

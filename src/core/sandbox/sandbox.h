@@ -98,6 +98,8 @@ struct sandbox_opts {
         char *const *ro_paths;    /* more trees to show read-only (interpreter prefixes,
                                    * PYTHONPATH entries); missing ones are skipped */
         int stdout_fd, stderr_fd; /* required */
+        int stdin_fd;             /* > 0: the script's stdin (a session kernel's control
+                                   * socket, docs/sessions.md); 0: /dev/null */
         bool network;             /* keep the host network (no net namespace, inet sockets) */
         struct sandbox_limits limits;
         int landlock_abi;                  /* from landlock_abi(); < 1 skips Landlock */
