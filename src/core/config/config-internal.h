@@ -3,12 +3,14 @@
 
 /*
  * Private to src/core/config: what the parts of config_load_file() share.
- *   config.c           the public helpers, defaults and lifetime, the default path,
- *                      reading the file
- *   config-yaml.c      the YAML reader: libyaml events into a tree of struct node
- *   config-value.c     typed scalar values, and the messages that refuse one
- *   config-sections.c  the sections and their keys: parsers, bounds, cross-key checks
- *   config-suggest.c   the closest known name to a misspelled one (edit distance)
+ *   config.c              the public helpers, defaults and lifetime, the default path,
+ *                         reading the file
+ *   config-yaml.c         the YAML reader: libyaml events into a tree of struct node
+ *   config-value.c        typed scalar values, and the messages that refuse one
+ *   config-sections.c     the sections and their keys: parsers, bounds, cross-key checks
+ *   config-backend.c      code_execution.backend and remote_cwd
+ *   config-mcp-servers.c  the mcp_servers section: server names and their settings
+ *   config-suggest.c      the closest known name to a misspelled one (edit distance)
  */
 
 #include <stdbool.h>
@@ -166,9 +168,22 @@ int config_value_string(struct ctx *x, const struct node *n, const char *key, bo
 void config_replace_string(char **dst, char *s);
 void config_replace_strv(char ***dst, char **l);
 
-/* config-backend.c: code_execution.backend, a SPEC or a pool of them (a key parser of
- * config-sections.c's table, whose struct key_spec it does not look into). */
+/* A section's keys: a table of these, walked by config_parse_mapping() (config-sections.c). */
 struct key_spec;
+typedef int (*key_parser_t)(struct ctx *x, const struct key_spec *k, const char *key,
+                            const struct node *v, void *target);
+
+struct key_spec {
+        const char *name;
+        key_parser_t parse;
+        size_t offset; /* of the field in @target, for the generic parsers */
+        int64_t min, max;
+};
+
+#define MAX_SECTION_KEYS 16
+
+/* config-backend.c: code_execution.backend, a SPEC or a pool of them (key parsers of
+ * config-sections.c's table). */
 int config_parse_remote_cwd_key(struct ctx *x, const struct key_spec *k, const char *key,
                                 const struct node *v, void *target);
 int config_parse_backend_key(struct ctx *x, const struct key_spec *k, const char *key,
@@ -183,3 +198,19 @@ const char *config_closest_name(const char *text, size_t len, const void *names,
 
 /* The top-level mapping @root (NULL: an empty file) into x->c. */
 int config_parse_root(struct ctx *x, const struct node *root);
+
+/*
+ * Walk the mapping @n with the keys in @keys into @target; @prefix names it in messages.
+ * Null is an empty section; an unknown or repeated key is an error.
+ */
+int config_parse_mapping(struct ctx *x, const char *prefix, const struct node *n,
+                         const struct key_spec *keys, size_t n_keys, void *target);
+
+#define ENV_NAME_ALLOWED "names matching [A-Za-z_][A-Za-z0-9_]*"
+/* An environment variable name: a C identifier of at most CONFIG_MAX_ENV_NAME bytes. */
+bool config_is_env_name(const char *s, size_t n);
+
+/* config-mcp-servers.c */
+
+/* mcp_servers replaces the whole list; null means none. */
+int config_parse_mcp_servers(struct ctx *x, const struct node *n);

@@ -34,19 +34,6 @@ static const char *const backend_words[] = {
         "local",
 };
 
-struct key_spec;
-typedef int (*key_parser_t)(struct ctx *x, const struct key_spec *k, const char *key,
-                            const struct node *v, void *target);
-
-struct key_spec {
-        const char *name;
-        key_parser_t parse;
-        size_t offset; /* of the field in @target, for the generic parsers */
-        int64_t min, max;
-};
-
-#define MAX_SECTION_KEYS 16
-
 static int parse_int_key(struct ctx *x, const struct key_spec *k, const char *key,
                          const struct node *v, void *target)
 {
@@ -65,7 +52,7 @@ static int parse_bool_key(struct ctx *x, const struct key_spec *k, const char *k
  * unknown or repeated key is an error (a typo must not silently keep the
  * default).
  */
-static int parse_mapping(struct ctx *x, const char *prefix, const struct node *n,
+int config_parse_mapping(struct ctx *x, const char *prefix, const struct node *n,
                          const struct key_spec *keys, size_t n_keys, void *target)
 {
         bool seen[MAX_SECTION_KEYS] = {};
@@ -324,9 +311,7 @@ static const struct key_spec code_execution_keys[] = {
 
 /* terminal */
 
-#define ENV_NAME_ALLOWED "names matching [A-Za-z_][A-Za-z0-9_]*"
-
-static bool is_env_name(const char *s, size_t n)
+bool config_is_env_name(const char *s, size_t n)
 {
         return n <= CONFIG_MAX_ENV_NAME && config_is_c_identifier(s, n);
 }
@@ -358,7 +343,7 @@ static int parse_env_passthrough(struct ctx *x, const struct key_spec *k, const 
                         r = config_scalar_text(x, it, ikey, ENV_NAME_ALLOWED, false, &s);
                         if (r < 0)
                                 return r;
-                        if (!is_env_name(s, it->len))
+                        if (!config_is_env_name(s, it->len))
                                 return config_fail_value(x, it, ikey, ENV_NAME_ALLOWED);
                         r = strv_add_unique(&l, s, it->len);
                         if (r < 0)
@@ -550,219 +535,11 @@ static const struct key_spec web_keys[] = {
         {"timeout", parse_seconds_key, offsetof(struct ptc_config, web_timeout), 0, 3600},
 };
 
-/* mcp_servers */
-
-static int parse_mcp_command(struct ctx *x, const struct key_spec *k, const char *key,
-                             const struct node *v, void *target)
-{
-        struct mcp_server_config *s = target;
-        char *d;
-        int r;
-
-        r = config_value_string(x, v, key, false, &d);
-        if (r < 0)
-                return r;
-        config_replace_string(&s->command, d);
-        return 0;
-}
-
-static int parse_mcp_cwd(struct ctx *x, const struct key_spec *k, const char *key,
-                         const struct node *v, void *target)
-{
-        struct mcp_server_config *s = target;
-        char *d;
-        int r;
-
-        r = config_value_string(x, v, key, true, &d);
-        if (r < 0)
-                return r;
-        config_replace_string(&s->cwd, d);
-        return 0;
-}
-
-/* args: a sequence of strings (empty strings allowed, they are real argv entries). */
-static int parse_mcp_args(struct ctx *x, const struct key_spec *k, const char *key,
-                          const struct node *v, void *target)
-{
-        struct mcp_server_config *s = target;
-        _cleanup_strv_free_ char **l = NULL;
-        int r;
-
-        l = config_strv_new_empty();
-        if (!l)
-                return -ENOMEM;
-        if (!node_is_null(v)) {
-                if (v->type != NODE_SEQUENCE)
-                        return config_fail_value(x, v, key, "a sequence of strings");
-                if (v->n_items > CONFIG_MAX_LIST)
-                        return config_fail(x, v->line, key, "too many entries (at most %d)",
-                                           CONFIG_MAX_LIST);
-                for (size_t i = 0; i < v->n_items; i++) {
-                        char ikey[ESCAPED_MAX + 400];
-                        const char *a;
-
-                        (void) snprintf(ikey, sizeof(ikey), "%s[%zu]", key, i);
-                        r = config_scalar_text(x, v->items[i], ikey, "a string", false, &a);
-                        if (r < 0)
-                                return r;
-                        r = strv_extend(&l, a);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        config_replace_strv(&s->args, TAKE_PTR(l));
-        return 0;
-}
-
-/* env: a mapping NAME: value, stored as "NAME=value". */
-static int parse_mcp_env(struct ctx *x, const struct key_spec *k, const char *key,
-                         const struct node *v, void *target)
-{
-        struct mcp_server_config *s = target;
-        _cleanup_strv_free_ char **l = NULL;
-        int r;
-
-        l = config_strv_new_empty();
-        if (!l)
-                return -ENOMEM;
-        if (!node_is_null(v)) {
-                if (v->type != NODE_MAPPING)
-                        return config_fail_value(
-                                x, v, key, "a mapping of environment variable names to strings");
-                if (v->n_items / 2 > CONFIG_MAX_MCP_ENV)
-                        return config_fail(x, v->line, key, "too many entries (at most %d)",
-                                           CONFIG_MAX_MCP_ENV);
-                for (size_t i = 0; i + 1 < v->n_items; i += 2) {
-                        const struct node *kn = v->items[i], *vn = v->items[i + 1];
-                        char ikey[ESCAPED_MAX + 400];
-                        const char *val;
-                        char *e;
-
-                        if (kn->type == NODE_ALIAS)
-                                return config_fail_alias(x, kn, key);
-                        if (kn->type != NODE_SCALAR || memchr(kn->text, 0, kn->len) ||
-                            !is_env_name(kn->text, kn->len))
-                                return config_fail_value(x, kn, key,
-                                                         "environment variable " ENV_NAME_ALLOWED);
-                        (void) snprintf(ikey, sizeof(ikey), "%s.%s", key, kn->text);
-                        for (size_t j = 0; j < i; j += 2)
-                                if (node_text_is(v->items[j], kn->text))
-                                        return config_fail(x, kn->line, ikey, "duplicate key");
-                        r = config_scalar_text(x, vn, ikey, "a string", false, &val);
-                        if (r < 0)
-                                return r;
-                        if (asprintf(&e, "%s=%s", kn->text, val) < 0)
-                                return -ENOMEM;
-                        r = strv_consume(&l, e);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        config_replace_strv(&s->env, TAKE_PTR(l));
-        return 0;
-}
-
-static const struct key_spec mcp_server_keys[] = {
-        {"command", parse_mcp_command, 0, 0, 0},
-        {"args", parse_mcp_args, 0, 0, 0},
-        {"env", parse_mcp_env, 0, 0, 0},
-        {"cwd", parse_mcp_cwd, 0, 0, 0},
+static const struct key_spec sessions_keys[] = {
+        {"idle_timeout", parse_seconds_key, offsetof(struct ptc_config, session_idle_timeout), 0,
+         CONFIG_MAX_SECONDS * 7},
+        {"max", parse_int_key, offsetof(struct ptc_config, max_sessions), 1, 64},
 };
-
-#define SERVER_NAME_ALLOWED "names matching [A-Za-z0-9_-]+, at most 64 characters"
-
-static bool is_server_name(const char *s, size_t n)
-{
-        if (n == 0 || n > CONFIG_MAX_NAME)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!(is_ascii_alpha(s[i]) || is_ascii_digit(s[i]) || s[i] == '_' || s[i] == '-'))
-                        return false;
-        return true;
-}
-
-static int parse_mcp_server(struct ctx *x, const struct node *kn, const struct node *vn,
-                            struct mcp_server_config *s)
-{
-        char key[128];
-        int r;
-
-        s->name = strndup(kn->text, kn->len);
-        s->args = config_strv_new_empty();
-        s->env = config_strv_new_empty();
-        if (!s->name || !s->args || !s->env)
-                return -ENOMEM;
-
-        (void) snprintf(key, sizeof(key), "mcp_servers.%s", s->name);
-        r = parse_mapping(x, key, vn, mcp_server_keys, ELEMENTSOF(mcp_server_keys), s);
-        if (r < 0)
-                return r;
-        if (!s->command)
-                return config_fail(x, kn->line, key, "missing required key 'command' (allowed: %s)",
-                                   "command, args, env, cwd");
-        return 0;
-}
-
-static int parse_mcp_servers_into(struct ctx *x, const struct node *n,
-                                  struct mcp_server_config *servers, size_t *n_servers)
-{
-        const char *section = "mcp_servers";
-        int r;
-
-        for (size_t i = 0; i + 1 < n->n_items; i += 2) {
-                const struct node *kn = n->items[i], *vn = n->items[i + 1];
-
-                if (kn->type == NODE_ALIAS)
-                        return config_fail_alias(x, kn, section);
-                if (kn->type != NODE_SCALAR || memchr(kn->text, 0, kn->len) ||
-                    !is_server_name(kn->text, kn->len))
-                        return kn->type == NODE_SCALAR
-                                       ? config_fail_text(x, kn->line, section, "server name",
-                                                          kn->text, kn->len, SERVER_NAME_ALLOWED)
-                                       : config_fail_value(x, kn, section, "a server name");
-                for (size_t j = 0; j < *n_servers; j++)
-                        if (strcmp(servers[j].name, kn->text) == 0)
-                                return config_fail(x, kn->line, section,
-                                                   "duplicate server name '%s'", kn->text);
-
-                /* Count it before parsing, so a half-filled entry is freed too. */
-                r = parse_mcp_server(x, kn, vn, &servers[(*n_servers)++]);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-/* mcp_servers replaces the whole list; null means none. */
-static int parse_mcp_servers(struct ctx *x, const struct node *n)
-{
-        struct ptc_config *c = x->c;
-        struct mcp_server_config *servers = NULL;
-        size_t n_pairs, n_servers = 0;
-        int r;
-
-        if (n->type != NODE_MAPPING && !node_is_null(n))
-                return config_fail_value(x, n, "mcp_servers",
-                                         "a mapping of server names to settings");
-        n_pairs = node_is_null(n) ? 0 : n->n_items / 2;
-        if (n_pairs > CONFIG_MAX_MCP_SERVERS)
-                return config_fail(x, n->line, "mcp_servers", "too many servers (at most %d)",
-                                   CONFIG_MAX_MCP_SERVERS);
-        if (n_pairs > 0) {
-                servers = calloc(n_pairs, sizeof(*servers));
-                if (!servers)
-                        return -ENOMEM;
-                r = parse_mcp_servers_into(x, n, servers, &n_servers);
-                if (r < 0) {
-                        config_mcp_servers_free(servers, n_servers);
-                        return r;
-                }
-        }
-        config_mcp_servers_free(c->mcp_servers, c->n_mcp_servers);
-        c->mcp_servers = servers;
-        c->n_mcp_servers = n_servers;
-        return 0;
-}
 
 /* ---- the top level ------------------------------------------------------------------------ */
 
@@ -777,6 +554,7 @@ static const struct section_spec sections[] = {
         {"terminal", terminal_keys, ELEMENTSOF(terminal_keys)},
         {"sandbox", sandbox_keys, ELEMENTSOF(sandbox_keys)},
         {"web", web_keys, ELEMENTSOF(web_keys)},
+        {"sessions", sessions_keys, ELEMENTSOF(sessions_keys)},
         {"mcp_servers", NULL, 0},
 };
 
@@ -853,10 +631,10 @@ int config_parse_root(struct ctx *x, const struct node *root)
                 seen[j] = true;
 
                 if (sections[j].keys)
-                        r = parse_mapping(x, sections[j].name, v, sections[j].keys,
-                                          sections[j].n_keys, x->c);
+                        r = config_parse_mapping(x, sections[j].name, v, sections[j].keys,
+                                                 sections[j].n_keys, x->c);
                 else
-                        r = parse_mcp_servers(x, v);
+                        r = config_parse_mcp_servers(x, v);
                 if (r < 0)
                         return r;
         }

@@ -184,6 +184,8 @@ int config_init(struct ptc_config *c)
                 .network = false,
                 .allow_private_urls = false,
                 .web_timeout = 30,
+                .session_idle_timeout = 1800,
+                .max_sessions = 4,
         };
         c->module_name = strdup("hermes_tools");
         c->backend_concurrency = 4;

@@ -77,6 +77,10 @@ struct ptc_config {
         char *exa_url;
         double web_timeout; /* seconds per web request, > 0; default 30 */
 
+        /* sessions (docs/sessions.md) */
+        double session_idle_timeout; /* seconds without a cell before a session closes; 1800 */
+        int64_t max_sessions;        /* live sessions at once; default 4 */
+
         /* mcp_servers */
         struct mcp_server_config *mcp_servers;
         size_t n_mcp_servers;
