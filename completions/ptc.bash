@@ -37,7 +37,7 @@ _ptc()
         schema | stubs) opts="--tools --mode --config --compact --help -h" ;;
         tool) opts="--config --cwd --pretty --help -h" ;;
         mcp) opts="--config --tools --mode --cwd --timeout --max-tool-calls --isolation
-                   --backend --remote-cwd --expose-tools --help -h" ;;
+                   --backend --remote-cwd --sessions --expose-tools --help -h" ;;
         doctor) opts="--config --backend --help -h" ;;
         agent) opts="--help -h" ;;
         *) return ;;
@@ -55,6 +55,9 @@ _ptc()
                 return ;;
         --isolation)
                 COMPREPLY=($(compgen -W "none auto strict" -- "$cur"))
+                return ;;
+        --sessions)
+                COMPREPLY=($(compgen -W "none conversation" -- "$cur"))
                 return ;;
         --tools)
                 # A comma-separated list: complete the last name.

@@ -374,6 +374,10 @@ PTC_EXPORT int ptc_tool_call_fail(ptc_tool_call *c, const char *message);
 enum ptc_mcp_flags {
         /* Also list each enabled tool as an MCP tool of its own (`ptc mcp --expose-tools`). */
         PTC_MCP_EXPOSE_TOOLS = 1u << 0,
+        /* An execute_code call without "session" runs in the connection's own session,
+         * closed when the connection ends (`ptc mcp --sessions conversation`,
+         * docs/sessions.md). */
+        PTC_MCP_SESSION_PER_CONNECTION = 1u << 1,
 };
 
 /*

@@ -49,6 +49,11 @@ static void help(void)
                "  --isolation LEVEL        none | auto | strict, as ptc run (default %s)\n"
                "  --backend SPEC           where the scripts run, as ptc run (default local)\n"
                "  --remote-cwd DIR         the scripts' directory on a remote target\n"
+               "  --sessions none|conversation\n"
+               "                           conversation: a call without 'session' runs in\n"
+               "                           the connection's own live interpreter, kept\n"
+               "                           between calls (default none: a fresh one each;\n"
+               "                           docs/sessions.md)\n"
                "  --expose-tools           also list each enabled tool as an MCP tool\n"
                "  -h, --help               this help\n"
                "\n"
@@ -91,7 +96,7 @@ int cmd_mcp(int argc, char **argv)
 {
         const char *arg_config = NULL, *arg_tools = NULL, *arg_mode = NULL, *arg_cwd = NULL;
         const char *arg_timeout = NULL, *arg_calls = NULL, *arg_isolation = NULL;
-        const char *arg_backend = NULL, *arg_remote_cwd = NULL;
+        const char *arg_backend = NULL, *arg_remote_cwd = NULL, *arg_sessions = NULL;
         bool arg_expose_tools = false;
         const struct cli_option opts[] = {
                 {"config", &arg_config},
@@ -103,6 +108,7 @@ int cmd_mcp(int argc, char **argv)
                 {"isolation", &arg_isolation},
                 {"backend", &arg_backend},
                 {"remote-cwd", &arg_remote_cwd},
+                {"sessions", &arg_sessions},
                 {"expose-tools", .flag = &arg_expose_tools},
                 {},
         };
@@ -117,6 +123,12 @@ int cmd_mcp(int argc, char **argv)
                 return r;
         if (optind < argc) {
                 log_error("unexpected argument '%s' (try 'ptc mcp --help')", argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (arg_sessions && strcmp(arg_sessions, "none") != 0 &&
+            strcmp(arg_sessions, "conversation") != 0) {
+                log_error("--sessions: invalid value '%s' (allowed: none, conversation)",
+                          arg_sessions);
                 return EXIT_USAGE;
         }
         /* The server's own lines (a call cancelled) are info: shown. */
@@ -160,7 +172,10 @@ int cmd_mcp(int argc, char **argv)
                 /* The default and largest timeout of a call: the engine's (--timeout). */
                 const struct ptc_mcp_opts mo = {
                         .size = sizeof(mo),
-                        .flags = arg_expose_tools ? PTC_MCP_EXPOSE_TOOLS : 0,
+                        .flags = (arg_expose_tools ? PTC_MCP_EXPOSE_TOOLS : 0) |
+                                 (arg_sessions && strcmp(arg_sessions, "conversation") == 0
+                                          ? PTC_MCP_SESSION_PER_CONNECTION
+                                          : 0),
                         .stop_fd = sig_fd,
                         .log = server_log,
                 };

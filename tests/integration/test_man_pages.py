@@ -77,7 +77,7 @@ def test_config_page_names_every_key_of_the_config_doc():
     doc = (REPO_ROOT / "docs" / "config.md").read_text(encoding="utf-8")
     page = (MAN / "ptc-config.5").read_text(encoding="utf-8").replace("\\-", "-")
     sections = re.findall(r"^### (\w+)$", doc, re.M)
-    assert len(sections) == 5, sections
+    assert len(sections) == 6, sections
     for sec in sections:
         assert f".SH {sec.upper()}" in page, sec
     keys = set()

@@ -194,3 +194,24 @@ def test_close_cancels_a_running_execution(engine, ready):
 def test_code_as_bytes_and_unicode(engine):
     r = engine.execute("print('héllo ☃')".encode())
     assert r.ok and r.output == "héllo ☃\n", r
+
+
+def test_sessions_keep_state_and_call_host_tools(engine):
+    seen = []
+
+    @engine.tool
+    def note(text: str) -> int:
+        "Remember @text; how many there are."
+        seen.append(text)
+        return len(seen)
+
+    r = engine.execute("from hermes_tools import note\nacc = [note('one')]", session="s1")
+    assert r.ok and r.raw["session"] == "s1" and r.raw["cell"] == 1, r.raw
+    r = engine.execute("acc.append(note('two'))\nprint(acc)", session="s1")
+    assert r.ok and r.output == "[1, 2]\n" and r.raw["cell"] == 2, r.raw
+    assert r.tool_calls_made == 1 and seen == ["one", "two"]
+    r = engine.execute("print('acc' in globals())", session="s1", reset=True)
+    assert r.output == "False\n" and r.raw["cell"] == 1, r.raw
+    with pytest.raises(ptc.Error) as e:
+        engine.execute("print(1)", session="no spaces")
+    assert "session: invalid id 'no spaces'" in str(e.value)

@@ -21,6 +21,7 @@
 #include "core/mcp/mcp-tools.h"
 #include "core/output/redact.h"
 #include "core/remote/pool.h"
+#include "core/session/session.h"
 #include "core/spawn/interpreter.h"
 #include "core/stubs/stubs.h"
 #include "core/tools/tool.h"
@@ -102,6 +103,7 @@ PTC_EXPORT int ptc_engine_new(const char *config_file, unsigned flags, ptc_engin
                 return api_diagf(diag, -ENOMEM, "out of memory");
         e->flags = flags;
         pthread_mutex_init(&e->tool_python_lock, NULL);
+        pthread_mutex_init(&e->sessions_lock, NULL);
         r = config_init(&e->config);
         if (r < 0)
                 api_diagf(diag, r, "out of memory");
@@ -142,6 +144,9 @@ PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e)
 {
         if (!e)
                 return NULL;
+        /* First: the kernels' cells use the registry and the redactor. */
+        session_table_free(e->sessions);
+        pthread_mutex_destroy(&e->sessions_lock);
         backend_pool_free(e->pool);
         registry_free(e->registry);
         mcp_upstreams_free(e->upstreams);
@@ -159,6 +164,20 @@ PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e)
         free(e->cwd);
         free(e);
         return NULL;
+}
+
+int engine_sessions(ptc_engine *e, struct session_table **ret)
+{
+        int r = 0;
+
+        pthread_mutex_lock(&e->sessions_lock);
+        if (!e->sessions)
+                r = session_table_new((unsigned) e->config.max_sessions,
+                                      (usec_t) (e->config.session_idle_timeout * USEC_PER_SEC),
+                                      &e->sessions);
+        *ret = e->sessions;
+        pthread_mutex_unlock(&e->sessions_lock);
+        return r;
 }
 
 PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,

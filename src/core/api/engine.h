@@ -17,6 +17,7 @@
 #include "ptc/ptc.h"
 
 struct backend_pool;
+struct session_table;
 struct mcp_upstreams;
 struct redactor;
 
@@ -47,7 +48,14 @@ struct ptc_engine {
         pthread_mutex_t tool_python_lock;
         bool tool_python_resolved; /* under the lock */
         char *tool_python;         /* NULL: none found, .py files are not linted */
+
+        /* The live sessions (docs/sessions.md), made by the first cell. */
+        pthread_mutex_t sessions_lock;
+        struct session_table *sessions; /* under the lock */
 };
+
+/* The engine's session table, made on first use. 0 or -errno. */
+int engine_sessions(ptc_engine *e, struct session_table **ret);
 
 /* engine-setup.c: the steps of ptc_engine_start(), each usable alone. */
 

@@ -20,9 +20,11 @@
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
 #include "core/api/execution.h"
+#include "core/exec/exec-kernel.h"
 #include "core/exec/exec.h"
 #include "core/remote/backend.h"
 #include "core/remote/pool.h"
+#include "core/session/session.h"
 #include "core/spawn/interpreter.h"
 
 struct ptc_execution {
@@ -38,6 +40,8 @@ struct ptc_execution {
         void *output_userdata;
         int cancel_fd;
         const char *reason; /* atomic: set before cancel_fd is written */
+        char *session;      /* "session": run as a cell of this session (docs/sessions.md) */
+        bool reset;         /* "reset": a new kernel for the session first */
         bool ran;
         char **warnings;    /* the run's (isolation auto's left-out layers), one line each */
         bool warnings_lost; /* out of memory on the way */
@@ -71,6 +75,7 @@ PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x)
         if (!x)
                 return NULL;
         registry_free(x->registry);
+        free(x->session);
         strv_free(x->warnings);
         safe_close(x->cancel_fd);
         free(x->cwd);
@@ -122,9 +127,31 @@ PTC_EXPORT int ptc_execution_set(ptc_execution *x, const char *key, const char *
                 return engine_set_cwd(value, &x->cwd, diag);
         if (strcmp(key, "log_calls") == 0)
                 return engine_set_bool(key, value, &x->log_calls, diag);
+        if (strcmp(key, "session") == 0) {
+                char *id;
+
+                if (value[0] == 0) { /* "": none, a one-shot run */
+                        free(x->session);
+                        x->session = NULL;
+                        return 0;
+                }
+                if (!session_id_is_valid(value))
+                        return api_diagf(diag, -EINVAL,
+                                         "session: invalid id '%.80s' (allowed: 1 to %d of "
+                                         "A-Z a-z 0-9 . _ -)",
+                                         value, SESSION_ID_MAX);
+                id = strdup(value);
+                if (!id)
+                        return api_diagf(diag, -ENOMEM, "out of memory");
+                free(x->session);
+                x->session = id;
+                return 0;
+        }
+        if (strcmp(key, "reset") == 0)
+                return engine_set_bool(key, value, &x->reset, diag);
         return api_diagf(diag, -EINVAL,
                          "unknown option '%s' for an execution (allowed: timeout, "
-                         "max_tool_calls, tools, cwd, log_calls)",
+                         "max_tool_calls, tools, cwd, log_calls, session, reset)",
                          key);
 }
 
@@ -206,6 +233,53 @@ static enum ptc_status status_of(enum exec_status s)
         }
 }
 
+/*
+ * The run as the next cell of session x->session (docs/sessions.md): the result gains
+ * "session", "cell", and "session_lost" when the kernel died with the cell, or
+ * "session_note" when a new kernel started for an id that had one.
+ */
+static int run_cell(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
+                    enum exec_status *ret_status, struct diag *reterr)
+{
+        struct session_table *t;
+        struct session_lease lease;
+        bool lost = false;
+        json_t *res;
+        int r;
+
+        if (eo->backend && eo->backend->kind != BACKEND_LOCAL)
+                return diag_set(reterr, -EOPNOTSUPP,
+                                "sessions run on this machine only: backend '%s' has none yet",
+                                eo->backend->spec);
+        if (!eo->code || eo->code_len == 0)
+                return exec_run(eo, ret, ret_status, reterr); /* "No code provided." */
+        r = engine_sessions(x->engine, &t);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot set up sessions: %s", strerror(-r));
+        r = session_begin(t, x->session, x->reset, eo, &lease, reterr);
+        if (r < 0)
+                return r;
+        r = exec_kernel_run_cell(lease.kernel, eo, &res, ret_status, &lost, reterr);
+        {
+                unsigned cell = lease.cell;
+                char note[sizeof(lease.note)];
+
+                memcpy(note, lease.note, sizeof(note));
+                session_end(t, &lease, lost || r < 0);
+                if (r < 0)
+                        return r;
+                if (json_object_set_new(res, "session", json_string(x->session)) < 0 ||
+                    json_object_set_new(res, "cell", json_integer(cell)) < 0 ||
+                    (lost && json_object_set_new(res, "session_lost", json_true()) < 0) ||
+                    (note[0] && json_object_set_new(res, "session_note", json_string(note)) < 0)) {
+                        json_decref(res);
+                        return diag_set(reterr, -ENOMEM, "out of memory");
+                }
+        }
+        *ret = res;
+        return 0;
+}
+
 /* The run itself, on @backend (NULL: this machine) with @python (local runs). */
 static int run(ptc_execution *x, const char *code, size_t code_len, const char *python,
                const struct backend *backend, json_t **ret, enum exec_status *ret_status,
@@ -236,6 +310,8 @@ static int run(ptc_execution *x, const char *code, size_t code_len, const char *
                 .backend = backend,
         };
 
+        if (x->session)
+                return run_cell(x, &eo, ret, ret_status, reterr);
         return exec_run(&eo, ret, ret_status, reterr);
 }
 

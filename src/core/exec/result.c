@@ -65,7 +65,12 @@ json_t *result_build(const struct result_input *in)
                 break;
         case EXEC_TIMEOUT:
                 result_format_seconds(in->timeout, secs, sizeof(secs));
-                if (asprintf(&error, "Script timed out after %ss and was killed.", secs) < 0)
+                if (asprintf(&error, "Script timed out after %ss and was %s", secs,
+                             in->cell == RESULT_CELL_KEPT
+                                     ? "interrupted; the session keeps its state."
+                             : in->cell == RESULT_CELL_LOST
+                                     ? "killed, and the session's state with it."
+                                     : "killed.") < 0)
                         return NULL;
                 k |= buf_append_str(&out, out.len > 0 ? "\n\n\u23f0 " : "\u23f0 ");
                 k |= buf_append_str(&out, error);

@@ -31,6 +31,9 @@ struct result_input {
         json_t *log;                  /* borrowed; NULL without --log */
         const char *error;            /* overrides the computed error (e.g. "No code provided.") */
         const char *interrupt_reason; /* "SIGTERM", "cancelled", ... */
+        /* A session's cell (docs/sessions.md): the timeout sentence says what became of the
+         * session's interpreter. */
+        enum { RESULT_RUN, RESULT_CELL_KEPT, RESULT_CELL_LOST } cell;
 };
 
 /* "300" for 300, "2.5" for 2.5 (as the seed prints an int timeout). */

@@ -72,6 +72,16 @@ static json_t *execute_code(struct mcp_call *c)
         int r;
 
         r = set_timeout(c, &d);
+        {
+                json_t *sid = json_object_get(c->arguments, "session");
+                const char *id =
+                        json_is_string(sid) ? json_string_value(sid) : c->server->default_session;
+
+                if (r >= 0 && id[0])
+                        r = ptc_execution_set(c->x, "session", id, &d);
+        }
+        if (r >= 0 && json_is_true(json_object_get(c->arguments, "reset")))
+                r = ptc_execution_set(c->x, "reset", "true", &d);
         if (r >= 0 && c->progress_token && ptc_execution_on_progress(c->x, on_progress, c) < 0)
                 r = api_diagf(&d, -EINVAL, "cannot watch the execution's progress");
         if (r >= 0)

@@ -14,6 +14,7 @@
 #include "basic/utf8.h"
 #include "core/api/engine.h"
 #include "core/mcpserver/mcpserver.h"
+#include "core/session/session.h"
 #include "ptc-version.h"
 
 static const char *const protocol_versions[] = {"2025-11-25", "2025-06-18"};
@@ -153,6 +154,20 @@ static void handle_tools_call(struct mcp_server *s, json_t *id, json_t *params)
                         mcpserver_send_error(s, id, JSONRPC_INVALID_PARAMS,
                                              "Invalid params: 'timeout' must be a positive number "
                                              "of seconds");
+                        return;
+                }
+                t = json_object_get(args, "session");
+                if (t && !json_is_null(t) &&
+                    (!json_is_string(t) || !session_id_is_valid(json_string_value(t)))) {
+                        mcpserver_send_error(s, id, JSONRPC_INVALID_PARAMS,
+                                             "Invalid params: 'session' must be an id of 1 to 64 "
+                                             "of A-Z a-z 0-9 . _ -");
+                        return;
+                }
+                t = json_object_get(args, "reset");
+                if (t && !json_is_null(t) && !json_is_boolean(t)) {
+                        mcpserver_send_error(s, id, JSONRPC_INVALID_PARAMS,
+                                             "Invalid params: 'reset' must be true or false");
                         return;
                 }
         } else {

@@ -31,6 +31,19 @@ int mcpserver_tools_list_build(struct mcp_server *s)
         if (json_object_set_new(json_object_get(input, "properties"), "timeout",
                                 json_pack("{s:s, s:s}", "type", "number", "description", desc)) < 0)
                 return -ENOMEM;
+        if (json_object_set_new(
+                    json_object_get(input, "properties"), "session",
+                    json_pack("{s:s, s:s, s:s}", "type", "string", "pattern",
+                              "^[A-Za-z0-9._-]{1,64}$", "description",
+                              "Run the code as the next cell of this session: a live Python "
+                              "interpreter whose variables, imports and data stay from one "
+                              "call to the next (a new id starts one). Omit for a fresh "
+                              "interpreter.")) < 0 ||
+            json_object_set_new(json_object_get(input, "properties"), "reset",
+                                json_pack("{s:s, s:s}", "type", "boolean", "description",
+                                          "With session: start that session afresh (its "
+                                          "state is discarded) before this code.")) < 0)
+                return -ENOMEM;
         tools = json_pack("[{s:s, s:s, s:O, s:O}]", "name", "execute_code", "title",
                           "Run a Python script that calls tools", "description",
                           json_object_get(schema, "description"), "inputSchema", input);

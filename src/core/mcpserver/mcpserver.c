@@ -17,15 +17,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "basic/buf.h"
 #include "basic/diag.h"
 #include "basic/log.h"
+#include "basic/time-util.h"
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
 #include "core/mcpserver/mcpserver.h"
+#include "core/session/session.h"
 #include "core/spawn/interpreter.h"
 
 /* Largest timeout a call may be given, as the "timeout" option allows. */
@@ -221,7 +224,7 @@ PTC_EXPORT int ptc_mcp_serve(ptc_engine *e, int in_fd, int out_fd, const struct 
         log_fn = OPT(log, NULL);
         log_userdata = OPT(log_userdata, NULL);
 #undef OPT
-        if (flags & ~(unsigned) PTC_MCP_EXPOSE_TOOLS)
+        if (flags & ~(unsigned) (PTC_MCP_EXPOSE_TOOLS | PTC_MCP_SESSION_PER_CONNECTION))
                 return api_diagf(diag, -EINVAL, "unknown ptc_mcp_opts.flags 0x%x", flags);
         if (max_timeout == 0)
                 max_timeout = e->config.timeout;
@@ -239,8 +242,26 @@ PTC_EXPORT int ptc_mcp_serve(ptc_engine *e, int in_fd, int out_fd, const struct 
         if (r < 0)
                 return api_diagf(diag, r, "cannot build the tool list: %s", strerror(-r));
 
+        if (flags & PTC_MCP_SESSION_PER_CONNECTION) {
+                /* Unique per connection: one engine may serve several at once. */
+                uint32_t rnd = 0;
+
+                if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
+                        rnd = (uint32_t) now_usec();
+                (void) snprintf(s->default_session, sizeof(s->default_session), "mcp-%08x",
+                                (unsigned) rnd);
+        }
         r = serve_lines(s, in_fd, stop_fd);
         left = mcpserver_cancel_all_and_wait(s);
+        if (s->default_session[0] && left == 0) {
+                struct session_table *t;
+
+                if (engine_sessions(e, &t) >= 0) {
+                        int k = session_close(t, s->default_session);
+
+                        (void) k; /* -ENOENT: the connection never used it */
+                }
+        }
 
         /* From here on nothing reaches out_fd: it is the caller's again. */
         pthread_mutex_lock(&s->out_lock);

@@ -60,6 +60,7 @@ struct mcp_server {
         ptc_engine *engine; /* borrowed; outlives every call */
         int out_fd;
         bool expose_tools;
+        char default_session[32]; /* PTC_MCP_SESSION_PER_CONNECTION's id; "" without */
         double max_timeout;
         ptc_mcp_log_fn log; /* or NULL */
         void *log_userdata;

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The live sessions of one engine (docs/sessions.md): id -> kernel (exec/exec-kernel.h),
+ * at most @max of them alive, each closed after @idle of no use by a thread of the table,
+ * the least recently used idle one closed first when a new one needs room. A session
+ * runs one cell at a time. What happened to a session that is gone (expired, closed to
+ * make room, lost) is remembered for the next cell on its id, which starts a new kernel
+ * and is told why.
+ */
+
+#include <stdbool.h>
+
+#include "basic/diag.h"
+#include "basic/macro.h"
+#include "basic/time-util.h"
+#include "core/exec/exec.h"
+
+struct session_table;
+struct exec_kernel;
+
+#define SESSION_ID_MAX 64
+
+/* [A-Za-z0-9._-]{1,64} */
+bool session_id_is_valid(const char *id);
+
+_must_check_ int session_table_new(unsigned max, usec_t idle, struct session_table **ret);
+
+/* Closes every session (their kernels die). No cell may be running. NULL-safe. */
+struct session_table *session_table_free(struct session_table *t);
+
+/* One cell's hold on its session, from session_begin() to session_end(). */
+struct session_lease {
+        struct exec_kernel *kernel;
+        unsigned cell;  /* 1 for the first cell of a kernel */
+        char note[320]; /* why a new kernel started for a known id; "" otherwise */
+        void *session;  /* the table's */
+};
+
+/*
+ * Take session @id for a cell: its kernel, started with @o (exec_kernel_start()) when it
+ * has none, or when @reset. -EBUSY with the reason when the session runs a cell, or when
+ * a new session needs room and every live one is running; the start's error otherwise.
+ */
+_must_check_ int session_begin(struct session_table *t, const char *id, bool reset,
+                               const struct exec_opts *o, struct session_lease *ret,
+                               struct diag *reterr);
+
+/* Give the session back after its cell; @lost: its kernel died with the cell. */
+void session_end(struct session_table *t, struct session_lease *l, bool lost);
+
+/*
+ * Close session @id now (its kernel dies). -ENOENT when it is not live, -EBUSY while it
+ * runs a cell.
+ */
+_must_check_ int session_close(struct session_table *t, const char *id);
+
+/*
+ * The live sessions as a JSON array text: [{"session", "cells", "idle_seconds", "busy",
+ * "pid"}], oldest use first. NULL on ENOMEM.
+ */
+char *session_table_list(struct session_table *t);
