@@ -214,6 +214,7 @@ int exec_kernel_start(const struct exec_opts *o, struct exec_kernel **ret, struc
                         .stderr_fd = err_w,
                         /* A kernel lives for many cells: each has its wall-clock deadline. */
                         .cpu_seconds = 0,
+                        .every_stop = true,
                 };
 
                 r = exec_start_confined(o, &co, &sp, &k->cgroup, reterr);
@@ -249,7 +250,8 @@ struct cell {
         enum exec_status status;
         bool stopped;
         const char *interrupt_reason;
-        bool done; /* the kernel said so, or is gone */
+        bool done;       /* the kernel said so, or is gone */
+        bool ctl_closed; /* the control socket ended: the kernel is dying */
         bool have_exit_code;
         int exit_code;
         bool drain_timed_out;
@@ -364,6 +366,18 @@ static void on_control(struct loop_source *s, int fd, uint32_t events, void *use
         n = recv(fd, msg, sizeof(msg), MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return;
+        if (n == 0 && c->k->pidfd >= 0) {
+                /*
+                 * The kernel is exiting (os._exit(), a crash): its init reports the status
+                 * when it has reaped it, which the pidfd says. A kernel that only closed
+                 * the socket and lives on is lost all the same, after DRAIN_USEC.
+                 */
+                loop_remove(c->ctl_src);
+                c->ctl_src = NULL;
+                c->ctl_closed = true;
+                exec_arm_timer(c->timer_fd, now_usec() + DRAIN_USEC);
+                return;
+        }
         if (n > 0)
                 v = json_loadb(msg, (size_t) n, 0, NULL);
         if (!v || json_integer_value(json_object_get(v, "done")) != (json_int_t) c->k->cells ||
@@ -390,6 +404,10 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
         (void) !read(fd, &n, sizeof(n));
         if (c->done) {
                 c->drain_timed_out = true;
+                return;
+        }
+        if (c->ctl_closed) {
+                lose_kernel(c);
                 return;
         }
         if (c->phase == CELL_RUNNING)

@@ -286,7 +286,8 @@ _no_sanitize_address_ void sandbox_run_init(const struct sandbox_opts *o, struct
                         _exit(1);
                 }
                 if (sig != SIGCHLD) {
-                        if (!forwarded)
+                        /* A session's kernel lives on after a stop: each cell's is its own. */
+                        if (!forwarded || o->every_stop)
                                 forward_stop(script, sig, own_pid_ns);
                         forwarded = true;
                         continue;

@@ -100,6 +100,8 @@ struct sandbox_opts {
         int stdout_fd, stderr_fd; /* required */
         int stdin_fd;             /* > 0: the script's stdin (a session kernel's control
                                    * socket, docs/sessions.md); 0: /dev/null */
+        bool every_stop;          /* the init forwards every stop, not only the first (a
+                                   * session's kernel outlives its cells' stops) */
         bool network;             /* keep the host network (no net namespace, inet sockets) */
         struct sandbox_limits limits;
         int landlock_abi;                  /* from landlock_abi(); < 1 skips Landlock */
