@@ -16,7 +16,7 @@ _ptc()
                 cword=$COMP_CWORD
         fi
 
-        local cmds="run schema stubs tool mcp doctor agent"
+        local cmds="run schema stubs tool mcp doctor agent serve session"
         local cmd="" i
         for ((i = 1; i < cword; i++)); do
                 case ${words[i]} in
@@ -33,13 +33,16 @@ _ptc()
         local opts
         case $cmd in
         run) opts="-c --tools --timeout --max-tool-calls --mode --cwd --config --isolation
-                   --backend --remote-cwd --log --pretty --progress-fd --help -h" ;;
+                   --backend --remote-cwd --log --pretty --progress-fd --session --reset
+                   --help -h" ;;
         schema | stubs) opts="--tools --mode --config --compact --help -h" ;;
         tool) opts="--config --cwd --pretty --help -h" ;;
         mcp) opts="--config --tools --mode --cwd --timeout --max-tool-calls --isolation
                    --backend --remote-cwd --sessions --expose-tools --help -h" ;;
         doctor) opts="--config --backend --help -h" ;;
         agent) opts="--help -h" ;;
+        serve) opts="--config --idle --ready-fd --help -h" ;;
+        session) opts="list close reset --pretty --help -h" ;;
         *) return ;;
         esac
 
@@ -70,7 +73,8 @@ _ptc()
                         -- "$cur"))
                 compopt -o nospace 2>/dev/null
                 return ;;
-        --timeout | --max-tool-calls | --progress-fd | --remote-cwd | -c)
+        --timeout | --max-tool-calls | --progress-fd | --remote-cwd | --session | --idle | \
+                --ready-fd | -c)
                 return ;;
         esac
 

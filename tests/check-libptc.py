@@ -24,7 +24,8 @@ if "ptc_engine_new" not in names or "PTC_0" not in names:
     bad.append(f"{lib}: ptc_engine_new is not exported at PTC_0")
 
 for f in ["src/cli/cmd-run.c", "src/cli/cmd-tool.c", "src/cli/cmd-schema.c", "src/cli/cmd-doctor.c",
-          "src/cli/cmd-mcp.c", "src/cli/cli-common.c", "src/cli/cli.h"]:
+          "src/cli/cmd-mcp.c", "src/cli/cli-common.c", "src/cli/cli.h", "src/cli/cmd-serve.c",
+          "src/cli/cmd-session.c", "src/cli/cmd-run-session.c", "src/cli/serve-client.c"]:
     with open(f"{root}/{f}") as fh:
         for n, line in enumerate(fh, 1):
             if re.match(r'\s*#\s*include\s*"(core/|cli/cli-core\.h)', line):

@@ -323,6 +323,25 @@ PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code
 PTC_EXPORT char *ptc_execution_warnings(const ptc_execution *x);
 
 /*
+ * The engine's live sessions (docs/sessions.md) as a JSON array text:
+ * [{"session": ID, "cells": N, "idle_seconds": S, "busy": B, "pid": P}], P being the
+ * host pid of the session's interpreter's init. Caller frees; NULL on ENOMEM.
+ */
+PTC_EXPORT char *ptc_engine_sessions(ptc_engine *e);
+
+/*
+ * Close the engine's session @id now: its interpreter and everything it started die.
+ * With PTC_SESSION_FORGET the next cell on @id starts afresh without being told (a
+ * reset); otherwise it is told the session was closed. -ENOENT when no such session
+ * lives, -EBUSY while it runs a cell.
+ */
+enum ptc_session_close_flags {
+        PTC_SESSION_FORGET = 1u << 0,
+};
+PTC_EXPORT int ptc_engine_close_session(ptc_engine *e, const char *id, unsigned flags,
+                                        struct ptc_diag *diag);
+
+/*
  * From any thread, at any time, as often as wanted: stop the execution. A
  * running script gets SIGINT (KeyboardInterrupt), then SIGKILL after a grace;
  * the run returns status "interrupted". Before the run starts it is

@@ -30,6 +30,31 @@ int cmd_tool(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_session(int argc, char **argv);
+
+/*
+ * The per-user server (ptc serve, docs/sessions.md), serve-client.c. cli_serve_dir(): its
+ * directory, $XDG_RUNTIME_DIR/ptc or /tmp/ptc-UID, made 0700 when missing; -EPERM when it
+ * is not a directory of this user's with mode 0700 (never used then).
+ */
+int cli_serve_dir(char *buf, size_t n);
+/*
+ * Connect to the server; with @start, start one when none runs (and wait until it
+ * listens). Prints why it failed, except that without @start a server that does not run is
+ * a silent -ENOENT or -ECONNREFUSED.
+ */
+int cli_serve_connect(bool start, int *ret_fd);
+/* One JSON line each way: send @msg; read a line of at most @max bytes (*ret, NUL for \n). */
+int cli_serve_send(int fd, json_t *msg);
+int cli_serve_read_line(int fd, size_t max, char **ret);
+/*
+ * ptc run --session (cmd-run-session.c): run @code as the next cell of @session on the
+ * server with @options (execution keys as text: timeout, max_tool_calls, tools, cwd,
+ * log_calls), print the result; returns the exit status.
+ */
+int cli_run_in_session(const char *session, bool reset, const char *code, size_t code_len,
+                       json_t *options, bool pretty);
 
 /*
  * A new engine (ptc_engine_new()) for @config (may be NULL) and @flags. Prints

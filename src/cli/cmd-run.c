@@ -66,6 +66,12 @@ static void help(void)
                "                           where the channel's shell starts)\n"
                "  --log                    add the per-call log (tool_calls) to the result\n"
                "  --pretty                 indent the result JSON\n"
+               "  --session ID             run as the next cell of session ID of the\n"
+               "                           per-user server 'ptc serve' (started when none\n"
+               "                           runs): variables, imports and data stay between\n"
+               "                           cells; with --timeout, --max-tool-calls, --tools,\n"
+               "                           --cwd, --log only (docs/sessions.md)\n"
+               "  --reset                  with --session: start the session afresh first\n"
                "  --progress-fd FD         write one JSON line per tool call to FD\n"
                "                           ({\"tool\": NAME, \"count\": N}; for a host that\n"
                "                           runs ptc run; lines that would block are dropped)\n"
@@ -238,16 +244,59 @@ static void signal_watch_stop(struct signal_watch *w)
         w->stop_fd = safe_close(w->stop_fd);
 }
 
+/* ptc run --session ID: what the command line gave, for the server (cmd-run-session.c). */
+struct session_args {
+        const char *session, *file, *code, *tools, *timeout, *calls, *cwd;
+        bool reset, log, pretty;
+        struct {
+                const char *flag, *value;
+        } refused[6]; /* the engine's options: the server's configuration applies */
+};
+
+static int run_in_session(const struct session_args *a)
+{
+        _cleanup_free_ char *code = NULL, *cwd = NULL;
+        json_auto_t *o = json_object();
+        size_t code_len = 0;
+
+        if (!a->session) {
+                log_error("--reset: only with --session ID");
+                return EXIT_USAGE;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(a->refused); i++)
+                if (a->refused[i].value) {
+                        log_error("%s: not with --session (the server's configuration "
+                                  "applies: give it to 'ptc serve'; docs/sessions.md)",
+                                  a->refused[i].flag);
+                        return EXIT_USAGE;
+                }
+        /* The server runs elsewhere: the directory must be absolute. */
+        cwd = realpath(a->cwd ? a->cwd : ".", NULL);
+        if (!cwd) {
+                log_error_errno(-errno, "--cwd: cannot use '%s': %m", a->cwd ? a->cwd : ".");
+                return EXIT_USAGE;
+        }
+        if (!o || json_object_set_new(o, "cwd", json_string(cwd)) < 0 ||
+            (a->timeout && json_object_set_new(o, "timeout", json_string(a->timeout)) < 0) ||
+            (a->calls && json_object_set_new(o, "max_tool_calls", json_string(a->calls)) < 0) ||
+            (a->tools && json_object_set_new(o, "tools", json_string(a->tools)) < 0) ||
+            (a->log && json_object_set_new(o, "log_calls", json_string("true")) < 0))
+                return EXIT_INTERNAL;
+        if (read_script(a->file, a->code, &code, &code_len) < 0)
+                return EXIT_USAGE;
+        return cli_run_in_session(a->session, a->reset, code, code_len, o, a->pretty);
+}
+
 int cmd_run(int argc, char **argv)
 {
         _cleanup_free_ char *code = NULL, *result = NULL;
         const char *arg_code = NULL, *arg_file = NULL, *arg_config = NULL, *arg_tools = NULL;
         const char *arg_timeout = NULL, *arg_calls = NULL, *arg_mode = NULL, *arg_cwd = NULL;
         const char *arg_isolation = NULL, *arg_progress_fd = NULL, *arg_backend = NULL;
-        const char *arg_remote_cwd = NULL;
+        const char *arg_remote_cwd = NULL, *arg_session = NULL;
         struct progress_sink progress = {.fd = -EBADF, .lock = PTHREAD_MUTEX_INITIALIZER};
         struct signal_watch watch = {.sig_fd = -EBADF, .stop_fd = -EBADF};
-        bool arg_log = false, arg_pretty = false;
+        bool arg_log = false, arg_pretty = false, arg_reset = false;
         const struct cli_option opts[] = {
                 {.short_name = 'c', .arg = &arg_code},
                 {"tools", &arg_tools},
@@ -262,6 +311,8 @@ int cmd_run(int argc, char **argv)
                 {"log", .flag = &arg_log},
                 {"pretty", .flag = &arg_pretty},
                 {"progress-fd", &arg_progress_fd},
+                {"session", &arg_session},
+                {"reset", .flag = &arg_reset},
                 {},
         };
         ptc_engine *engine = NULL;
@@ -288,6 +339,26 @@ int cmd_run(int argc, char **argv)
                 log_error("no script given: ptc run FILE, ptc run -c CODE, or ptc run - < FILE");
                 return EXIT_USAGE;
         }
+
+        if (arg_session || arg_reset)
+                return run_in_session(&(struct session_args){
+                        .session = arg_session,
+                        .reset = arg_reset,
+                        .file = arg_file,
+                        .code = arg_code,
+                        .tools = arg_tools,
+                        .timeout = arg_timeout,
+                        .calls = arg_calls,
+                        .cwd = arg_cwd,
+                        .log = arg_log,
+                        .pretty = arg_pretty,
+                        .refused = {{"--config", arg_config},
+                                    {"--mode", arg_mode},
+                                    {"--isolation", arg_isolation},
+                                    {"--backend", arg_backend},
+                                    {"--remote-cwd", arg_remote_cwd},
+                                    {"--progress-fd", arg_progress_fd}},
+                });
 
         /* The whole process hosts this one run: it may scrub and reap (ptc.h). */
         if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_REAP_ORPHANS, &engine,

@@ -20,6 +20,8 @@ static void help(void)
                "stdin)\n"
                "  ptc mcp [OPTIONS]                       serve the Model Context Protocol on "
                "stdio\n"
+               "  ptc serve [OPTIONS]                     the per-user server of sessions\n"
+               "  ptc session list | close ID | reset ID  the server's sessions\n"
                "  ptc doctor [--config FILE]              interpreter, isolation layers, tools\n"
                "  ptc agent                               the remote end of --backend (started "
                "by ptc)\n"
@@ -39,7 +41,7 @@ int main(int argc, char **argv)
         } cmds[] = {
                 {"run", cmd_run},     {"schema", cmd_schema}, {"stubs", cmd_stubs},
                 {"tool", cmd_tool},   {"doctor", cmd_doctor}, {"mcp", cmd_mcp},
-                {"agent", cmd_agent},
+                {"agent", cmd_agent}, {"serve", cmd_serve},   {"session", cmd_session},
         };
         int r;
 

@@ -18,7 +18,7 @@ from conftest import REPO_ROOT, run_ptc
 
 MAN = REPO_ROOT / "man"
 PAGES = ["ptc.1", "ptc-config.5", "libptc.3"]
-COMMANDS = ["run", "schema", "stubs", "tool", "mcp", "doctor", "agent"]
+COMMANDS = ["run", "schema", "stubs", "tool", "mcp", "doctor", "agent", "serve", "session"]
 OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 
 

@@ -180,6 +180,36 @@ int engine_sessions(ptc_engine *e, struct session_table **ret)
         return r;
 }
 
+PTC_EXPORT char *ptc_engine_sessions(ptc_engine *e)
+{
+        struct session_table *t;
+
+        if (!e || engine_sessions(e, &t) < 0)
+                return NULL;
+        return session_table_list(t);
+}
+
+PTC_EXPORT int ptc_engine_close_session(ptc_engine *e, const char *id, unsigned flags,
+                                        struct ptc_diag *diag)
+{
+        struct session_table *t;
+        int r;
+
+        if (!e || !id)
+                return api_diagf(diag, -EINVAL, "ptc_engine_close_session: a NULL argument");
+        if (flags & ~(unsigned) PTC_SESSION_FORGET)
+                return api_diagf(diag, -EINVAL, "unknown flags 0x%x", flags);
+        r = engine_sessions(e, &t);
+        if (r < 0)
+                return api_diagf(diag, r, "cannot set up sessions: %s", strerror(-r));
+        r = session_close(t, id, flags & PTC_SESSION_FORGET ? NULL : "closed");
+        if (r == -ENOENT)
+                return api_diagf(diag, r, "no live session '%.64s'", id);
+        if (r == -EBUSY)
+                return api_diagf(diag, r, "session '%.64s' is running a cell", id);
+        return r < 0 ? api_diagf(diag, r, "%s", strerror(-r)) : 0;
+}
+
 PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,
                               struct ptc_diag *diag)
 {

@@ -257,7 +257,7 @@ PTC_EXPORT int ptc_mcp_serve(ptc_engine *e, int in_fd, int out_fd, const struct 
                 struct session_table *t;
 
                 if (engine_sessions(e, &t) >= 0) {
-                        int k = session_close(t, s->default_session);
+                        int k = session_close(t, s->default_session, NULL);
 
                         (void) k; /* -ENOENT: the connection never used it */
                 }

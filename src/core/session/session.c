@@ -379,7 +379,7 @@ void session_end(struct session_table *t, struct session_lease *l, bool lost)
         *l = (struct session_lease){};
 }
 
-int session_close(struct session_table *t, const char *id)
+int session_close(struct session_table *t, const char *id, const char *why)
 {
         struct exec_kernel *k;
         struct session *s;
@@ -394,7 +394,7 @@ int session_close(struct session_table *t, const char *id)
                 pthread_mutex_unlock(&t->lock);
                 return -EBUSY;
         }
-        k = make_gone(s, "closed");
+        k = make_gone(s, "%s", why ? why : "");
         pthread_mutex_unlock(&t->lock);
         exec_kernel_free(k);
         return 0;
@@ -417,8 +417,10 @@ char *session_table_list(struct session_table *t)
                         continue;
                 o = json_pack("{s:s, s:I, s:f, s:b, s:i}", "session", s->id, "cells",
                               (json_int_t) s->cells, "idle_seconds",
-                              s->busy ? 0.0 : (double) (now - s->last_used) / USEC_PER_SEC, "busy",
-                              s->busy, "pid", exec_kernel_pid(s->kernel));
+                              /* Tenths of a second: what a person reads. */
+                              s->busy ? 0.0
+                                      : (double) ((now - s->last_used) / (USEC_PER_SEC / 10)) / 10,
+                              "busy", s->busy, "pid", exec_kernel_pid(s->kernel));
                 if (!o || json_array_append_new(a, o) < 0) {
                         pthread_mutex_unlock(&t->lock);
                         return NULL;

@@ -51,10 +51,10 @@ _must_check_ int session_begin(struct session_table *t, const char *id, bool res
 void session_end(struct session_table *t, struct session_lease *l, bool lost);
 
 /*
- * Close session @id now (its kernel dies). -ENOENT when it is not live, -EBUSY while it
- * runs a cell.
+ * Close session @id now (its kernel dies); the next cell on it is told @why ("closed"),
+ * or nothing with NULL. -ENOENT when it is not live, -EBUSY while it runs a cell.
  */
-_must_check_ int session_close(struct session_table *t, const char *id);
+_must_check_ int session_close(struct session_table *t, const char *id, const char *why);
 
 /*
  * The live sessions as a JSON array text: [{"session", "cells", "idle_seconds", "busy",

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""What a session cell costs (docs/sessions.md), against a one-shot run, in one run; and a
+soak of many cells on one session through `ptc serve`.
+
+  cell         an execution with no tool call: a session's cell against a fresh interpreter
+               (libptc through the Python package, in this process: no CLI start counted)
+  calls        N sequential read_file calls timed by the script itself, in a cell and in a
+               one-shot run: µs per call
+  soak         --soak CELLS cells on one session through `ptc run --session` (the per-user
+               server, a scratch XDG_RUNTIME_DIR): the server's RSS and open descriptors
+               after the first 100 cells and at the end, and the median wall time of a
+               whole `ptc run --session` (process start, connect, cell, print)
+
+    bench/sessions.py [--ptc build/ptc] [--rounds 200] [--calls 1000] [--soak 2000]
+
+Needs the build's libptc.so.0 beside --ptc (or $PTC_LIBRARY).
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+
+CALLS = '''
+import time
+from hermes_tools import read_file
+read_file({path!r})
+t = time.perf_counter()
+for i in range({n}):
+    read_file({path!r})
+print((time.perf_counter() - t) / {n} * 1e6)
+'''
+
+
+def timed(engine, code, **kw):
+    t = time.perf_counter()
+    r = engine.execute(code, **kw)
+    if r.status != "success":
+        raise SystemExit(f"{r.status}: {r.error or r.output}")
+    return (time.perf_counter() - t) * 1e3, r
+
+
+def proc_figures(pid):
+    rss = 0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            rss = int(line.split()[1])
+    return rss, len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def server_pid(run_dir):
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            env = Path(f"/proc/{name}/environ").read_bytes()
+            ppid = int(Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            continue
+        if argv[1:2] == [b"serve"] and str(run_dir).encode() in env and ppid == 1:
+            return int(name)
+    # Reparented to a subreaper rather than init: the serve process whose parent is not one.
+    raise SystemExit("the server's pid is not found")
+
+
+def soak(ptc, cells):
+    with tempfile.TemporaryDirectory(prefix="ptc-soak-") as d:
+        run = Path(d) / "run"
+        run.mkdir(mode=0o700)
+        env = dict(os.environ, XDG_RUNTIME_DIR=str(run))
+        walls, early = [], None
+        for i in range(cells):
+            t = time.perf_counter()
+            p = subprocess.run([ptc, "run", "--session", "soak", "-c",
+                                "n = globals().get('n', 0) + 1\nprint(n)"],
+                               env=env, capture_output=True, text=True, timeout=60)
+            walls.append((time.perf_counter() - t) * 1e3)
+            if p.returncode != 0 or p.stdout.find(f'"output":"{i + 1}\\n"') < 0:
+                raise SystemExit(f"cell {i + 1}: {p.returncode} {p.stdout} {p.stderr}")
+            if i == 99:
+                pid = server_pid(run)
+                early = proc_figures(pid)
+        late = proc_figures(pid)
+        subprocess.run([ptc, "session", "close", "soak"], env=env, timeout=30)
+        os.kill(pid, 15)
+        return early, late, statistics.median(walls)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ptc", default=str(ROOT / "build" / "ptc"))
+    ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument("--calls", type=int, default=1000)
+    ap.add_argument("--soak", type=int, default=2000)
+    a = ap.parse_args()
+    os.environ.setdefault("PTC_LIBRARY", str(Path(a.ptc).resolve().parent / "libptc.so.0"))
+    import ptc  # noqa: E402  (after PTC_LIBRARY)
+
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as f, \
+            ptc.Engine(no_config_file=True, max_tool_calls=a.calls + 10, timeout=600) as e:
+        f.write("".join(f"line {i} of a small file\n" for i in range(60)))
+        f.flush()
+        timed(e, "pass", session="bench")
+        one, cell = [], []
+        for _ in range(a.rounds):
+            one.append(timed(e, "pass")[0])
+            cell.append(timed(e, "pass", session="bench")[0])
+        code = CALLS.format(path=f.name, n=a.calls)
+        c_one = float(timed(e, code)[1].output)
+        c_cell = float(timed(e, code, session="bench")[1].output)
+    print(f"| measure | one-shot | session cell |")
+    print("|---|---:|---:|")
+    print(f"| execution, no tool call (median of {a.rounds}), ms | "
+          f"{statistics.median(one):.2f} | {statistics.median(cell):.2f} |")
+    print(f"| read_file x {a.calls} in a loop, µs per call | {c_one:.1f} | {c_cell:.1f} |")
+    if a.soak:
+        (rss0, fd0), (rss1, fd1), wall = soak(a.ptc, a.soak)
+        print()
+        print(f"soak: {a.soak} cells on one session through `ptc run --session`: "
+              f"server RSS {rss0} KiB after 100 cells, {rss1} KiB after {a.soak}; "
+              f"open fds {fd0} -> {fd1}; median wall of one `ptc run --session` "
+              f"{wall:.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

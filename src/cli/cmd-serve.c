@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptc serve: the per-user server that keeps sessions for `ptc run --session` and `ptc
+ * session` (docs/sessions.md). One engine; a Unix socket in the user's runtime directory
+ * (0700, the socket 0600), the peer's uid checked on every connection; a thread per
+ * connection; one JSON request line and one JSON reply line. It exits after --idle seconds
+ * with no session and no client, or on SIGTERM, SIGINT or SIGHUP.
+ *
+ * Requests:
+ *   {"op": "run", "session": ID, "reset": B, "code": TEXT, "options": {KEY: TEXT}}
+ *       -> {"result": {...}, "status": N, "warnings": TEXT} or {"error": TEXT, "usage": B}
+ *       While it runs, a line {"interrupt": REASON} from the client, or the end of its
+ *       input, interrupts the cell.
+ *   {"op": "list"} -> {"sessions": [...]}
+ *   {"op": "close", "session": ID, "forget": B} -> {"ok": true} or {"error": TEXT}
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic/fd-util.h"
+#include "basic/log.h"
+#include "cli/cli.h"
+
+/* A request line: the code and its options. */
+#define REQUEST_MAX (16u << 20)
+
+static void help(void)
+{
+        printf("Usage: ptc serve [OPTIONS]\n"
+               "\n"
+               "The per-user server that keeps sessions (live interpreters) for\n"
+               "'ptc run --session ID' and 'ptc session'. The first 'ptc run --session' starts\n"
+               "it when none runs; it listens on $XDG_RUNTIME_DIR/ptc/serve.sock (else\n"
+               "/tmp/ptc-UID/serve.sock) for this user only. See docs/sessions.md.\n"
+               "\n"
+               "Options:\n"
+               "  --config FILE            config file (as ptc run)\n"
+               "  --idle SECONDS           exit after this long with no session and no\n"
+               "                           client (default 600)\n"
+               "  --ready-fd FD            write \"ok\" to FD once listening, then close it\n"
+               "  -h, --help               this help\n"
+               "\n"
+               "Exits 0 when idle or on SIGTERM, SIGINT or SIGHUP (cells running are\n"
+               "interrupted), 2 on a usage or config error.\n");
+}
+
+struct server {
+        ptc_engine *engine;
+        pthread_mutex_t lock;
+        unsigned clients; /* connections being served */
+        time_t last_activity;
+};
+
+struct conn {
+        struct server *s;
+        int fd;
+};
+
+static void reply(int fd, json_t *v)
+{
+        if (v)
+                (void) cli_serve_send(fd, v);
+        json_decref(v);
+}
+
+static json_t *error_reply(const char *msg, bool usage)
+{
+        return json_pack("{s:s, s:b}", "error", msg, "usage", usage);
+}
+
+/* While a cell runs: a line from the client, or its end, interrupts it. */
+struct watch {
+        int fd;
+        ptc_execution *x;
+};
+
+static void *watch_main(void *userdata)
+{
+        struct watch *w = userdata;
+        char buf[256];
+        ssize_t n;
+
+        do
+                n = read(w->fd, buf, sizeof(buf) - 1);
+        while (n < 0 && errno == EINTR);
+        /*
+         * The run ended and shut our reading down (0), or the client spoke or left. The
+         * reason must outlive the execution: one of these literals.
+         */
+        if (n > 0) {
+                buf[n] = 0;
+                ptc_execution_interrupt(w->x, strstr(buf, "\"SIGTERM\"")  ? "SIGTERM"
+                                              : strstr(buf, "\"SIGHUP\"") ? "SIGHUP"
+                                                                          : "SIGINT");
+        } else
+                ptc_execution_interrupt(w->x, "the client went away");
+        return NULL;
+}
+
+static json_t *op_run(struct server *s, int fd, json_t *req)
+{
+        json_t *opts = json_object_get(req, "options"), *code = json_object_get(req, "code");
+        json_t *sid = json_object_get(req, "session"), *v, *res;
+        _cleanup_free_ char *text = NULL, *warnings = NULL;
+        struct ptc_diag d = {};
+        enum ptc_status status = PTC_STATUS_ERROR;
+        ptc_execution *x = NULL;
+        struct watch w;
+        pthread_t watcher;
+        const char *key;
+        bool watching = false;
+        int r;
+
+        if (!json_is_string(code) || !json_is_string(sid) || (opts && !json_is_object(opts)))
+                return error_reply("a run needs 'code' and 'session' (strings)", true);
+        r = ptc_execution_new(s->engine, &x, &d);
+        if (r >= 0)
+                r = ptc_execution_set(x, "session", json_string_value(sid), &d);
+        if (r >= 0 && json_is_true(json_object_get(req, "reset")))
+                r = ptc_execution_set(x, "reset", "true", &d);
+        json_object_foreach(opts, key, v)
+        {
+                if (r < 0)
+                        break;
+                if (!json_is_string(v)) {
+                        (void) snprintf(d.message, sizeof(d.message), "%s: not a string", key);
+                        r = -EINVAL;
+                } else
+                        r = ptc_execution_set(x, key, json_string_value(v), &d);
+        }
+        if (r < 0) {
+                ptc_execution_free(x);
+                return error_reply(d.message, true);
+        }
+        w = (struct watch){.fd = fd, .x = x};
+        watching = pthread_create(&watcher, NULL, watch_main, &w) == 0;
+        r = ptc_execution_run(x, json_string_value(code), json_string_length(code), &text, &status,
+                              &d);
+        if (watching) {
+                /* The watcher's read returns 0; it may interrupt an execution that ran. */
+                (void) shutdown(fd, SHUT_RD);
+                pthread_join(watcher, NULL);
+        }
+        warnings = ptc_execution_warnings(x);
+        ptc_execution_free(x);
+        if (!text)
+                return error_reply(d.message[0] ? d.message : strerror(-r), false);
+        res = json_loads(text, 0, NULL);
+        return json_pack("{s:o, s:i, s:s}", "result", res ? res : json_null(), "status",
+                         (int) status, "warnings", warnings ? warnings : "");
+}
+
+static json_t *handle(struct server *s, int fd, json_t *req)
+{
+        const char *op = json_string_value(json_object_get(req, "op"));
+        struct ptc_diag d = {};
+
+        if (!op)
+                return error_reply("a request needs 'op'", true);
+        if (strcmp(op, "run") == 0)
+                return op_run(s, fd, req);
+        if (strcmp(op, "list") == 0) {
+                _cleanup_free_ char *l = ptc_engine_sessions(s->engine);
+                json_t *a = l ? json_loads(l, 0, NULL) : NULL;
+
+                return a ? json_pack("{s:o}", "sessions", a) : error_reply("out of memory", false);
+        }
+        if (strcmp(op, "close") == 0) {
+                const char *id = json_string_value(json_object_get(req, "session"));
+
+                if (!id)
+                        return error_reply("close needs 'session'", true);
+                if (ptc_engine_close_session(
+                            s->engine, id,
+                            json_is_true(json_object_get(req, "forget")) ? PTC_SESSION_FORGET : 0,
+                            &d) < 0)
+                        return error_reply(d.message, false);
+                return json_pack("{s:b}", "ok", true);
+        }
+        return error_reply("unknown op (allowed: run, list, close)", true);
+}
+
+static void *conn_main(void *userdata)
+{
+        struct conn *c = userdata;
+        struct server *s = c->s;
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        _cleanup_free_ char *line = NULL;
+
+        /* Only this user: the directory is 0700 already; the kernel's word settles it. */
+        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid())
+                reply(c->fd, error_reply("refused: another user", false));
+        else if (cli_serve_read_line(c->fd, REQUEST_MAX, &line) >= 0) {
+                json_auto_t *req = json_loads(line, 0, NULL);
+
+                reply(c->fd, req ? handle(s, c->fd, req)
+                                 : error_reply("the request is not a JSON object", true));
+        }
+        close(c->fd);
+        pthread_mutex_lock(&s->lock);
+        s->clients--;
+        s->last_activity = time(NULL);
+        pthread_mutex_unlock(&s->lock);
+        free(c);
+        return NULL;
+}
+
+static bool sessions_live(struct server *s)
+{
+        _cleanup_free_ char *l = ptc_engine_sessions(s->engine);
+
+        return !l || strcmp(l, "[]") != 0;
+}
+
+/*
+ * Listen on the socket; -EALREADY when another server does. Servers starting at once (the
+ * first clients of a user, together) take turns under the lock file: each looks for a
+ * listener, and only one finding none binds. The lock is held for that moment only; a
+ * socket nobody listens on (a server that died) is replaced.
+ */
+static int listen_socket(void)
+{
+        char dir[PATH_MAX], path[PATH_MAX + 16];
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        _cleanup_close_ int lock = -EBADF;
+        int fd, r;
+
+        r = cli_serve_dir(dir, sizeof(dir));
+        if (r < 0) {
+                log_error("the server's directory '%s' cannot be used: %s (it must be a "
+                          "directory of this user's, mode 0700)",
+                          dir, strerror(-r));
+                return r;
+        }
+        (void) snprintf(path, sizeof(path), "%s/serve.lock", dir);
+        lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (lock < 0)
+                return log_error_errno(-errno, "cannot open '%s': %m", path);
+        while (flock(lock, LOCK_EX) < 0)
+                if (errno != EINTR)
+                        return log_error_errno(-errno, "cannot lock '%s': %m", path);
+        if ((size_t) snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/serve.sock", dir) >=
+            sizeof(sa.sun_path)) {
+                log_error("the socket path under '%s' is too long", dir);
+                return -ENAMETOOLONG;
+        }
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0) {
+                close(fd);
+                return -EALREADY;
+        }
+        if (fd >= 0)
+                close(fd);
+        (void) unlink(sa.sun_path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
+            chmod(sa.sun_path, 0600) < 0 || listen(fd, 64) < 0) {
+                r = log_error_errno(-errno, "cannot listen on '%s': %m", sa.sun_path);
+                if (fd >= 0)
+                        close(fd);
+                return r;
+        }
+        return fd;
+}
+
+static void say_ready(int fd, const char *what)
+{
+        if (fd < 0)
+                return;
+        (void) !write(fd, what, strlen(what));
+        close(fd);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+        const char *arg_config = NULL, *arg_idle = NULL, *arg_ready = NULL;
+        const struct cli_option opts[] = {
+                {"config", &arg_config},
+                {"idle", &arg_idle},
+                {"ready-fd", &arg_ready},
+                {},
+        };
+        struct server s = {.last_activity = time(NULL)};
+        struct ptc_diag d = {};
+        sigset_t stop;
+        int r, ready = -1, lfd = -1, sfd = -1, ret = EXIT_USAGE;
+        long idle = 600, fdv;
+        char *end;
+        size_t warned = 0;
+
+        r = cli_parse_options(argc, argv, "serve", opts, false, help);
+        if (r != CLI_OPTIONS_PARSED)
+                return r;
+        if (optind < argc) {
+                log_error("unexpected argument '%s' (try 'ptc serve --help')", argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (arg_ready) {
+                errno = 0;
+                fdv = strtol(arg_ready, &end, 10);
+                if (errno || *end || fdv < 3 || fdv > INT_MAX || fcntl((int) fdv, F_GETFD) < 0) {
+                        log_error("--ready-fd: invalid value '%s' (allowed: an open file "
+                                  "descriptor >= 3)",
+                                  arg_ready);
+                        return EXIT_USAGE;
+                }
+                ready = (int) fdv;
+                (void) fcntl(ready, F_SETFD, FD_CLOEXEC);
+        }
+        if (arg_idle) {
+                errno = 0;
+                idle = strtol(arg_idle, &end, 10);
+                if (errno || *end || idle < 1 || idle > 86400 * 7) {
+                        log_error("--idle: invalid value '%s' (allowed: whole seconds, 1 to "
+                                  "604800)",
+                                  arg_idle);
+                        say_ready(ready, "--idle: invalid value");
+                        return EXIT_USAGE;
+                }
+        }
+        if (cli_setup_process() < 0) {
+                say_ready(ready, "cannot set up the process");
+                return EXIT_INTERNAL;
+        }
+        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS, &s.engine, &warned) < 0) {
+                say_ready(ready, "the configuration is not valid");
+                return EXIT_USAGE;
+        }
+        r = ptc_engine_start(s.engine, &d);
+        cli_print_warnings(s.engine, &warned);
+        if (r < 0) {
+                log_error("%s", d.message);
+                say_ready(ready, d.message);
+                ret = EXIT_INTERNAL;
+                goto out;
+        }
+        lfd = listen_socket();
+        if (lfd == -EALREADY) {
+                /* Another server got there first: the client may use that one. */
+                say_ready(ready, "ok");
+                ret = EXIT_OK;
+                goto out;
+        }
+        if (lfd < 0) {
+                say_ready(ready, "cannot listen on the socket");
+                ret = EXIT_INTERNAL;
+                goto out;
+        }
+        cli_stop_signals(&stop);
+        sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+        pthread_mutex_init(&s.lock, NULL);
+        say_ready(ready, "ok");
+        ready = -1;
+        ret = EXIT_OK;
+        for (;;) {
+                struct pollfd p[2] = {{.fd = lfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+                time_t now = time(NULL);
+                bool quiet;
+                long left;
+
+                pthread_mutex_lock(&s.lock);
+                quiet = s.clients == 0;
+                left = (long) (s.last_activity + idle - now);
+                pthread_mutex_unlock(&s.lock);
+                if (quiet && left <= 0) {
+                        if (!sessions_live(&s))
+                                break;
+                        /* Sessions keep it up; their own idle close ends them. */
+                        pthread_mutex_lock(&s.lock);
+                        s.last_activity = now;
+                        pthread_mutex_unlock(&s.lock);
+                        left = idle;
+                }
+                r = poll(p, sfd >= 0 ? 2 : 1, quiet ? (int) (left * 1000) : -1);
+                if (r < 0 && errno != EINTR)
+                        break;
+                if (r > 0 && p[1].revents)
+                        break;
+                if (r > 0 && p[0].revents) {
+                        struct conn *c = calloc(1, sizeof(*c));
+                        pthread_t t;
+
+                        if (!c)
+                                continue;
+                        c->s = &s;
+                        c->fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+                        if (c->fd < 0) {
+                                free(c);
+                                continue;
+                        }
+                        pthread_mutex_lock(&s.lock);
+                        s.clients++;
+                        s.last_activity = time(NULL);
+                        pthread_mutex_unlock(&s.lock);
+                        if (pthread_create(&t, NULL, conn_main, c) != 0) {
+                                close(c->fd);
+                                free(c);
+                                pthread_mutex_lock(&s.lock);
+                                s.clients--;
+                                pthread_mutex_unlock(&s.lock);
+                                continue;
+                        }
+                        pthread_detach(t);
+                }
+        }
+out:
+        if (lfd >= 0) {
+                char dir[PATH_MAX], path[PATH_MAX + 16];
+
+                /* Gone from the file system first: a new client starts a new server. */
+                if (cli_serve_dir(dir, sizeof(dir)) >= 0) {
+                        (void) snprintf(path, sizeof(path), "%s/serve.sock", dir);
+                        (void) unlink(path);
+                }
+                close(lfd);
+        }
+        if (sfd >= 0)
+                close(sfd);
+        /* The process ends: every kernel dies with it (their parent-death signal). */
+        say_ready(ready, "the server stopped");
+        _exit(ret);
+}

