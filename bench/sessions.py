@@ -7,12 +7,17 @@ soak of many cells on one session through `ptc serve`.
                (libptc through the Python package, in this process: no CLI start counted)
   calls        N sequential read_file calls timed by the script itself, in a cell and in a
                one-shot run: µs per call
+  pool         `print('hello')` as execute_code of `ptc mcp` (a one-shot run: the warm pool's
+               interpreter when one is ready; --gap seconds between calls let the pool refill,
+               as a model's turns do), the whole JSON-RPC round trip, against the wall time of
+               `python3 -c pass` and of a cold `ptc run -c "print('hello')"`
   soak         --soak CELLS cells on one session through `ptc run --session` (the per-user
                server, a scratch XDG_RUNTIME_DIR): the server's RSS and open descriptors
                after the first 100 cells and at the end, and the median wall time of a
                whole `ptc run --session` (process start, connect, cell, print)
 
     bench/sessions.py [--ptc build/ptc] [--rounds 200] [--calls 1000] [--soak 2000]
+                      [--gap 0.15]
 
 Needs the build's libptc.so.0 beside --ptc (or $PTC_LIBRARY).
 """
@@ -72,6 +77,45 @@ def server_pid(run_dir):
     raise SystemExit("the server's pid is not found")
 
 
+def wall_ms(argv, env=None):
+    t = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
+                   env=env, timeout=60)
+    return (time.perf_counter() - t) * 1e3
+
+
+def pool(ptc, rounds, gap):
+    import json
+    p = subprocess.Popen([ptc, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+
+    def call(i, method, params):
+        p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
+                                  "params": params}) + "\n")
+        p.stdin.flush()
+        while True:
+            m = json.loads(p.stdout.readline())
+            if m.get("id") == i:
+                return m
+
+    call(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "bench", "version": "0"}})
+    times = []
+    for i in range(1, rounds + 1):
+        time.sleep(gap)
+        t = time.perf_counter()
+        m = call(i, "tools/call", {"name": "execute_code",
+                                   "arguments": {"code": "print('hello')"}})
+        times.append((time.perf_counter() - t) * 1e3)
+        if m["result"]["structuredContent"]["output"] != "hello\n":
+            raise SystemExit(f"pool: {m}")
+    p.stdin.close()
+    p.wait(30)
+    py = [wall_ms([sys.executable, "-c", "pass"]) for _ in range(rounds)]
+    cold = [wall_ms([ptc, "run", "-c", "print('hello')"]) for _ in range(rounds)]
+    return statistics.median(times), statistics.median(py), statistics.median(cold)
+
+
 def soak(ptc, cells):
     with tempfile.TemporaryDirectory(prefix="ptc-soak-") as d:
         run = Path(d) / "run"
@@ -101,6 +145,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--calls", type=int, default=1000)
     ap.add_argument("--soak", type=int, default=2000)
+    ap.add_argument("--gap", type=float, default=0.15)
     a = ap.parse_args()
     os.environ.setdefault("PTC_LIBRARY", str(Path(a.ptc).resolve().parent / "libptc.so.0"))
     import ptc  # noqa: E402  (after PTC_LIBRARY)
@@ -122,6 +167,11 @@ def main():
     print(f"| execution, no tool call (median of {a.rounds}), ms | "
           f"{statistics.median(one):.2f} | {statistics.median(cell):.2f} |")
     print(f"| read_file x {a.calls} in a loop, µs per call | {c_one:.1f} | {c_cell:.1f} |")
+    w, py, cold = pool(a.ptc, min(a.rounds, 100), a.gap)
+    print()
+    print(f"hello through ptc mcp's warm pool: {w:.2f} ms (JSON-RPC round trip); "
+          f"`python3 -c pass` {py:.2f} ms; cold `ptc run` {cold:.2f} ms; "
+          f"pool / python3 = {w / py:.2f}x")
     if a.soak:
         (rss0, fd0), (rss1, fd1), wall = soak(a.ptc, a.soak)
         print()

@@ -128,6 +128,14 @@ enum ptc_engine_flags {
          * behind, and executions may run at once on any threads.
          */
         PTC_ENGINE_REAP_ORPHANS = 1u << 2,
+        /*
+         * For a long-lived host that runs many executions (`ptc mcp`, `ptc serve`): keep
+         * sessions.warm interpreters started, confined and with the tools module imported,
+         * each taken by one execution that runs in the engine's directory with the
+         * engine's tools, and discarded after it (docs/sessions.md, "Warm pool"). Results
+         * are the same as without.
+         */
+        PTC_ENGINE_WARM_POOL = 1u << 3,
 };
 
 /*

@@ -134,7 +134,8 @@ int cmd_mcp(int argc, char **argv)
         /* The server's own lines (a call cancelled) are info: shown. */
         log_set_max_level(LOG_LEVEL_INFO);
 
-        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS, &engine, &warned) < 0)
+        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_WARM_POOL, &engine,
+                           &warned) < 0)
                 return EXIT_USAGE;
         if ((arg_timeout && cli_engine_set(engine, "timeout", arg_timeout, "--timeout") < 0) ||
             (arg_calls &&

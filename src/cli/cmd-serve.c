@@ -338,7 +338,8 @@ int cmd_serve(int argc, char **argv)
                 say_ready(ready, "cannot set up the process");
                 return EXIT_INTERNAL;
         }
-        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS, &s.engine, &warned) < 0) {
+        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_WARM_POOL, &s.engine,
+                           &warned) < 0) {
                 say_ready(ready, "the configuration is not valid");
                 return EXIT_USAGE;
         }

@@ -136,15 +136,45 @@ def wait_for_file(path, seconds=10.0):
     return False
 
 
+def idle_warm_interpreters():
+    """Host pids of the warm pool's interpreters no run has taken (docs/sessions.md), and
+    of their inits: a server keeps them ready, so they are no run's leftovers. One is
+    a python running STAGING/.kernel.py whose STAGING holds no script or cell yet."""
+    out = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{name}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kernel = next((a for a in argv[1:3] if a.endswith(b"/.kernel.py")), None)
+        if not kernel:
+            continue
+        d = Path(os.fsdecode(kernel)).parent
+        try:
+            taken = any(n == "script.py" or n.startswith("cell-") for n in os.listdir(d))
+        except OSError:
+            continue
+        if not taken:
+            out |= {int(name), ppid}
+    return out
+
+
 def processes_marked(marker):
     """Host pids of live processes whose environment or command line holds @marker
     (a test's scratch path: every process of its runs inherits it through ptc's
-    socket variable). Unlike pids a script reports, this works inside a pid namespace."""
+    socket variable). Unlike pids a script reports, this works inside a pid namespace.
+    The warm pool's idle interpreters are not counted (idle_warm_interpreters())."""
     found = []
+    idle = idle_warm_interpreters()
     me = os.getpid()
     needle = marker.encode()
     for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
+        if not name.isdigit() or int(name) == me or int(name) in idle:
             continue
         for what in ("environ", "cmdline"):
             try:

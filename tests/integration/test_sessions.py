@@ -9,6 +9,7 @@ the tests see it come and go without trusting what a cell reports.
 
 import json
 import os
+import re
 import signal
 import threading
 import time
@@ -25,6 +26,11 @@ def cell(c, code, wait=30.0, **args):
 
 def kernels(ptc):
     return processes_marked(script_marker(ptc))
+
+
+def no_pool(ptc, more=""):
+    """A config without the warm pool, whose interpreters would be counted as kernels."""
+    return ptc.write_config("sessions:\n  warm: 0\n" + more, name="no-pool.yaml")
 
 
 def test_state_survives_from_one_cell_to_the_next(mcp, ptc):
@@ -90,7 +96,7 @@ def test_a_cell_that_times_out_keeps_the_session(mcp):
 
 
 def test_a_cell_that_will_not_unwind_loses_the_session(mcp, ptc):
-    c = mcp()
+    c = mcp("--config", no_pool(ptc))
     cell(c, "lost = 1", session="u")
     assert kernels(ptc)
     r = cell(c, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
@@ -116,8 +122,7 @@ def test_an_interpreter_that_dies_is_reported_lost(mcp):
 
 
 def test_idle_sessions_close_and_the_next_cell_is_told(mcp, ptc):
-    cfg = ptc.write_config("sessions:\n  idle_timeout: 1\n")
-    c = mcp("--config", cfg)
+    c = mcp("--config", no_pool(ptc, "  idle_timeout: 1\n"))
     cell(c, "x = 1", session="i")
     assert kernels(ptc)
     assert wait_no_process_marked(script_marker(ptc), 10) == [], "the idle kernel lives on"
@@ -128,8 +133,7 @@ def test_idle_sessions_close_and_the_next_cell_is_told(mcp, ptc):
 
 
 def test_the_least_recently_used_session_makes_room(mcp, ptc):
-    cfg = ptc.write_config("sessions:\n  max: 2\n")
-    c = mcp("--config", cfg)
+    c = mcp("--config", no_pool(ptc, "  max: 2\n"))
     cell(c, "v = 'a'", session="a")
     cell(c, "v = 'b'", session="b")
     cell(c, "print(v)", session="a")          # b is now the least recently used
@@ -229,3 +233,69 @@ def test_a_session_on_a_remote_backend_is_refused(mcp, ptc):
     r = cell(c, "print(1)", session="remote")
     assert r["status"] == "error", r
     assert r["error"] == "sessions run on this machine only: backend 'exec:sh' has none yet", r
+
+
+# ------------------------------------------------------------------ the warm pool
+
+WARM_CASES = [
+    ("import os, sys\nprint(sys.argv[0] == __file__, os.path.basename(__file__), __name__,\n"
+     "      sys.path[0] == os.path.dirname(__file__), os.getcwd())", {}),
+    ("raise ValueError('bad value')", {}),
+    ("import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.exit(3)", {}),
+    ("import sys\nprint('ok')\nprint('to stderr', file=sys.stderr)", {}),
+    ("from hermes_tools import terminal\nprint(terminal('echo hi')['output'])", {}),
+    ("import time\nprint('before', flush=True)\ntime.sleep(30)", {"timeout": 1}),
+    ("print('y' * 100_000)", {}),
+    ("import os\nprint('bye', flush=True)\nos._exit(5)", {}),
+]
+
+
+def normalized(res):
+    """A result without what differs between any two runs: the staging dir's random name,
+    the duration, a spill file's name."""
+    text = json.dumps(res, sort_keys=True)
+    text = re.sub(r"/ptc-[A-Za-z0-9]{6}/", "/ptc-XXXXXX/", text)
+    d = json.loads(text)
+    d.pop("duration_seconds", None)
+    d.pop("stdout_spill_path", None)
+    return d
+
+
+@pytest.mark.parametrize("code,args", WARM_CASES)
+def test_a_warm_run_gives_what_a_cold_run_gives(mcp, ptc, code, args):
+    c = mcp()
+    time.sleep(0.5)  # the pool fills after the start
+    warm = cell(c, code, **args)
+    opts = ["--timeout", str(args["timeout"])] if "timeout" in args else []
+    cold = ptc.run(code, *opts, timeout=60)
+    assert cold.data is not None, cold
+    assert normalized(warm) == normalized(cold.data), (warm, cold.data)
+
+
+WARM = "import os\nprint(os.path.exists(os.path.dirname(__file__) + '/.kernel.py'))"
+
+
+def test_the_warm_pool_gives_each_run_a_fresh_interpreter(mcp, ptc):
+    c = mcp()
+    time.sleep(0.5)
+    r = cell(c, WARM)
+    assert r["output"] == "True\n", "the run did not take a warm interpreter"
+    seen = set()
+    for i in range(6):
+        r = cell(c, "import os\nprint('leak' in globals(), os.getpid())\nleak = 1")
+        assert r["status"] == "success" and r["output"].startswith("False "), r
+        seen.add(r["output"])
+    assert len(seen) == 6 or all("False" in s for s in seen)
+    # At most the configured number wait ready, besides the run's own.
+    cfg = ptc.write_config("sessions:\n  warm: 1\n")
+    c2 = mcp("--config", cfg)
+    r = cell(c2, "print('hi')")
+    assert r["output"] == "hi\n", r
+    cfg0 = ptc.write_config("sessions:\n  warm: 0\n", name="cold.yaml")
+    c3 = mcp("--config", cfg0)
+    time.sleep(0.5)
+    r = cell(c3, WARM)
+    assert r["output"] == "False\n", "warm: 0 still kept a pool"
+    # A run with tools of its own is not what the pool's interpreters were made for.
+    r = cell(mcp("--tools", "read_file"), WARM)
+    assert r["status"] == "success", r

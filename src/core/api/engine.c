@@ -147,6 +147,7 @@ PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e)
         /* First: the kernels' cells use the registry and the redactor. */
         session_table_free(e->sessions);
         pthread_mutex_destroy(&e->sessions_lock);
+        free(e->warm_python);
         backend_pool_free(e->pool);
         registry_free(e->registry);
         mcp_upstreams_free(e->upstreams);
@@ -178,6 +179,39 @@ int engine_sessions(ptc_engine *e, struct session_table **ret)
         *ret = e->sessions;
         pthread_mutex_unlock(&e->sessions_lock);
         return r;
+}
+
+/*
+ * PTC_ENGINE_WARM_POOL (docs/sessions.md): kernels for the engine's directory, tools and
+ * interpreter, kept ready by the session table's thread. Without an interpreter here, or
+ * with a remote backend, there is no pool: runs start cold and say why as they always do.
+ */
+static void start_warm_pool(ptc_engine *e)
+{
+        struct session_table *t;
+        struct diag d = {};
+
+        if (!(e->flags & PTC_ENGINE_WARM_POOL) || (e->flags & PTC_ENGINE_REAP_ORPHANS) ||
+            e->config.warm <= 0 || e->pool)
+                return;
+        if (interpreter_resolve_in(&e->config, e->config.mode, e->cwd, &e->warm_python, &d) < 0)
+                return;
+        e->warm_opts = (struct exec_opts){
+                .config = &e->config,
+                .registry = e->registry,
+                .base_env = e->base_env,
+                .redactor = e->redactor,
+                .python = e->warm_python,
+                .cwd = e->cwd,
+                .cancel_fd = -1,
+                .child_nofile = e->have_nofile ? &e->nofile : NULL,
+        };
+        if (engine_sessions(e, &t) < 0) {
+                free(e->warm_python);
+                e->warm_python = NULL;
+                return;
+        }
+        session_table_set_warm(t, (unsigned) e->config.warm, &e->warm_opts);
 }
 
 PTC_EXPORT char *ptc_engine_sessions(ptc_engine *e)
@@ -481,6 +515,7 @@ PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag)
                 return api_diag(diag, r, &d);
         }
         e->started = true;
+        start_warm_pool(e);
         return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "basic/time-util.h"
 #include "core/api/host-tool.h"
 #include "core/config/config.h"
+#include "core/exec/exec.h"
 #include "core/registry/registry.h"
 #include "ptc/ptc.h"
 
@@ -52,6 +53,10 @@ struct ptc_engine {
         /* The live sessions (docs/sessions.md), made by the first cell. */
         pthread_mutex_t sessions_lock;
         struct session_table *sessions; /* under the lock */
+
+        /* PTC_ENGINE_WARM_POOL: what the pool's kernels are started with (set at start). */
+        struct exec_opts warm_opts;
+        char *warm_python; /* NULL: no pool */
 };
 
 /* The engine's session table, made on first use. 0 or -errno. */

@@ -259,7 +259,7 @@ static int run_cell(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
         r = session_begin(t, x->session, x->reset, eo, &lease, reterr);
         if (r < 0)
                 return r;
-        r = exec_kernel_run_cell(lease.kernel, eo, &res, ret_status, &lost, reterr);
+        r = exec_kernel_run_cell(lease.kernel, eo, false, &res, ret_status, &lost, reterr);
         {
                 unsigned cell = lease.cell;
                 char note[sizeof(lease.note)];
@@ -278,6 +278,45 @@ static int run_cell(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
         }
         *ret = res;
         return 0;
+}
+
+static bool code_is_blank(const char *code, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (!strchr(" \t\n\r\f\v", code[i]) || code[i] == 0)
+                        return false;
+        return true;
+}
+
+/*
+ * Whether the engine's warm pool serves this run: a kernel there was started for the
+ * engine's directory, tools and interpreter, so only a run with exactly those can take one
+ * and get what a cold run would (docs/sessions.md, "Warm pool").
+ */
+static bool warm_pool_fits(const ptc_execution *x, const char *python,
+                           const struct backend *backend)
+{
+        const ptc_engine *e = x->engine;
+
+        return e->warm_python && python && (!backend || backend->kind == BACKEND_LOCAL) &&
+               !x->registry && !x->output && strcmp(x->cwd, e->cwd) == 0 &&
+               strcmp(python, e->warm_python) == 0;
+}
+
+/* The run on a kernel of the warm pool, when one is ready; cold otherwise. */
+static int run_warm(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
+                    enum exec_status *ret_status, struct diag *reterr)
+{
+        _cleanup_(exec_kernel_freep) struct exec_kernel *k = NULL;
+        bool lost;
+
+        k = x->engine->sessions ? session_take_warm(x->engine->sessions) : NULL;
+        if (!k)
+                return exec_run(eo, ret, ret_status, reterr);
+        /* What its start said, as a cold start would have said it to this run. */
+        for (char *const *w = exec_kernel_warnings(k); w && *w; w++)
+                on_warning(x, *w);
+        return exec_kernel_run_cell(k, eo, true, ret, ret_status, &lost, reterr);
 }
 
 /* The run itself, on @backend (NULL: this machine) with @python (local runs). */
@@ -312,6 +351,8 @@ static int run(ptc_execution *x, const char *code, size_t code_len, const char *
 
         if (x->session)
                 return run_cell(x, &eo, ret, ret_status, reterr);
+        if (eo.code && !code_is_blank(eo.code, eo.code_len) && warm_pool_fits(x, python, backend))
+                return run_warm(x, &eo, ret, ret_status, reterr);
         return exec_run(&eo, ret, ret_status, reterr);
 }
 

@@ -539,6 +539,7 @@ static const struct key_spec sessions_keys[] = {
         {"idle_timeout", parse_seconds_key, offsetof(struct ptc_config, session_idle_timeout), 0,
          CONFIG_MAX_SECONDS * 7},
         {"max", parse_int_key, offsetof(struct ptc_config, max_sessions), 1, 64},
+        {"warm", parse_int_key, offsetof(struct ptc_config, warm), 0, 16},
 };
 
 /* ---- the top level ------------------------------------------------------------------------ */

@@ -186,6 +186,7 @@ int config_init(struct ptc_config *c)
                 .web_timeout = 30,
                 .session_idle_timeout = 1800,
                 .max_sessions = 4,
+                .warm = 2,
         };
         c->module_name = strdup("hermes_tools");
         c->backend_concurrency = 4;

@@ -80,6 +80,7 @@ struct ptc_config {
         /* sessions (docs/sessions.md) */
         double session_idle_timeout; /* seconds without a cell before a session closes; 1800 */
         int64_t max_sessions;        /* live sessions at once; default 4 */
+        int64_t warm;                /* warm pool size (PTC_ENGINE_WARM_POOL); default 2 */
 
         /* mcp_servers */
         struct mcp_server_config *mcp_servers;

@@ -55,13 +55,40 @@ struct exec_kernel {
         struct run_cgroup cgroup;
         int ctl_fd;
         unsigned cells;
+        char **warnings; /* of the start */
         bool lost;
         bool reap_orphans;
 };
 
+char *const *exec_kernel_warnings(const struct exec_kernel *k)
+{
+        return k ? k->warnings : NULL;
+}
+
+/* exec_opts.on_warning of the start: kept, and passed on to the caller's. */
+struct start_warnings {
+        struct exec_kernel *k;
+        const struct exec_opts *o;
+};
+
+static void keep_warning(void *userdata, const char *line)
+{
+        struct start_warnings *w = userdata;
+
+        if (strv_extend(&w->k->warnings, line) < 0) {
+                /* Out of memory: a later run of a pooled kernel lacks the line; the start
+                 * goes on. */
+        }
+        if (w->o->on_warning)
+                w->o->on_warning(w->o->on_warning_userdata, line);
+}
+
 bool exec_kernel_alive(const struct exec_kernel *k)
 {
-        return k && !k->lost;
+        struct pollfd p = {.fd = k ? k->pidfd : -1, .events = POLLIN};
+
+        /* A readable pidfd: the init has exited (the kernel was killed from outside). */
+        return k && !k->lost && !(p.fd >= 0 && poll(&p, 1, 0) > 0);
 }
 
 int exec_kernel_pid(const struct exec_kernel *k)
@@ -91,6 +118,7 @@ struct exec_kernel *exec_kernel_free(struct exec_kernel *k)
         kill_kernel(k);
         (void) run_cgroup_destroy(&k->cgroup, 2 * USEC_PER_SEC);
         staging_remove(&k->staging);
+        strv_free(k->warnings);
         strv_free(k->env);
         free(k->cwd);
         free(k);
@@ -112,8 +140,12 @@ static void read_start_err(int fd, char *buf, size_t *len)
         buf[*len] = 0;
 }
 
-/* Wait for {"ready": true} until @deadline, reading the kernel's start-up stderr. */
-static int wait_ready(struct exec_kernel *k, int err_fd, usec_t deadline, struct diag *reterr)
+/*
+ * Wait for {"ready": true} until @deadline or @cancel_fd (-1: none) is readable, reading
+ * the kernel's start-up stderr.
+ */
+static int wait_ready(struct exec_kernel *k, int err_fd, int cancel_fd, usec_t deadline,
+                      struct diag *reterr)
 {
         char errbuf[START_ERR_KEEP];
         size_t errlen = 0;
@@ -121,8 +153,9 @@ static int wait_ready(struct exec_kernel *k, int err_fd, usec_t deadline, struct
 
         errbuf[0] = 0;
         for (;;) {
-                struct pollfd p[2] = {{.fd = k->ctl_fd, .events = POLLIN},
-                                      {.fd = err_fd, .events = POLLIN}};
+                struct pollfd p[3] = {{.fd = k->ctl_fd, .events = POLLIN},
+                                      {.fd = err_fd, .events = POLLIN},
+                                      {.fd = cancel_fd, .events = POLLIN}};
                 usec_t now = now_usec();
                 int n;
 
@@ -130,11 +163,15 @@ static int wait_ready(struct exec_kernel *k, int err_fd, usec_t deadline, struct
                         return diag_set(reterr, -ETIMEDOUT,
                                         "the session's interpreter did not start in time%s%s",
                                         errlen ? ": " : "", errbuf);
-                n = poll(p, err_fd >= 0 ? 2 : 1, (int) ((deadline - now) / USEC_PER_MSEC) + 1);
+                /* A negative fd is skipped by poll(). */
+                n = poll(p, 3, (int) ((deadline - now) / USEC_PER_MSEC) + 1);
                 if (n < 0 && errno != EINTR)
                         return diag_set(reterr, -errno, "poll: %m");
                 if (n <= 0)
                         continue;
+                if (p[2].revents)
+                        return diag_set(reterr, -ECANCELED,
+                                        "cancelled while the session's interpreter started");
                 if (p[1].revents && err_fd >= 0)
                         read_start_err(err_fd, errbuf, &errlen);
                 if (p[0].revents) {
@@ -158,8 +195,11 @@ static int wait_ready(struct exec_kernel *k, int err_fd, usec_t deadline, struct
         }
 }
 
-int exec_kernel_start(const struct exec_opts *o, struct exec_kernel **ret, struct diag *reterr)
+int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, struct diag *reterr)
 {
+        struct exec_opts opts = *caller;
+        const struct exec_opts *o = &opts;
+        struct start_warnings sw = {.o = caller};
         const struct ptc_config *c = o->config;
         _cleanup_(exec_kernel_freep) struct exec_kernel *k = NULL;
         _cleanup_free_ char *module = NULL;
@@ -175,6 +215,9 @@ int exec_kernel_start(const struct exec_opts *o, struct exec_kernel **ret, struc
         k->pidfd = k->status_fd = k->ctl_fd = -EBADF;
         k->cgroup = RUN_CGROUP_NULL;
         k->reap_orphans = o->reap_orphans;
+        sw.k = k;
+        opts.on_warning = keep_warning;
+        opts.on_warning_userdata = &sw;
 
         r = stubs_generate(o->registry, c->module_name, &module);
         if (r < 0)
@@ -183,6 +226,17 @@ int exec_kernel_start(const struct exec_opts *o, struct exec_kernel **ret, struc
                            c->module_name, module);
         if (r < 0)
                 return diag_set(reterr, r, "cannot create the staging directory: %s", strerror(-r));
+        {
+                /* script.py is a pooled run's name for its script: the kernel takes another. */
+                _cleanup_free_ char *p = path_join(k->staging.dir, ".kernel.py");
+
+                if (!p)
+                        return diag_set(reterr, -ENOMEM, "out of memory");
+                if (rename(k->staging.script_path, p) < 0)
+                        return diag_set(reterr, -errno, "cannot set up the staging directory: %m");
+                free(k->staging.script_path);
+                k->staging.script_path = TAKE_PTR(p);
+        }
         /* The token is each cell's; the kernel sets it before the cell runs. */
         r = exec_child_env(o, &k->staging, "", &k->env);
         if (r >= 0)
@@ -227,7 +281,9 @@ int exec_kernel_start(const struct exec_opts *o, struct exec_kernel **ret, struc
         peer = safe_close(peer);
         err_w = safe_close(err_w);
 
-        r = wait_ready(k, err_r, now_usec() + (usec_t) (c->timeout * USEC_PER_SEC), reterr);
+        /* A sane interpreter starts in well under a minute; a run's timeout may be hours. */
+        r = wait_ready(k, err_r, o->cancel_fd,
+                       now_usec() + (usec_t) (MIN(c->timeout, 60.0) * USEC_PER_SEC), reterr);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(k);
@@ -252,6 +308,7 @@ struct cell {
         const char *interrupt_reason;
         bool done;       /* the kernel said so, or is gone */
         bool ctl_closed; /* the control socket ended: the kernel is dying */
+        bool one_shot;   /* a warm pool's run: its result as a cold run's */
         bool have_exit_code;
         int exit_code;
         bool drain_timed_out;
@@ -480,7 +537,7 @@ static int send_cell(struct cell *c, const char *token, int out_w, int err_w)
         }
 }
 
-static int cell_setup(struct cell *c, struct diag *reterr)
+static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
 {
         const struct exec_opts *o = c->o;
         struct exec_kernel *k = c->k;
@@ -491,7 +548,10 @@ static int cell_setup(struct cell *c, struct diag *reterr)
         int r;
 
         k->cells++;
-        (void) snprintf(name, sizeof(name), "cell-%u.py", k->cells);
+        if (one_shot)
+                (void) snprintf(name, sizeof(name), "script.py");
+        else
+                (void) snprintf(name, sizeof(name), "cell-%u.py", k->cells);
         r = staging_add_file(&k->staging, name, o->code, o->code_len, &c->path);
         if (r < 0)
                 return diag_set(reterr, r, "cannot write the cell: %s", strerror(-r));
@@ -624,8 +684,9 @@ static int cell_finish(struct cell *c, json_t **ret, enum exec_status *ret_statu
         in.duration = (double) (now_usec() - c->start) / USEC_PER_SEC;
         in.calls = rpc_server_calls_made(c->rpc);
         in.interrupt_reason = c->interrupt_reason;
-        in.cell = c->k->lost ? RESULT_CELL_LOST : RESULT_CELL_KEPT;
-        if (c->k->lost && !c->stopped && !in.have_exit_code)
+        if (!c->one_shot)
+                in.cell = c->k->lost ? RESULT_CELL_LOST : RESULT_CELL_KEPT;
+        if (c->k->lost && !c->stopped && !in.have_exit_code && !c->one_shot)
                 in.error = "The session's interpreter died during the cell; its state is lost.";
         if (c->o->log_calls) {
                 log = rpc_server_log(c->rpc);
@@ -634,8 +695,9 @@ static int cell_finish(struct cell *c, json_t **ret, enum exec_status *ret_statu
         return exec_result(c->o, &c->out, &c->err, &in, false, ret, ret_status);
 }
 
-int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, json_t **ret,
-                         enum exec_status *ret_status, bool *ret_lost, struct diag *reterr)
+int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, bool one_shot,
+                         json_t **ret, enum exec_status *ret_status, bool *ret_lost,
+                         struct diag *reterr)
 {
         struct cell c = {
                 .k = k,
@@ -645,6 +707,7 @@ int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, json_
                 .timer_fd = -EBADF,
                 .sig_fd = -EBADF,
                 .cancel_fd = -EBADF,
+                .one_shot = one_shot,
         };
         int r;
 
@@ -653,7 +716,7 @@ int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, json_
                 return diag_set(reterr, -ESRCH, "the session's interpreter is gone");
         c.start = now_usec();
         c.deadline = c.start + (usec_t) (o->config->timeout * USEC_PER_SEC);
-        r = cell_setup(&c, reterr);
+        r = cell_setup(&c, one_shot, reterr);
         while (r >= 0 && !is_done(&c)) {
                 r = loop_run_once(c.loop, -1);
                 if (r < 0)

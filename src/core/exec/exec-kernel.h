@@ -40,6 +40,12 @@ _must_check_ int exec_kernel_start(const struct exec_opts *o, struct exec_kernel
 struct exec_kernel *exec_kernel_free(struct exec_kernel *k);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct exec_kernel *, exec_kernel_free);
 
+/*
+ * The warnings of the kernel's start (isolation auto leaving out a layer), one per line,
+ * as exec_opts.on_warning had them; for a run that takes a kernel started before it.
+ */
+char *const *exec_kernel_warnings(const struct exec_kernel *k);
+
 /* Whether the kernel still lives: false once a cell lost it (crashed, killed). */
 bool exec_kernel_alive(const struct exec_kernel *k);
 
@@ -53,8 +59,10 @@ int exec_kernel_pid(const struct exec_kernel *k);
  * gets KeyboardInterrupt; a kernel that does not finish the cell within the grace period
  * after that is killed, as is one that dies or breaks the protocol: then *ret_lost is
  * true and the kernel cannot run another cell. @o's config, registry and limits are the
- * cell's own; its working directory is the kernel's.
+ * cell's own; its working directory is the kernel's. With @one_shot the code is a whole
+ * script's, as a warm pool runs it (script.py, the name a cold run gives it); the kernel
+ * is for no other cell then.
  */
 _must_check_ int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o,
-                                      json_t **ret, enum exec_status *ret_status, bool *ret_lost,
-                                      struct diag *reterr);
+                                      bool one_shot, json_t **ret, enum exec_status *ret_status,
+                                      bool *ret_lost, struct diag *reterr);

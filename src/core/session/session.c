@@ -60,6 +60,16 @@ struct session_table {
         usec_t idle;
         int wake_fd;
         bool stopping;
+        /* The warm pool: ready kernels for one-shot runs, started with warm_opts (the
+         * engine's, its cancel_fd stop_fd: a start waiting for a slow interpreter ends
+         * when the table does). */
+        struct exec_opts warm_opts_copy;
+        const struct exec_opts *warm_opts;
+        int stop_fd;
+        unsigned warm;
+        struct exec_kernel **ready;
+        unsigned n_ready;
+        bool warm_failed; /* the last start failed: no retry until a take */
         pthread_t sweeper;
         bool have_sweeper;
 };
@@ -171,6 +181,27 @@ static void *sweeper_main(void *userdata)
                                 next = s->last_used + t->idle;
                 }
                 trim_gone(t);
+                if (t->warm_opts && t->n_ready < t->warm && !t->warm_failed && !n_dead) {
+                        struct exec_kernel *k = NULL;
+                        struct diag d = {};
+                        int r;
+
+                        pthread_mutex_unlock(&t->lock);
+                        r = exec_kernel_start(t->warm_opts, &k, &d);
+                        pthread_mutex_lock(&t->lock);
+                        if (r < 0 || t->stopping)
+                                t->warm_failed = r < 0;
+                        if (r >= 0 && t->n_ready < t->warm && !t->stopping) {
+                                t->ready[t->n_ready++] = k;
+                                k = NULL;
+                        }
+                        if (k) {
+                                pthread_mutex_unlock(&t->lock);
+                                exec_kernel_free(k);
+                                pthread_mutex_lock(&t->lock);
+                        }
+                        continue;
+                }
                 pthread_mutex_unlock(&t->lock);
                 for (size_t i = 0; i < n_dead; i++)
                         exec_kernel_free(dead[i]);
@@ -198,7 +229,8 @@ int session_table_new(unsigned max, usec_t idle, struct session_table **ret)
         t->max = max ? max : 1;
         t->idle = idle;
         t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (t->wake_fd < 0) {
+        t->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (t->wake_fd < 0 || t->stop_fd < 0) {
                 r = -errno;
                 session_table_free(t);
                 return r;
@@ -222,6 +254,11 @@ struct session_table *session_table_free(struct session_table *t)
                 t->stopping = true;
                 pthread_mutex_unlock(&t->lock);
                 wake(t);
+                {
+                        uint64_t one = 1;
+
+                        (void) !write(t->stop_fd, &one, sizeof(one));
+                }
                 pthread_join(t->sweeper, NULL);
         }
         for (size_t i = 0; i < t->n; i++) {
@@ -229,7 +266,11 @@ struct session_table *session_table_free(struct session_table *t)
                 free(t->v[i]);
         }
         free(t->v);
+        for (unsigned i = 0; i < t->n_ready; i++)
+                exec_kernel_free(t->ready[i]);
+        free(t->ready);
         safe_close(t->wake_fd);
+        safe_close(t->stop_fd);
         pthread_cond_destroy(&t->started);
         pthread_mutex_destroy(&t->one_start);
         pthread_mutex_destroy(&t->lock);
@@ -271,6 +312,43 @@ static int add_session(struct session_table *t, const char *id, struct session *
         t->v[t->n++] = s;
         *ret = s;
         return 0;
+}
+
+void session_table_set_warm(struct session_table *t, unsigned warm, const struct exec_opts *o)
+{
+        struct exec_kernel **v = warm ? calloc(warm, sizeof(*v)) : NULL;
+
+        pthread_mutex_lock(&t->lock);
+        if (v) {
+                t->ready = v;
+                t->warm = warm;
+                t->warm_opts_copy = *o;
+                t->warm_opts_copy.cancel_fd = t->stop_fd;
+                t->warm_opts = &t->warm_opts_copy;
+        }
+        pthread_mutex_unlock(&t->lock);
+        wake(t);
+}
+
+struct exec_kernel *session_take_warm(struct session_table *t)
+{
+        struct exec_kernel *k = NULL;
+
+        pthread_mutex_lock(&t->lock);
+        while (t->n_ready > 0 && !k) {
+                k = t->ready[--t->n_ready];
+                if (!exec_kernel_alive(k)) {
+                        /* Died waiting (killed from outside): not a run's to find out. */
+                        pthread_mutex_unlock(&t->lock);
+                        exec_kernel_free(k);
+                        k = NULL;
+                        pthread_mutex_lock(&t->lock);
+                }
+        }
+        t->warm_failed = false;
+        pthread_mutex_unlock(&t->lock);
+        wake(t);
+        return k;
 }
 
 static int start_on_table_thread(struct session_table *t, const struct exec_opts *o,

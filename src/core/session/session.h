@@ -47,6 +47,18 @@ _must_check_ int session_begin(struct session_table *t, const char *id, bool res
                                const struct exec_opts *o, struct session_lease *ret,
                                struct diag *reterr);
 
+/*
+ * The warm pool (docs/sessions.md): keep @warm kernels started with @o (whose pointers
+ * must outlive the table) ready for one-shot runs. Call once, before any take.
+ */
+void session_table_set_warm(struct session_table *t, unsigned warm, const struct exec_opts *o);
+
+/*
+ * A ready kernel of the warm pool, the caller's from now on (for one run, then
+ * exec_kernel_free()), or NULL when none is ready; the pool refills behind it.
+ */
+struct exec_kernel *session_take_warm(struct session_table *t);
+
 /* Give the session back after its cell; @lost: its kernel died with the cell. */
 void session_end(struct session_table *t, struct session_lease *l, bool lost);
 
