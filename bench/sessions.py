@@ -160,13 +160,17 @@ def main():
             one.append(timed(e, "pass")[0])
             cell.append(timed(e, "pass", session="bench")[0])
         code = CALLS.format(path=f.name, n=a.calls)
-        c_one = float(timed(e, code)[1].output)
-        c_cell = float(timed(e, code, session="bench")[1].output)
+        ones, cells = [], []
+        for _ in range(7):  # interleaved: the machine's drift hits both alike
+            ones.append(float(timed(e, code)[1].output))
+            cells.append(float(timed(e, code, session="bench")[1].output))
+        c_one, c_cell = statistics.median(ones), statistics.median(cells)
     print(f"| measure | one-shot | session cell |")
     print("|---|---:|---:|")
     print(f"| execution, no tool call (median of {a.rounds}), ms | "
           f"{statistics.median(one):.2f} | {statistics.median(cell):.2f} |")
-    print(f"| read_file x {a.calls} in a loop, µs per call | {c_one:.1f} | {c_cell:.1f} |")
+    print(f"| read_file x {a.calls} in a loop, µs per call (median of 7) | {c_one:.1f} | "
+          f"{c_cell:.1f} |")
     w, py, cold = pool(a.ptc, min(a.rounds, 100), a.gap)
     print()
     print(f"hello through ptc mcp's warm pool: {w:.2f} ms (JSON-RPC round trip); "

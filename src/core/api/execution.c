@@ -307,16 +307,21 @@ static bool warm_pool_fits(const ptc_execution *x, const char *python,
 static int run_warm(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
                     enum exec_status *ret_status, struct diag *reterr)
 {
-        _cleanup_(exec_kernel_freep) struct exec_kernel *k = NULL;
+        struct session_table *t = x->engine->sessions;
+        struct exec_kernel *k = t ? session_take_warm(t) : NULL;
         bool lost;
+        int r;
 
-        k = x->engine->sessions ? session_take_warm(x->engine->sessions) : NULL;
         if (!k)
                 return exec_run(eo, ret, ret_status, reterr);
         /* What its start said, as a cold start would have said it to this run. */
         for (char *const *w = exec_kernel_warnings(k); w && *w; w++)
                 on_warning(x, *w);
-        return exec_kernel_run_cell(k, eo, true, ret, ret_status, &lost, reterr);
+        r = exec_kernel_run_cell(k, eo, true, ret, ret_status, &lost, reterr);
+        /* Nothing the run started outlives it; the reaping is the table thread's. */
+        exec_kernel_kill(k);
+        session_discard(t, k);
+        return r;
 }
 
 /* The run itself, on @backend (NULL: this machine) with @python (local runs). */

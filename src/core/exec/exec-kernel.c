@@ -111,6 +111,15 @@ static void kill_kernel(struct exec_kernel *k)
         k->status_fd = safe_close(k->status_fd);
 }
 
+void exec_kernel_kill(struct exec_kernel *k)
+{
+        if (!k || k->pid <= 0)
+                return;
+        k->lost = true;
+        (void) proc_signal_execution(k->pid, true, false, SIGKILL);
+        run_cgroup_kill(&k->cgroup);
+}
+
 struct exec_kernel *exec_kernel_free(struct exec_kernel *k)
 {
         if (!k)

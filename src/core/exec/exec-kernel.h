@@ -36,6 +36,12 @@ extern const char exec_kernel_source[];
 _must_check_ int exec_kernel_start(const struct exec_opts *o, struct exec_kernel **ret,
                                    struct diag *reterr);
 
+/*
+ * SIGKILL to the kernel and everything it started, without waiting: what a run that must
+ * leave nothing running does before it answers, leaving the reaping to exec_kernel_free().
+ */
+void exec_kernel_kill(struct exec_kernel *k);
+
 /* Stop the kernel and everything it started, and remove its files. NULL-safe. */
 struct exec_kernel *exec_kernel_free(struct exec_kernel *k);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct exec_kernel *, exec_kernel_free);

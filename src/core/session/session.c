@@ -69,6 +69,8 @@ struct session_table {
         unsigned warm;
         struct exec_kernel **ready;
         unsigned n_ready;
+        struct exec_kernel **discard; /* used kernels to free, on the thread */
+        size_t n_discard, cap_discard;
         bool warm_failed; /* the last start failed: no retry until a take */
         pthread_t sweeper;
         bool have_sweeper;
@@ -159,6 +161,19 @@ static void *sweeper_main(void *userdata)
                 struct pollfd p = {.fd = t->wake_fd, .events = POLLIN};
                 int ms;
 
+                if (t->n_discard > 0) {
+                        struct exec_kernel **v = t->discard;
+                        size_t n = t->n_discard;
+
+                        t->discard = NULL;
+                        t->n_discard = t->cap_discard = 0;
+                        pthread_mutex_unlock(&t->lock);
+                        for (size_t i = 0; i < n; i++)
+                                exec_kernel_free(v[i]);
+                        free(v);
+                        pthread_mutex_lock(&t->lock);
+                        continue;
+                }
                 if (req && !req->done) {
                         pthread_mutex_unlock(&t->lock);
                         req->r = exec_kernel_start(req->o, &req->kernel, &req->diag);
@@ -269,6 +284,9 @@ struct session_table *session_table_free(struct session_table *t)
         for (unsigned i = 0; i < t->n_ready; i++)
                 exec_kernel_free(t->ready[i]);
         free(t->ready);
+        for (size_t i = 0; i < t->n_discard; i++)
+                exec_kernel_free(t->discard[i]);
+        free(t->discard);
         safe_close(t->wake_fd);
         safe_close(t->stop_fd);
         pthread_cond_destroy(&t->started);
@@ -349,6 +367,29 @@ struct exec_kernel *session_take_warm(struct session_table *t)
         pthread_mutex_unlock(&t->lock);
         wake(t);
         return k;
+}
+
+void session_discard(struct session_table *t, struct exec_kernel *k)
+{
+        if (!k)
+                return;
+        pthread_mutex_lock(&t->lock);
+        if (t->n_discard == t->cap_discard) {
+                size_t cap = t->cap_discard ? t->cap_discard * 2 : 8;
+                struct exec_kernel **v = realloc(t->discard, cap * sizeof(*v));
+
+                if (!v) {
+                        /* Out of memory: freed here, at the caller's cost. */
+                        pthread_mutex_unlock(&t->lock);
+                        exec_kernel_free(k);
+                        return;
+                }
+                t->discard = v;
+                t->cap_discard = cap;
+        }
+        t->discard[t->n_discard++] = k;
+        pthread_mutex_unlock(&t->lock);
+        wake(t);
 }
 
 static int start_on_table_thread(struct session_table *t, const struct exec_opts *o,

@@ -59,6 +59,12 @@ void session_table_set_warm(struct session_table *t, unsigned warm, const struct
  */
 struct exec_kernel *session_take_warm(struct session_table *t);
 
+/*
+ * Hand a used kernel of the warm pool back to be freed on the table's thread (its
+ * reaping and files are nobody's wait); kill it first (exec_kernel_kill()).
+ */
+void session_discard(struct session_table *t, struct exec_kernel *k);
+
 /* Give the session back after its cell; @lost: its kernel died with the cell. */
 void session_end(struct session_table *t, struct session_lease *l, bool lost);
 
