@@ -42,7 +42,7 @@ _ptc()
         doctor) opts="--config --backend --help -h" ;;
         agent) opts="--help -h" ;;
         serve) opts="--config --idle --ready-fd --help -h" ;;
-        session) opts="list close reset --pretty --help -h" ;;
+        session) opts="list kill reset --pretty --help -h" ;;
         *) return ;;
         esac
 

@@ -340,7 +340,7 @@ PTC_EXPORT char *ptc_engine_sessions(ptc_engine *e);
 /*
  * Close the engine's session @id now: its interpreter and everything it started die.
  * With PTC_SESSION_FORGET the next cell on @id starts afresh without being told (a
- * reset); otherwise it is told the session was closed. -ENOENT when no such session
+ * reset); otherwise it is told the session was killed. -ENOENT when no such session
  * lives, -EBUSY while it runs a cell.
  */
 enum ptc_session_close_flags {

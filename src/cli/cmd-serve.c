@@ -195,6 +195,30 @@ static json_t *handle(struct server *s, int fd, json_t *req)
         return error_reply("unknown op (allowed: run, list, close)", true);
 }
 
+/*
+ * Before closing a connection whose request we did not read: read it away (a little, for
+ * a moment), since closing a Unix socket with unread input resets the peer, which would
+ * then lose the reply.
+ */
+static void drain(int fd)
+{
+        char buf[4096];
+        size_t total = 0;
+
+        (void) shutdown(fd, SHUT_WR);
+        while (total < 65536) {
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                ssize_t n;
+
+                if (poll(&p, 1, 200) <= 0)
+                        return;
+                n = read(fd, buf, sizeof(buf));
+                if (n <= 0)
+                        return;
+                total += (size_t) n;
+        }
+}
+
 static void *conn_main(void *userdata)
 {
         struct conn *c = userdata;
@@ -204,9 +228,10 @@ static void *conn_main(void *userdata)
         _cleanup_free_ char *line = NULL;
 
         /* Only this user: the directory is 0700 already; the kernel's word settles it. */
-        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid())
+        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid()) {
                 reply(c->fd, error_reply("refused: another user", false));
-        else if (cli_serve_read_line(c->fd, REQUEST_MAX, &line) >= 0) {
+                drain(c->fd);
+        } else if (cli_serve_read_line(c->fd, REQUEST_MAX, &line) >= 0) {
                 json_auto_t *req = json_loads(line, 0, NULL);
 
                 reply(c->fd, req ? handle(s, c->fd, req)

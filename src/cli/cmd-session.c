@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ptc session list | close ID | reset ID: the sessions of the per-user server (ptc serve,
+ * ptc session list | kill ID | reset ID: the sessions of the per-user server (ptc serve,
  * docs/sessions.md). Never starts a server: with none running there are no sessions.
  */
 
@@ -18,11 +18,11 @@
 static void help(void)
 {
         printf("Usage: ptc session list\n"
-               "       ptc session close ID\n"
+               "       ptc session kill ID\n"
                "       ptc session reset ID\n"
                "\n"
                "The sessions of 'ptc serve' (the live interpreters of 'ptc run --session'):\n"
-               "list prints them as JSON (id, cells, idle seconds, busy, pid); close ends one\n"
+               "list prints them as JSON (id, cells, idle seconds, busy, pid); kill ends one\n"
                "(its next cell starts a new interpreter and is told so); reset ends one\n"
                "silently (its next cell starts afresh). See docs/sessions.md.\n"
                "\n"
@@ -31,7 +31,7 @@ static void help(void)
                "  -h, --help               this help\n"
                "\n"
                "Exit status: 0, 1 when the session is not live or the server is not\n"
-               "running (close, reset), 2 on a usage error.\n");
+               "running (kill, reset), 2 on a usage error.\n");
 }
 
 int cmd_session(int argc, char **argv)
@@ -48,7 +48,7 @@ int cmd_session(int argc, char **argv)
                 return r;
         verb = optind < argc ? argv[optind] : NULL;
         if (!verb) {
-                log_error("missing a command: list, close ID or reset ID (try 'ptc session "
+                log_error("missing a command: list, kill ID or reset ID (try 'ptc session "
                           "--help')");
                 return EXIT_USAGE;
         }
@@ -58,7 +58,7 @@ int cmd_session(int argc, char **argv)
                         return EXIT_USAGE;
                 }
                 req = json_pack("{s:s}", "op", "list");
-        } else if (strcmp(verb, "close") == 0 || strcmp(verb, "reset") == 0) {
+        } else if (strcmp(verb, "kill") == 0 || strcmp(verb, "reset") == 0) {
                 if (optind + 2 != argc) {
                         log_error("%s takes one session id (try 'ptc session --help')", verb);
                         return EXIT_USAGE;
@@ -67,7 +67,7 @@ int cmd_session(int argc, char **argv)
                 req = json_pack("{s:s, s:s, s:b}", "op", "close", "session", id, "forget",
                                 strcmp(verb, "reset") == 0);
         } else {
-                log_error("unknown command '%s' (allowed: list, close, reset)", verb);
+                log_error("unknown command '%s' (allowed: list, kill, reset)", verb);
                 return EXIT_USAGE;
         }
         if (!req)

@@ -21,7 +21,7 @@ static void help(void)
                "  ptc mcp [OPTIONS]                       serve the Model Context Protocol on "
                "stdio\n"
                "  ptc serve [OPTIONS]                     the per-user server of sessions\n"
-               "  ptc session list | close ID | reset ID  the server's sessions\n"
+               "  ptc session list | kill ID | reset ID   the server's sessions\n"
                "  ptc doctor [--config FILE]              interpreter, isolation layers, tools\n"
                "  ptc agent                               the remote end of --backend (started "
                "by ptc)\n"

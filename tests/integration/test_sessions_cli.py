@@ -71,13 +71,13 @@ def test_state_survives_between_runs_through_the_server(ptc, srv):
     # reset: afresh, no note; close: the next cell is told.
     r = session(ptc, "print('x' in globals())", "a", "--reset")
     assert (r.data["output"], r.data["cell"]) == ("False\n", 1), r
-    assert ptc.run_ptc(["session", "close", "a"]).rc == 0
+    assert ptc.run_ptc(["session", "kill", "a"]).rc == 0
     r = session(ptc, "print(1)", "a")
-    assert r.data["session_note"] == "session 'a' was closed; this cell started a new one", r
+    assert r.data["session_note"] == "session 'a' was killed; this cell started a new one", r
     assert ptc.run_ptc(["session", "reset", "a"]).rc == 0
     r = session(ptc, "print(2)", "a")
     assert "session_note" not in r.data and r.data["cell"] == 1, r
-    r = ptc.run_ptc(["session", "close", "nope"])
+    r = ptc.run_ptc(["session", "kill", "nope"])
     assert r.rc == 1 and "no live session 'nope'" in r.stderr, r
 
 

@@ -236,7 +236,7 @@ PTC_EXPORT int ptc_engine_close_session(ptc_engine *e, const char *id, unsigned 
         r = engine_sessions(e, &t);
         if (r < 0)
                 return api_diagf(diag, r, "cannot set up sessions: %s", strerror(-r));
-        r = session_close(t, id, flags & PTC_SESSION_FORGET ? NULL : "closed");
+        r = session_close(t, id, flags & PTC_SESSION_FORGET ? NULL : "killed");
         if (r == -ENOENT)
                 return api_diagf(diag, r, "no live session '%.64s'", id);
         if (r == -EBUSY)
