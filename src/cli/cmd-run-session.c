@@ -45,8 +45,10 @@ static int wait_reply(int fd, int sig_fd)
                 while (read(sig_fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
                         json_auto_t *m = NULL;
 
+                        /* A second stop: the server does not answer; leaving interrupts
+                         * the cell all the same (its watcher sees the end). */
                         if (told)
-                                continue;
+                                return -EINTR;
                         m = json_pack("{s:s}", "interrupt", signal_name(si.ssi_signo));
                         if (m)
                                 (void) cli_serve_send(fd, m);
@@ -85,6 +87,10 @@ int cli_run_in_session(const char *session, bool reset, const char *code, size_t
         if (sig_fd >= 0)
                 close(sig_fd);
         close(fd);
+        if (r == -EINTR) {
+                log_error("interrupted again: left the cell to ptc serve to stop");
+                return EXIT_INTERRUPTED;
+        }
         if (r < 0) {
                 log_error("ptc serve did not answer: %s", strerror(-r));
                 return EXIT_INTERNAL;

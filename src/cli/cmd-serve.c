@@ -38,6 +38,12 @@
 
 /* A request line: the code and its options. */
 #define REQUEST_MAX (16u << 20)
+/* Connections served at once; more are refused with the reason. */
+#define CLIENTS_MAX 64
+/* How long a client may take to send its request, or to take the reply. */
+#define CLIENT_IO_SEC 10
+/* At a stop, how long the cells still running get to end after their interrupt. */
+#define STOP_WAIT_SEC 10
 
 static void help(void)
 {
@@ -62,9 +68,28 @@ static void help(void)
 struct server {
         ptc_engine *engine;
         pthread_mutex_t lock;
-        unsigned clients; /* connections being served */
+        pthread_cond_t idle; /* clients reached 0 */
+        unsigned clients;    /* connections being served */
         time_t last_activity;
+        ptc_execution *running[CLIENTS_MAX]; /* under lock: interrupted at a stop */
+        bool stopping;
 };
+
+/* Track @x (NULL: untrack @old) among the running executions; false when stopping. */
+static bool track(struct server *s, ptc_execution *x, ptc_execution *old)
+{
+        bool ok = true;
+
+        pthread_mutex_lock(&s->lock);
+        for (size_t i = 0; i < CLIENTS_MAX; i++)
+                if (s->running[i] == old) {
+                        s->running[i] = x;
+                        break;
+                }
+        ok = !s->stopping;
+        pthread_mutex_unlock(&s->lock);
+        return ok;
+}
 
 struct conn {
         struct server *s;
@@ -147,6 +172,9 @@ static json_t *op_run(struct server *s, int fd, json_t *req)
                 ptc_execution_free(x);
                 return error_reply(d.message, true);
         }
+        /* Interrupted with the others when the server stops (before its run: at once). */
+        if (!track(s, x, NULL))
+                ptc_execution_interrupt(x, "the server stopped");
         w = (struct watch){.fd = fd, .x = x};
         watching = pthread_create(&watcher, NULL, watch_main, &w) == 0;
         r = ptc_execution_run(x, json_string_value(code), json_string_length(code), &text, &status,
@@ -157,6 +185,7 @@ static json_t *op_run(struct server *s, int fd, json_t *req)
                 pthread_join(watcher, NULL);
         }
         warnings = ptc_execution_warnings(x);
+        (void) track(s, NULL, x);
         ptc_execution_free(x);
         if (!text)
                 return error_reply(d.message[0] ? d.message : strerror(-r), false);
@@ -196,6 +225,44 @@ static json_t *handle(struct server *s, int fd, json_t *req)
 }
 
 /*
+ * Whether an ancestor of @pid runs this ptc executable: then @pid is a script, or a process
+ * a script or a tool started (every script runs under an init that is a clone of ptc, every
+ * terminal command under one too). Confined only by Landlock (isolation auto without user
+ * namespaces), a script can still reach the socket: it must not get a session of its own,
+ * with a working directory of its choosing, nor end the user's. A walk of at most 64
+ * parents; the peer itself is ptc (ptc run --session) and is not looked at.
+ */
+static bool started_by_ptc(pid_t pid)
+{
+        struct stat self, st;
+
+        if (stat("/proc/self/exe", &self) < 0)
+                return false;
+        for (int hops = 0; hops < 64 && pid > 1; hops++) {
+                char path[64], buf[512];
+                _cleanup_close_ int fd = -EBADF;
+                ssize_t n;
+                char *close_paren;
+
+                (void) snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+                if (n <= 0)
+                        return false;
+                buf[n] = 0;
+                /* "pid (comm) state ppid ...": comm may hold anything but the last ')'. */
+                close_paren = strrchr(buf, ')');
+                if (!close_paren || sscanf(close_paren + 1, " %*c %d", &pid) != 1)
+                        return false;
+                (void) snprintf(path, sizeof(path), "/proc/%d/exe", (int) pid);
+                if (pid > 1 && stat(path, &st) == 0 && st.st_dev == self.st_dev &&
+                    st.st_ino == self.st_ino)
+                        return true;
+        }
+        return false;
+}
+
+/*
  * Before closing a connection whose request we did not read: read it away (a little, for
  * a moment), since closing a Unix socket with unread input resets the peer, which would
  * then lose the reply.
@@ -226,20 +293,34 @@ static void *conn_main(void *userdata)
         struct ucred cred;
         socklen_t len = sizeof(cred);
         _cleanup_free_ char *line = NULL;
+        struct timeval io = {.tv_sec = CLIENT_IO_SEC};
+
+        /* A client that sends nothing, or takes no reply, holds a thread this long at most. */
+        (void) setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &io, sizeof(io));
+        (void) setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &io, sizeof(io));
 
         /* Only this user: the directory is 0700 already; the kernel's word settles it. */
         if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid()) {
                 reply(c->fd, error_reply("refused: another user", false));
                 drain(c->fd);
+        } else if (started_by_ptc(cred.pid)) {
+                reply(c->fd, error_reply("refused: a process started by ptc (a script or a "
+                                         "tool of one)",
+                                         false));
+                drain(c->fd);
         } else if (cli_serve_read_line(c->fd, REQUEST_MAX, &line) >= 0) {
                 json_auto_t *req = json_loads(line, 0, NULL);
+                struct timeval none = {};
 
+                /* The request is in: a run's watcher waits on the socket as long as the run. */
+                (void) setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
                 reply(c->fd, req ? handle(s, c->fd, req)
                                  : error_reply("the request is not a JSON object", true));
         }
         close(c->fd);
         pthread_mutex_lock(&s->lock);
-        s->clients--;
+        if (--s->clients == 0)
+                pthread_cond_broadcast(&s->idle);
         s->last_activity = time(NULL);
         pthread_mutex_unlock(&s->lock);
         free(c);
@@ -304,6 +385,28 @@ static int listen_socket(void)
         return fd;
 }
 
+/* Interrupt the cells still running and wait for their clients, at most STOP_WAIT_SEC;
+ * whether none is left. */
+static bool stop_and_wait(struct server *s)
+{
+        struct timespec until;
+        bool none;
+
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += STOP_WAIT_SEC;
+        pthread_mutex_lock(&s->lock);
+        s->stopping = true;
+        for (size_t i = 0; i < CLIENTS_MAX; i++)
+                if (s->running[i])
+                        ptc_execution_interrupt(s->running[i], "the server stopped");
+        while (s->clients > 0)
+                if (pthread_cond_timedwait(&s->idle, &s->lock, &until) == ETIMEDOUT)
+                        break;
+        none = s->clients == 0;
+        pthread_mutex_unlock(&s->lock);
+        return none;
+}
+
 static void say_ready(int fd, const char *what)
 {
         if (fd < 0)
@@ -321,7 +424,9 @@ int cmd_serve(int argc, char **argv)
                 {"ready-fd", &arg_ready},
                 {},
         };
-        struct server s = {.last_activity = time(NULL)};
+        struct server s = {.last_activity = time(NULL),
+                           .lock = PTHREAD_MUTEX_INITIALIZER,
+                           .idle = PTHREAD_COND_INITIALIZER};
         struct ptc_diag d = {};
         sigset_t stop;
         int r, ready = -1, lfd = -1, sfd = -1, ret = EXIT_USAGE;
@@ -363,10 +468,22 @@ int cmd_serve(int argc, char **argv)
                 say_ready(ready, "cannot set up the process");
                 return EXIT_INTERNAL;
         }
+        /* The socket first: a server that lost the race starts no engine (nor its pool). */
+        lfd = listen_socket();
+        if (lfd == -EALREADY) {
+                /* Another server got there first: the client may use that one. */
+                say_ready(ready, "ok");
+                return EXIT_OK;
+        }
+        if (lfd < 0) {
+                say_ready(ready, "cannot listen on the socket");
+                return EXIT_INTERNAL;
+        }
         if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_WARM_POOL, &s.engine,
                            &warned) < 0) {
                 say_ready(ready, "the configuration is not valid");
-                return EXIT_USAGE;
+                ret = EXIT_USAGE;
+                goto out;
         }
         r = ptc_engine_start(s.engine, &d);
         cli_print_warnings(s.engine, &warned);
@@ -376,21 +493,8 @@ int cmd_serve(int argc, char **argv)
                 ret = EXIT_INTERNAL;
                 goto out;
         }
-        lfd = listen_socket();
-        if (lfd == -EALREADY) {
-                /* Another server got there first: the client may use that one. */
-                say_ready(ready, "ok");
-                ret = EXIT_OK;
-                goto out;
-        }
-        if (lfd < 0) {
-                say_ready(ready, "cannot listen on the socket");
-                ret = EXIT_INTERNAL;
-                goto out;
-        }
         cli_stop_signals(&stop);
         sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
-        pthread_mutex_init(&s.lock, NULL);
         say_ready(ready, "ok");
         ready = -1;
         ret = EXIT_OK;
@@ -413,7 +517,8 @@ int cmd_serve(int argc, char **argv)
                         pthread_mutex_unlock(&s.lock);
                         left = idle;
                 }
-                r = poll(p, sfd >= 0 ? 2 : 1, quiet ? (int) (left * 1000) : -1);
+                /* Busy, it looks again after a while: the last client may end meanwhile. */
+                r = poll(p, sfd >= 0 ? 2 : 1, (int) ((quiet ? left : idle) * 1000));
                 if (r < 0 && errno != EINTR)
                         break;
                 if (r > 0 && p[1].revents)
@@ -421,6 +526,7 @@ int cmd_serve(int argc, char **argv)
                 if (r > 0 && p[0].revents) {
                         struct conn *c = calloc(1, sizeof(*c));
                         pthread_t t;
+                        bool full;
 
                         if (!c)
                                 continue;
@@ -431,9 +537,18 @@ int cmd_serve(int argc, char **argv)
                                 continue;
                         }
                         pthread_mutex_lock(&s.lock);
-                        s.clients++;
+                        full = s.clients >= CLIENTS_MAX;
+                        if (!full)
+                                s.clients++;
                         s.last_activity = time(NULL);
                         pthread_mutex_unlock(&s.lock);
+                        if (full) {
+                                reply(c->fd, error_reply("too many clients at once", false));
+                                drain(c->fd);
+                                close(c->fd);
+                                free(c);
+                                continue;
+                        }
                         if (pthread_create(&t, NULL, conn_main, c) != 0) {
                                 close(c->fd);
                                 free(c);
@@ -458,7 +573,12 @@ out:
         }
         if (sfd >= 0)
                 close(sfd);
-        /* The process ends: every kernel dies with it (their parent-death signal). */
         say_ready(ready, "the server stopped");
+        if (stop_and_wait(&s)) {
+                /* Every session's interpreter, the warm pool's, their files: gone. */
+                ptc_engine_free(s.engine);
+                return ret;
+        }
+        /* Cells that would not end still use the engine: the process's end kills them. */
         _exit(ret);
 }

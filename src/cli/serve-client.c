@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -108,6 +109,8 @@ static int start_server(const char *dir)
                 if (setsid() < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
                     dup2(logfd >= 0 ? logfd : null, 2) < 0 || dup2(p[1], 3) < 0)
                         _exit(127);
+                /* Nothing of the client's (a lock, a harness's pipe) may live on in it. */
+                (void) syscall(SYS_close_range, 4u, ~0u, 0u);
                 /* The server is not our child: its parent is gone before it runs. */
                 pid = fork();
                 if (pid != 0)

@@ -121,6 +121,34 @@ def test_an_interpreter_that_dies_is_reported_lost(mcp):
     assert r["output"] == "False\n" and "was lost in its cell 2" in r["session_note"], r
 
 
+def test_an_interpreter_that_dies_between_cells_is_found_out(mcp):
+    c = mcp()
+    cell(c, "import os, threading, time\nthreading.Timer(0.3, os._exit, (3,)).start()",
+         session="x")
+    time.sleep(1.0)
+    r = cell(c, "print('fresh')", session="x", wait=20)
+    assert (r["output"], r["cell"]) == ("fresh\n", 1), r
+    assert r["session_note"] == "session 'x' was lost between cells (its interpreter died); " \
+        "this cell started a new one", r
+
+
+def test_a_fork_a_cell_leaves_does_not_take_over_the_session(mcp):
+    c = mcp()
+    cell(c, "import os\nforked = os.fork()", session="f")
+    r = cell(c, "print('parent' if forked else 'child')", session="f")
+    assert (r["output"], r["cell"]) == ("parent\n", 2), r
+    assert "session_lost" not in r, r
+
+
+def test_exit_statuses_of_cells_are_those_of_a_process(mcp):
+    c = mcp()
+    for code, want in (("True", 1), ("256", 0), ("-1", 255), ("'bye'", 1)):
+        r = cell(c, f"import sys\nsys.exit({code})", session="s")
+        assert r["exit_code"] == want and "session_lost" not in r, (code, r)
+    r = cell(c, "print('alive')", session="s")
+    assert r["output"] == "alive\n" and r["cell"] == 5, r
+
+
 def test_idle_sessions_close_and_the_next_cell_is_told(mcp, ptc):
     c = mcp("--config", no_pool(ptc, "  idle_timeout: 1\n"))
     cell(c, "x = 1", session="i")

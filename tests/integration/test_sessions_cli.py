@@ -193,3 +193,27 @@ def test_the_server_directory_must_be_ours(ptc, srv):
     r = session(ptc, "print(1)", "a")
     assert r.rc == 3, r
     assert "cannot be used" in r.stderr and "mode 0700" in r.stderr, r
+
+
+def test_a_script_cannot_reach_the_server(ptc, srv):
+    session(ptc, "x = 1", "mine")
+    # A terminal command of a script is a process started by ptc, as the script is.
+    r = ptc.run(f"""
+        from hermes_tools import terminal
+        print(terminal("{ptc.bin} session list; {ptc.bin} run --session mine -c 'print(x)'")
+              ["output"])
+        """, "--isolation", "none", env={"XDG_RUNTIME_DIR": str(srv.parent)})
+    expect(r, 0, "success")
+    assert r.data["output"].count("refused: a process started by ptc") >= 2, r
+    r = session(ptc, "print(x)", "mine")
+    assert r.data["output"] == "1\n", r
+
+
+def test_a_client_that_sends_nothing_is_let_go(ptc, srv):
+    session(ptc, "x = 1", "idle-client")
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(str(srv / "serve.sock"))
+    t = time.monotonic()
+    s.settimeout(30)
+    assert s.recv(4096) == b""  # closed after the server's 10 s, no reply to nothing
+    assert 8 < time.monotonic() - t < 25

@@ -134,17 +134,21 @@ struct exec_kernel *exec_kernel_free(struct exec_kernel *k)
         return NULL;
 }
 
-/* Read what the kernel wrote to @fd while starting, without blocking. */
+/* Read what the kernel wrote to @fd while starting, without blocking; past the first
+ * START_ERR_KEEP - 1 bytes it is read and dropped (an unread pipe would stay readable). */
 static void read_start_err(int fd, char *buf, size_t *len)
 {
+        char drop[4096];
+
         for (;;) {
-                ssize_t n = read(fd, buf + *len, START_ERR_KEEP - 1 - *len);
+                bool full = *len >= START_ERR_KEEP - 1;
+                ssize_t n = full ? read(fd, drop, sizeof(drop))
+                                 : read(fd, buf + *len, START_ERR_KEEP - 1 - *len);
 
                 if (n <= 0)
                         break;
-                *len += (size_t) n;
-                if (*len >= START_ERR_KEEP - 1)
-                        break;
+                if (!full)
+                        *len += (size_t) n;
         }
         buf[*len] = 0;
 }
@@ -315,9 +319,11 @@ struct cell {
         enum exec_status status;
         bool stopped;
         const char *interrupt_reason;
-        bool done;       /* the kernel said so, or is gone */
-        bool ctl_closed; /* the control socket ended: the kernel is dying */
-        bool one_shot;   /* a warm pool's run: its result as a cold run's */
+        bool done;         /* the kernel said so, or is gone */
+        bool ctl_closed;   /* the control socket ended: the kernel is dying */
+        bool started;      /* the kernel said the cell runs: a stop reaches it */
+        bool stop_pending; /* a stop came before that: sent on "started" */
+        bool one_shot;     /* a warm pool's run: its result as a cold run's */
         bool have_exit_code;
         int exit_code;
         bool drain_timed_out;
@@ -390,9 +396,16 @@ static void begin_stop(struct cell *c, enum exec_status why, const char *reason)
         c->status = why;
         c->interrupt_reason = reason;
         c->phase = CELL_STOPPING;
-        /* The init forwards: SIGINT to the kernel's main thread (KeyboardInterrupt in the
-         * cell), SIGTERM to every other process of the session. Tools after it. */
-        (void) kill(c->k->pid, SIGINT);
+        /*
+         * The init forwards: SIGINT to the kernel's main thread (KeyboardInterrupt in the
+         * cell), SIGTERM to every other process of the session. Tools after it. Before the
+         * cell has started, the kernel would not take it: it goes when "started" comes;
+         * the grace runs from now either way.
+         */
+        if (c->started)
+                (void) kill(c->k->pid, SIGINT);
+        else
+                c->stop_pending = true;
         signal_tools(c);
         exec_arm_timer(c->timer_fd, now_usec() + EXEC_KILL_GRACE_USEC);
 }
@@ -446,6 +459,13 @@ static void on_control(struct loop_source *s, int fd, uint32_t events, void *use
         }
         if (n > 0)
                 v = json_loadb(msg, (size_t) n, 0, NULL);
+        if (!c->started &&
+            json_integer_value(json_object_get(v, "started")) == (json_int_t) c->k->cells) {
+                c->started = true;
+                if (c->stop_pending)
+                        (void) kill(c->k->pid, SIGINT);
+                return;
+        }
         if (!v || json_integer_value(json_object_get(v, "done")) != (json_int_t) c->k->cells ||
             !json_is_integer(json_object_get(v, "exit_code"))) {
                 /* The end of the socket, or anything but this cell's done: not a kernel. */
@@ -617,43 +637,49 @@ static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
         }
         c->out_fd = outp[0];
         c->err_fd = errp[0];
-        r = send_cell(c, token, outp[1], errp[1]);
-        explicit_wipe(token, sizeof(token));
-        safe_close(outp[1]);
-        safe_close(errp[1]);
-        if (r < 0) {
-                /* The kernel is gone (EPIPE): the cell runs nothing, the session is lost. */
-                lose_kernel(c);
-                return 0;
-        }
-        if (fd_set_nonblock(c->out_fd, true) < 0 || fd_set_nonblock(c->err_fd, true) < 0)
+        if (fd_set_nonblock(c->out_fd, true) < 0 || fd_set_nonblock(c->err_fd, true) < 0) {
+                safe_close(outp[1]);
+                safe_close(errp[1]);
+                explicit_wipe(token, sizeof(token));
                 return diag_set(reterr, -errno, "cannot set up pipes: %m");
+        }
         if ((r = loop_add(c->loop, c->out_fd, EPOLLIN, on_pipe, c, &c->out_src)) < 0 ||
             (r = loop_add(c->loop, c->err_fd, EPOLLIN, on_pipe, c, &c->err_src)) < 0 ||
             (r = loop_add(c->loop, c->timer_fd, EPOLLIN, on_timer, c, NULL)) < 0 ||
             (r = loop_add(c->loop, k->ctl_fd, EPOLLIN, on_control, c, &c->ctl_src)) < 0 ||
             (k->pidfd >= 0 &&
              (r = loop_add(c->loop, k->pidfd, EPOLLIN, on_pidfd, c, &c->pid_src)) < 0))
-                return diag_set(reterr, r, "event loop: %s", strerror(-r));
+                goto fail;
         if (o->handle_signals) {
                 sigemptyset(&mask);
                 sigaddset(&mask, SIGINT);
                 sigaddset(&mask, SIGTERM);
                 sigaddset(&mask, SIGHUP);
                 c->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-                if (c->sig_fd < 0)
-                        return diag_set(reterr, -errno, "signalfd: %m");
-                r = loop_add(c->loop, c->sig_fd, EPOLLIN, on_signal, c, NULL);
+                r = c->sig_fd < 0 ? -errno
+                                  : loop_add(c->loop, c->sig_fd, EPOLLIN, on_signal, c, NULL);
                 if (r < 0)
-                        return diag_set(reterr, r, "event loop: %s", strerror(-r));
+                        goto fail;
         }
         if (o->cancel_fd >= 0) {
                 r = loop_add(c->loop, o->cancel_fd, EPOLLIN, on_cancel, c, NULL);
                 if (r < 0)
-                        return diag_set(reterr, r, "event loop: %s", strerror(-r));
+                        goto fail;
         }
         exec_arm_timer(c->timer_fd, c->deadline);
+        /* Last: a kernel found gone (EPIPE) ends the cell through the loop's sources. */
+        r = send_cell(c, token, outp[1], errp[1]);
+        explicit_wipe(token, sizeof(token));
+        safe_close(outp[1]);
+        safe_close(errp[1]);
+        if (r < 0)
+                lose_kernel(c);
         return 0;
+fail:
+        safe_close(outp[1]);
+        safe_close(errp[1]);
+        explicit_wipe(token, sizeof(token));
+        return diag_set(reterr, r, "event loop: %s", strerror(-r));
 }
 
 static void cell_teardown(struct cell *c)

@@ -430,7 +430,10 @@ int session_begin(struct session_table *t, const char *id, bool reset, const str
         }
         if (s && s->kernel && reset)
                 old = make_gone(s, "reset");
-        else if (s && !s->kernel && s->gone[0] && !reset)
+        else if (s && s->kernel && !exec_kernel_alive(s->kernel))
+                /* Killed from outside, or a thread of a cell called os._exit() after it. */
+                old = make_gone(s, "lost between cells (its interpreter died)");
+        if (s && !s->kernel && s->gone[0] && !reset)
                 (void) snprintf(note, sizeof(note),
                                 "session '%s' was %s; this cell started a new one", id, s->gone);
         if (!s || !s->kernel) {
