@@ -86,6 +86,13 @@ class Container:
     def exec(self, *argv):
         return sh([self.engine, "exec", self.name, *argv])
 
+    def settle(self):
+        """Wait until the engine runs a command in the container again: the cleanup of the
+        last run's exec session (conmon's exit command) holds the container's lock for a
+        while, and a run started meanwhile would wait on it (seen in CI: over a minute)."""
+        r = sh([self.engine, "exec", self.name, "true"], timeout=180)
+        assert r.returncode == 0, r.stdout
+
     def remove(self):
         sh([self.engine, "rm", "-f", "-t", "0", self.name])
 
@@ -169,19 +176,28 @@ def test_a_timeout_in_the_container_leaves_nothing(ptc, container):
 
 
 def spawn_run(ptc, c, code):
+    c.settle()
     return subprocess.Popen([str(ptc.bin), "run", "--backend", c.spec, "-c",
-                             textwrap.dedent(code)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=ptc.make_env(), cwd=str(ptc.workdir),
-                            start_new_session=True)
+                             textwrap.dedent(code)], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ptc.make_env(),
+                            cwd=str(ptc.workdir), start_new_session=True)
+
+
+def sleeper(marker):
+    """What finds the script's `sleep MARKER` alone: ptc's command line holds the marker
+    too (in the script it was given), and so does a clone of ptc before it execs."""
+    return f"sleep\0{marker}\0"
 
 
 def wait_started(p, marker):
-    # ptc's own command line holds the marker too (in the script it was given).
-    deadline = time.monotonic() + 60
-    while not set(processes_marked(marker)) - {p.pid} and time.monotonic() < deadline:
+    deadline = time.monotonic() + 120
+    while not processes_marked(sleeper(marker)) and time.monotonic() < deadline:
         assert p.poll() is None, p.communicate()
         time.sleep(0.05)
-    assert set(processes_marked(marker)) - {p.pid}, "the script's child never started"
+    if not processes_marked(sleeper(marker)):
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate(timeout=30)
+        raise AssertionError(f"the script's child never started: {out!r} {err!r}")
 
 
 def finish(p):
@@ -207,7 +223,7 @@ def test_an_interrupt_stops_the_script_in_the_container(ptc, container):
     assert p.returncode == 130, (out, err)
     assert b'"status":"interrupted"' in out, out
     assert b"before" in out, out
-    assert wait_no_process_marked(marker, 10) == []
+    assert wait_no_process_marked(sleeper(marker), 10) == []
 
 
 def test_a_killed_engine_client_ends_the_run_and_the_script(ptc, container):
@@ -232,7 +248,7 @@ def test_a_killed_engine_client_ends_the_run_and_the_script(ptc, container):
     assert f"backend '{container.spec}': the channel closed before the script ended".encode() \
         in out, out
     assert b"before the drop" in out, out
-    assert wait_no_process_marked(marker, 10) == []
+    assert wait_no_process_marked(sleeper(marker), 10) == []
 
 
 def test_doctor_checks_the_container_end_to_end(ptc, container):
