@@ -465,29 +465,7 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
         struct sandbox_opts sb;
         int ll_abi, r;
 
-        if (c->isolation == PTC_ISOLATION_NONE) {
-                /*
-                 * No layer, but still under an init of its own (sandbox-init.c): a child
-                 * subreaper that kills what the script leaves behind, so no execution's
-                 * leftovers are another's or the host process's to find.
-                 */
-                sb = (struct sandbox_opts){
-                        .path = o->python,
-                        .argv = argv,
-                        .envp = co->env,
-                        .cwd = co->cwd,
-                        .staging_dir = co->staging_dir,
-                        .stdin_fd = co->stdin_fd,
-                        .every_stop = co->every_stop,
-                        .stdout_fd = co->stdout_fd,
-                        .stderr_fd = co->stderr_fd,
-                        .network = true,
-                        .plain_nofile = o->child_nofile,
-                };
-                return sandbox_spawn(&sb, ret, NULL, reterr);
-        }
-
-        ll_abi = landlock_abi();
+        /* What every level shares; each adds its own below. */
         sb = (struct sandbox_opts){
                 .path = o->python,
                 .argv = argv,
@@ -497,9 +475,22 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                 .every_stop = co->every_stop,
                 .stdout_fd = co->stdout_fd,
                 .stderr_fd = co->stderr_fd,
-                .network = c->network,
-                .landlock_abi = ll_abi,
         };
+        if (c->isolation == PTC_ISOLATION_NONE) {
+                /*
+                 * No layer, but still under an init of its own (sandbox-init.c): a child
+                 * subreaper that kills what the script leaves behind, so no execution's
+                 * leftovers are another's or the host process's to find.
+                 */
+                sb.envp = co->env;
+                sb.network = true;
+                sb.plain_nofile = o->child_nofile;
+                return sandbox_spawn(&sb, ret, NULL, reterr);
+        }
+
+        ll_abi = landlock_abi();
+        sb.network = c->network;
+        sb.landlock_abi = ll_abi;
         r = wanted_layers(o, c->isolation, ll_abi, &sb.layers, reterr);
         if (r < 0)
                 return r;
