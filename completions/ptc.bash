@@ -33,7 +33,7 @@ _ptc()
         local opts
         case $cmd in
         run) opts="-c --tools --timeout --max-tool-calls --mode --cwd --config --isolation
-                   --backend --remote-cwd --log --pretty --progress-fd --session --reset
+                   --backend --remote-cwd --log --pretty --progress-fd --session --reset --server --no-server
                    --help -h" ;;
         schema | stubs) opts="--tools --mode --config --compact --help -h" ;;
         tool) opts="--config --cwd --pretty --help -h" ;;
@@ -42,7 +42,7 @@ _ptc()
         doctor) opts="--config --backend --help -h" ;;
         agent) opts="--help -h" ;;
         serve) opts="--config --idle --ready-fd --help -h" ;;
-        session) opts="list kill reset --pretty --help -h" ;;
+        session) opts="list kill reset fork --pretty --help -h" ;;
         *) return ;;
         esac
 

@@ -188,7 +188,9 @@ PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,
  * the enabled tools "read_file, terminal" ("" for none; before the start, the
  * ones it would enable with the options so far and the host tools, as the
  * upstream servers' tools join at the start), an unset string "" (no
- * "web.search_provider"). Caller frees *ret. -EINVAL for an unknown key (or a
+ * "web.search_provider"); and, read-only, "config_file": the config file read,
+ * or where the default one would be ("" for none). Caller frees *ret. -EINVAL
+ * for an unknown key (or a
  * "tools" list the start would refuse, with its message), -ENOMEM. After the
  * start, any thread.
  */
@@ -293,8 +295,10 @@ PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x);
 /*
  * Before the run: the per-execution subset of ptc_engine_set()'s keys:
  * "timeout", "max_tool_calls", "tools" (a subset of the engine's), "cwd"
- * (project mode), "log_calls". Future keys ("session", "backend") arrive
- * here without an ABI change. -EINVAL unknown key or bad value, -EBUSY once run.
+ * (project mode), "log_calls"; "session" (an id: run as that session's next
+ * cell), "reset" ("true": the session afresh first), "fork_from" (an id: the
+ * session, which must not be live, starts as a copy of that one; docs/sessions.md).
+ * -EINVAL unknown key or bad value, -EBUSY once run.
  */
 PTC_EXPORT int ptc_execution_set(ptc_execution *x, const char *key, const char *value,
                                  struct ptc_diag *diag);
@@ -333,7 +337,7 @@ PTC_EXPORT char *ptc_execution_warnings(const ptc_execution *x);
 /*
  * The engine's live sessions (docs/sessions.md) as a JSON array text:
  * [{"session": ID, "cells": N, "idle_seconds": S, "busy": B, "pid": P}], P being the
- * host pid of the session's interpreter's init. Caller frees; NULL on ENOMEM.
+ * pid of the session's interpreter as the host sees it. Caller frees; NULL on ENOMEM.
  */
 PTC_EXPORT char *ptc_engine_sessions(ptc_engine *e);
 
@@ -348,6 +352,16 @@ enum ptc_session_close_flags {
 };
 PTC_EXPORT int ptc_engine_close_session(ptc_engine *e, const char *id, unsigned flags,
                                         struct ptc_diag *diag);
+
+/*
+ * Make session @new_id a copy of the live session @id (docs/sessions.md, "Fork"): a fork of
+ * its interpreter (copy-on-write: globals, imports and data as they are now) in the same
+ * confinement and working directory; from then on each goes its own way. -ENOENT when @id
+ * is not live, -EBUSY while it runs a cell, -EEXIST when @new_id is live, -EINVAL for an
+ * invalid id; the least recently used idle session is closed when room is needed.
+ */
+PTC_EXPORT int ptc_engine_fork_session(ptc_engine *e, const char *id, const char *new_id,
+                                       struct ptc_diag *diag);
 
 /*
  * From any thread, at any time, as often as wanted: stop the execution. A

@@ -55,6 +55,7 @@ class McpOpts(ctypes.Structure):
 
 
 PTC_MCP_EXPOSE_TOOLS = 1 << 0
+PTC_SESSION_FORGET = 1 << 0
 
 _c = ctypes
 _P = ctypes.c_void_p
@@ -79,6 +80,9 @@ _PROTOTYPES = {
     "ptc_engine_schema": (_c.c_int, [_P, _PP, _DIAG]),
     "ptc_engine_stubs": (_c.c_int, [_P, _PP, _DIAG]),
     "ptc_engine_call_tool": (_c.c_int, [_P, _c.c_char_p, _c.c_char_p, _PP, _DIAG]),
+    "ptc_engine_sessions": (_P, [_P]),
+    "ptc_engine_close_session": (_c.c_int, [_P, _c.c_char_p, _c.c_uint, _DIAG]),
+    "ptc_engine_fork_session": (_c.c_int, [_P, _c.c_char_p, _c.c_char_p, _DIAG]),
     "ptc_execution_new": (_c.c_int, [_P, _PP, _DIAG]),
     "ptc_execution_free": (_P, [_P]),
     "ptc_execution_set": (_c.c_int, [_P, _c.c_char_p, _c.c_char_p, _DIAG]),

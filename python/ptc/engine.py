@@ -429,6 +429,35 @@ class Engine:
         finally:
             x.close()
 
+    # -- sessions -----------------------------------------------------------------------
+
+    def sessions(self):
+        """The live sessions (docs/sessions.md): a list of dicts with "session", "cells",
+        "idle_seconds", "busy" and "pid"."""
+        self.start()
+        text = _lib.take_string(self._lib.ptc_engine_sessions(self._handle()))
+        if text is None:
+            raise MemoryError("ptc_engine_sessions")
+        return json.loads(text)
+
+    def close_session(self, session, *, forget=False):
+        """End a live session now. Its next cell starts afresh and is told it was killed,
+        or, with @forget, is not told (a reset). NotFoundError when it is not live."""
+        self.start()
+        diag = _lib.Diag()
+        check(self._lib.ptc_engine_close_session(
+            self._handle(), _enc(session), _lib.PTC_SESSION_FORGET if forget else 0,
+            ctypes.byref(diag)), diag, "ptc_engine_close_session")
+
+    def fork_session(self, session, new_session):
+        """Make @new_session a copy of the live @session as it is now (its variables,
+        imports and data; files are shared); then each goes its own way."""
+        self.start()
+        diag = _lib.Diag()
+        check(self._lib.ptc_engine_fork_session(self._handle(), _enc(session),
+                                                _enc(new_session), ctypes.byref(diag)),
+              diag, "ptc_engine_fork_session")
+
     # -- MCP ----------------------------------------------------------------------------
 
     def serve_mcp(self, in_fd, out_fd, *, expose_tools=False, max_timeout=0):

@@ -25,7 +25,7 @@ class ConfigError(Error, ValueError):
 
 
 class NotFoundError(Error, LookupError):
-    """-ENOENT: a config file or a tool that does not exist."""
+    """-ENOENT: a config file, a tool or a live session that does not exist."""
 
 
 class StateError(Error):

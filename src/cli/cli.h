@@ -40,11 +40,25 @@ int cmd_session(int argc, char **argv);
  */
 int cli_serve_dir(char *buf, size_t n);
 /*
- * Connect to the server; with @start, start one when none runs (and wait until it
- * listens). Prints why it failed, except that without @start a server that does not run is
- * a silent -ENOENT or -ECONNREFUSED.
+ * Connect to the server; with @start, start one when none runs (with config file @config,
+ * NULL for the default) and wait until it listens. Prints why it failed, except that
+ * without @start a server that does not run is a silent -ENOENT or -ECONNREFUSED.
  */
-int cli_serve_connect(bool start, int *ret_fd);
+int cli_serve_connect(bool start, const char *config, int *ret_fd);
+/*
+ * Connect to a server that runs, without a word or a side effect (nothing is made): -errno
+ * when none answers or its directory is not this user's alone.
+ */
+int cli_serve_probe(int *ret_fd);
+/*
+ * What a run's result depends on besides its options, as one text (*ret, caller frees),
+ * for a run through the server's warm pool to be the same as one in this process: this
+ * executable, @e's config file (path and text), working directory, mode, isolation,
+ * backend, remote directory and interpreter as in effect, and the environment but the
+ * shell's bookkeeping (_, PWD, OLDPWD, SHLVL). Before @e starts (which scrubs the
+ * environment). 0 or -errno.
+ */
+int cli_serve_fingerprint(ptc_engine *e, char **ret);
 /* One JSON line each way: send @msg; read a line of at most @max bytes (*ret, NUL for \n). */
 int cli_serve_send(int fd, json_t *msg);
 int cli_serve_read_line(int fd, size_t max, char **ret);
@@ -55,6 +69,15 @@ int cli_serve_read_line(int fd, size_t max, char **ret);
  */
 int cli_run_in_session(const char *session, bool reset, const char *code, size_t code_len,
                        json_t *options, bool pretty);
+/*
+ * ptc run through a running server's warm pool (cmd-run-session.c): when a server answers
+ * (with @start: a server started when none runs, with config file @start_config) and its
+ * @fingerprint is this one's, it runs @code with @options and the result is printed: true,
+ * with the exit status in *ret_exit. false when the run is this process's to make (no
+ * server, another configuration): nothing was run or printed.
+ */
+bool cli_run_via_server(const char *fingerprint, const char *code, size_t code_len, json_t *options,
+                        bool pretty, const char *start_config, bool start, int *ret_exit);
 
 /*
  * A new engine (ptc_engine_new()) for @config (may be NULL) and @flags. Prints
@@ -123,8 +146,8 @@ struct cli_option {
         char short_name;
 };
 
-/* Most options of one subcommand, --help aside (ptc run has 11). */
-#define CLI_OPTIONS_MAX 16
+/* Most options of one subcommand, --help aside (ptc run has 17). */
+#define CLI_OPTIONS_MAX 24
 
 /* cli_parse_options() went through: the operands start at optind. No exit status is < 0. */
 #define CLI_OPTIONS_PARSED (-1)

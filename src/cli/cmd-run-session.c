@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ptc run --session ID: the run as the next cell of a session of the per-user server
- * (ptc serve, started here when none runs; docs/sessions.md). The server runs it; this
- * process sends the code and its options, passes on SIGINT, SIGTERM or SIGHUP as an
- * interrupt, and prints the result as `ptc run` does.
+ * ptc run through the per-user server (ptc serve, docs/sessions.md): with --session ID the
+ * run is the next cell of that session (the server is started here when none runs);
+ * without, a running server whose configuration is this run's runs it on its warm pool.
+ * The server runs it; this process sends the code and its options, passes on SIGINT,
+ * SIGTERM or SIGHUP as an interrupt, and prints the result as `ptc run` does.
  */
 
 #include <errno.h>
@@ -57,26 +58,16 @@ static int wait_reply(int fd, int sig_fd)
         }
 }
 
-int cli_run_in_session(const char *session, bool reset, const char *code, size_t code_len,
-                       json_t *options, bool pretty)
+/*
+ * Send @req on @fd and wait for the reply (a stop signal passed on as an interrupt).
+ * Returns the reply (*ret) or an exit status after saying why not (< 0: none).
+ */
+static int exchange(int fd, json_t *req, bool pretty, json_t **ret)
 {
         _cleanup_free_ char *line = NULL;
-        json_auto_t *req = NULL, *rep = NULL;
-        json_t *err;
         sigset_t stop;
-        int fd = -1, sig_fd, r;
+        int sig_fd, r;
 
-        req = json_pack("{s:s, s:s, s:b, s:s%, s:O}", "op", "run", "session", session, "reset",
-                        reset, "code", code, code_len, "options", options);
-        if (!req) {
-                log_error("the script is not valid UTF-8, or out of memory");
-                return EXIT_USAGE;
-        }
-        if (cli_setup_process() < 0)
-                return EXIT_INTERNAL;
-        r = cli_serve_connect(true, &fd);
-        if (r < 0)
-                return EXIT_INTERNAL;
         cli_stop_signals(&stop);
         sig_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
         r = cli_serve_send(fd, req);
@@ -86,17 +77,31 @@ int cli_run_in_session(const char *session, bool reset, const char *code, size_t
                 r = cli_serve_read_line(fd, REPLY_MAX, &line);
         if (sig_fd >= 0)
                 close(sig_fd);
-        close(fd);
         if (r == -EINTR) {
-                log_error("interrupted again: left the cell to ptc serve to stop");
+                log_error("interrupted again: left the run to ptc serve to stop");
                 return EXIT_INTERRUPTED;
         }
         if (r < 0) {
-                log_error("ptc serve did not answer: %s", strerror(-r));
+                char msg[256];
+                _cleanup_free_ char *res = NULL;
+
+                /* It died, or was stopped: the run is lost; as any error, a result says so. */
+                (void) snprintf(msg, sizeof(msg), "ptc serve did not answer: %s", strerror(-r));
+                log_error("%s", msg);
+                res = ptc_internal_error_result(msg);
+                if (res)
+                        (void) cli_print_json_text(res, pretty);
                 return EXIT_INTERNAL;
         }
-        rep = json_loads(line, 0, NULL);
-        err = json_object_get(rep, "error");
+        *ret = json_loads(line, 0, NULL);
+        return -1;
+}
+
+/* Print the server's reply to a run as `ptc run` prints a result; the exit status. */
+static int print_reply(json_t *rep, bool pretty)
+{
+        json_t *err = json_object_get(rep, "error");
+
         if (json_is_string(err)) {
                 log_error("%s", json_string_value(err));
                 if (json_is_true(json_object_get(rep, "usage")))
@@ -130,4 +135,60 @@ int cli_run_in_session(const char *session, bool reset, const char *code, size_t
                 return EXIT_INTERNAL;
         return ptc_status_to_exit(
                 (enum ptc_status) json_integer_value(json_object_get(rep, "status")));
+}
+
+int cli_run_in_session(const char *session, bool reset, const char *code, size_t code_len,
+                       json_t *options, bool pretty)
+{
+        json_auto_t *req = NULL, *rep = NULL;
+        int fd = -1, r;
+
+        req = json_pack("{s:s, s:s, s:b, s:s%, s:O}", "op", "run", "session", session, "reset",
+                        reset, "code", code, code_len, "options", options);
+        if (!req) {
+                log_error("the script is not valid UTF-8, or out of memory");
+                return EXIT_USAGE;
+        }
+        if (cli_setup_process() < 0)
+                return EXIT_INTERNAL;
+        r = cli_serve_connect(true, NULL, &fd);
+        if (r < 0)
+                return EXIT_INTERNAL;
+        r = exchange(fd, req, pretty, &rep);
+        close(fd);
+        return r >= 0 ? r : print_reply(rep, pretty);
+}
+
+bool cli_run_via_server(const char *fingerprint, const char *code, size_t code_len, json_t *options,
+                        bool pretty, const char *start_config, bool start, int *ret_exit)
+{
+        json_auto_t *req = NULL, *rep = NULL;
+        int fd = -1, r;
+
+        /* A script that is not UTF-8 cannot travel in JSON: it runs here. */
+        req = json_pack("{s:s, s:s, s:s%, s:O}", "op", "run", "fingerprint", fingerprint, "code",
+                        code, code_len, "options", options);
+        if (!req)
+                return false;
+        if (start ? cli_serve_connect(true, start_config, &fd) < 0 : cli_serve_probe(&fd) < 0) {
+                if (start)
+                        log_warning("running the script here");
+                return false;
+        }
+        if (cli_setup_process() < 0) {
+                close(fd);
+                return false;
+        }
+        r = exchange(fd, req, pretty, &rep);
+        close(fd);
+        /*
+         * Another configuration ("cold"), or a server too old to know pool runs (it refuses
+         * the request's shape before anything runs): this process runs it.
+         */
+        if (r < 0 &&
+            (json_is_string(json_object_get(rep, "cold")) ||
+             (json_is_true(json_object_get(rep, "usage")) && !json_object_get(rep, "result"))))
+                return false;
+        *ret_exit = r >= 0 ? r : print_reply(rep, pretty);
+        return true;
 }

@@ -27,6 +27,8 @@
 
 /* Largest script accepted (a model's script is a few KB). */
 #define SCRIPT_MAX (16u * 1024 * 1024)
+/* The biggest script a running server's warm pool is asked to run (run_via_server()). */
+#define SERVER_SCRIPT_MAX (1u * 1024 * 1024)
 
 /* The defaults come from the code that applies them (cli_defaults_get()). */
 static void help(void)
@@ -72,6 +74,13 @@ static void help(void)
                "                           cells; with --timeout, --max-tool-calls, --tools,\n"
                "                           --cwd, --log only (docs/sessions.md)\n"
                "  --reset                  with --session: start the session afresh first\n"
+               "  --server                 start the per-user server 'ptc serve' (with this\n"
+               "                           --config) when none runs, for this run and the\n"
+               "                           next ones to take its warm pool\n"
+               "  --no-server              run here even when a running 'ptc serve' has this\n"
+               "                           run's configuration (by default such a server\n"
+               "                           runs it on a ready interpreter of its warm pool,\n"
+               "                           with the same result; docs/sessions.md)\n"
                "  --progress-fd FD         write one JSON line per tool call to FD\n"
                "                           ({\"tool\": NAME, \"count\": N}; for a host that\n"
                "                           runs ptc run; lines that would block are dropped)\n"
@@ -287,6 +296,41 @@ static int run_in_session(const struct session_args *a)
         return cli_run_in_session(a->session, a->reset, code, code_len, o, a->pretty);
 }
 
+/*
+ * The run on a running server's warm pool when its configuration is this run's
+ * (cli_run_via_server()): true with the exit status in *ret_exit; false to run here.
+ */
+struct run_args {
+        const char *timeout, *calls, *tools, *config;
+        bool log, pretty, start_server;
+};
+
+static bool run_via_server(ptc_engine *e, const char *code, size_t code_len,
+                           const struct run_args *a, int *ret_exit)
+{
+        _cleanup_free_ char *fingerprint = NULL, *cwd = NULL;
+        json_auto_t *o = json_object();
+        bool ran;
+
+        /* A request line stays far below the server's cap (16 MiB), escapes and all; a
+         * script this big does not care for the interpreter's start anyway. */
+        if (code_len > SERVER_SCRIPT_MAX)
+                return false;
+        if (!o || cli_serve_fingerprint(e, &fingerprint) < 0 ||
+            ptc_engine_get(e, "cwd", &cwd, NULL) < 0 ||
+            json_object_set_new(o, "cwd", json_string(cwd)) < 0 ||
+            (a->timeout && json_object_set_new(o, "timeout", json_string(a->timeout)) < 0) ||
+            (a->calls && json_object_set_new(o, "max_tool_calls", json_string(a->calls)) < 0) ||
+            (a->tools && json_object_set_new(o, "tools", json_string(a->tools)) < 0) ||
+            (a->log && json_object_set_new(o, "log_calls", json_string("true")) < 0))
+                return false;
+        ran = cli_run_via_server(fingerprint, code, code_len, o, a->pretty, a->config,
+                                 a->start_server, ret_exit);
+        /* It holds the environment's secrets. */
+        explicit_wipe(fingerprint, strlen(fingerprint));
+        return ran;
+}
+
 int cmd_run(int argc, char **argv)
 {
         _cleanup_free_ char *code = NULL, *result = NULL;
@@ -296,7 +340,8 @@ int cmd_run(int argc, char **argv)
         const char *arg_remote_cwd = NULL, *arg_session = NULL;
         struct progress_sink progress = {.fd = -EBADF, .lock = PTHREAD_MUTEX_INITIALIZER};
         struct signal_watch watch = {.sig_fd = -EBADF, .stop_fd = -EBADF};
-        bool arg_log = false, arg_pretty = false, arg_reset = false;
+        bool arg_log = false, arg_pretty = false, arg_reset = false, arg_no_server = false;
+        bool arg_server = false;
         const struct cli_option opts[] = {
                 {.short_name = 'c', .arg = &arg_code},
                 {"tools", &arg_tools},
@@ -313,6 +358,8 @@ int cmd_run(int argc, char **argv)
                 {"progress-fd", &arg_progress_fd},
                 {"session", &arg_session},
                 {"reset", .flag = &arg_reset},
+                {"no-server", .flag = &arg_no_server},
+                {"server", .flag = &arg_server},
                 {},
         };
         ptc_engine *engine = NULL;
@@ -340,6 +387,20 @@ int cmd_run(int argc, char **argv)
                 return EXIT_USAGE;
         }
 
+        if (arg_server && arg_no_server) {
+                log_error("give either --server or --no-server, not both");
+                return EXIT_USAGE;
+        }
+        if ((arg_server || arg_no_server) && (arg_session || arg_reset)) {
+                log_error("%s: not with --session (a session always runs on the server)",
+                          arg_server ? "--server" : "--no-server");
+                return EXIT_USAGE;
+        }
+        if (arg_server && arg_progress_fd) {
+                log_error("--server: not with --progress-fd (the server does not report "
+                          "progress)");
+                return EXIT_USAGE;
+        }
         if (arg_session || arg_reset)
                 return run_in_session(&(struct session_args){
                         .session = arg_session,
@@ -398,6 +459,18 @@ int cmd_run(int argc, char **argv)
                 goto out;
 
         if (read_script(arg_file, arg_code, &code, &code_len) < 0)
+                goto out;
+        /* The server does not report progress: such a run is this process's. */
+        if (!arg_no_server && !arg_progress_fd &&
+            run_via_server(engine, code, code_len,
+                           &(struct run_args){.timeout = arg_timeout,
+                                              .calls = arg_calls,
+                                              .tools = arg_tools,
+                                              .log = arg_log,
+                                              .pretty = arg_pretty,
+                                              .config = arg_config,
+                                              .start_server = arg_server},
+                           &ret))
                 goto out;
 
         /* SIGINT, SIGTERM and SIGHUP then stop the run through signal_thread()'s signalfd. */

@@ -9,10 +9,14 @@
  * Requests:
  *   {"op": "run", "session": ID, "reset": B, "code": TEXT, "options": {KEY: TEXT}}
  *       -> {"result": {...}, "status": N, "warnings": TEXT} or {"error": TEXT, "usage": B}
+ *   {"op": "run", "fingerprint": TEXT, "code": TEXT, "options": {KEY: TEXT}}
+ *       a one-shot run (the warm pool's) for a client whose configuration is the server's
+ *       (cli_serve_fingerprint()): the same reply, or {"cold": REASON} when it is not
  *       While it runs, a line {"interrupt": REASON} from the client, or the end of its
  *       input, interrupts the cell.
  *   {"op": "list"} -> {"sessions": [...]}
  *   {"op": "close", "session": ID, "forget": B} -> {"ok": true} or {"error": TEXT}
+ *   {"op": "fork", "session": ID, "new": ID} -> {"ok": true} or {"error": TEXT}
  */
 
 #include <errno.h>
@@ -67,6 +71,8 @@ static void help(void)
 
 struct server {
         ptc_engine *engine;
+        char *fingerprint; /* cli_serve_fingerprint() of the engine: which runs the pool
+                            * serves (NULL: none) */
         pthread_mutex_t lock;
         pthread_cond_t idle; /* clients reached 0 */
         unsigned clients;    /* connections being served */
@@ -140,7 +146,8 @@ static void *watch_main(void *userdata)
 static json_t *op_run(struct server *s, int fd, json_t *req)
 {
         json_t *opts = json_object_get(req, "options"), *code = json_object_get(req, "code");
-        json_t *sid = json_object_get(req, "session"), *v, *res;
+        json_t *sid = json_object_get(req, "session"), *fp = json_object_get(req, "fingerprint");
+        json_t *v, *res;
         _cleanup_free_ char *text = NULL, *warnings = NULL;
         struct ptc_diag d = {};
         enum ptc_status status = PTC_STATUS_ERROR;
@@ -151,10 +158,15 @@ static json_t *op_run(struct server *s, int fd, json_t *req)
         bool watching = false;
         int r;
 
-        if (!json_is_string(code) || !json_is_string(sid) || (opts && !json_is_object(opts)))
-                return error_reply("a run needs 'code' and 'session' (strings)", true);
+        if (!json_is_string(code) || !(json_is_string(sid) || json_is_string(fp)) ||
+            (opts && !json_is_object(opts)))
+                return error_reply("a run needs 'code' and 'session' or 'fingerprint' (strings)",
+                                   true);
+        if (!sid && (!s->fingerprint || strcmp(json_string_value(fp), s->fingerprint) != 0))
+                /* Its result could differ from the client's own run: the client runs it. */
+                return json_pack("{s:s}", "cold", "another configuration");
         r = ptc_execution_new(s->engine, &x, &d);
-        if (r >= 0)
+        if (r >= 0 && sid)
                 r = ptc_execution_set(x, "session", json_string_value(sid), &d);
         if (r >= 0 && json_is_true(json_object_get(req, "reset")))
                 r = ptc_execution_set(x, "reset", "true", &d);
@@ -221,7 +233,17 @@ static json_t *handle(struct server *s, int fd, json_t *req)
                         return error_reply(d.message, false);
                 return json_pack("{s:b}", "ok", true);
         }
-        return error_reply("unknown op (allowed: run, list, close)", true);
+        if (strcmp(op, "fork") == 0) {
+                const char *id = json_string_value(json_object_get(req, "session"));
+                const char *new_id = json_string_value(json_object_get(req, "new"));
+
+                if (!id || !new_id)
+                        return error_reply("fork needs 'session' and 'new'", true);
+                if (ptc_engine_fork_session(s->engine, id, new_id, &d) < 0)
+                        return error_reply(d.message, false);
+                return json_pack("{s:b}", "ok", true);
+        }
+        return error_reply("unknown op (allowed: run, list, close, fork)", true);
 }
 
 /*
@@ -485,6 +507,10 @@ int cmd_serve(int argc, char **argv)
                 ret = EXIT_USAGE;
                 goto out;
         }
+        /* Before the start, which scrubs the environment: as a client computes its own. */
+        if (cli_serve_fingerprint(s.engine, &s.fingerprint) < 0)
+                log_warning("cannot describe the configuration: runs without --session will "
+                            "not use this server");
         r = ptc_engine_start(s.engine, &d);
         cli_print_warnings(s.engine, &warned);
         if (r < 0) {
@@ -577,6 +603,7 @@ out:
         if (stop_and_wait(&s)) {
                 /* Every session's interpreter, the warm pool's, their files: gone. */
                 ptc_engine_free(s.engine);
+                free(s.fingerprint);
                 return ret;
         }
         /* Cells that would not end still use the engine: the process's end kills them. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ptc session list | kill ID | reset ID: the sessions of the per-user server (ptc serve,
- * docs/sessions.md). Never starts a server: with none running there are no sessions.
+ * ptc session list | kill ID | reset ID | fork ID NEW: the sessions of the per-user server
+ * (ptc serve, docs/sessions.md). Never starts a server: with none running there are no
+ * sessions.
  */
 
 #include <errno.h>
@@ -20,18 +21,22 @@ static void help(void)
         printf("Usage: ptc session list\n"
                "       ptc session kill ID\n"
                "       ptc session reset ID\n"
+               "       ptc session fork ID NEW\n"
                "\n"
                "The sessions of 'ptc serve' (the live interpreters of 'ptc run --session'):\n"
                "list prints them as JSON (id, cells, idle seconds, busy, pid); kill ends one\n"
                "(its next cell starts a new interpreter and is told so); reset ends one\n"
-               "silently (its next cell starts afresh). See docs/sessions.md.\n"
+               "silently (its next cell starts afresh); fork makes session NEW a copy of\n"
+               "session ID as it is now (its variables, imports and data; the files of the\n"
+               "working directory stay shared), after which each goes its own way. See\n"
+               "docs/sessions.md.\n"
                "\n"
                "Options:\n"
                "  --pretty                 indent the JSON\n"
                "  -h, --help               this help\n"
                "\n"
-               "Exit status: 0, 1 when the session is not live or the server is not\n"
-               "running (kill, reset), 2 on a usage error.\n");
+               "Exit status: 0, 1 when the session is not live, NEW is, or the server is\n"
+               "not running (kill, reset, fork), 2 on a usage error.\n");
 }
 
 int cmd_session(int argc, char **argv)
@@ -48,8 +53,8 @@ int cmd_session(int argc, char **argv)
                 return r;
         verb = optind < argc ? argv[optind] : NULL;
         if (!verb) {
-                log_error("missing a command: list, kill ID or reset ID (try 'ptc session "
-                          "--help')");
+                log_error("missing a command: list, kill ID, reset ID or fork ID NEW (try 'ptc "
+                          "session --help')");
                 return EXIT_USAGE;
         }
         if (strcmp(verb, "list") == 0) {
@@ -66,14 +71,22 @@ int cmd_session(int argc, char **argv)
                 id = argv[optind + 1];
                 req = json_pack("{s:s, s:s, s:b}", "op", "close", "session", id, "forget",
                                 strcmp(verb, "reset") == 0);
+        } else if (strcmp(verb, "fork") == 0) {
+                if (optind + 3 != argc) {
+                        log_error("fork takes two session ids: ID NEW (try 'ptc session --help')");
+                        return EXIT_USAGE;
+                }
+                id = argv[optind + 1];
+                req = json_pack("{s:s, s:s, s:s}", "op", "fork", "session", id, "new",
+                                argv[optind + 2]);
         } else {
-                log_error("unknown command '%s' (allowed: list, kill, reset)", verb);
+                log_error("unknown command '%s' (allowed: list, kill, reset, fork)", verb);
                 return EXIT_USAGE;
         }
         if (!req)
                 return EXIT_INTERNAL;
 
-        r = cli_serve_connect(false, &fd);
+        r = cli_serve_connect(false, NULL, &fd);
         if (r == -ENOENT || r == -ECONNREFUSED) {
                 /* No server: nothing lives. */
                 if (!id)

@@ -25,11 +25,13 @@
 
 /* How long a client waits for the server it started to listen. */
 #define SERVE_START_MS 10000
+/* serve.log past this size is moved to serve.log.old when a server starts. */
+#define SERVE_LOG_MAX (1 << 20)
 
-int cli_serve_dir(char *buf, size_t n)
+/* The directory's path into @buf. */
+static int serve_dir_path(char *buf, size_t n)
 {
         const char *run = getenv("XDG_RUNTIME_DIR");
-        struct stat st;
         int k;
 
         if (run && run[0] == '/')
@@ -38,14 +40,30 @@ int cli_serve_dir(char *buf, size_t n)
                 k = snprintf(buf, n, "/tmp/ptc-%u", (unsigned) getuid());
         if (k < 0 || (size_t) k >= n - sizeof("/serve.sock"))
                 return -ENAMETOOLONG;
-        if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-                return -errno;
-        /* Ours alone: another user's directory (or a link to one) would see our requests. */
-        if (lstat(buf, &st) < 0)
+        return 0;
+}
+
+/* Ours alone: another user's directory (or a link to one) would see our requests. */
+static int check_dir(const char *dir)
+{
+        struct stat st;
+
+        if (lstat(dir, &st) < 0)
                 return -errno;
         if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
                 return -EPERM;
         return 0;
+}
+
+int cli_serve_dir(char *buf, size_t n)
+{
+        int r = serve_dir_path(buf, n);
+
+        if (r < 0)
+                return r;
+        if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        return check_dir(buf);
 }
 
 static int socket_address(struct sockaddr_un *sa, char *dir, size_t dirlen)
@@ -85,7 +103,7 @@ static int try_connect(const struct sockaddr_un *sa)
  * Start `ptc serve` detached from us (its own session, reparented to init) and wait until
  * it listens: it writes "ok" on the pipe then, or why it could not, and closes it.
  */
-static int start_server(const char *dir)
+static int start_server(const char *dir, const char *config)
 {
         char logpath[PATH_MAX + 16], fdtext[16], said[512];
         int p[2], r = 0;
@@ -95,6 +113,15 @@ static int start_server(const char *dir)
         if (pipe2(p, O_CLOEXEC) < 0)
                 return -errno;
         (void) snprintf(logpath, sizeof(logpath), "%s/serve.log", dir);
+        {
+                /* Bounded: past SERVE_LOG_MAX the log starts again, the last one kept. */
+                char old[sizeof(logpath) + 4];
+                struct stat st;
+
+                (void) snprintf(old, sizeof(old), "%s.old", logpath);
+                if (stat(logpath, &st) == 0 && st.st_size > SERVE_LOG_MAX)
+                        (void) rename(logpath, old);
+        }
         pid = fork();
         if (pid < 0) {
                 r = -errno;
@@ -116,7 +143,12 @@ static int start_server(const char *dir)
                 if (pid != 0)
                         _exit(pid < 0 ? 127 : 0);
                 (void) snprintf(fdtext, sizeof(fdtext), "%d", 3);
-                execl("/proc/self/exe", "ptc", "serve", "--ready-fd", fdtext, (char *) NULL);
+                if (config)
+                        execl("/proc/self/exe", "ptc", "serve", "--ready-fd", fdtext, "--config",
+                              config, (char *) NULL);
+                else
+                        execl("/proc/self/exe", "ptc", "serve", "--ready-fd", fdtext,
+                              (char *) NULL);
                 _exit(127);
         }
         close(p[1]);
@@ -153,7 +185,7 @@ static int start_server(const char *dir)
         return 0;
 }
 
-int cli_serve_connect(bool start, int *ret_fd)
+int cli_serve_connect(bool start, const char *config, int *ret_fd)
 {
         char dir[PATH_MAX];
         struct sockaddr_un sa;
@@ -171,7 +203,7 @@ int cli_serve_connect(bool start, int *ret_fd)
                 *ret_fd = fd;
                 return 0;
         }
-        r = start_server(dir);
+        r = start_server(dir, config);
         if (r < 0)
                 return r;
         fd = try_connect(&sa);
@@ -181,6 +213,104 @@ int cli_serve_connect(bool start, int *ret_fd)
         }
         *ret_fd = fd;
         return 0;
+}
+
+int cli_serve_probe(int *ret_fd)
+{
+        char dir[PATH_MAX];
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int fd, r;
+
+        r = serve_dir_path(dir, sizeof(dir));
+        if (r >= 0)
+                r = check_dir(dir);
+        if (r < 0)
+                return r;
+        if ((size_t) snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/serve.sock", dir) >=
+            sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        fd = try_connect(&sa);
+        if (fd < 0)
+                return fd;
+        *ret_fd = fd;
+        return 0;
+}
+
+/* The shell's bookkeeping, which no script's result depends on. */
+static bool env_is_volatile(const char *entry)
+{
+        static const char *const names[] = {"_=", "PWD=", "OLDPWD=", "SHLVL="};
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (strncmp(entry, names[i], strlen(names[i])) == 0)
+                        return true;
+        return false;
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+int cli_serve_fingerprint(ptc_engine *e, char **ret)
+{
+        static const char *const engine_keys[] = {"mode", "isolation", "code_execution.backend",
+                                                  "code_execution.remote_cwd", "python"};
+        /* A config file is small; a bigger one is not read (then no run matches). */
+        static const size_t config_max = 1u << 20;
+        _cleanup_free_ char *config_file = NULL, *cwd = NULL, *text = NULL;
+        _cleanup_free_ const char **env = NULL;
+        json_auto_t *fp = NULL, *envs = NULL;
+        struct stat exe;
+        size_t n = 0, len = 0;
+        char id[96];
+        FILE *f;
+
+        if (stat("/proc/self/exe", &exe) < 0)
+                return -errno;
+        if (ptc_engine_get(e, "config_file", &config_file, NULL) < 0 ||
+            ptc_engine_get(e, "cwd", &cwd, NULL) < 0)
+                return -ENOMEM;
+        for (char **v = environ; *v; v++)
+                n++;
+        env = calloc(n + 1, sizeof(*env));
+        envs = json_array();
+        if (!env || !envs)
+                return -ENOMEM;
+        n = 0;
+        for (char **v = environ; *v; v++)
+                if (!env_is_volatile(*v))
+                        env[n++] = *v;
+        qsort(env, n, sizeof(*env), compare_strings);
+        for (size_t i = 0; i < n; i++)
+                if (json_array_append_new(envs, json_stringn_nocheck(env[i], strlen(env[i]))) < 0)
+                        return -ENOMEM;
+        f = config_file[0] ? fopen(config_file, "re") : NULL;
+        if (f) {
+                text = malloc(config_max);
+                len = text ? fread(text, 1, config_max, f) : 0;
+                (void) fclose(f);
+                if (!text)
+                        return -ENOMEM;
+        }
+        (void) snprintf(id, sizeof(id), "%llu:%llu:%lld.%09ld:%lld",
+                        (unsigned long long) exe.st_dev, (unsigned long long) exe.st_ino,
+                        (long long) exe.st_mtim.tv_sec, exe.st_mtim.tv_nsec,
+                        (long long) exe.st_size);
+        fp = json_pack("{s:s, s:s, s:s%, s:s, s:O}", "exe", id, "config_file", config_file,
+                       "config", text ? text : "", text ? len : 0, "cwd", cwd, "env", envs);
+        if (!fp)
+                return -ENOMEM;
+        /* The options of the engine's that a run cannot change, as they are in effect. */
+        for (size_t i = 0; i < ELEMENTSOF(engine_keys); i++) {
+                _cleanup_free_ char *v = NULL;
+
+                if (ptc_engine_get(e, engine_keys[i], &v, NULL) < 0 ||
+                    json_object_set_new(fp, engine_keys[i], json_string(v)) < 0)
+                        return -ENOMEM;
+        }
+        *ret = json_dumps(fp, JSON_COMPACT | JSON_SORT_KEYS);
+        return *ret ? 0 : -ENOMEM;
 }
 
 int cli_serve_send(int fd, json_t *msg)

@@ -168,7 +168,8 @@ def test_connect_and_list_tools(sdk, ptc):
     tool = d["tools"][0]
     schema = tool["inputSchema"]
     assert schema["type"] == "object", schema
-    assert set(schema["properties"]) == {"code", "timeout", "session", "reset"}, schema
+    assert set(schema["properties"]) == {"code", "timeout", "session", "reset", "fork_from"}, \
+        schema
     assert schema["properties"]["code"]["type"] == "string", schema
     assert schema["properties"]["timeout"]["type"] == "number", schema
     assert schema["required"] == ["code"], schema

@@ -275,6 +275,10 @@ WARM_CASES = [
     ("import time\nprint('before', flush=True)\ntime.sleep(30)", {"timeout": 1}),
     ("print('y' * 100_000)", {}),
     ("import os\nprint('bye', flush=True)\nos._exit(5)", {}),
+    # The rlimits layer's limits, CPU time (2 x timeout + 10 s) included.
+    ("import resource as r\nprint([r.getrlimit(getattr(r, n))[0] for n in\n"
+     "       ('RLIMIT_CPU', 'RLIMIT_AS', 'RLIMIT_NPROC', 'RLIMIT_NOFILE', 'RLIMIT_FSIZE')])",
+     {"timeout": 7}),
 ]
 
 

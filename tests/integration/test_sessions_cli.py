@@ -7,6 +7,7 @@ environment, and whatever is left of them is killed when the test ends.
 """
 
 import json
+import re
 import os
 import signal
 import socket
@@ -217,3 +218,134 @@ def test_a_client_that_sends_nothing_is_let_go(ptc, srv):
     s.settimeout(30)
     assert s.recv(4096) == b""  # closed after the server's 10 s, no reply to nothing
     assert 8 < time.monotonic() - t < 25
+
+
+def test_a_session_is_forked_from_the_command_line(ptc, srv):
+    r = ptc.run_ptc(["session", "fork", "a", "b"])
+    assert r.rc == 1 and "no live session 'a': ptc serve is not running" in r.stderr, r
+    session(ptc, "x = 41", "a")
+    r = ptc.run_ptc(["session", "fork", "a", "b"])
+    assert (r.rc, r.stdout, r.stderr) == (0, b"", ""), r
+    r = session(ptc, "x += 1\nprint(x)", "b")
+    assert (r.data["output"], r.data["cell"]) == ("42\n", 2), r
+    r = session(ptc, "print(x)", "a")
+    assert r.data["output"] == "41\n", r
+    listed = json.loads(ptc.run_ptc(["session", "list"]).stdout)
+    assert sorted(s["session"] for s in listed) == ["a", "b"], listed
+    assert len({s["pid"] for s in listed}) == 2, listed
+    for args, words in [(["a", "b"], "session 'b' exists (kill it first, or fork to another id)"),
+                        (["nope", "c"], "no live session 'nope'"),
+                        (["a", "bad id"], "invalid session id 'bad id'")]:
+        r = ptc.run_ptc(["session", "fork"] + args)
+        assert r.rc == 1 and words in r.stderr, (args, r)
+    expect_usage_error(ptc.run_ptc(["session", "fork", "a"]), "fork takes two session ids")
+
+
+PARENT = """import os, sys
+ppid = os.getppid()
+status = open(f"/proc/{ppid}/status").read()
+print(next(l.split()[1] for l in status.splitlines() if l.startswith("PPid:")))
+"""
+
+
+def ran_by(r):
+    """The pid of the process that started the script's init (isolation none: host pids)."""
+    return int(r.data["output"].split()[0])
+
+
+@pytest.fixture
+def pool_srv(ptc, srv):
+    """A running server whose configuration (the default config file: isolation none, so
+    that a script sees host pids) is the tests' `ptc run`'s."""
+    cfg = ptc.xdg_config / "ptc" / "config.yaml"
+    cfg.parent.mkdir()
+    cfg.write_text("sandbox:\n  isolation: none\nsessions:\n  warm: 1\n")
+    expect(session(ptc, "pass", "boot"), 0, "success")
+    (pid,) = servers(ptc)
+    yield pid
+
+
+def test_ptc_run_takes_a_running_servers_pool(ptc, pool_srv):
+    r = ptc.run(PARENT)
+    expect(r, 0, "success")
+    assert ran_by(r) == pool_srv, r
+    r = ptc.run(PARENT, "--no-server")
+    expect(r, 0, "success")
+    assert ran_by(r) != pool_srv, r
+    # An option of the engine's that is what the server has in effect changes nothing.
+    r = ptc.run(PARENT, "--isolation", "none", "--mode", "project")
+    assert ran_by(r) == pool_srv, r
+    # Another configuration (an option of the engine's, another environment, another
+    # directory) runs here, as does a run with no server.
+    for opts, env, cwd in [(["--isolation", "auto"], None, None),
+                           ([], {"SOMETHING_ELSE": "1"}, None),
+                           ([], None, ptc.tmpdir)]:
+        r = ptc.run(PARENT, *opts, env=env, cwd=cwd)
+        expect(r, 0, "success")
+        assert ran_by(r) != pool_srv, (opts, env, cwd, r)
+    # The config file is part of the configuration.
+    cfg = ptc.xdg_config / "ptc" / "config.yaml"
+    cfg.write_text(cfg.read_text() + "code_execution:\n  timeout: 77\n")
+    r = ptc.run(PARENT)
+    assert ran_by(r) != pool_srv, r
+    for opts, words in [(["--server", "--no-server"], "either --server or --no-server"),
+                        (["--server", "--session", "a"], "--server: not with --session"),
+                        (["--server", "--progress-fd", "1"], "--server: not with --progress-fd")]:
+        expect_usage_error(ptc.run("pass", *opts), *words.split(" "))
+
+
+def test_ptc_run_server_starts_a_server_with_its_config(ptc, srv):
+    cfg = ptc.write_config("sandbox:\n  isolation: none\nsessions:\n  warm: 1\n")
+    r = ptc.run(PARENT, "--config", cfg, "--server")
+    expect(r, 0, "success")
+    (pid,) = servers(ptc)
+    assert ran_by(r) == pid, r
+    time.sleep(0.3)
+    r = ptc.run(PARENT, "--config", cfg)
+    assert ran_by(r) == pid, r
+    # Without that config file, the server's configuration is not this run's.
+    r = ptc.run(PARENT, "--isolation", "none")
+    assert ran_by(r) != pid, r
+    assert len(servers(ptc)) == 1
+
+
+@pytest.mark.parametrize("code,opts", [
+    ("import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.exit(3)", []),
+    ("from hermes_tools import terminal\nprint(terminal('echo hi')['output'])", ["--log"]),
+    ("import time\nprint('x', flush=True)\ntime.sleep(30)", ["--timeout", "1"]),
+    ("print(open('in.txt').read())", ["--tools", "read_file"]),
+    ("raise ValueError('boom')", ["--max-tool-calls", "3"]),
+])
+def test_a_run_through_the_pool_gives_what_a_run_here_gives(ptc, pool_srv, code, opts):
+    (ptc.workdir / "in.txt").write_text("data")
+    here = ptc.run(code, "--no-server", *opts)
+    time.sleep(0.3)  # the pool refills
+    pooled = ptc.run(code, *opts)
+    assert pooled.rc == here.rc, (here, pooled)
+    assert pooled.stderr == here.stderr, (here, pooled)
+    a, b = here.data, pooled.data
+    for d in (a, b):
+        d.pop("duration_seconds")
+        for c in d.get("tool_calls", []):
+            c.pop("duration_ms", None)
+            c.pop("duration_seconds", None)
+    assert re.sub(r"ptc-\w{6}", "ptc-X", json.dumps(a)) == \
+        re.sub(r"ptc-\w{6}", "ptc-X", json.dumps(b)), (a, b)
+
+
+def test_a_pooled_run_is_interrupted_by_its_client_and_lost_with_its_server(ptc, pool_srv):
+    p = ptc.spawn(["run", "-c", "import time\nprint('started', flush=True)\ntime.sleep(30)"])
+    time.sleep(1.0)
+    os.kill(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130, (out, err)
+    res = json.loads(out)
+    assert res["status"] == "interrupted" and res["output"].startswith("started\n"), res
+    marker = script_marker(ptc)
+    p = ptc.spawn(["run", "-c", "import time\ntime.sleep(30)"])
+    time.sleep(1.0)
+    os.kill(pool_srv, signal.SIGKILL)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 3 and "ptc serve did not answer" in err.decode(), (out, err)
+    assert json.loads(out)["status"] == "error", out
+    assert wait_no_process_marked(marker, 10) == []

@@ -215,3 +215,29 @@ def test_sessions_keep_state_and_call_host_tools(engine):
     with pytest.raises(ptc.Error) as e:
         engine.execute("print(1)", session="no spaces")
     assert "session: invalid id 'no spaces'" in str(e.value)
+
+
+def test_sessions_are_listed_forked_and_closed(engine):
+    r = engine.execute("x = [1]", session="o")
+    assert r.ok, r.raw
+    engine.fork_session("o", "f")
+    r = engine.execute("x.append(2)\nprint(x)", session="f")
+    assert r.output == "[1, 2]\n" and r.raw["cell"] == 2, r.raw
+    r = engine.execute("print(x)", session="o")
+    assert r.output == "[1]\n", r.raw
+    r = engine.execute("print(x)", session="g", fork_from="f")
+    assert r.output == "[1, 2]\n", r.raw
+    listed = engine.sessions()
+    assert sorted(s["session"] for s in listed) == ["f", "g", "o"], listed
+    assert all(s["pid"] > 0 and not s["busy"] for s in listed), listed
+    with pytest.raises(ptc.Error) as e:
+        engine.fork_session("o", "f")
+    assert "session 'f' exists" in str(e.value)
+    engine.close_session("f")
+    r = engine.execute("print('x' in globals())", session="f")
+    assert r.output == "False\n" and "was killed" in r.raw["session_note"], r.raw
+    engine.close_session("g", forget=True)
+    r = engine.execute("print('x' in globals())", session="g")
+    assert r.output == "False\n" and "session_note" not in r.raw, r.raw
+    with pytest.raises(ptc.NotFoundError):
+        engine.close_session("nobody")

@@ -244,6 +244,26 @@ PTC_EXPORT int ptc_engine_close_session(ptc_engine *e, const char *id, unsigned 
         return r < 0 ? api_diagf(diag, r, "%s", strerror(-r)) : 0;
 }
 
+PTC_EXPORT int ptc_engine_fork_session(ptc_engine *e, const char *id, const char *new_id,
+                                       struct ptc_diag *diag)
+{
+        struct session_table *t;
+        struct diag d = {};
+        int r;
+
+        if (!e || !id || !new_id)
+                return api_diagf(diag, -EINVAL, "ptc_engine_fork_session: a NULL argument");
+        if (!session_id_is_valid(id) || !session_id_is_valid(new_id))
+                return api_diagf(diag, -EINVAL,
+                                 "invalid session id '%.64s' (1 to 64 of A-Z a-z 0-9 . _ -)",
+                                 session_id_is_valid(id) ? new_id : id);
+        r = engine_sessions(e, &t);
+        if (r < 0)
+                return api_diagf(diag, r, "cannot set up sessions: %s", strerror(-r));
+        r = session_fork(t, id, new_id, &d);
+        return r < 0 ? api_diagf(diag, r, "%s", d.message) : 0;
+}
+
 PTC_EXPORT int ptc_engine_set(ptc_engine *e, const char *key, const char *value,
                               struct ptc_diag *diag)
 {
@@ -364,7 +384,10 @@ PTC_EXPORT int ptc_engine_get(const ptc_engine *e, const char *key, char **ret,
                 if (!*ret)
                         return api_diagf(diag, -errno, "cwd: %s", strerror(errno));
                 return 0;
-        } else if (strcmp(key, "log_calls") == 0)
+        } else if (strcmp(key, "config_file") == 0)
+                /* Read-only: the file read, or where the default one would be; "" for none. */
+                r = (*ret = strdup(e->config_path ? e->config_path : "")) ? 0 : -ENOMEM;
+        else if (strcmp(key, "log_calls") == 0)
                 r = (*ret = strdup(e->log_calls ? "true" : "false")) ? 0 : -ENOMEM;
         else
                 r = config_get_value(&e->config, key, ret, &d);

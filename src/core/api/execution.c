@@ -26,6 +26,7 @@
 #include "core/remote/pool.h"
 #include "core/session/session.h"
 #include "core/spawn/interpreter.h"
+#include "core/stubs/stubs.h"
 
 struct ptc_execution {
         ptc_engine *engine;
@@ -42,6 +43,7 @@ struct ptc_execution {
         const char *reason; /* atomic: set before cancel_fd is written */
         char *session;      /* "session": run as a cell of this session (docs/sessions.md) */
         bool reset;         /* "reset": a new kernel for the session first */
+        char *fork_from;    /* "fork_from": the session starts as a copy of this one */
         bool ran;
         char **warnings;    /* the run's (isolation auto's left-out layers), one line each */
         bool warnings_lost; /* out of memory on the way */
@@ -76,6 +78,7 @@ PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x)
                 return NULL;
         registry_free(x->registry);
         free(x->session);
+        free(x->fork_from);
         strv_free(x->warnings);
         safe_close(x->cancel_fd);
         free(x->cwd);
@@ -84,6 +87,21 @@ PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x)
 }
 
 /* "tools" for one run: a subset of the engine's enabled tools. */
+/*
+ * Whether @a and @b give a script the same module (the same tools, as the same functions):
+ * then a run with @a is a run with the engine's tools, which the warm pool serves.
+ */
+static bool same_tools(const struct registry *a, const struct registry *b, const char *module)
+{
+        _cleanup_free_ char *na = registry_names(a), *nb = registry_names(b);
+        _cleanup_free_ char *sa = NULL, *sb = NULL;
+
+        if (!na || !nb || strcmp(na, nb) != 0)
+                return false;
+        return stubs_generate(a, module, &sa) >= 0 && stubs_generate(b, module, &sb) >= 0 &&
+               strcmp(sa, sb) == 0;
+}
+
 static int set_tools(ptc_execution *x, const char *value, struct ptc_diag *diag)
 {
         ptc_engine *e = x->engine;
@@ -106,7 +124,29 @@ static int set_tools(ptc_execution *x, const char *value, struct ptc_diag *diag)
         if (r < 0)
                 return api_diag(diag, r, &d);
         registry_free(x->registry);
-        x->registry = reg;
+        x->registry =
+                same_tools(reg, e->registry, x->config.module_name) ? registry_free(reg) : reg;
+        return 0;
+}
+
+/* A session id option: "" is none. */
+static int set_session_id(const char *key, const char *value, char **id, struct ptc_diag *diag)
+{
+        char *copy;
+
+        if (value[0] == 0) {
+                *id = mfree_str(*id);
+                return 0;
+        }
+        if (!session_id_is_valid(value))
+                return api_diagf(diag, -EINVAL,
+                                 "%s: invalid id '%.80s' (allowed: 1 to %d of A-Z a-z 0-9 . _ -)",
+                                 key, value, SESSION_ID_MAX);
+        copy = strdup(value);
+        if (!copy)
+                return api_diagf(diag, -ENOMEM, "out of memory");
+        free(*id);
+        *id = copy;
         return 0;
 }
 
@@ -127,31 +167,15 @@ PTC_EXPORT int ptc_execution_set(ptc_execution *x, const char *key, const char *
                 return engine_set_cwd(value, &x->cwd, diag);
         if (strcmp(key, "log_calls") == 0)
                 return engine_set_bool(key, value, &x->log_calls, diag);
-        if (strcmp(key, "session") == 0) {
-                char *id;
-
-                if (value[0] == 0) { /* "": none, a one-shot run */
-                        free(x->session);
-                        x->session = NULL;
-                        return 0;
-                }
-                if (!session_id_is_valid(value))
-                        return api_diagf(diag, -EINVAL,
-                                         "session: invalid id '%.80s' (allowed: 1 to %d of "
-                                         "A-Z a-z 0-9 . _ -)",
-                                         value, SESSION_ID_MAX);
-                id = strdup(value);
-                if (!id)
-                        return api_diagf(diag, -ENOMEM, "out of memory");
-                free(x->session);
-                x->session = id;
-                return 0;
-        }
+        if (strcmp(key, "session") == 0)
+                return set_session_id(key, value, &x->session, diag);
+        if (strcmp(key, "fork_from") == 0)
+                return set_session_id(key, value, &x->fork_from, diag);
         if (strcmp(key, "reset") == 0)
                 return engine_set_bool(key, value, &x->reset, diag);
         return api_diagf(diag, -EINVAL,
                          "unknown option '%s' for an execution (allowed: timeout, "
-                         "max_tool_calls, tools, cwd, log_calls, session, reset)",
+                         "max_tool_calls, tools, cwd, log_calls, session, reset, fork_from)",
                          key);
 }
 
@@ -256,6 +280,16 @@ static int run_cell(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
         r = engine_sessions(x->engine, &t);
         if (r < 0)
                 return diag_set(reterr, r, "cannot set up sessions: %s", strerror(-r));
+        if (x->fork_from) {
+                if (x->reset)
+                        return diag_set(reterr, -EINVAL,
+                                        "fork_from and reset do not go together: a fork starts "
+                                        "from the state of session '%s'",
+                                        x->fork_from);
+                r = session_fork(t, x->fork_from, x->session, reterr);
+                if (r < 0)
+                        return r;
+        }
         r = session_begin(t, x->session, x->reset, eo, &lease, reterr);
         if (r < 0)
                 return r;
@@ -354,6 +388,11 @@ static int run(ptc_execution *x, const char *code, size_t code_len, const char *
                 .backend = backend,
         };
 
+        if (x->fork_from && !x->session)
+                return diag_set(reterr, -EINVAL,
+                                "fork_from needs session: the id the copy of session '%s' is "
+                                "to have",
+                                x->fork_from);
         if (x->session)
                 return run_cell(x, &eo, ret, ret_status, reterr);
         if (eo.code && !code_is_blank(eo.code, eo.code_len) && warm_pool_fits(x, python, backend))

@@ -42,7 +42,7 @@ struct exec_child_opts {
         int stdin_fd; /* > 0: the child's stdin (a kernel's control socket); 0: /dev/null */
         int stdout_fd, stderr_fd;
         uint64_t cpu_seconds; /* RLIMIT_CPU under the rlimits layer */
-        bool every_stop;      /* sandbox_opts.every_stop: a session's kernel */
+        bool outlive_script;  /* sandbox_opts.outlive_script: a session's kernel */
 };
 
 /*

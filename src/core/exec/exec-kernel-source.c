@@ -10,11 +10,18 @@
  * The protocol on the control socket (fd 0 at the start, a SOCK_SEQPACKET socket: one
  * message is one datagram):
  *   kernel -> ptc  {"ready": true}                  the module is imported, cells may come
- *   ptc -> kernel  {"cell": N, "path": P, "token": T} + SCM_RIGHTS [stdout, stderr]
+ *   ptc -> kernel  {"cell": N, "path": P, "token": T, "socket": S, "cpu": C}
+ *                  + SCM_RIGHTS [stdout, stderr]     C: the cell's CPU seconds (0: no limit)
  *   kernel -> ptc  {"started": N}                    SIGINT now reaches the cell: ptc
  *                                                    sends a stop only after this
  *   kernel -> ptc  {"done": N, "exit_code": C}       after the cell's output is flushed
- * The end of the socket is the end of the kernel. The cell's code is the file P (so
+ *   ptc -> kernel  {"fork": F} + SCM_RIGHTS [ctl]    between cells: make a copy whose
+ *                                                    control socket is ctl
+ *   copy -> ptc    {"ready": true}                   on ctl, from then on its own kernel
+ *   kernel -> ptc  {"forked": F[, "error": E]}       the kernel is back in its loop
+ * ptc's ends have SO_PASSCRED: "ready" tells ptc the kernel's pid. The copy is forked twice
+ * so that it is the init's child, not the kernel's: each lives and dies on its own. The end
+ * of the socket is the end of the kernel. The cell's code is the file P (so
  * tracebacks show its lines, and functions a cell defined keep theirs); the module's
  * connections are dropped at each cell (its fork counter), so every call of the cell goes
  * over the cell's own RPC server with the cell's token.
@@ -93,6 +100,41 @@ const char exec_kernel_source[] =
         "        signal.pthread_sigmask(signal.SIG_BLOCK, _INT)\n"
         "\n"
         "\n"
+        "def _limit_cpu(seconds):\n"
+        "    \"\"\"A script's CPU time limit, counted from now: seconds more.\"\"\"\n"
+        "    import resource\n"
+        "    u = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]\n"
+        "    soft = int(u.ru_utime + u.ru_stime) + seconds\n"
+        "    if hard != resource.RLIM_INFINITY:\n"
+        "        soft = min(soft, hard)\n"
+        "    try:\n"
+        "        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))\n"
+        "    except (OSError, ValueError):\n"
+        "        pass  # a cell lowered the hard limit below this: that one holds\n"
+        "\n"
+        "\n"
+        "def _fork(fd):\n"
+        "    \"\"\"Copy this kernel, whose control socket is fd: True in the copy.\"\"\"\n"
+        "    global _ctl, _pid\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        try:\n"
+        "            if os.fork() != 0:\n"
+        "                os._exit(0)\n"
+        "            _ctl.close()\n"
+        "            _ctl = socket.socket(fileno=fd)\n"
+        "            _pid = os.getpid()\n"
+        "            _ctl.send(b'{\"ready\":true}')\n"
+        "            return True\n"
+        "        except BaseException:\n"
+        "            os._exit(1)\n"
+        "    os.close(fd)\n"
+        "    if os.waitpid(pid, 0)[1] != 0:\n"
+        "        raise OSError(\"the copy could not be forked in turn\")\n"
+        "    return False\n"
+        "\n"
+        "\n"
         "_ctl.send(b'{\"ready\":true}')\n"
         "while True:\n"
         "    try:\n"
@@ -107,6 +149,15 @@ const char exec_kernel_source[] =
         "            fds += [int.from_bytes(data[i:i + 4], sys.byteorder)\n"
         "                    for i in range(0, len(data) - len(data) % 4, 4)]\n"
         "    m = json.loads(msg)\n"
+        "    if \"fork\" in m:\n"
+        "        answer = {\"forked\": m[\"fork\"]}\n"
+        "        try:\n"
+        "            if _fork(fds[0]):\n"
+        "                continue\n"
+        "        except BaseException as e:\n"
+        "            answer[\"error\"] = str(e) or type(e).__name__\n"
+        "        _ctl.send(json.dumps(answer).encode())\n"
+        "        continue\n"
         "    code = 1\n"
         "    try:\n"
         "        _flush()\n"
@@ -115,6 +166,9 @@ const char exec_kernel_source[] =
         "        for fd in fds:\n"
         "            os.close(fd)\n"
         "        os.environ[\"PTC_RPC_TOKEN\"] = m[\"token\"]\n"
+        "        os.environ[\"PTC_RPC_SOCKET\"] = m[\"socket\"]\n"
+        "        if m[\"cpu\"]:\n"
+        "            _limit_cpu(m[\"cpu\"])\n"
         "        # What a script run by itself sees: its path as argv[0] and __file__.\n"
         "        sys.argv = [m[\"path\"]]\n"
         "        _main.__file__ = m[\"path\"]\n"

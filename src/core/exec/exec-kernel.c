@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A session kernel and its cells (exec-kernel.h). The kernel is started like a script
- * (exec_start_confined(), under an init of its own, in a staging directory whose script is
- * exec_kernel_source) with one end of a SOCK_SEQPACKET socketpair as its stdin: the control
- * socket. A cell is supervised on an event loop of its own, as exec.c supervises a script,
- * except that the "child" is the cell inside the kernel: it ends with the kernel's done
- * message, not with a process.
+ * A session kernel's life (exec-kernel.h): its start, its forks, its death. The kernel is
+ * started like a script (exec_start_confined(), under an init of its own, in a staging
+ * directory whose script is exec_kernel_source) with one end of a SOCK_SEQPACKET socketpair
+ * as its stdin: the control socket. ptc's end has SO_PASSCRED, so the kernel's first message
+ * says which process it is; ptc interrupts that process itself (the init only reaps). A fork
+ * is made by the kernel (os.fork() twice, so that the copy is the init's, not the kernel's)
+ * on a control message carrying the copy's own control socket. Cells: exec-kernel-cell.c.
  */
 
 #include "core/exec/exec-kernel.h"
@@ -17,57 +18,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "basic/compat/pidfd.h"
 #include "basic/fd-util.h"
 #include "basic/path-util.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "core/env/env.h"
 #include "core/exec/exec-internal.h"
-#include "core/exec/staging.h"
-#include "core/loop/loop.h"
-#include "core/rpc/rpc-server.h"
+#include "core/exec/exec-kernel-internal.h"
 #include "core/spawn/proc-tree.h"
 #include "core/stubs/stubs.h"
-#include "core/tools/tool.h"
 
-/* After the done message, how long leftover writers may keep the cell's pipes open. */
-#define DRAIN_USEC (500 * USEC_PER_MSEC)
 /* A control message is a small JSON object either way. */
 #define CONTROL_MAX 4096
 /* The kernel's stderr while it starts, kept for the error when it dies starting. */
 #define START_ERR_KEEP 2048
-
-struct exec_kernel {
-        struct staging staging;
-        char **env;
-        char *cwd; /* the cells' working directory, fixed at the start */
-        pid_t pid; /* the kernel's init */
-        int pidfd;
-        int status_fd;
-        struct run_cgroup cgroup;
-        int ctl_fd;
-        unsigned cells;
-        char **warnings; /* of the start */
-        bool lost;
-        bool reap_orphans;
-};
+/* A fork copies page tables, not memory: even a big kernel's takes well under this. */
+#define FORK_TIMEOUT_USEC (30 * USEC_PER_SEC)
 
 char *const *exec_kernel_warnings(const struct exec_kernel *k)
 {
-        return k ? k->warnings : NULL;
+        return k ? k->box->warnings : NULL;
 }
 
 /* exec_opts.on_warning of the start: kept, and passed on to the caller's. */
 struct start_warnings {
-        struct exec_kernel *k;
+        struct kernel_box *box;
         const struct exec_opts *o;
 };
 
@@ -75,7 +56,7 @@ static void keep_warning(void *userdata, const char *line)
 {
         struct start_warnings *w = userdata;
 
-        if (strv_extend(&w->k->warnings, line) < 0) {
+        if (strv_extend(&w->box->warnings, line) < 0) {
                 /* Out of memory: a later run of a pooled kernel lacks the line; the start
                  * goes on. */
         }
@@ -83,12 +64,22 @@ static void keep_warning(void *userdata, const char *line)
                 w->o->on_warning(w->o->on_warning_userdata, line);
 }
 
+int kernel_death_fd(const struct exec_kernel *k)
+{
+        return k->index == 0 ? k->box->status_fd : k->pidfd;
+}
+
+static bool fd_readable(int fd)
+{
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+
+        return fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
 bool exec_kernel_alive(const struct exec_kernel *k)
 {
-        struct pollfd p = {.fd = k ? k->pidfd : -1, .events = POLLIN};
-
-        /* A readable pidfd: the init has exited (the kernel was killed from outside). */
-        return k && !k->lost && !(p.fd >= 0 && poll(&p, 1, 0) > 0);
+        /* The origin's status came (or its init died), or the fork's pidfd says it exited. */
+        return k && !k->lost && k->ctl_fd >= 0 && !fd_readable(kernel_death_fd(k));
 }
 
 int exec_kernel_pid(const struct exec_kernel *k)
@@ -96,42 +87,168 @@ int exec_kernel_pid(const struct exec_kernel *k)
         return k ? k->pid : -1;
 }
 
-/* Kill the kernel's whole tree and reap its init: a lost kernel is never used again. */
-static void kill_kernel(struct exec_kernel *k)
+/* Kill everything in the box and reap its init. */
+static void box_kill(struct kernel_box *b)
+{
+        if (b->pid > 0) {
+                (void) proc_signal_execution(b->pid, true, false, SIGKILL);
+                run_cgroup_kill(&b->cgroup);
+                (void) waitpid(b->pid, NULL, 0);
+                b->pid = -1;
+        }
+        b->pidfd = safe_close(b->pidfd);
+}
+
+static void box_unref(struct kernel_box *b)
+{
+        if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) > 0)
+                return;
+        box_kill(b);
+        (void) run_cgroup_destroy(&b->cgroup, 2 * USEC_PER_SEC);
+        safe_close(b->status_fd);
+        staging_remove(&b->staging);
+        strv_free(b->warnings);
+        strv_free(b->env);
+        free(b->cwd);
+        free(b);
+}
+
+/* The interpreter still runs: a pid to signal is still its (its pidfd has not fired). */
+static bool interpreter_runs(const struct exec_kernel *k)
+{
+        return k->pid > 0 &&
+               (k->pidfd >= 0 ? !fd_readable(k->pidfd) : !fd_readable(kernel_death_fd(k)));
+}
+
+void kernel_kill(struct exec_kernel *k)
 {
         k->lost = true;
         k->ctl_fd = safe_close(k->ctl_fd);
-        if (k->pid > 0) {
+        if (__atomic_load_n(&k->box->refs, __ATOMIC_ACQUIRE) == 1)
+                box_kill(k->box);
+        else if (interpreter_runs(k))
+                /* Its forks are the init's, not in its tree: they live on. */
                 (void) proc_signal_execution(k->pid, true, false, SIGKILL);
-                run_cgroup_kill(&k->cgroup);
-                (void) waitpid(k->pid, NULL, 0);
-                k->pid = -1;
-        }
-        k->pidfd = safe_close(k->pidfd);
-        k->status_fd = safe_close(k->status_fd);
+}
+
+void kernel_interrupt(struct exec_kernel *k)
+{
+        if (!interpreter_runs(k))
+                return;
+        /* The main thread's: a cell's threads inherited an unblocked SIGINT. */
+        (void) syscall(SYS_tgkill, k->pid, k->pid, SIGINT);
+        (void) proc_signal_execution(k->pid, false, false, SIGTERM);
+}
+
+bool kernel_exit_status(struct exec_kernel *k, int *ret_status)
+{
+        return k->index == 0 && k->box->status_fd >= 0 &&
+               sandbox_read_status(k->box->status_fd, ret_status) >= 0;
 }
 
 void exec_kernel_kill(struct exec_kernel *k)
 {
-        if (!k || k->pid <= 0)
+        if (!k || k->lost)
                 return;
         k->lost = true;
-        (void) proc_signal_execution(k->pid, true, false, SIGKILL);
-        run_cgroup_kill(&k->cgroup);
+        if (__atomic_load_n(&k->box->refs, __ATOMIC_ACQUIRE) == 1 && k->box->pid > 0) {
+                (void) proc_signal_execution(k->box->pid, true, false, SIGKILL);
+                run_cgroup_kill(&k->box->cgroup);
+        } else if (interpreter_runs(k))
+                (void) proc_signal_execution(k->pid, true, false, SIGKILL);
 }
 
 struct exec_kernel *exec_kernel_free(struct exec_kernel *k)
 {
         if (!k)
                 return NULL;
-        kill_kernel(k);
-        (void) run_cgroup_destroy(&k->cgroup, 2 * USEC_PER_SEC);
-        staging_remove(&k->staging);
-        strv_free(k->warnings);
-        strv_free(k->env);
-        free(k->cwd);
+        if (k->box)
+                kernel_kill(k);
+        safe_close(k->pidfd);
+        box_unref(k->box);
+        free(k->socket_path);
         free(k);
         return NULL;
+}
+
+static struct exec_kernel *kernel_new(struct kernel_box *b, unsigned index)
+{
+        struct exec_kernel *k = calloc(1, sizeof(*k));
+
+        if (!k)
+                return NULL;
+        k->pid = -1;
+        k->pidfd = k->ctl_fd = -EBADF;
+        k->index = index;
+        k->box = b;
+        __atomic_add_fetch(&b->refs, 1, __ATOMIC_ACQ_REL);
+        return k;
+}
+
+/*
+ * One control message, NUL-terminated in @buf, and its sender's pid as ptc sees it (0 when
+ * the message carried none). The length, 0 at the end of the socket, or -errno.
+ */
+static ssize_t recv_control(int fd, char *buf, size_t size, pid_t *ret_pid)
+{
+        union {
+                struct cmsghdr h;
+                char b[CMSG_SPACE(sizeof(struct ucred))];
+        } cbuf;
+        struct iovec iov = {.iov_base = buf, .iov_len = size - 1};
+        struct msghdr mh = {
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = &cbuf,
+                .msg_controllen = sizeof(cbuf),
+        };
+        ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        *ret_pid = 0;
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS &&
+                    cm->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+                        struct ucred u;
+
+                        memcpy(&u, CMSG_DATA(cm), sizeof(u));
+                        *ret_pid = u.pid;
+                }
+        return n;
+}
+
+/* A new control socketpair: ptc's end (SO_PASSCRED) in *ret_ours, the kernel's in *ret_peer. */
+static int control_pair(int *ret_ours, int *ret_peer)
+{
+        int one = 1, p[2];
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p) < 0)
+                return -errno;
+        if (setsockopt(p[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0) {
+                int r = -errno;
+
+                safe_close(p[0]);
+                safe_close(p[1]);
+                return r;
+        }
+        *ret_ours = p[0];
+        *ret_peer = p[1];
+        return 0;
+}
+
+/* {"ready": true} came from process @pid: the kernel's, with a pidfd when the kernel has them. */
+static int take_ready(struct exec_kernel *k, const char *msg, pid_t pid)
+{
+        if (strcmp(msg, "{\"ready\":true}") != 0 || pid <= 0)
+                return -EPROTO;
+        k->pid = pid;
+        k->pidfd = pidfd_open_compat(pid);
+        if (k->pidfd < 0 && k->index > 0)
+                /* A fork's death is seen only through its pidfd (Linux 5.3). */
+                return k->pidfd;
+        return 0;
 }
 
 /* Read what the kernel wrote to @fd while starting, without blocking; past the first
@@ -170,6 +287,8 @@ static int wait_ready(struct exec_kernel *k, int err_fd, int cancel_fd, usec_t d
                                       {.fd = err_fd, .events = POLLIN},
                                       {.fd = cancel_fd, .events = POLLIN}};
                 usec_t now = now_usec();
+                pid_t pid;
+                ssize_t l;
                 int n;
 
                 if (now >= deadline)
@@ -177,7 +296,7 @@ static int wait_ready(struct exec_kernel *k, int err_fd, int cancel_fd, usec_t d
                                         "the session's interpreter did not start in time%s%s",
                                         errlen ? ": " : "", errbuf);
                 /* A negative fd is skipped by poll(). */
-                n = poll(p, 3, (int) ((deadline - now) / USEC_PER_MSEC) + 1);
+                n = poll(p, 3, poll_timeout_ms(deadline));
                 if (n < 0 && errno != EINTR)
                         return diag_set(reterr, -errno, "poll: %m");
                 if (n <= 0)
@@ -187,25 +306,70 @@ static int wait_ready(struct exec_kernel *k, int err_fd, int cancel_fd, usec_t d
                                         "cancelled while the session's interpreter started");
                 if (p[1].revents && err_fd >= 0)
                         read_start_err(err_fd, errbuf, &errlen);
-                if (p[0].revents) {
-                        ssize_t l = recv(k->ctl_fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
+                if (!p[0].revents)
+                        continue;
+                l = recv_control(k->ctl_fd, msg, sizeof(msg), &pid);
+                if (l == -EAGAIN || l == -EINTR)
+                        continue;
+                if (l > 0) {
+                        int r = take_ready(k, msg, pid);
 
-                        if (l < 0 && (errno == EAGAIN || errno == EINTR))
-                                continue;
-                        if (l > 0) {
-                                msg[l] = 0;
-                                if (strcmp(msg, "{\"ready\":true}") == 0)
-                                        return 0;
-                        }
-                        if (err_fd >= 0)
-                                read_start_err(err_fd, errbuf, &errlen);
-                        while (errlen > 0 && errbuf[errlen - 1] == '\n')
-                                errbuf[--errlen] = 0;
-                        return diag_set(reterr, -EPROTO,
-                                        "the session's interpreter failed to start%s%s",
-                                        errlen ? ": " : "", errlen ? errbuf : "");
+                        if (r >= 0)
+                                return 0;
+                        if (r != -EPROTO)
+                                return diag_set(reterr, r,
+                                                "cannot watch the session's interpreter: %s",
+                                                strerror(-r));
                 }
+                if (err_fd >= 0)
+                        read_start_err(err_fd, errbuf, &errlen);
+                while (errlen > 0 && errbuf[errlen - 1] == '\n')
+                        errbuf[--errlen] = 0;
+                return diag_set(reterr, -EPROTO, "the session's interpreter failed to start%s%s",
+                                errlen ? ": " : "", errlen ? errbuf : "");
         }
+}
+
+/* The box of a new kernel: its files, environment and working directory. */
+static int box_new(const struct exec_opts *o, struct kernel_box **ret, struct diag *reterr)
+{
+        const struct ptc_config *c = o->config;
+        _cleanup_free_ char *module = NULL, *kernel_path = NULL;
+        struct kernel_box *b;
+        int r;
+
+        b = calloc(1, sizeof(*b));
+        if (!b)
+                return diag_set(reterr, -ENOMEM, "out of memory");
+        b->pid = -1;
+        b->pidfd = b->status_fd = -EBADF;
+        b->cgroup = RUN_CGROUP_NULL;
+        b->refs = 1; /* the caller's until its kernel holds it */
+        *ret = b;
+
+        r = stubs_generate(o->registry, c->module_name, &module);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot generate the tools module: %s", strerror(-r));
+        r = staging_create(&b->staging, exec_kernel_source, strlen(exec_kernel_source),
+                           c->module_name, module);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot create the staging directory: %s", strerror(-r));
+        /* script.py is a pooled run's name for its script: the kernel takes another. */
+        kernel_path = path_join(b->staging.dir, ".kernel.py");
+        if (!kernel_path)
+                return diag_set(reterr, -ENOMEM, "out of memory");
+        if (rename(b->staging.script_path, kernel_path) < 0)
+                return diag_set(reterr, -errno, "cannot set up the staging directory: %m");
+        free(b->staging.script_path);
+        b->staging.script_path = TAKE_PTR(kernel_path);
+        /* The token is each cell's; the kernel sets it before the cell runs. */
+        r = exec_child_env(o, &b->staging, "", &b->env);
+        if (r >= 0)
+                r = env_set(&b->env, "PTC_KERNEL_MODULE", c->module_name);
+        b->cwd = strdup(c->mode == PTC_MODE_STRICT ? b->staging.dir : o->cwd);
+        if (r < 0 || !b->cwd)
+                return diag_set(reterr, -ENOMEM, "out of memory");
+        return 0;
 }
 
 int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, struct diag *reterr)
@@ -215,53 +379,29 @@ int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, 
         struct start_warnings sw = {.o = caller};
         const struct ptc_config *c = o->config;
         _cleanup_(exec_kernel_freep) struct exec_kernel *k = NULL;
-        _cleanup_free_ char *module = NULL;
         _cleanup_close_ int out_w = -EBADF, err_r = -EBADF, err_w = -EBADF, peer = -EBADF;
-        int ctl[2], errp[2];
+        struct kernel_box *b = NULL;
         struct sandbox_proc sp;
+        int errp[2];
         int r;
 
-        k = calloc(1, sizeof(*k));
+        r = box_new(o, &b, reterr);
+        k = b ? kernel_new(b, 0) : NULL;
+        box_unref(b); /* the kernel's now, or gone with the error */
+        if (r < 0)
+                return r;
         if (!k)
                 return diag_set(reterr, -ENOMEM, "out of memory");
-        k->pid = -1;
-        k->pidfd = k->status_fd = k->ctl_fd = -EBADF;
-        k->cgroup = RUN_CGROUP_NULL;
-        k->reap_orphans = o->reap_orphans;
-        sw.k = k;
+        sw.box = b;
         opts.on_warning = keep_warning;
         opts.on_warning_userdata = &sw;
-
-        r = stubs_generate(o->registry, c->module_name, &module);
-        if (r < 0)
-                return diag_set(reterr, r, "cannot generate the tools module: %s", strerror(-r));
-        r = staging_create(&k->staging, exec_kernel_source, strlen(exec_kernel_source),
-                           c->module_name, module);
-        if (r < 0)
-                return diag_set(reterr, r, "cannot create the staging directory: %s", strerror(-r));
-        {
-                /* script.py is a pooled run's name for its script: the kernel takes another. */
-                _cleanup_free_ char *p = path_join(k->staging.dir, ".kernel.py");
-
-                if (!p)
-                        return diag_set(reterr, -ENOMEM, "out of memory");
-                if (rename(k->staging.script_path, p) < 0)
-                        return diag_set(reterr, -errno, "cannot set up the staging directory: %m");
-                free(k->staging.script_path);
-                k->staging.script_path = TAKE_PTR(p);
-        }
-        /* The token is each cell's; the kernel sets it before the cell runs. */
-        r = exec_child_env(o, &k->staging, "", &k->env);
-        if (r >= 0)
-                r = env_set(&k->env, "PTC_KERNEL_MODULE", c->module_name);
-        k->cwd = strdup(c->mode == PTC_MODE_STRICT ? k->staging.dir : o->cwd);
-        if (r < 0 || !k->cwd)
+        k->socket_path = strdup(b->staging.socket_path);
+        if (!k->socket_path)
                 return diag_set(reterr, -ENOMEM, "out of memory");
 
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)
-                return diag_set(reterr, -errno, "cannot create the control socket: %m");
-        k->ctl_fd = ctl[0];
-        peer = ctl[1];
+        r = control_pair(&k->ctl_fd, &peer);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot create the control socket: %s", strerror(-r));
         if (pipe2(errp, O_CLOEXEC) < 0)
                 return diag_set(reterr, -errno, "cannot create pipes: %m");
         err_r = errp[0];
@@ -272,25 +412,26 @@ int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, 
 
         {
                 const struct exec_child_opts co = {
-                        .script_path = k->staging.script_path,
-                        .env = k->env,
-                        .cwd = k->cwd,
-                        .staging_dir = k->staging.dir,
+                        .script_path = b->staging.script_path,
+                        .env = b->env,
+                        .cwd = b->cwd,
+                        .staging_dir = b->staging.dir,
                         .stdin_fd = peer,
                         .stdout_fd = out_w,
                         .stderr_fd = err_w,
                         /* A kernel lives for many cells: each has its wall-clock deadline. */
                         .cpu_seconds = 0,
-                        .every_stop = true,
+                        .outlive_script = true,
                 };
 
-                r = exec_start_confined(o, &co, &sp, &k->cgroup, reterr);
+                r = exec_start_confined(o, &co, &sp, &b->cgroup, reterr);
                 if (r < 0)
                         return r;
         }
-        k->pid = sp.pid;
-        k->pidfd = sp.pidfd;
-        k->status_fd = sp.status_fd;
+        b->pid = sp.pid;
+        b->pidfd = sp.pidfd;
+        b->status_fd = sp.status_fd;
+        b->rlimits = sp.layers & (1u << SANDBOX_LAYER_RLIMITS);
         peer = safe_close(peer);
         err_w = safe_close(err_w);
 
@@ -303,469 +444,136 @@ int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, 
         return 0;
 }
 
-/* One cell's supervision, as struct execution is a script's (exec.c). */
-struct cell {
-        struct exec_kernel *k;
-        const struct exec_opts *o;
-        struct loop *loop;
-        struct rpc_server *rpc;
-        struct capture out, err;
-        struct tool_ctx tool_ctx;
-        char *path;
-        int out_fd, err_fd;
-        struct loop_source *out_src, *err_src, *ctl_src, *pid_src;
-        int timer_fd, sig_fd, cancel_fd;
-        enum { CELL_RUNNING, CELL_STOPPING, CELL_KILLED } phase;
-        enum exec_status status;
-        bool stopped;
-        const char *interrupt_reason;
-        bool done;         /* the kernel said so, or is gone */
-        bool ctl_closed;   /* the control socket ended: the kernel is dying */
-        bool started;      /* the kernel said the cell runs: a stop reaches it */
-        bool stop_pending; /* a stop came before that: sent on "started" */
-        bool one_shot;     /* a warm pool's run: its result as a cold run's */
-        bool have_exit_code;
-        int exit_code;
-        bool drain_timed_out;
-        usec_t start, deadline;
-};
-
-static void signal_tools(struct cell *c)
+/* Send the kernel {"fork": N} with the copy's control socket. */
+static int send_fork(struct exec_kernel *k, unsigned index, int peer)
 {
-        uint64_t one = 1;
+        char text[64];
+        char cbuf[CMSG_SPACE(sizeof(int))] = {};
+        struct iovec iov = {.iov_base = text};
+        struct msghdr mh = {
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = cbuf,
+                .msg_controllen = sizeof(cbuf),
+        };
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 
-        (void) !write(c->cancel_fd, &one, sizeof(one));
-}
-
-static void close_pipe(struct cell *c, bool is_err)
-{
-        loop_remove(is_err ? c->err_src : c->out_src);
-        if (is_err) {
-                c->err_src = NULL;
-                c->err_fd = safe_close(c->err_fd);
-        } else {
-                c->out_src = NULL;
-                c->out_fd = safe_close(c->out_fd);
-        }
-}
-
-static bool is_done(const struct cell *c)
-{
-        return c->done && ((c->out_fd < 0 && c->err_fd < 0) || c->drain_timed_out);
-}
-
-/* The cell is over: its tools stop, its pipes get DRAIN_USEC to reach their end. */
-static void cell_over(struct cell *c)
-{
-        if (c->done)
-                return;
-        c->done = true;
-        loop_remove(c->ctl_src);
-        c->ctl_src = NULL;
-        loop_remove(c->pid_src);
-        c->pid_src = NULL;
-        signal_tools(c);
-        exec_arm_timer(c->timer_fd, now_usec() + DRAIN_USEC);
-}
-
-/* The kernel is gone or broke the protocol: the session is lost with it. */
-static void lose_kernel(struct cell *c)
-{
-        struct exec_kernel *k = c->k;
-
-        if (!c->have_exit_code && k->pid > 0 && k->status_fd >= 0) {
-                siginfo_t si = {};
-                int ws;
-
-                /* Its status when it died by itself (os._exit(3), a crash). */
-                if (waitid(P_PID, (id_t) k->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-                    si.si_pid == k->pid && sandbox_read_status(k->status_fd, &ws) >= 0) {
-                        c->have_exit_code = true;
-                        c->exit_code = ws;
-                }
-        }
-        kill_kernel(k);
-        cell_over(c);
-}
-
-static void begin_stop(struct cell *c, enum exec_status why, const char *reason)
-{
-        if (c->phase != CELL_RUNNING || c->done)
-                return;
-        c->stopped = true;
-        c->status = why;
-        c->interrupt_reason = reason;
-        c->phase = CELL_STOPPING;
-        /*
-         * The init forwards: SIGINT to the kernel's main thread (KeyboardInterrupt in the
-         * cell), SIGTERM to every other process of the session. Tools after it. Before the
-         * cell has started, the kernel would not take it: it goes when "started" comes;
-         * the grace runs from now either way.
-         */
-        if (c->started)
-                (void) kill(c->k->pid, SIGINT);
-        else
-                c->stop_pending = true;
-        signal_tools(c);
-        exec_arm_timer(c->timer_fd, now_usec() + EXEC_KILL_GRACE_USEC);
-}
-
-static void on_pipe(struct loop_source *s, int fd, uint32_t events, void *userdata)
-{
-        struct cell *c = userdata;
-        bool is_err = fd == c->err_fd;
-        char buf[64 * 1024];
-
-        for (int i = 0; i < 4; i++) {
-                ssize_t n = read(fd, buf, sizeof(buf));
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0 && errno == EAGAIN)
-                        return;
-                if (n <= 0) {
-                        close_pipe(c, is_err);
-                        return;
-                }
-                (void) capture_feed(is_err ? &c->err : &c->out, buf, (size_t) n);
-                if (c->o->on_output)
-                        c->o->on_output(c->o->on_output_userdata, is_err, buf, (size_t) n);
-                if ((size_t) n < sizeof(buf))
-                        return;
-        }
-}
-
-static void on_control(struct loop_source *s, int fd, uint32_t events, void *userdata)
-{
-        struct cell *c = userdata;
-        char msg[CONTROL_MAX];
-        json_auto_t *v = NULL;
-        ssize_t n;
-
-        n = recv(fd, msg, sizeof(msg), MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-                return;
-        if (n == 0 && c->k->pidfd >= 0) {
-                /*
-                 * The kernel is exiting (os._exit(), a crash): its init reports the status
-                 * when it has reaped it, which the pidfd says. A kernel that only closed
-                 * the socket and lives on is lost all the same, after DRAIN_USEC.
-                 */
-                loop_remove(c->ctl_src);
-                c->ctl_src = NULL;
-                c->ctl_closed = true;
-                exec_arm_timer(c->timer_fd, now_usec() + DRAIN_USEC);
-                return;
-        }
-        if (n > 0)
-                v = json_loadb(msg, (size_t) n, 0, NULL);
-        if (!c->started &&
-            json_integer_value(json_object_get(v, "started")) == (json_int_t) c->k->cells) {
-                c->started = true;
-                if (c->stop_pending)
-                        (void) kill(c->k->pid, SIGINT);
-                return;
-        }
-        if (!v || json_integer_value(json_object_get(v, "done")) != (json_int_t) c->k->cells ||
-            !json_is_integer(json_object_get(v, "exit_code"))) {
-                /* The end of the socket, or anything but this cell's done: not a kernel. */
-                lose_kernel(c);
-                return;
-        }
-        c->have_exit_code = true;
-        c->exit_code = (int) json_integer_value(json_object_get(v, "exit_code"));
-        cell_over(c);
-}
-
-static void on_pidfd(struct loop_source *s, int fd, uint32_t events, void *userdata)
-{
-        lose_kernel(userdata);
-}
-
-static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userdata)
-{
-        struct cell *c = userdata;
-        uint64_t n;
-
-        (void) !read(fd, &n, sizeof(n));
-        if (c->done) {
-                c->drain_timed_out = true;
-                return;
-        }
-        if (c->ctl_closed) {
-                lose_kernel(c);
-                return;
-        }
-        if (c->phase == CELL_RUNNING)
-                begin_stop(c, EXEC_TIMEOUT, NULL);
-        else if (c->phase == CELL_STOPPING) {
-                /* The cell did not unwind: the kernel goes, and its state with it. */
-                c->phase = CELL_KILLED;
-                lose_kernel(c);
-        }
-}
-
-static void on_signal(struct loop_source *s, int fd, uint32_t events, void *userdata)
-{
-        struct cell *c = userdata;
-        struct signalfd_siginfo si;
-
-        while (read(fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
-                if (si.ssi_signo == SIGINT)
-                        begin_stop(c, EXEC_INTERRUPTED, "SIGINT");
-                else if (si.ssi_signo == SIGTERM)
-                        begin_stop(c, EXEC_INTERRUPTED, "SIGTERM");
-                else if (si.ssi_signo == SIGHUP)
-                        begin_stop(c, EXEC_INTERRUPTED, "SIGHUP");
-        }
-}
-
-static void on_cancel(struct loop_source *s, int fd, uint32_t events, void *userdata)
-{
-        struct cell *c = userdata;
-        const char *reason = NULL;
-
-        if (c->o->cancel_reason)
-                reason = __atomic_load_n(c->o->cancel_reason, __ATOMIC_ACQUIRE);
-        begin_stop(c, EXEC_INTERRUPTED, reason ? reason : "cancelled");
-        loop_remove(s);
-}
-
-/* Hand the cell to the kernel: its file, its token, and the write ends of its pipes. */
-static int send_cell(struct cell *c, const char *token, int out_w, int err_w)
-{
-        json_auto_t *m = json_pack("{s:I, s:s, s:s}", "cell", (json_int_t) c->k->cells, "path",
-                                   c->path, "token", token);
-        _cleanup_free_ char *text = m ? json_dumps(m, JSON_COMPACT) : NULL;
-        int fds[2] = {out_w, err_w};
-        char cbuf[CMSG_SPACE(sizeof(fds))] = {};
-        struct iovec iov;
-        struct msghdr mh = {};
-        struct cmsghdr *cm;
-
-        if (!text)
-                return -ENOMEM;
-        iov = (struct iovec){.iov_base = text, .iov_len = strlen(text)};
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = cbuf;
-        mh.msg_controllen = sizeof(cbuf);
-        cm = CMSG_FIRSTHDR(&mh);
+        iov.iov_len = (size_t) snprintf(text, sizeof(text), "{\"fork\":%u}", index);
         cm->cmsg_level = SOL_SOCKET;
         cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(fds));
-        memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &peer, sizeof(int));
         for (;;) {
-                ssize_t n = sendmsg(c->k->ctl_fd, &mh, MSG_NOSIGNAL);
-                int k = n < 0 ? -errno : 0;
-
-                if (k == -EINTR)
-                        continue;
-                explicit_wipe(text, strlen(text));
-                return k;
+                if (sendmsg(k->ctl_fd, &mh, MSG_NOSIGNAL) >= 0)
+                        return 0;
+                if (errno != EINTR)
+                        return -errno;
         }
 }
 
-static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
+/*
+ * The kernel's answer to a fork: {"forked": N} or {"forked": N, "error": TEXT}. 0, -EAGAIN
+ * (not yet), -EIO with the kernel's reason, or -EPIPE when the kernel broke off.
+ */
+static int read_forked(struct exec_kernel *k, unsigned index, struct diag *reterr)
 {
-        const struct exec_opts *o = c->o;
-        struct exec_kernel *k = c->k;
-        char token[65], name[64];
-        int outp[2] = {-1, -1}, errp[2] = {-1, -1};
-        struct rpc_server_opts ro;
-        sigset_t mask;
-        int r;
+        char msg[CONTROL_MAX];
+        json_auto_t *v = NULL;
+        pid_t pid;
+        ssize_t n = recv_control(k->ctl_fd, msg, sizeof(msg), &pid);
+        const char *error;
 
-        k->cells++;
-        if (one_shot)
-                (void) snprintf(name, sizeof(name), "script.py");
-        else
-                (void) snprintf(name, sizeof(name), "cell-%u.py", k->cells);
-        r = staging_add_file(&k->staging, name, o->code, o->code_len, &c->path);
-        if (r < 0)
-                return diag_set(reterr, r, "cannot write the cell: %s", strerror(-r));
-        r = exec_make_token(token);
-        if (r < 0)
-                return diag_set(reterr, r, "cannot generate the RPC token: %s", strerror(-r));
-
-        c->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        c->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (c->cancel_fd < 0 || c->timer_fd < 0)
-                return diag_set(reterr, -errno, "cannot create event fds: %m");
-        c->tool_ctx = (struct tool_ctx){
-                .config = o->config,
-                .cwd = k->cwd,
-                .env = o->base_env,
-                .deadline = c->deadline,
-                .cancel_fd = c->cancel_fd,
-                .redactor = o->redactor,
-                .python = o->python,
-        };
-        r = loop_new(&c->loop);
-        if (r < 0)
-                return diag_set(reterr, r, "cannot create the event loop: %s", strerror(-r));
-        /* Each cell's own server on the kernel's socket path: the last one's calls end. */
-        (void) unlink(k->staging.socket_path);
-        ro = (struct rpc_server_opts){
-                .socket_path = k->staging.socket_path,
-                .token = token,
-                .registry = o->registry,
-                .tool_ctx = &c->tool_ctx,
-                .redactor = o->redactor,
-                .max_tool_calls = o->config->max_tool_calls,
-                .log_calls = o->log_calls,
-                .on_call = o->on_call,
-                .on_call_userdata = o->on_call_userdata,
-        };
-        r = rpc_server_new(&ro, &c->rpc);
-        if (r < 0) {
-                explicit_wipe(token, sizeof(token));
-                return diag_set(reterr, r, "cannot start the RPC server on '%s': %s",
-                                k->staging.socket_path, strerror(-r));
-        }
-        r = exec_capture_init(o, &c->out, &c->err);
-        if (r < 0) {
-                explicit_wipe(token, sizeof(token));
-                return diag_set(reterr, r, "cannot set up output capture: %s", strerror(-r));
-        }
-        if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-                r = -errno;
-                safe_close(outp[0]);
-                safe_close(outp[1]);
-                explicit_wipe(token, sizeof(token));
-                return diag_set(reterr, r, "cannot create pipes: %s", strerror(-r));
-        }
-        c->out_fd = outp[0];
-        c->err_fd = errp[0];
-        if (fd_set_nonblock(c->out_fd, true) < 0 || fd_set_nonblock(c->err_fd, true) < 0) {
-                safe_close(outp[1]);
-                safe_close(errp[1]);
-                explicit_wipe(token, sizeof(token));
-                return diag_set(reterr, -errno, "cannot set up pipes: %m");
-        }
-        if ((r = loop_add(c->loop, c->out_fd, EPOLLIN, on_pipe, c, &c->out_src)) < 0 ||
-            (r = loop_add(c->loop, c->err_fd, EPOLLIN, on_pipe, c, &c->err_src)) < 0 ||
-            (r = loop_add(c->loop, c->timer_fd, EPOLLIN, on_timer, c, NULL)) < 0 ||
-            (r = loop_add(c->loop, k->ctl_fd, EPOLLIN, on_control, c, &c->ctl_src)) < 0 ||
-            (k->pidfd >= 0 &&
-             (r = loop_add(c->loop, k->pidfd, EPOLLIN, on_pidfd, c, &c->pid_src)) < 0))
-                goto fail;
-        if (o->handle_signals) {
-                sigemptyset(&mask);
-                sigaddset(&mask, SIGINT);
-                sigaddset(&mask, SIGTERM);
-                sigaddset(&mask, SIGHUP);
-                c->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-                r = c->sig_fd < 0 ? -errno
-                                  : loop_add(c->loop, c->sig_fd, EPOLLIN, on_signal, c, NULL);
-                if (r < 0)
-                        goto fail;
-        }
-        if (o->cancel_fd >= 0) {
-                r = loop_add(c->loop, o->cancel_fd, EPOLLIN, on_cancel, c, NULL);
-                if (r < 0)
-                        goto fail;
-        }
-        exec_arm_timer(c->timer_fd, c->deadline);
-        /* Last: a kernel found gone (EPIPE) ends the cell through the loop's sources. */
-        r = send_cell(c, token, outp[1], errp[1]);
-        explicit_wipe(token, sizeof(token));
-        safe_close(outp[1]);
-        safe_close(errp[1]);
-        if (r < 0)
-                lose_kernel(c);
+        if (n == -EAGAIN || n == -EINTR)
+                return -EAGAIN;
+        if (n > 0)
+                v = json_loadb(msg, (size_t) n, 0, NULL);
+        if (!v || json_integer_value(json_object_get(v, "forked")) != (json_int_t) index)
+                return diag_set(reterr, -EPIPE,
+                                "the session's interpreter died while it was being copied");
+        error = json_string_value(json_object_get(v, "error"));
+        if (error)
+                return diag_set(reterr, -EIO, "the session's interpreter cannot be copied: %s",
+                                error);
         return 0;
-fail:
-        safe_close(outp[1]);
-        safe_close(errp[1]);
-        explicit_wipe(token, sizeof(token));
-        return diag_set(reterr, r, "event loop: %s", strerror(-r));
 }
 
-static void cell_teardown(struct cell *c)
+int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret, struct diag *reterr)
 {
-        if (c->cancel_fd >= 0)
-                signal_tools(c);
-        c->rpc = rpc_server_free(c->rpc);
-        if (c->k->staging.socket_path)
-                (void) unlink(c->k->staging.socket_path);
-        loop_remove(c->out_src);
-        loop_remove(c->err_src);
-        loop_remove(c->ctl_src);
-        loop_remove(c->pid_src);
-        c->loop = loop_free(c->loop);
-        safe_close(c->out_fd);
-        safe_close(c->err_fd);
-        safe_close(c->timer_fd);
-        safe_close(c->sig_fd);
-        safe_close(c->cancel_fd);
-        capture_release(&c->out);
-        capture_release(&c->err);
-        free(c->path);
-}
+        _cleanup_(exec_kernel_freep) struct exec_kernel *copy = NULL;
+        _cleanup_close_ int peer = -EBADF;
+        usec_t deadline = now_usec() + FORK_TIMEOUT_USEC;
+        bool answered = false, ready = false, copy_failed = false;
+        int r, copy_error = 0;
+        unsigned index;
 
-static int cell_finish(struct cell *c, json_t **ret, enum exec_status *ret_status)
-{
-        struct result_input in = {};
-        json_auto_t *log = NULL;
-
-        rpc_server_shutdown(c->rpc, 5000);
-        if (c->stopped)
-                in.status = c->status;
-        else
-                in.status = c->have_exit_code && c->exit_code == 0 ? EXEC_SUCCESS : EXEC_ERROR;
-        in.have_exit_code = c->have_exit_code;
-        in.exit_code = c->exit_code;
-        in.duration = (double) (now_usec() - c->start) / USEC_PER_SEC;
-        in.calls = rpc_server_calls_made(c->rpc);
-        in.interrupt_reason = c->interrupt_reason;
-        if (!c->one_shot)
-                in.cell = c->k->lost ? RESULT_CELL_LOST : RESULT_CELL_KEPT;
-        if (c->k->lost && !c->stopped && !in.have_exit_code && !c->one_shot)
-                in.error = "The session's interpreter died during the cell; its state is lost.";
-        if (c->o->log_calls) {
-                log = rpc_server_log(c->rpc);
-                in.log = log;
-        }
-        return exec_result(c->o, &c->out, &c->err, &in, false, ret, ret_status);
-}
-
-int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, bool one_shot,
-                         json_t **ret, enum exec_status *ret_status, bool *ret_lost,
-                         struct diag *reterr)
-{
-        struct cell c = {
-                .k = k,
-                .o = o,
-                .out_fd = -EBADF,
-                .err_fd = -EBADF,
-                .timer_fd = -EBADF,
-                .sig_fd = -EBADF,
-                .cancel_fd = -EBADF,
-                .one_shot = one_shot,
-        };
-        int r;
-
-        *ret_lost = false;
-        if (k->lost)
+        if (!exec_kernel_alive(k))
                 return diag_set(reterr, -ESRCH, "the session's interpreter is gone");
-        c.start = now_usec();
-        c.deadline = c.start + (usec_t) (o->config->timeout * USEC_PER_SEC);
-        r = cell_setup(&c, one_shot, reterr);
-        while (r >= 0 && !is_done(&c)) {
-                r = loop_run_once(c.loop, -1);
-                if (r < 0)
-                        diag_set(reterr, r, "event loop failed: %s", strerror(-r));
-        }
-        if (r >= 0) {
-                r = cell_finish(&c, ret, ret_status);
-                if (r < 0)
-                        diag_set(reterr, r, "cannot assemble the result: %s", strerror(-r));
-        }
-        cell_teardown(&c);
-        /* A cell that could not even be set up leaves the kernel in an unknown state. */
+        index = __atomic_add_fetch(&k->box->forks, 1, __ATOMIC_ACQ_REL);
+        copy = kernel_new(k->box, index);
+        if (!copy || asprintf(&copy->socket_path, "%s/rpc-%u.sock", k->box->staging.dir, index) < 0)
+                return diag_set(reterr, -ENOMEM, "out of memory");
+        copy->cells = k->cells;
+        r = control_pair(&copy->ctl_fd, &peer);
         if (r < 0)
-                kill_kernel(k);
-        *ret_lost = k->lost;
-        return r;
+                return diag_set(reterr, r, "cannot create the control socket: %s", strerror(-r));
+        r = send_fork(k, index, peer);
+        peer = safe_close(peer);
+        if (r < 0) {
+                kernel_kill(k);
+                return diag_set(reterr, r, "the session's interpreter is gone: %s", strerror(-r));
+        }
+
+        /*
+         * Both: the copy's ready and the kernel's answer, which is always read (the next cell
+         * would take it for a broken protocol), whatever the copy did.
+         */
+        while (!answered || !(ready || copy_failed)) {
+                struct pollfd p[2] = {
+                        {.fd = answered ? -1 : k->ctl_fd, .events = POLLIN},
+                        {.fd = ready || copy_failed ? -1 : copy->ctl_fd, .events = POLLIN}};
+                int n;
+
+                if (now_usec() >= deadline) {
+                        if (answered)
+                                return diag_set(reterr, -ETIMEDOUT,
+                                                "the copy of the session's interpreter did not "
+                                                "start within %u s",
+                                                (unsigned) (FORK_TIMEOUT_USEC / USEC_PER_SEC));
+                        /* The kernel is somewhere in a fork: not to be trusted with a cell. */
+                        kernel_kill(k);
+                        return diag_set(reterr, -ETIMEDOUT,
+                                        "the session's interpreter was not copied within %u s",
+                                        (unsigned) (FORK_TIMEOUT_USEC / USEC_PER_SEC));
+                }
+                n = poll(p, 2, poll_timeout_ms(deadline));
+                if (n < 0 && errno != EINTR)
+                        return diag_set(reterr, -errno, "poll: %m");
+                if (n <= 0)
+                        continue;
+                if (p[0].revents) {
+                        r = read_forked(k, index, reterr);
+                        if (r == -EPIPE)
+                                kernel_kill(k);
+                        if (r < 0 && r != -EAGAIN)
+                                return r;
+                        answered = r == 0;
+                }
+                if (p[1].revents) {
+                        char msg[CONTROL_MAX];
+                        pid_t pid;
+                        ssize_t l = recv_control(copy->ctl_fd, msg, sizeof(msg), &pid);
+
+                        if (l == -EAGAIN || l == -EINTR)
+                                continue;
+                        copy_error = l > 0 ? take_ready(copy, msg, pid) : -EPROTO;
+                        ready = copy_error >= 0;
+                        copy_failed = !ready;
+                }
+        }
+        if (copy_failed)
+                return diag_set(reterr, copy_error,
+                                "the copy of the session's interpreter did not start: %s",
+                                copy_error == -EPROTO ? "it ended at once" : strerror(-copy_error));
+        *ret = TAKE_PTR(copy);
+        return 0;
 }

@@ -37,12 +37,25 @@ _must_check_ int exec_kernel_start(const struct exec_opts *o, struct exec_kernel
                                    struct diag *reterr);
 
 /*
+ * A copy of kernel @k, idle between cells (the caller's to guarantee), in *ret: a fork of
+ * its interpreter (copy-on-write memory: globals, imports, data) in the same confinement,
+ * sharing its working directory and files but nothing else from now on. Its cells are
+ * numbered on from @k's. -ESRCH when @k is gone; when @k died or hung while being copied it
+ * is lost (exec_kernel_alive() says so).
+ */
+_must_check_ int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret,
+                                  struct diag *reterr);
+
+/*
  * SIGKILL to the kernel and everything it started, without waiting: what a run that must
  * leave nothing running does before it answers, leaving the reaping to exec_kernel_free().
  */
 void exec_kernel_kill(struct exec_kernel *k);
 
-/* Stop the kernel and everything it started, and remove its files. NULL-safe. */
+/*
+ * Stop the kernel and everything it started; the confinement it shares with its forks (or
+ * the kernel it is a fork of) and its files go with the last of them. NULL-safe.
+ */
 struct exec_kernel *exec_kernel_free(struct exec_kernel *k);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct exec_kernel *, exec_kernel_free);
 
@@ -55,7 +68,7 @@ char *const *exec_kernel_warnings(const struct exec_kernel *k);
 /* Whether the kernel still lives: false once a cell lost it (crashed, killed). */
 bool exec_kernel_alive(const struct exec_kernel *k);
 
-/* The kernel's host pid (its init's, for tests and `ptc session list`). */
+/* The kernel's interpreter's pid, as ptc sees it (for `ptc session list`). */
 int exec_kernel_pid(const struct exec_kernel *k);
 
 /*

@@ -472,7 +472,7 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                 .cwd = co->cwd,
                 .staging_dir = co->staging_dir,
                 .stdin_fd = co->stdin_fd,
-                .every_stop = co->every_stop,
+                .outlive_script = co->outlive_script,
                 .stdout_fd = co->stdout_fd,
                 .stderr_fd = co->stderr_fd,
         };
@@ -512,8 +512,10 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
 
                 sb.envp = sb.layers & (1u << SANDBOX_LAYER_NAMESPACES) ? ns_env : co->env;
                 r = sandbox_spawn(&sb, ret, &failed, &why);
-                if (r >= 0)
+                if (r >= 0) {
+                        ret->layers = sb.layers;
                         break;
+                }
                 if (c->isolation == PTC_ISOLATION_STRICT)
                         return diag_set(reterr, r, "isolation 'strict' cannot be set up: %s",
                                         why.message);

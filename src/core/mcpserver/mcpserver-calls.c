@@ -82,6 +82,10 @@ static json_t *execute_code(struct mcp_call *c)
         }
         if (r >= 0 && json_is_true(json_object_get(c->arguments, "reset")))
                 r = ptc_execution_set(c->x, "reset", "true", &d);
+        if (r >= 0 && json_is_string(json_object_get(c->arguments, "fork_from")))
+                r = ptc_execution_set(c->x, "fork_from",
+                                      json_string_value(json_object_get(c->arguments, "fork_from")),
+                                      &d);
         if (r >= 0 && c->progress_token && ptc_execution_on_progress(c->x, on_progress, c) < 0)
                 r = api_diagf(&d, -EINVAL, "cannot watch the execution's progress");
         if (r >= 0)

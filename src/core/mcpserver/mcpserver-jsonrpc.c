@@ -126,6 +126,20 @@ static void handle_initialize(struct mcp_server *s, json_t *id, json_t *params)
                           "tools; only what it prints comes back."));
 }
 
+/* An optional session id argument @name of execute_code; false after a -32602 answer. */
+static bool session_param_ok(struct mcp_server *s, json_t *id, json_t *args, const char *name)
+{
+        json_t *t = json_object_get(args, name);
+
+        if (!t || json_is_null(t) ||
+            (json_is_string(t) && session_id_is_valid(json_string_value(t))))
+                return true;
+        mcpserver_send_error(s, id, JSONRPC_INVALID_PARAMS,
+                             "Invalid params: '%s' must be an id of 1 to 64 of A-Z a-z 0-9 . _ -",
+                             name);
+        return false;
+}
+
 static void handle_tools_call(struct mcp_server *s, json_t *id, json_t *params)
 {
         json_t *name = json_object_get(params, "name"),
@@ -156,20 +170,16 @@ static void handle_tools_call(struct mcp_server *s, json_t *id, json_t *params)
                                              "of seconds");
                         return;
                 }
-                t = json_object_get(args, "session");
-                if (t && !json_is_null(t) &&
-                    (!json_is_string(t) || !session_id_is_valid(json_string_value(t)))) {
-                        mcpserver_send_error(s, id, JSONRPC_INVALID_PARAMS,
-                                             "Invalid params: 'session' must be an id of 1 to 64 "
-                                             "of A-Z a-z 0-9 . _ -");
+                if (!session_param_ok(s, id, args, "session"))
                         return;
-                }
                 t = json_object_get(args, "reset");
                 if (t && !json_is_null(t) && !json_is_boolean(t)) {
                         mcpserver_send_error(s, id, JSONRPC_INVALID_PARAMS,
                                              "Invalid params: 'reset' must be true or false");
                         return;
                 }
+                if (!session_param_ok(s, id, args, "fork_from"))
+                        return;
         } else {
                 struct registry *reg = s->engine->registry;
 

@@ -42,7 +42,16 @@ int mcpserver_tools_list_build(struct mcp_server *s)
             json_object_set_new(json_object_get(input, "properties"), "reset",
                                 json_pack("{s:s, s:s}", "type", "boolean", "description",
                                           "With session: start that session afresh (its "
-                                          "state is discarded) before this code.")) < 0)
+                                          "state is discarded) before this code.")) < 0 ||
+            json_object_set_new(
+                    json_object_get(input, "properties"), "fork_from",
+                    json_pack("{s:s, s:s, s:s}", "type", "string", "pattern",
+                              "^[A-Za-z0-9._-]{1,64}$", "description",
+                              "With a new session id: start that session as a copy of this "
+                              "live session (its variables, imports and data as they are "
+                              "now; files are shared), then run the code in the copy. The "
+                              "original is not changed: try two continuations from one "
+                              "state.")) < 0)
                 return -ENOMEM;
         tools = json_pack("[{s:s, s:s, s:O, s:O}]", "name", "execute_code", "title",
                           "Run a Python script that calls tools", "description",

@@ -2,7 +2,9 @@
 /*
  * The init of every confined start (sandbox.h): the process between ptc and the script. It
  * starts the script, reaps everything, forwards a stop once, and reports the script's status
- * when the script is gone, after everything the script left behind is gone too.
+ * when the script is gone, after everything the script left behind is gone too. A session's
+ * kernel (sandbox_opts.outlive_script) is reported as soon as it is gone, and its init lives
+ * on while the kernel's forks do.
  *
  * With the namespace layer it is pid 1 of the sandbox's pid namespace, and its exit makes the
  * kernel kill whatever is left in there. Without that layer (isolation none, or auto on a
@@ -216,7 +218,7 @@ _no_sanitize_address_ void sandbox_run_init(const struct sandbox_opts *o, struct
                                             int errfd, int status_fd, bool own_pid_ns,
                                             bool shares_memory)
 {
-        bool forwarded = false, script_gone = false;
+        bool forwarded = false, script_gone = false, everything_gone = false;
         sigset_t wait_set;
         int status = 0;
         pid_t script;
@@ -266,7 +268,7 @@ _no_sanitize_address_ void sandbox_run_init(const struct sandbox_opts *o, struct
         }
         /* The script's exec closes its copy of errfd; the parent then reads EOF. */
         close(errfd);
-        while (!script_gone) {
+        while (!script_gone || (o->outlive_script && !everything_gone)) {
                 siginfo_t si;
                 pid_t pid;
                 /* sigwaitinfo(), raw: we are a clone of a multi-threaded process. */
@@ -286,8 +288,7 @@ _no_sanitize_address_ void sandbox_run_init(const struct sandbox_opts *o, struct
                         _exit(1);
                 }
                 if (sig != SIGCHLD) {
-                        /* A session's kernel lives on after a stop: each cell's is its own. */
-                        if (!forwarded || o->every_stop)
+                        if (!forwarded && !script_gone)
                                 forward_stop(script, sig, own_pid_ns);
                         forwarded = true;
                         continue;
@@ -297,12 +298,16 @@ _no_sanitize_address_ void sandbox_run_init(const struct sandbox_opts *o, struct
                         if (pid == script) {
                                 status = st;
                                 script_gone = true;
+                                /* A kernel's death is news while its forks live on. */
+                                if (o->outlive_script)
+                                        (void) !write(status_fd, &status, sizeof(status));
                         }
                 if (pid < 0 && errno == ECHILD)
-                        script_gone = true;
+                        script_gone = everything_gone = true;
         }
         if (!own_pid_ns)
                 kill_descendants();
-        (void) !write(status_fd, &status, sizeof(status));
+        if (!o->outlive_script)
+                (void) !write(status_fd, &status, sizeof(status));
         _exit(0);
 }

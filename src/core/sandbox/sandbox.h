@@ -100,8 +100,10 @@ struct sandbox_opts {
         int stdout_fd, stderr_fd; /* required */
         int stdin_fd;             /* > 0: the script's stdin (a session kernel's control
                                    * socket, docs/sessions.md); 0: /dev/null */
-        bool every_stop;          /* the init forwards every stop, not only the first (a
-                                   * session's kernel outlives its cells' stops) */
+        bool outlive_script;      /* a session's kernel (docs/sessions.md): the init reports
+                                   * the script's status as soon as it is gone and lives on
+                                   * while anything else does (the kernel's forks); ptc stops
+                                   * a kernel's cells itself */
         bool network;             /* keep the host network (no net namespace, inet sockets) */
         struct sandbox_limits limits;
         int landlock_abi;                  /* from landlock_abi(); < 1 skips Landlock */
@@ -114,6 +116,7 @@ struct sandbox_proc {
         pid_t pid;     /* the init */
         int pidfd;     /* for pid, or -1 */
         int status_fd; /* read end of the init's status pipe (non-blocking) */
+        unsigned layers; /* the layers it runs under (sandbox_opts.layers) */
 };
 
 /*

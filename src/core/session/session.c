@@ -310,6 +310,32 @@ static struct session *least_recently_used_idle(struct session_table *t)
         return best;
 }
 
+/*
+ * Room for a new session @id under sessions.max: the least recently used idle one is made
+ * gone (its kernel in *ret_evicted, the caller's to free outside the lock). -EBUSY when
+ * every live one runs a cell. Under the lock.
+ */
+static int make_room(struct session_table *t, const char *id, struct exec_kernel **ret_evicted,
+                     struct diag *reterr)
+{
+        struct session *lru;
+
+        *ret_evicted = NULL;
+        if (live_count(t) < t->max)
+                return 0;
+        lru = least_recently_used_idle(t);
+        if (!lru)
+                return diag_set(reterr, -EBUSY,
+                                "every one of the %u live sessions is running a cell "
+                                "(sessions.max)",
+                                t->max);
+        *ret_evicted = make_gone(lru,
+                                 "closed to make room for session '%s' (at most %u live sessions, "
+                                 "sessions.max)",
+                                 id, t->max);
+        return 0;
+}
+
 static int add_session(struct session_table *t, const char *id, struct session **ret)
 {
         struct session *s;
@@ -437,21 +463,11 @@ int session_begin(struct session_table *t, const char *id, bool reset, const str
                 (void) snprintf(note, sizeof(note),
                                 "session '%s' was %s; this cell started a new one", id, s->gone);
         if (!s || !s->kernel) {
-                if (live_count(t) >= t->max) {
-                        struct session *lru = least_recently_used_idle(t);
-
-                        if (!lru) {
-                                pthread_mutex_unlock(&t->lock);
-                                exec_kernel_free(old);
-                                return diag_set(reterr, -EBUSY,
-                                                "every one of the %u live sessions is running a "
-                                                "cell (sessions.max)",
-                                                t->max);
-                        }
-                        evicted = make_gone(lru,
-                                            "closed to make room for session '%s' (at most %u "
-                                            "live sessions, sessions.max)",
-                                            id, t->max);
+                r = make_room(t, id, &evicted, reterr);
+                if (r < 0) {
+                        pthread_mutex_unlock(&t->lock);
+                        exec_kernel_free(old);
+                        return r;
                 }
                 if (!s && (r = add_session(t, id, &s)) < 0) {
                         pthread_mutex_unlock(&t->lock);
@@ -520,6 +536,69 @@ int session_close(struct session_table *t, const char *id, const char *why)
         pthread_mutex_unlock(&t->lock);
         exec_kernel_free(k);
         return 0;
+}
+
+int session_fork(struct session_table *t, const char *id, const char *new_id, struct diag *reterr)
+{
+        struct exec_kernel *evicted = NULL, *copy = NULL, *dead = NULL;
+        struct session *s, *n;
+        int r;
+
+        if (strcmp(id, new_id) == 0)
+                return diag_set(reterr, -EINVAL, "session '%s' cannot be forked onto itself", id);
+        pthread_mutex_lock(&t->lock);
+        s = find(t, id);
+        n = find(t, new_id);
+        if (!s || !s->kernel)
+                r = diag_set(reterr, -ENOENT, "no live session '%s'", id);
+        else if (s->busy)
+                r = diag_set(reterr, -EBUSY, "session '%s' is running a cell", id);
+        else if (n && (n->kernel || n->busy))
+                r = diag_set(reterr, -EEXIST,
+                             "session '%s' exists (kill it first, or fork to another id)", new_id);
+        else if (!exec_kernel_alive(s->kernel)) {
+                dead = make_gone(s, "lost between cells (its interpreter died)");
+                r = diag_set(reterr, -ESRCH, "session '%s' was lost between cells", id);
+        } else
+                r = 0;
+        if (r < 0) {
+                pthread_mutex_unlock(&t->lock);
+                exec_kernel_free(dead);
+                return r;
+        }
+        s->busy = true; /* not the one to make room */
+        r = make_room(t, new_id, &evicted, reterr);
+        if (r < 0) {
+                s->busy = false;
+                pthread_mutex_unlock(&t->lock);
+                return r;
+        }
+        if (!n && (r = add_session(t, new_id, &n)) < 0) {
+                s->busy = false;
+                pthread_mutex_unlock(&t->lock);
+                exec_kernel_free(evicted);
+                return diag_set(reterr, r, "out of memory");
+        }
+        n->busy = true;
+        n->gone[0] = 0;
+        pthread_mutex_unlock(&t->lock);
+
+        exec_kernel_free(evicted);
+        r = exec_kernel_fork(s->kernel, &copy, reterr);
+
+        pthread_mutex_lock(&t->lock);
+        s->busy = n->busy = false;
+        s->last_used = n->last_used = now_usec();
+        if (r >= 0) {
+                n->kernel = copy;
+                n->cells = s->cells;
+        }
+        if (!exec_kernel_alive(s->kernel))
+                dead = make_gone(s, "lost while it was forked");
+        pthread_mutex_unlock(&t->lock);
+        exec_kernel_free(dead);
+        wake(t);
+        return r;
 }
 
 char *session_table_list(struct session_table *t)

@@ -75,6 +75,16 @@ void session_end(struct session_table *t, struct session_lease *l, bool lost);
 _must_check_ int session_close(struct session_table *t, const char *id, const char *why);
 
 /*
+ * Make session @new_id a copy of session @id (exec_kernel_fork()), idle, its cells numbered
+ * on from @id's. -ENOENT when @id is not live, -EBUSY while it runs a cell (or when room is
+ * needed and every live session runs one), -EEXIST when @new_id is live; the least recently
+ * used idle session is closed to make room. When @id's kernel died being copied, @id is
+ * lost (its next cell is told).
+ */
+_must_check_ int session_fork(struct session_table *t, const char *id, const char *new_id,
+                              struct diag *reterr);
+
+/*
  * The live sessions as a JSON array text: [{"session", "cells", "idle_seconds", "busy",
  * "pid"}], oldest use first. NULL on ENOMEM.
  */
