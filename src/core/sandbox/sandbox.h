@@ -113,9 +113,9 @@ struct sandbox_opts {
 };
 
 struct sandbox_proc {
-        pid_t pid;     /* the init */
-        int pidfd;     /* for pid, or -1 */
-        int status_fd; /* read end of the init's status pipe (non-blocking) */
+        pid_t pid;       /* the init */
+        int pidfd;       /* for pid, or -1 */
+        int status_fd;   /* read end of the init's status pipe (non-blocking) */
         unsigned layers; /* the layers it runs under (sandbox_opts.layers) */
 };
 
