@@ -27,8 +27,8 @@ export XDG_RUNTIME_DIR=$run
 stop_server() {
         # The server started by the first run: the one whose environment names $run.
         for p in /proc/[0-9]*; do
-                if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "XDG_RUNTIME_DIR=$run" &&
-                        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q '^ptc serve '; then
+                if tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qx "XDG_RUNTIME_DIR=$run" &&
+                        tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -q '^ptc serve '; then
                         kill "${p#/proc/}" 2>/dev/null || true
                 fi
         done

@@ -391,7 +391,13 @@ struct exec_kernel *session_take_warm(struct session_table *t)
         }
         t->warm_failed = false;
         pthread_mutex_unlock(&t->lock);
-        wake(t);
+        /*
+         * The refill starts when the run hands its kernel back (session_discard()): an
+         * interpreter starting beside the run would take the CPU the run needs. An empty
+         * pool starts filling now.
+         */
+        if (!k)
+                wake(t);
         return k;
 }
 
