@@ -147,7 +147,7 @@ static json_t *op_run(struct server *s, int fd, json_t *req)
 {
         json_t *opts = json_object_get(req, "options"), *code = json_object_get(req, "code");
         json_t *sid = json_object_get(req, "session"), *fp = json_object_get(req, "fingerprint");
-        json_t *v, *res;
+        json_t *v, *res, *answer;
         _cleanup_free_ char *text = NULL, *warnings = NULL;
         struct ptc_diag d = {};
         enum ptc_status status = PTC_STATUS_ERROR;
@@ -191,19 +191,27 @@ static json_t *op_run(struct server *s, int fd, json_t *req)
         watching = pthread_create(&watcher, NULL, watch_main, &w) == 0;
         r = ptc_execution_run(x, json_string_value(code), json_string_length(code), &text, &status,
                               &d);
+        warnings = ptc_execution_warnings(x);
+        if (text) {
+                res = json_loads(text, 0, NULL);
+                answer = json_pack("{s:o, s:i, s:s}", "result", res ? res : json_null(), "status",
+                                   (int) status, "warnings", warnings ? warnings : "");
+        } else
+                answer = error_reply(d.message[0] ? d.message : strerror(-r), false);
+        /*
+         * The answer first: a pooled run's end lets the pool start a kernel, a fork of this
+         * process, after which the watcher's exit and every page written wait for the memory
+         * map or a copy (1 ms here before the answer, when it came after the join).
+         */
+        reply(fd, answer);
         if (watching) {
                 /* The watcher's read returns 0; it may interrupt an execution that ran. */
                 (void) shutdown(fd, SHUT_RD);
                 pthread_join(watcher, NULL);
         }
-        warnings = ptc_execution_warnings(x);
         (void) track(s, NULL, x);
         ptc_execution_free(x);
-        if (!text)
-                return error_reply(d.message[0] ? d.message : strerror(-r), false);
-        res = json_loads(text, 0, NULL);
-        return json_pack("{s:o, s:i, s:s}", "result", res ? res : json_null(), "status",
-                         (int) status, "warnings", warnings ? warnings : "");
+        return NULL; /* answered */
 }
 
 static json_t *handle(struct server *s, int fd, json_t *req)
