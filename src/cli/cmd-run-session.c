@@ -187,8 +187,13 @@ bool cli_run_via_server(const char *fingerprint, const char *code, size_t code_l
          */
         if (r < 0 &&
             (json_is_string(json_object_get(rep, "cold")) ||
-             (json_is_true(json_object_get(rep, "usage")) && !json_object_get(rep, "result"))))
+             (json_is_true(json_object_get(rep, "usage")) && !json_object_get(rep, "result")))) {
+                if (start)
+                        log_warning("the running ptc serve has another configuration (config "
+                                    "file, directory, environment or options): running the "
+                                    "script here (docs/sessions.md)");
                 return false;
+        }
         *ret_exit = r >= 0 ? r : print_reply(rep, pretty);
         return true;
 }

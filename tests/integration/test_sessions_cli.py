@@ -305,7 +305,10 @@ def test_ptc_run_server_starts_a_server_with_its_config(ptc, srv):
     assert ran_by(r) == pid, r
     # Without that config file, the server's configuration is not this run's.
     r = ptc.run(PARENT, "--isolation", "none")
+    assert ran_by(r) != pid and r.stderr == "", r
+    r = ptc.run(PARENT, "--isolation", "none", "--server")
     assert ran_by(r) != pid, r
+    assert "the running ptc serve has another configuration" in r.stderr, r
     assert len(servers(ptc)) == 1
 
 
