@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from conftest import expect, processes_marked, ptc_binary, wait_no_process_marked
+from test_mcp_server import check_result, mcp  # noqa: F401  (a pytest fixture)
 
 IMAGE = "localhost/ptc-test-python:bookworm"
 
@@ -263,3 +264,35 @@ def test_a_missing_container_is_named(ptc, container):
     expect(r, 1, "error")
     assert f"backend '{spec}'" in r.data["error"], r
     assert "no such container" in r.data["error"].lower(), r
+
+
+def agents_in(container):
+    """The command lines of ptc's agents running in the container."""
+    r = container.exec("sh", "-c", "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; "
+                                   "echo; done 2>/dev/null")
+    return [line for line in r.stdout.splitlines() if " agent" in line and "agent-" in line]
+
+
+def test_a_session_lives_in_the_container_between_cells(ptc, container, mcp):
+    container.settle()
+    c = mcp("--backend", container.spec, "--remote-cwd", "/srv")
+    r = check_result(c.call_code("import socket\nhost = socket.gethostname()\n"
+                                 "from hermes_tools import write_file\n"
+                                 "write_file('session.txt', 'one')\nprint(host)",
+                                 wait=120, session="c"))
+    assert r["status"] == "success", r
+    host = r["output"].strip()
+    r = check_result(c.call_code("from hermes_tools import read_file\n"
+                                 "print(host, read_file('session.txt')['content'])",
+                                 wait=60, session="c"))
+    assert (r["output"], r["cell"]) == (f"{host}      1|one\n", 2), r
+    assert container.exec("cat", "/srv/session.txt").stdout == "one"
+    assert agents_in(container), "no agent holds the session in the container"
+    # The end of the connection ends the session: nothing of it is left in the container.
+    c.close_stdin()
+    assert c.wait_exit(60) == 0
+    end = time.monotonic() + 30
+    while agents_in(container) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert agents_in(container) == []
+

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import expect, processes_marked, ptc_binary, wait_no_process_marked
+from test_mcp_server import check_result, mcp  # noqa: F401  (a pytest fixture)
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 
@@ -230,3 +231,31 @@ def test_a_refused_login_says_why(ptc, sshd):
     expect(r, 1, "error")
     assert "ptc's agent did not start on the target" in r.data["error"], r
     assert "Permission denied" in r.data["error"], r
+
+
+def test_a_session_over_ssh_keeps_its_state_until_the_connection_ends(ptc, sshd, mcp):
+    marker = "7531864"
+    c = mcp("--backend", "ssh:target", env=ssh_env(ptc, sshd))
+    # A process the session keeps: it lives as long as the session's interpreter.
+    r = check_result(c.call_code("import os, subprocess\nx = 41\npid = os.getpid()\n"
+                                 f"kept = subprocess.Popen(['sleep', '{marker}'])",
+                                 wait=90, session="s"))
+    assert r["status"] == "success", r
+    assert processes_marked(marker), "the session's process is not found"
+    r = check_result(c.call_code("import os\nfrom hermes_tools import terminal\nx += 1\n"
+                                 "print(x, os.getpid() == pid, terminal('echo t')['output'])",
+                                 wait=60, session="s"))
+    assert (r["output"], r["cell"]) == ("42 True t\n", 2), r
+    assert processes_marked(marker), "the session's process did not outlive its cell"
+    c.close_stdin()
+    assert c.wait_exit(60) == 0
+    assert wait_no_process_marked(marker, 15) == []
+    assert sshd.sessions() == [] or wait_sessions_gone(sshd)
+
+
+def wait_sessions_gone(sshd, seconds=15):
+    end = time.monotonic() + seconds
+    while sshd.sessions() and time.monotonic() < end:
+        time.sleep(0.1)
+    return sshd.sessions() == []
+

@@ -256,13 +256,6 @@ def test_the_schema_and_bad_arguments(mcp, ptc):
     expect_usage_error(ptc.run_ptc(["mcp", "--config", bad], input=""), "sessions.max")
 
 
-def test_a_session_on_a_remote_backend_is_refused(mcp, ptc):
-    c = mcp("--backend", "exec:sh")
-    r = cell(c, "print(1)", session="remote")
-    assert r["status"] == "error", r
-    assert r["error"] == "sessions run on this machine only: backend 'exec:sh' has none yet", r
-
-
 # ------------------------------------------------------------------ the warm pool
 
 WARM_CASES = [

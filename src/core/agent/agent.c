@@ -8,10 +8,14 @@
  * answers the script with the host's answers, stops the script when the host says so, and
  * ends with an exit frame.
  *
+ * A session's channel (docs/sessions.md: the run frame says "session") carries many runs:
+ * each is the next cell of one session of this agent's engine, and after its exit frame
+ * the agent waits for the next run frame; the end of the channel ends the session.
+ *
  * Threads: the caller's runs the execution; a reader thread takes the host's frames once
- * the run has started (answers, signals; end of file means the host is gone, and the
- * script is stopped); the forwarded calls are made from the RPC server's threads. Every
- * write to the host is one whole frame under the write lock.
+ * the run has started (answers, signals, a session's next run; end of file means the host
+ * is gone, and the script is stopped); the forwarded calls are made from the RPC server's
+ * threads. Every write to the host is one whole frame under the write lock.
  */
 
 #include <errno.h>
@@ -40,6 +44,8 @@
 #define OPENING_TIMEOUT_MS 60000
 /* Forwarded calls waiting for their answers at once (the RPC server runs at most 16). */
 #define PENDING_MAX 64
+/* The longest sessions.idle_timeout there is (7 days, the config's maximum). */
+#define SESSION_IDLE_MAX "604800"
 /* A write to the host that makes no progress for this long breaks the stream. */
 #define WRITE_STALL_MS 30000
 
@@ -53,9 +59,13 @@ struct agent {
         pthread_mutex_t write_lock;
         bool write_broken;
         struct frame_reader reader;
-        ptc_execution *exec;
 
-        pthread_mutex_t lock; /* the pending calls, host_gone */
+        pthread_mutex_t lock;    /* the execution, the pending calls, host_gone, next_run */
+        pthread_cond_t news;     /* next_run came, or the host is gone */
+        ptc_execution *exec;     /* the run's; NULL between a session's cells */
+        json_t *next_run;        /* a session's next run frame */
+        pthread_t reader_thread; /* takes the host's frames, once a run has started */
+        bool reader_running;
         struct pending_call pending[PENDING_MAX];
         size_t n_pending;
         json_int_t next_id;
@@ -191,6 +201,34 @@ static void take_answer(struct agent *a, json_t *v)
                 (void) ptc_tool_call_fail(call, "the host's answer has no result object");
 }
 
+/* Stop the run, if one runs (@why: a literal, it outlives the call). */
+static void interrupt(struct agent *a, const char *why)
+{
+        pthread_mutex_lock(&a->lock);
+        if (a->exec)
+                ptc_execution_interrupt(a->exec, why);
+        pthread_mutex_unlock(&a->lock);
+}
+
+/* A session's next run frame, for the caller's thread. false: it breaks the stream. */
+static bool take_run(struct agent *a, const struct frame *f)
+{
+        json_t *run = json_loadb(f->payload, f->len, JSON_ALLOW_NUL, NULL);
+        bool ok;
+
+        pthread_mutex_lock(&a->lock);
+        /* One cell at a time: a run while one runs, or before it was taken, is not one. */
+        ok = run && json_is_object(run) && !a->exec && !a->next_run;
+        if (ok) {
+                a->next_run = run;
+                pthread_cond_broadcast(&a->news);
+        }
+        pthread_mutex_unlock(&a->lock);
+        if (!ok)
+                json_decref(run);
+        return ok;
+}
+
 /* The host is gone (or broke the stream): every forwarded call fails, the script stops. */
 static void host_gone(struct agent *a, const char *why)
 {
@@ -205,7 +243,10 @@ static void host_gone(struct agent *a, const char *why)
         pthread_mutex_unlock(&a->lock);
         for (size_t i = 0; i < n; i++)
                 (void) ptc_tool_call_fail(calls[i].call, why);
-        ptc_execution_interrupt(a->exec, why);
+        interrupt(a, why);
+        pthread_mutex_lock(&a->lock);
+        pthread_cond_broadcast(&a->news);
+        pthread_mutex_unlock(&a->lock);
 }
 
 /* Take every whole frame the reader holds. false when the reader thread is done. */
@@ -216,14 +257,22 @@ static bool take_frames(struct agent *a)
         int k;
 
         while ((k = frame_reader_next(&a->reader, &f, &d)) == 1) {
-                json_auto_t *v = frame_parse_json(&f, &d);
+                json_auto_t *v = NULL;
 
+                if (f.type == FRAME_RUN) {
+                        if (take_run(a, &f))
+                                continue;
+                        (void) send_error(a, -EPROTO, "a run frame while a run runs");
+                        host_gone(a, "the host broke the stream");
+                        return false;
+                }
+                v = frame_parse_json(&f, &d);
                 if (!v)
                         break;
                 if (f.type == FRAME_ANSWER)
                         take_answer(a, v);
                 else if (f.type == FRAME_SIGNAL)
-                        ptc_execution_interrupt(a->exec, "interrupted by the host");
+                        interrupt(a, "interrupted by the host");
                 else if (f.type == FRAME_ERROR) {
                         host_gone(a, "the host gave up");
                         return false;
@@ -367,6 +416,10 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
                                                               ?: "") < 0) k = -ENOMEM;
         if (k == -ENOMEM || (k = add_host_tools(a, e, host, d)) < 0 ||
             (k = ptc_engine_set(e, "tools", buf_str(&names), &pd)) < 0 ||
+            /* A session lives as long as the host keeps the channel: the host's idle
+             * timeout closes it, never this engine's. */
+            (json_is_true(json_object_get(run, "session")) &&
+             (k = ptc_engine_set(e, "sessions.idle_timeout", SESSION_IDLE_MAX, &pd)) < 0) ||
             (k = ptc_engine_start(e, &pd)) < 0) {
                 if (!d->message[0])
                         diag_set(d, k, "%s", pd.message[0] ? pd.message : strerror(-k));
@@ -382,8 +435,8 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
 static int send_exit(struct agent *a, const char *result_json, const char *warnings)
 {
         json_auto_t *res = json_loads(result_json ?: "{}", 0, NULL), *exit = json_object();
-        static const char *const keys[] = {"status", "exit_code", "tool_calls_made", "error",
-                                           "tool_calls"};
+        static const char *const keys[] = {"status", "exit_code",  "tool_calls_made",
+                                           "error",  "tool_calls", "session_lost"};
 
         if (!res || !exit)
                 return -ENOMEM;
@@ -399,21 +452,88 @@ static int send_exit(struct agent *a, const char *result_json, const char *warni
         return send_json(a, FRAME_EXIT, exit);
 }
 
+/*
+ * One run of @run's code on @e, its output and calls streamed, then its exit frame: the run
+ * of a one-shot channel, or the next cell of a session's (@session: its options are this
+ * cell's, its tools the session's).
+ */
+static int run_one(struct agent *a, ptc_engine *e, json_t *run, bool session, struct diag *d)
+{
+        json_t *code = json_object_get(run, "code"), *opts = json_object_get(run, "options");
+        _cleanup_free_ char *result = NULL, *warnings = NULL;
+        struct ptc_diag pd = {};
+        ptc_execution *x = NULL;
+        enum ptc_status st;
+        int k;
+
+        if (!json_is_string(code))
+                return send_error(a, diag_set(d, -EPROTO, "the run frame has no code"), "%s",
+                                  d->message);
+        k = ptc_execution_new(e, &x, &pd);
+        if (k >= 0 && session)
+                k = ptc_execution_set(x, "session", "remote", &pd);
+        if (k >= 0 && session) {
+                /* The cell's own limits (the engine has the first cell's). */
+                const char *t = json_string_value(json_object_get(opts, "code_execution.timeout"));
+                const char *m =
+                        json_string_value(json_object_get(opts, "code_execution.max_tool_calls"));
+
+                if (t)
+                        k = ptc_execution_set(x, "timeout", t, &pd);
+                if (k >= 0 && m)
+                        k = ptc_execution_set(x, "max_tool_calls", m, &pd);
+        }
+        if (k >= 0 && json_is_true(json_object_get(run, "log_calls")))
+                k = ptc_execution_set(x, "log_calls", "true", &pd);
+        if (k >= 0)
+                k = execution_on_output(x, on_output, a);
+        if (k >= 0 && json_is_true(json_object_get(run, "progress")))
+                k = ptc_execution_on_progress(x, on_progress, a);
+        if (k < 0) {
+                ptc_execution_free(x);
+                return send_error(a, diag_set(d, k, "%s", pd.message), "%s", d->message);
+        }
+        pthread_mutex_lock(&a->lock);
+        a->exec = x;
+        if (a->host_gone)
+                ptc_execution_interrupt(x, "the host is gone");
+        pthread_mutex_unlock(&a->lock);
+        /* After the first run has its execution: a signal right after its frame stops it. */
+        if (!a->reader_running) {
+                k = -pthread_create(&a->reader_thread, NULL, reader_main, a);
+                if (k < 0) {
+                        pthread_mutex_lock(&a->lock);
+                        a->exec = NULL;
+                        pthread_mutex_unlock(&a->lock);
+                        ptc_execution_free(x);
+                        return send_error(a, diag_set(d, k, "cannot start a thread"), "%s",
+                                          d->message);
+                }
+                a->reader_running = true;
+        }
+        (void) ptc_execution_run(x, json_string_value(code), json_string_length(code), &result, &st,
+                                 &pd);
+        warnings = ptc_execution_warnings(x);
+        pthread_mutex_lock(&a->lock);
+        a->exec = NULL;
+        pthread_mutex_unlock(&a->lock);
+        ptc_execution_free(x);
+        k = send_exit(a, result, warnings);
+        return k < 0 ? diag_set(d, k, "cannot send the exit frame: %s", strerror(-k)) : 0;
+}
+
 static int serve(struct agent *a, struct diag *d)
 {
         _cleanup_buf_ struct buf hello_buf = BUF_INIT(1 << 16);
         json_auto_t *hello = NULL, *theirs = NULL, *run = NULL;
         ptc_engine *e = NULL;
-        _cleanup_free_ char *result = NULL;
-        struct ptc_diag pd = {};
-        enum ptc_status st;
         const char *code;
         struct frame f;
-        pthread_t reader;
+        bool session;
         int k;
 
-        hello = json_pack("{s:i, s:s, s:[]}", "protocol", FRAME_PROTOCOL_VERSION, "ptc",
-                          PTC_VERSION, "features");
+        hello = json_pack("{s:i, s:s, s:[s]}", "protocol", FRAME_PROTOCOL_VERSION, "ptc",
+                          PTC_VERSION, "features", "session");
         if (!hello || frame_append_magic(&hello_buf) < 0 ||
             frame_append_json(&hello_buf, FRAME_HELLO, hello) < 0)
                 return diag_set(d, -ENOMEM, "out of memory");
@@ -447,48 +567,39 @@ static int serve(struct agent *a, struct diag *d)
                 return send_error(a, diag_set(d, -EPROTO, "the run frame has no code"), "%s",
                                   d->message);
 
+        session = json_is_true(json_object_get(run, "session"));
         k = make_engine(a, run, &e, d);
         if (k < 0)
                 return send_error(a, k, "%s", d->message);
-        k = ptc_execution_new(e, &a->exec, &pd);
-        if (k >= 0 && json_is_true(json_object_get(run, "log_calls")))
-                k = ptc_execution_set(a->exec, "log_calls", "true", &pd);
-        if (k >= 0)
-                k = execution_on_output(a->exec, on_output, a);
-        if (k >= 0 && json_is_true(json_object_get(run, "progress")))
-                k = ptc_execution_on_progress(a->exec, on_progress, a);
-        if (k < 0) {
-                ptc_execution_free(a->exec);
-                ptc_engine_free(e);
-                return send_error(a, diag_set(d, k, "%s", pd.message), "%s", d->message);
+        for (;;) {
+                k = run_one(a, e, run, session, d);
+                json_decref(run);
+                run = NULL;
+                if (k < 0 || !session)
+                        break;
+                /* The session's next cell, or the end of the channel. */
+                pthread_mutex_lock(&a->lock);
+                while (!a->next_run && !a->host_gone)
+                        pthread_cond_wait(&a->news, &a->lock);
+                run = TAKE_PTR(a->next_run);
+                pthread_mutex_unlock(&a->lock);
+                if (!run)
+                        break;
         }
-
-        k = -pthread_create(&reader, NULL, reader_main, a);
-        if (k < 0) {
-                ptc_execution_free(a->exec);
-                ptc_engine_free(e);
-                return send_error(a, diag_set(d, k, "cannot start a thread"), "%s", d->message);
-        }
-        (void) ptc_execution_run(a->exec, code, json_string_length(json_object_get(run, "code")),
-                                 &result, &st, &pd);
-        {
-                _cleanup_free_ char *warnings = ptc_execution_warnings(a->exec);
-
-                k = send_exit(a, result, warnings);
-        }
-
-        /* The host closes the channel after the exit frame; the reader sees it. */
-        {
+        if (!session) {
+                /* The host closes the channel after the exit frame; the reader sees it. */
                 struct pollfd p = {.fd = a->in_fd, .events = POLLIN};
 
                 (void) poll(&p, 1, 5000);
         }
-        (void) !write(a->stop_fd, &(uint64_t){1}, sizeof(uint64_t));
-        pthread_join(reader, NULL);
-        ptc_execution_free(a->exec);
-        a->exec = NULL;
+        if (a->reader_running) {
+                (void) !write(a->stop_fd, &(uint64_t){1}, sizeof(uint64_t));
+                pthread_join(a->reader_thread, NULL);
+        }
+        json_decref(a->next_run);
+        a->next_run = NULL;
         ptc_engine_free(e);
-        return k < 0 ? diag_set(d, k, "cannot send the exit frame: %s", strerror(-k)) : 0;
+        return k;
 }
 
 PTC_EXPORT int ptc_agent_serve(int in_fd, int out_fd, struct ptc_diag *diag)
@@ -504,9 +615,11 @@ PTC_EXPORT int ptc_agent_serve(int in_fd, int out_fd, struct ptc_diag *diag)
                 return api_diagf(diag, -errno, "eventfd: %s", strerror(errno));
         pthread_mutex_init(&a.write_lock, NULL);
         pthread_mutex_init(&a.lock, NULL);
+        pthread_cond_init(&a.news, NULL);
         frame_reader_init(&a.reader, FRAME_SIDE_AGENT);
         k = serve(&a, &d);
         frame_reader_release(&a.reader);
+        pthread_cond_destroy(&a.news);
         pthread_mutex_destroy(&a.lock);
         pthread_mutex_destroy(&a.write_lock);
         safe_close(a.stop_fd);

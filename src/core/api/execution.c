@@ -271,10 +271,6 @@ static int run_cell(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
         json_t *res;
         int r;
 
-        if (eo->backend && eo->backend->kind != BACKEND_LOCAL)
-                return diag_set(reterr, -EOPNOTSUPP,
-                                "sessions run on this machine only: backend '%s' has none yet",
-                                eo->backend->spec);
         if (!eo->code || eo->code_len == 0)
                 return exec_run(eo, ret, ret_status, reterr); /* "No code provided." */
         r = engine_sessions(x->engine, &t);

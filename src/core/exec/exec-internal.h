@@ -75,3 +75,24 @@ _must_check_ int exec_result(const struct exec_opts *o, struct capture *out, str
 /* exec_run() for a remote backend (exec-remote.c). */
 _must_check_ int exec_run_remote(const struct exec_opts *o, json_t **ret,
                                  enum exec_status *ret_status, struct diag *reterr);
+
+/*
+ * A session on a remote backend (docs/sessions.md): the channel to the target stays open
+ * between cells, and its agent keeps the session's interpreter there. Open: start the
+ * channel for @o's backend and shake hands (the first cell's options). A cell: as
+ * exec_kernel_run_cell() (*ret_lost: the channel or the target's interpreter died, and the
+ * session with it). Any thread, one cell at a time; close from any thread once no cell
+ * runs.
+ */
+struct remote_run;
+_must_check_ int exec_remote_session_open(const struct exec_opts *o, struct remote_run **ret,
+                                          struct diag *reterr);
+_must_check_ int exec_remote_session_cell(struct remote_run *r, const struct exec_opts *o,
+                                          json_t **ret, enum exec_status *ret_status,
+                                          bool *ret_lost, struct diag *reterr);
+bool exec_remote_session_alive(struct remote_run *r);
+/* The channel command's pid (ptc session list). */
+int exec_remote_session_pid(const struct remote_run *r);
+/* SIGKILL to the channel, without waiting (exec_remote_session_close() reaps). */
+void exec_remote_session_kill(struct remote_run *r);
+void exec_remote_session_close(struct remote_run *r);

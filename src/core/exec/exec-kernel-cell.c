@@ -483,6 +483,11 @@ int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, bool 
         *ret_lost = false;
         if (k->lost)
                 return diag_set(reterr, -ESRCH, "the session's interpreter is gone");
+        if (k->remote) {
+                r = exec_remote_session_cell(k->remote, o, ret, ret_status, ret_lost, reterr);
+                k->lost = *ret_lost;
+                return r;
+        }
         c.start = now_usec();
         c.deadline = c.start + (usec_t) (o->config->timeout * USEC_PER_SEC);
         r = cell_setup(&c, one_shot, reterr);

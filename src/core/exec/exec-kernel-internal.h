@@ -35,6 +35,7 @@ struct kernel_box {
 };
 
 struct exec_kernel {
+        struct remote_run *remote; /* a session on a remote backend: its channel, and no box */
         struct kernel_box *box;
         unsigned index;    /* 0: the box's origin; N: its Nth fork */
         pid_t pid;         /* the interpreter, as ptc sees it (SCM_CREDENTIALS of "ready") */

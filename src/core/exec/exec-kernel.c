@@ -31,6 +31,7 @@
 #include "core/env/env.h"
 #include "core/exec/exec-internal.h"
 #include "core/exec/exec-kernel-internal.h"
+#include "core/remote/backend.h"
 #include "core/spawn/proc-tree.h"
 #include "core/stubs/stubs.h"
 
@@ -43,7 +44,7 @@
 
 char *const *exec_kernel_warnings(const struct exec_kernel *k)
 {
-        return k ? k->box->warnings : NULL;
+        return k && k->box ? k->box->warnings : NULL;
 }
 
 /* exec_opts.on_warning of the start: kept, and passed on to the caller's. */
@@ -78,13 +79,15 @@ static bool fd_readable(int fd)
 
 bool exec_kernel_alive(const struct exec_kernel *k)
 {
+        if (k && k->remote)
+                return !k->lost && exec_remote_session_alive(k->remote);
         /* The origin's status came (or its init died), or the fork's pidfd says it exited. */
         return k && !k->lost && k->ctl_fd >= 0 && !fd_readable(kernel_death_fd(k));
 }
 
 int exec_kernel_pid(const struct exec_kernel *k)
 {
-        return k ? k->pid : -1;
+        return k && k->remote ? exec_remote_session_pid(k->remote) : k ? k->pid : -1;
 }
 
 /* Kill everything in the box and reap its init. */
@@ -148,6 +151,11 @@ bool kernel_exit_status(struct exec_kernel *k, int *ret_status)
 
 void exec_kernel_kill(struct exec_kernel *k)
 {
+        if (k && k->remote) {
+                k->lost = true;
+                exec_remote_session_kill(k->remote);
+                return;
+        }
         if (!k || k->lost)
                 return;
         k->lost = true;
@@ -162,6 +170,7 @@ struct exec_kernel *exec_kernel_free(struct exec_kernel *k)
 {
         if (!k)
                 return NULL;
+        exec_remote_session_close(k->remote);
         if (k->box)
                 kernel_kill(k);
         safe_close(k->pidfd);
@@ -372,6 +381,25 @@ static int box_new(const struct exec_opts *o, struct kernel_box **ret, struct di
         return 0;
 }
 
+/* A session on a remote backend: its channel, open until the session ends. */
+static int start_remote(const struct exec_opts *o, struct exec_kernel **ret, struct diag *reterr)
+{
+        struct exec_kernel *k = calloc(1, sizeof(*k));
+        int r;
+
+        if (!k)
+                return diag_set(reterr, -ENOMEM, "out of memory");
+        k->pid = -1;
+        k->pidfd = k->ctl_fd = -EBADF;
+        r = exec_remote_session_open(o, &k->remote, reterr);
+        if (r < 0) {
+                free(k);
+                return r;
+        }
+        *ret = k;
+        return 0;
+}
+
 int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, struct diag *reterr)
 {
         struct exec_opts opts = *caller;
@@ -385,6 +413,8 @@ int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, 
         int errp[2];
         int r;
 
+        if (o->backend && o->backend->kind != BACKEND_LOCAL)
+                return start_remote(o, ret, reterr);
         r = box_new(o, &b, reterr);
         k = b ? kernel_new(b, 0) : NULL;
         box_unref(b); /* the kernel's now, or gone with the error */
@@ -506,6 +536,9 @@ int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret, struct dia
         int r, copy_error = 0;
         unsigned index;
 
+        if (k->remote)
+                return diag_set(reterr, -EOPNOTSUPP,
+                                "a session on a remote backend cannot be forked yet");
         if (!exec_kernel_alive(k))
                 return diag_set(reterr, -ESRCH, "the session's interpreter is gone");
         index = __atomic_add_fetch(&k->box->forks, 1, __ATOMIC_ACQ_REL);

@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -121,9 +122,26 @@ void remote_run_unref(struct remote_run *r)
         free(r);
 }
 
-static void arm_timer(struct remote_run *r, usec_t when)
+void remote_arm_timer(struct remote_run *r, usec_t when)
 {
         exec_arm_timer(r->timer_fd, when);
+}
+
+void remote_disarm_timer(struct remote_run *r)
+{
+        const struct itimerspec none = {};
+
+        (void) timerfd_settime(r->timer_fd, 0, &none, NULL);
+}
+
+static bool json_array_has_string(const json_t *a, const char *want)
+{
+        size_t i;
+        json_t *v;
+
+        json_array_foreach(a, i, v) if (json_is_string(v) &&
+                                        strcmp(json_string_value(v), want) == 0) return true;
+        return false;
 }
 
 /* Send what @b holds (whole frames) to the agent; any thread. */
@@ -151,14 +169,14 @@ int remote_send_json(struct remote_run *r, enum frame_type type, const json_t *v
 }
 
 /* Close the channel's stdin: the agent reads end of file after what was sent. */
-static void close_input(struct remote_run *r)
+void remote_close_input(struct remote_run *r)
 {
         pthread_mutex_lock(&r->lock);
         r->in_fd = safe_close(r->in_fd);
         pthread_mutex_unlock(&r->lock);
 }
 
-static void kill_channel(struct remote_run *r)
+void remote_kill_channel(struct remote_run *r)
 {
         if (r->pid > 0 && !r->reaped)
                 (void) kill(-r->pid, SIGKILL);
@@ -185,10 +203,10 @@ void remote_fail(struct remote_run *r, const char *fmt, ...)
                         r->failure = strdup("the remote run failed (out of memory)");
         }
         remote_signal_tools(r);
-        close_input(r);
-        kill_channel(r);
+        remote_close_input(r);
+        remote_kill_channel(r);
         r->phase = PHASE_CLOSING;
-        arm_timer(r, now_usec() + CLOSE_USEC);
+        remote_arm_timer(r, now_usec() + CLOSE_USEC);
 }
 
 static void begin_stop(struct remote_run *r, enum exec_status why, const char *reason)
@@ -204,14 +222,14 @@ static void begin_stop(struct remote_run *r, enum exec_status why, const char *r
         sig = json_pack("{s:s}", "signal", "interrupt");
         if (r->phase == PHASE_HANDSHAKE || !sig || remote_send_json(r, FRAME_SIGNAL, sig) < 0) {
                 /* No agent to ask: the channel goes, and the target's end with it. */
-                close_input(r);
-                kill_channel(r);
+                remote_close_input(r);
+                remote_kill_channel(r);
                 r->phase = PHASE_CLOSING;
-                arm_timer(r, now_usec() + CLOSE_USEC);
+                remote_arm_timer(r, now_usec() + CLOSE_USEC);
                 return;
         }
         r->phase = PHASE_STOPPING;
-        arm_timer(r, now_usec() + EXEC_KILL_GRACE_USEC + STOP_MARGIN_USEC);
+        remote_arm_timer(r, now_usec() + EXEC_KILL_GRACE_USEC + STOP_MARGIN_USEC);
 }
 
 /* The static agent beside ptc (ptc-agent and its ptc-agent.sha256), if this build has one. */
@@ -281,7 +299,7 @@ static void ship_agent(struct remote_run *r)
                 left -= (uint64_t) n;
         }
         /* The handshake's clock restarts: the upload took its time. */
-        arm_timer(r, MIN(r->deadline, now_usec() + HANDSHAKE_USEC));
+        remote_arm_timer(r, MIN(r->deadline, now_usec() + HANDSHAKE_USEC));
 }
 
 static void handle_frame(struct remote_run *r, const struct frame *f)
@@ -310,6 +328,12 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                                     (long long) proto, FRAME_PROTOCOL_VERSION);
                         return;
                 }
+                if (r->session &&
+                    !json_array_has_string(json_object_get(v, "features"), "session")) {
+                        remote_fail(r, "the agent on the target has no sessions: install the "
+                                       "same ptc version there");
+                        return;
+                }
                 if (r->phase == PHASE_HANDSHAKE) {
                         if (send_bytes(r, &r->opening) < 0) {
                                 remote_fail(r, "cannot write to the channel");
@@ -317,18 +341,28 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                         }
                         buf_release(&r->opening);
                         r->phase = PHASE_RUNNING;
-                        arm_timer(r, r->deadline);
+                        remote_arm_timer(r, r->deadline);
                 }
                 break;
         case FRAME_CALL:
                 remote_start_call(r, v);
                 break;
         case FRAME_EXIT:
+                if (r->session && !r->cell_over && r->phase != PHASE_HANDSHAKE) {
+                        /* A cell's end: the agent waits for the next one. */
+                        r->session_lost = json_is_true(json_object_get(v, "session_lost"));
+                        r->exit = TAKE_PTR(v);
+                        r->cell_over = true;
+                        remote_signal_tools(r);
+                        r->phase = PHASE_RUNNING;
+                        remote_disarm_timer(r);
+                        break;
+                }
                 r->exit = TAKE_PTR(v);
                 remote_signal_tools(r);
-                close_input(r); /* the agent exits at end of file */
+                remote_close_input(r); /* the agent exits at end of file */
                 r->phase = PHASE_CLOSING;
-                arm_timer(r, now_usec() + CLOSE_USEC);
+                remote_arm_timer(r, now_usec() + CLOSE_USEC);
                 break;
         case FRAME_PROGRESS: {
                 /* Named by the registry's own string: the target's is not trusted. */
@@ -438,7 +472,7 @@ static void on_pid(struct loop_source *s, int fd, uint32_t events, void *userdat
         (void) kill(-r->pid, SIGKILL);
         if (r->phase != PHASE_CLOSING) {
                 r->phase = PHASE_CLOSING;
-                arm_timer(r, now_usec() + CLOSE_USEC);
+                remote_arm_timer(r, now_usec() + CLOSE_USEC);
         }
 }
 
@@ -459,14 +493,14 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
                 break;
         case PHASE_STOPPING:
                 /* The agent did not end the run in its grace period: the channel goes. */
-                close_input(r);
-                kill_channel(r);
+                remote_close_input(r);
+                remote_kill_channel(r);
                 r->phase = PHASE_CLOSING;
-                arm_timer(r, now_usec() + CLOSE_USEC);
+                remote_arm_timer(r, now_usec() + CLOSE_USEC);
                 break;
         case PHASE_CLOSING:
                 if (!r->reaped)
-                        kill_channel(r);
+                        remote_kill_channel(r);
                 r->close_timed_out = true;
                 break;
         }
@@ -500,11 +534,12 @@ static void on_cancel(struct loop_source *s, int fd, uint32_t events, void *user
 
 static bool is_done(const struct remote_run *r)
 {
-        return (r->reaped && r->out_fd < 0 && r->err_fd < 0) || r->close_timed_out;
+        return (r->reaped && r->out_fd < 0 && r->err_fd < 0) || r->close_timed_out ||
+               (r->session && r->cell_over);
 }
 
 /* The run frame: the script, the configuration the agent applies, the tools and where. */
-static json_t *run_frame(const struct remote_run *r)
+json_t *remote_run_frame(const struct remote_run *r)
 {
         const struct exec_opts *o = r->o;
         json_auto_t *run = NULL, *opts = NULL, *tools = NULL, *host = NULL;
@@ -544,9 +579,9 @@ static json_t *run_frame(const struct remote_run *r)
                 if (!def || json_array_append_new(host, def) < 0)
                         return NULL;
         }
-        run = json_pack("{s:s%, s:O, s:O, s:O, s:b, s:b}", "code", o->code, o->code_len, "options",
-                        opts, "tools", tools, "host_tools", host, "log_calls", o->log_calls,
-                        "progress", o->on_call != NULL);
+        run = json_pack("{s:s%, s:O, s:O, s:O, s:b, s:b, s:b}", "code", o->code, o->code_len,
+                        "options", opts, "tools", tools, "host_tools", host, "log_calls",
+                        o->log_calls, "progress", o->on_call != NULL, "session", r->session);
         return TAKE_PTR(run);
 }
 
@@ -614,16 +649,16 @@ fail:
                         argv[0], strerror(-k));
 }
 
-static int setup(struct remote_run *r, struct diag *reterr)
+/* A run's own (a session's cell's): the clock, the tools' context, the capture. */
+int remote_begin_run(struct remote_run *r, const struct exec_opts *o, struct diag *reterr)
 {
-        const struct exec_opts *o = r->o;
-        json_auto_t *hello = NULL, *run = NULL;
-        sigset_t mask;
         int k;
 
+        r->o = o;
+        r->start = now_usec();
+        r->deadline = r->start + (usec_t) (o->config->timeout * USEC_PER_SEC);
         r->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        r->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (r->cancel_fd < 0 || r->timer_fd < 0)
+        if (r->cancel_fd < 0)
                 return diag_set(reterr, -errno, "cannot create event fds: %m");
         r->tool_ctx = (struct tool_ctx){
                 .config = o->config,
@@ -637,39 +672,40 @@ static int setup(struct remote_run *r, struct diag *reterr)
         k = exec_capture_init(o, &r->out, &r->err);
         if (k < 0)
                 return diag_set(reterr, k, "cannot set up output capture: %s", strerror(-k));
+        return 0;
+}
+
+/* The run's end (a cell's): what remote_begin_run() and remote_attach_loop() set up. The channel
+ * stays. */
+void remote_end_run(struct remote_run *r)
+{
+        if (r->cancel_fd >= 0)
+                remote_wait_calls(r);
+        /* The loop's sources go with it; the channel's fds stay open. */
+        r->loop = loop_free(r->loop);
+        r->out_src = r->err_src = r->pid_src = NULL;
+        r->sig_fd = safe_close(r->sig_fd);
+        r->cancel_fd = safe_close(r->cancel_fd);
+        capture_release(&r->out);
+        capture_release(&r->err);
+        json_decref(r->exit);
+        r->exit = NULL;
+}
+
+/* An event loop for the run on this thread: the channel while it lives, the timer, stops. */
+int remote_attach_loop(struct remote_run *r, struct diag *reterr)
+{
+        const struct exec_opts *o = r->o;
+        sigset_t mask;
+        int k;
+
         k = loop_new(&r->loop);
         if (k < 0)
                 return diag_set(reterr, k, "cannot create the event loop: %s", strerror(-k));
-
-        hello = json_pack("{s:i, s:s, s:[]}", "protocol", FRAME_PROTOCOL_VERSION, "ptc",
-                          PTC_VERSION, "features");
-        /* The run frame is JSON: the script travels as a string. */
-        if (!utf8_is_valid(o->code, o->code_len))
-                return diag_set(reterr, -EINVAL,
-                                "a remote run takes a UTF-8 script; this one is not valid "
-                                "UTF-8");
-        run = run_frame(r);
-        if (!hello || !run)
-                return diag_set(reterr, -ENOMEM, "out of memory");
-        r->opening = BUF_INIT(FRAME_MAGIC_SIZE + 2 * (FRAME_HEADER_SIZE + FRAME_JSON_MAX));
-        k = frame_append_magic(&r->opening);
-        k = k ?: frame_append_json(&r->opening, FRAME_HELLO, hello);
-        k = k ?: frame_append_json(&r->opening, FRAME_RUN, run);
-        if (k == -E2BIG)
-                return diag_set(reterr, k,
-                                "the script is too large for the remote stream (at "
-                                "most 16 MiB with its options)");
-        if (k < 0)
-                return diag_set(reterr, k, "out of memory");
-
-        k = find_agent(r);
-        if (k < 0)
-                return diag_set(reterr, k, "out of memory");
-        k = start_channel(r, reterr);
-        if (k < 0)
-                return k;
-        if ((k = loop_add(r->loop, r->out_fd, EPOLLIN, on_out, r, &r->out_src)) < 0 ||
-            (k = loop_add(r->loop, r->err_fd, EPOLLIN, on_err, r, &r->err_src)) < 0 ||
+        if ((r->out_fd >= 0 &&
+             (k = loop_add(r->loop, r->out_fd, EPOLLIN, on_out, r, &r->out_src)) < 0) ||
+            (r->err_fd >= 0 &&
+             (k = loop_add(r->loop, r->err_fd, EPOLLIN, on_err, r, &r->err_src)) < 0) ||
             (k = loop_add(r->loop, r->timer_fd, EPOLLIN, on_timer, r, NULL)) < 0 ||
             (r->pidfd >= 0 &&
              (k = loop_add(r->loop, r->pidfd, EPOLLIN, on_pid, r, &r->pid_src)) < 0))
@@ -691,7 +727,57 @@ static int setup(struct remote_run *r, struct diag *reterr)
                 if (k < 0)
                         return diag_set(reterr, k, "event loop: %s", strerror(-k));
         }
-        arm_timer(r, MIN(r->deadline, r->start + HANDSHAKE_USEC));
+        return 0;
+}
+
+/*
+ * Start the channel and tell the target's shell to exec the agent; @opening (our magic,
+ * hello and, for a one-shot run, the run frame) goes when the agent's hello comes.
+ */
+static int open_channel(struct remote_run *r, struct diag *reterr)
+{
+        json_auto_t *hello = NULL, *run = NULL;
+        int k;
+
+        r->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (r->timer_fd < 0)
+                return diag_set(reterr, -errno, "cannot create event fds: %m");
+        hello = json_pack("{s:i, s:s, s:[]}", "protocol", FRAME_PROTOCOL_VERSION, "ptc",
+                          PTC_VERSION, "features");
+        if (!r->session) {
+                /* The run frame is JSON: the script travels as a string. */
+                if (!utf8_is_valid(r->o->code, r->o->code_len))
+                        return diag_set(reterr, -EINVAL,
+                                        "a remote run takes a UTF-8 script; this one is not valid "
+                                        "UTF-8");
+                run = remote_run_frame(r);
+                if (!run)
+                        return diag_set(reterr, -ENOMEM, "out of memory");
+        }
+        if (!hello)
+                return diag_set(reterr, -ENOMEM, "out of memory");
+        r->opening = BUF_INIT(FRAME_MAGIC_SIZE + 2 * (FRAME_HEADER_SIZE + FRAME_JSON_MAX));
+        k = frame_append_magic(&r->opening);
+        k = k ?: frame_append_json(&r->opening, FRAME_HELLO, hello);
+        if (run)
+                k = k ?: frame_append_json(&r->opening, FRAME_RUN, run);
+        if (k == -E2BIG)
+                return diag_set(reterr, k,
+                                "the script is too large for the remote stream (at "
+                                "most 16 MiB with its options)");
+        if (k < 0)
+                return diag_set(reterr, k, "out of memory");
+
+        k = find_agent(r);
+        if (k < 0)
+                return diag_set(reterr, k, "out of memory");
+        k = start_channel(r, reterr);
+        if (k < 0)
+                return k;
+        k = remote_attach_loop(r, reterr);
+        if (k < 0)
+                return k;
+        remote_arm_timer(r, MIN(r->deadline, r->start + HANDSHAKE_USEC));
 
         {
                 _cleanup_free_ char *text = NULL;
@@ -715,141 +801,41 @@ static int setup(struct remote_run *r, struct diag *reterr)
         return 0;
 }
 
-/*
- * The error of a run that failed on our side: the backend, what went wrong, whether the
- * agent ever started, and the start of the channel command's stderr, which usually says
- * why unless the agent did (valid UTF-8 and redacted: it is the target's text). NULL on
- * ENOMEM.
- */
-static char *failure_text(const struct remote_run *r)
+int remote_setup(struct remote_run *r, const struct exec_opts *o, struct diag *reterr)
 {
-        _cleanup_free_ char *said = NULL, *text = NULL, *redacted = NULL;
-        size_t n, len;
-        int k;
+        int k = remote_begin_run(r, o, reterr);
 
-        n = r->agent_said_why ? 0 : r->chan_err_len;
-        while (n > 0 && (r->chan_err[n - 1] == '\n' || r->chan_err[n - 1] == '\r'))
-                n--;
-        said = utf8_sanitize(r->chan_err, n, &len, NULL);
-        if (!said)
-                return NULL;
-        if (asprintf(&text, "backend '%s': %s%s%s%s%s", r->o->backend->spec,
-                     r->phase == PHASE_HANDSHAKE || !r->reader.hello_seen
-                             ? "ptc's agent did not start on the target: "
-                             : "",
-                     r->failure, len > 0 ? " (the channel's stderr: \"" : "", said,
-                     len > 0 ? "\")" : "") < 0)
-                return NULL;
-        k = redact_text(r->o->redactor, REDACT_FULL, text, strlen(text), &redacted, &len);
-        if (k < 0)
-                return strdup("the remote run failed, and its error could not be redacted");
-        return k > 0 ? TAKE_PTR(redacted) : TAKE_PTR(text);
+        return k < 0 ? k : open_channel(r, reterr);
 }
 
-/* The agent's warnings (one per line), as the host's: "target: isolation auto: ...". */
-static void forward_warnings(const struct remote_run *r)
+void remote_teardown(struct remote_run *r)
 {
-        const char *w = r->exit ? json_string_value(json_object_get(r->exit, "warnings")) : NULL;
-
-        while (w && *w && r->o->on_warning) {
-                const char *nl = strchrnul(w, '\n');
-                _cleanup_free_ char *line = NULL;
-
-                if (nl > w && asprintf(&line, "target: %.*s", (int) (nl - w), w) >= 0)
-                        r->o->on_warning(r->o->on_warning_userdata, line);
-                w = *nl ? nl + 1 : nl;
-        }
-}
-
-static const char *exit_status_word(const json_t *exit)
-{
-        return json_string_value(json_object_get(exit, "status")) ?: "";
-}
-
-static int finish(struct remote_run *r, json_t **ret, enum exec_status *ret_status)
-{
-        struct result_input in = {};
-        _cleanup_free_ char *failure = NULL;
-        json_t *code = r->exit ? json_object_get(r->exit, "exit_code") : NULL;
-        json_auto_t *log = NULL;
-
-        remote_wait_calls(r);
-        forward_warnings(r);
-        in.duration = (double) (now_usec() - r->start) / USEC_PER_SEC;
-        in.interrupt_reason = r->interrupt_reason;
-        in.have_exit_code = json_is_integer(code);
-        in.exit_code = (int) json_integer_value(code);
-        in.calls = r->exit ? json_integer_value(json_object_get(r->exit, "tool_calls_made")) : 0;
-        if (r->o->log_calls && r->exit) {
-                log = json_deep_copy(json_object_get(r->exit, "tool_calls"));
-                in.log = json_is_array(log) ? log : NULL;
-        }
-        if (r->stopped)
-                in.status = r->status;
-        else if (r->failure) {
-                in.status = EXEC_ERROR;
-                in.error = failure = failure_text(r);
-                if (!failure)
-                        return -ENOMEM;
-        } else if (strcmp(exit_status_word(r->exit), "timeout") == 0)
-                in.status = EXEC_TIMEOUT;
-        else if (strcmp(exit_status_word(r->exit), "interrupted") == 0) {
-                in.status = EXEC_INTERRUPTED;
-                in.interrupt_reason = "the agent on the target";
-        } else if (in.have_exit_code)
-                in.status = in.exit_code == 0 ? EXEC_SUCCESS : EXEC_ERROR;
-        else {
-                /* The agent could not start the script (its reason is the error), or the
-                 * channel ended without a word. */
-                static const char none[] = "the run on the target ended without a status";
-
-                in.status = EXEC_ERROR;
-                in.error = json_string_value(json_object_get(r->exit, "error")) ?: none;
-        }
-        return exec_result(r->o, &r->out, &r->err, &in, true, ret, ret_status);
-}
-
-static void teardown(struct remote_run *r)
-{
-        close_input(r);
+        remote_close_input(r);
         if (r->pid > 0 && !r->reaped) {
                 (void) kill(-r->pid, SIGKILL);
                 (void) waitpid(r->pid, NULL, 0);
                 r->reaped = true;
         }
-        if (r->cancel_fd >= 0)
-                remote_wait_calls(r);
-        loop_remove(r->out_src);
-        loop_remove(r->err_src);
-        loop_remove(r->pid_src);
-        r->loop = loop_free(r->loop);
+        remote_end_run(r);
         safe_close(r->out_fd);
         safe_close(r->err_fd);
         safe_close(r->pidfd);
         safe_close(r->timer_fd);
-        safe_close(r->sig_fd);
-        safe_close(r->cancel_fd);
-        capture_release(&r->out);
-        capture_release(&r->err);
         frame_reader_release(&r->reader);
-        json_decref(r->exit);
         free(r->failure);
         buf_release(&r->opening);
         free(r->agent_path);
 }
 
-int exec_run_remote(const struct exec_opts *o, json_t **ret, enum exec_status *ret_status,
-                    struct diag *reterr)
+struct remote_run *remote_run_new(void)
 {
         struct remote_run *r = calloc(1, sizeof(*r));
-        int k;
 
         if (!r)
-                return diag_set(reterr, -ENOMEM, "out of memory");
+                return NULL;
         *r = (struct remote_run){
                 .refs = 1,
                 .in_fd = -EBADF,
-                .o = o,
                 .pid = -1,
                 .pidfd = -EBADF,
                 .out_fd = -EBADF,
@@ -857,26 +843,25 @@ int exec_run_remote(const struct exec_opts *o, json_t **ret, enum exec_status *r
                 .timer_fd = -EBADF,
                 .sig_fd = -EBADF,
                 .cancel_fd = -EBADF,
+                /* Released on every path, initialized or not. */
+                .out = {.spill_fd = -EBADF},
+                .err = {.spill_fd = -EBADF},
                 .phase = PHASE_HANDSHAKE,
         };
         pthread_mutex_init(&r->lock, NULL);
         pthread_cond_init(&r->calls_done, NULL);
         frame_reader_init(&r->reader, FRAME_SIDE_HOST);
-        r->start = now_usec();
-        r->deadline = r->start + (usec_t) (o->config->timeout * USEC_PER_SEC);
+        return r;
+}
 
-        k = setup(r, reterr);
-        while (k >= 0 && !is_done(r)) {
-                k = loop_run_once(r->loop, -1);
+/* Run the loop until the run (the cell, the handshake) is over. */
+int remote_run_loop(struct remote_run *r, bool handshake_only, struct diag *reterr)
+{
+        while (!is_done(r) && !(handshake_only && r->phase != PHASE_HANDSHAKE)) {
+                int k = loop_run_once(r->loop, -1);
+
                 if (k < 0)
-                        diag_set(reterr, k, "event loop failed: %s", strerror(-k));
+                        return diag_set(reterr, k, "event loop failed: %s", strerror(-k));
         }
-        if (k >= 0) {
-                k = finish(r, ret, ret_status);
-                if (k < 0)
-                        diag_set(reterr, k, "cannot assemble the result: %s", strerror(-k));
-        }
-        teardown(r);
-        remote_run_unref(r);
-        return k;
+        return 0;
 }

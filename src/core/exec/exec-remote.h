@@ -3,8 +3,9 @@
 
 /*
  * The host's side of a remote run (docs/remote.md), inside exec/: the run's state, shared by
- * exec-remote.c (the channel, the stream, the loop, the result) and exec-remote-calls.c
- * (the calls of the tools that run on the host, each on a thread of its own).
+ * exec-remote.c (the channel, the stream, the loop), exec-remote-run.c (a one-shot run, a
+ * session's cells, their results) and exec-remote-calls.c (the calls of the tools that run
+ * on the host, each on a thread of its own).
  */
 
 #include <pthread.h>
@@ -61,6 +62,9 @@ struct remote_run {
         int timer_fd, sig_fd, cancel_fd;
 
         enum phase phase;
+        bool session;      /* a session's channel: an exit frame ends a cell, not the channel */
+        bool cell_over;    /* the cell's exit frame came */
+        bool session_lost; /* the agent's interpreter died with the cell */
         bool reaped;
         bool close_timed_out;
         bool agent_said_why; /* an error frame came: the channel's stderr only repeats it */
@@ -77,8 +81,44 @@ struct remote_run {
         usec_t start, deadline;
 };
 
+/* A new run with nothing started: one reference, the caller's. NULL on ENOMEM. */
+struct remote_run *remote_run_new(void);
+
 /* Drop a reference (the run's own, or a host call's); the last one frees the run. */
 void remote_run_unref(struct remote_run *r);
+
+/*
+ * The run's own (a session's cell's): @o, the clock, the tools' context, the capture; and
+ * remote_end_run(), which undoes it and the loop, and leaves the channel as it is.
+ */
+_must_check_ int remote_begin_run(struct remote_run *r, const struct exec_opts *o,
+                                  struct diag *reterr);
+void remote_end_run(struct remote_run *r);
+
+/* An event loop for the run on this thread: the channel while it lives, the timer, stops. */
+_must_check_ int remote_attach_loop(struct remote_run *r, struct diag *reterr);
+
+/*
+ * remote_begin_run(), then start the channel and the agent: the opening (our hello, and for
+ * a one-shot run its run frame) goes when the agent's hello comes.
+ */
+_must_check_ int remote_setup(struct remote_run *r, const struct exec_opts *o, struct diag *reterr);
+
+/* Run the loop until the run is over (a cell: its exit frame), or the handshake is. */
+_must_check_ int remote_run_loop(struct remote_run *r, bool handshake_only, struct diag *reterr);
+
+/* End everything: the channel killed and reaped, the run's state released. */
+void remote_teardown(struct remote_run *r);
+
+/* The run frame of @r's run: the script, the configuration the agent applies, the tools. */
+json_t *remote_run_frame(const struct remote_run *r);
+
+void remote_arm_timer(struct remote_run *r, usec_t when);
+void remote_disarm_timer(struct remote_run *r);
+/* Close the channel's stdin: the agent reads end of file after what was sent. */
+void remote_close_input(struct remote_run *r);
+/* SIGKILL to the channel command's session, without waiting. */
+void remote_kill_channel(struct remote_run *r);
 
 /* Send one frame to the agent, from any thread. 0, or -errno once the channel broke. */
 int remote_send_json(struct remote_run *r, enum frame_type type, const json_t *v);
