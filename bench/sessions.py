@@ -11,6 +11,11 @@ soak of many cells on one session through `ptc serve`.
                interpreter when one is ready; --gap seconds between calls let the pool refill,
                as a model's turns do), the whole JSON-RPC round trip, against the wall time of
                `python3 -c pass` and of a cold `ptc run -c "print('hello')"`
+  server       `ptc run -c "print('hello')"` with a running `ptc serve` of its configuration
+               (a scratch XDG_RUNTIME_DIR; the first run is `ptc run --server`): the whole
+               process, on the server's warm pool, --gap seconds between runs
+  remote       a session cell and a one-shot run over the backend `exec:sh` (a channel to
+               this machine: the agent's start, not a network, is what a one-shot run pays)
   soak         --soak CELLS cells on one session through `ptc run --session` (the per-user
                server, a scratch XDG_RUNTIME_DIR): the server's RSS and open descriptors
                after the first 100 cells and at the end, and the median wall time of a
@@ -112,8 +117,31 @@ def pool(ptc, rounds, gap):
     p.stdin.close()
     p.wait(30)
     py = [wall_ms([sys.executable, "-c", "pass"]) for _ in range(rounds)]
-    cold = [wall_ms([ptc, "run", "-c", "print('hello')"]) for _ in range(rounds)]
+    cold = [wall_ms([ptc, "run", "--no-server", "-c", "print('hello')"]) for _ in range(rounds)]
     return statistics.median(times), statistics.median(py), statistics.median(cold)
+
+
+def through_server(ptc, rounds, gap):
+    with tempfile.TemporaryDirectory(prefix="ptc-serve-") as d:
+        run = Path(d) / "run"
+        run.mkdir(mode=0o700)
+        env = dict(os.environ, XDG_RUNTIME_DIR=str(run))
+        wall_ms([ptc, "run", "--server", "-c", "pass"], env=env)
+        times = []
+        for _ in range(rounds):
+            time.sleep(gap)
+            times.append(wall_ms([ptc, "run", "-c", "print('hello')"], env=env))
+        os.kill(server_pid(run), 15)
+        return statistics.median(times)
+
+
+def remote(ptc_mod, rounds):
+    with ptc_mod.Engine(no_config_file=True) as e:
+        e.set("code_execution.backend", "exec:sh")
+        timed(e, "pass", session="remote")
+        cells = [timed(e, "pass", session="remote")[0] for _ in range(rounds)]
+        ones = [timed(e, "pass")[0] for _ in range(min(rounds, 30))]
+    return statistics.median(cells), statistics.median(ones)
 
 
 def soak(ptc, cells):
@@ -134,7 +162,7 @@ def soak(ptc, cells):
                 pid = server_pid(run)
                 early = proc_figures(pid)
         late = proc_figures(pid)
-        subprocess.run([ptc, "session", "close", "soak"], env=env, timeout=30)
+        subprocess.run([ptc, "session", "kill", "soak"], env=env, timeout=30)
         os.kill(pid, 15)
         return early, late, statistics.median(walls)
 
@@ -176,6 +204,13 @@ def main():
     print(f"hello through ptc mcp's warm pool: {w:.2f} ms (JSON-RPC round trip); "
           f"`python3 -c pass` {py:.2f} ms; cold `ptc run` {cold:.2f} ms; "
           f"pool / python3 = {w / py:.2f}x")
+    srv = through_server(a.ptc, min(a.rounds, 100), a.gap)
+    print()
+    print(f"hello through `ptc run` on a running server's warm pool: {srv:.2f} ms (the whole "
+          f"process); / python3 = {srv / py:.2f}x")
+    rc, ro = remote(ptc, min(a.rounds, 100))
+    print()
+    print(f"backend exec:sh: a session cell {rc:.2f} ms, a one-shot run {ro:.2f} ms (median)")
     if a.soak:
         (rss0, fd0), (rss1, fd1), wall = soak(a.ptc, a.soak)
         print()

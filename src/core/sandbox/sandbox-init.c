@@ -219,6 +219,11 @@ _no_sanitize_address_ void sandbox_run_init(const struct sandbox_opts *o, struct
                                             bool shares_memory)
 {
         bool forwarded = false, script_gone = false, everything_gone = false;
+        /*
+         * @o is the starter's, valid only until the script has started: sharing ptc's memory,
+         * what it points at is gone after that (a stack frame the starter left).
+         */
+        const bool outlive = o->outlive_script;
         sigset_t wait_set;
         int status = 0;
         pid_t script;
@@ -268,7 +273,7 @@ _no_sanitize_address_ void sandbox_run_init(const struct sandbox_opts *o, struct
         }
         /* The script's exec closes its copy of errfd; the parent then reads EOF. */
         close(errfd);
-        while (!script_gone || (o->outlive_script && !everything_gone)) {
+        while (!script_gone || (outlive && !everything_gone)) {
                 siginfo_t si;
                 pid_t pid;
                 /* sigwaitinfo(), raw: we are a clone of a multi-threaded process. */
@@ -299,7 +304,7 @@ _no_sanitize_address_ void sandbox_run_init(const struct sandbox_opts *o, struct
                                 status = st;
                                 script_gone = true;
                                 /* A kernel's death is news while its forks live on. */
-                                if (o->outlive_script)
+                                if (outlive)
                                         (void) !write(status_fd, &status, sizeof(status));
                         }
                 if (pid < 0 && errno == ECHILD)
@@ -307,7 +312,7 @@ _no_sanitize_address_ void sandbox_run_init(const struct sandbox_opts *o, struct
         }
         if (!own_pid_ns)
                 kill_descendants();
-        if (!o->outlive_script)
+        if (!outlive)
                 (void) !write(status_fd, &status, sizeof(status));
         _exit(0);
 }
