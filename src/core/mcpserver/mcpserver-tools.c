@@ -13,6 +13,13 @@
 #include "core/stubs/stubs.h"
 #include "core/tools/tool.h"
 
+/* A session id argument's schema (session.h: session_id_is_valid()). */
+static json_t *session_id_property(const char *description)
+{
+        return json_pack("{s:s, s:s, s:s}", "type", "string", "pattern", "^[A-Za-z0-9._-]{1,64}$",
+                         "description", description);
+}
+
 int mcpserver_tools_list_build(struct mcp_server *s)
 {
         const ptc_engine *e = s->engine;
@@ -33,25 +40,21 @@ int mcpserver_tools_list_build(struct mcp_server *s)
                 return -ENOMEM;
         if (json_object_set_new(
                     json_object_get(input, "properties"), "session",
-                    json_pack("{s:s, s:s, s:s}", "type", "string", "pattern",
-                              "^[A-Za-z0-9._-]{1,64}$", "description",
-                              "Run the code as the next cell of this session: a live Python "
-                              "interpreter whose variables, imports and data stay from one "
-                              "call to the next (a new id starts one). Omit for a fresh "
-                              "interpreter.")) < 0 ||
+                    session_id_property("Run the code as the next cell of this session: a live "
+                                        "Python interpreter whose variables, imports and data "
+                                        "stay from one call to the next (a new id starts one). "
+                                        "Omit for a fresh interpreter.")) < 0 ||
             json_object_set_new(json_object_get(input, "properties"), "reset",
                                 json_pack("{s:s, s:s}", "type", "boolean", "description",
                                           "With session: start that session afresh (its "
                                           "state is discarded) before this code.")) < 0 ||
             json_object_set_new(
                     json_object_get(input, "properties"), "fork_from",
-                    json_pack("{s:s, s:s, s:s}", "type", "string", "pattern",
-                              "^[A-Za-z0-9._-]{1,64}$", "description",
-                              "With a new session id: start that session as a copy of this "
-                              "live session (its variables, imports and data as they are "
-                              "now; files are shared), then run the code in the copy. The "
-                              "original is not changed: try two continuations from one "
-                              "state.")) < 0)
+                    session_id_property("With a new session id: start that session as a copy "
+                                        "of this live session (its variables, imports and "
+                                        "data as they are now; files are shared), then run the "
+                                        "code in the copy. The original is not changed: try "
+                                        "two continuations from one state.")) < 0)
                 return -ENOMEM;
         tools = json_pack("[{s:s, s:s, s:O, s:O}]", "name", "execute_code", "title",
                           "Run a Python script that calls tools", "description",
