@@ -51,6 +51,16 @@ int cli_serve_connect(bool start, const char *config, int *ret_fd);
  */
 int cli_serve_probe(int *ret_fd);
 /*
+ * The server at the other end of @fd is ours: this user's (SO_PEERCRED), not a process a
+ * script started, and with @same_exe this very executable. 0 or -EPERM (-errno).
+ */
+int cli_serve_check_server(int fd, bool same_exe);
+/*
+ * Whether an ancestor of @pid runs this ptc executable (a script, or a process a script or
+ * a tool started). A walk of at most 64 parents; @pid itself is not looked at.
+ */
+bool cli_started_by_ptc(pid_t pid);
+/*
  * What a run's result depends on besides its options, as one text (*ret, caller frees),
  * for a run through the server's warm pool to be the same as one in this process: this
  * executable, @e's config file (path and text), working directory, mode, isolation,
@@ -74,10 +84,12 @@ int cli_run_in_session(const char *session, bool reset, const char *code, size_t
  * (with @start: a server started when none runs, with config file @start_config) and its
  * @fingerprint is this one's, it runs @code with @options and the result is printed: true,
  * with the exit status in *ret_exit. false when the run is this process's to make (no
- * server, another configuration): nothing was run or printed.
+ * server, another configuration, a refusal): nothing was run or printed. The reply is
+ * waited for @timeout (the run's) and a grace period.
  */
 bool cli_run_via_server(const char *fingerprint, const char *code, size_t code_len, json_t *options,
-                        bool pretty, const char *start_config, bool start, int *ret_exit);
+                        double timeout, bool pretty, const char *start_config, bool start,
+                        int *ret_exit);
 
 /*
  * A new engine (ptc_engine_new()) for @config (may be NULL) and @flags. Prints

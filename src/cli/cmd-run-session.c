@@ -11,13 +11,19 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "basic/log.h"
+#include "basic/time-util.h"
 #include "cli/cli.h"
 
+/* After the run's timeout, how long the server may take to stop the run and answer. */
+#define REPLY_GRACE_SEC 30
+/* The longest timeout there is (code_execution.timeout): a cell without --timeout. */
+#define TIMEOUT_MAX_SEC 86400.0
 /* A result: the output's caps keep it far below this. */
 #define REPLY_MAX (64u << 20)
 
@@ -26,8 +32,11 @@ static const char *signal_name(uint32_t sig)
         return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
 }
 
-/* Wait for the reply, passing a stop signal on as an interrupt line (once). */
-static int wait_reply(int fd, int sig_fd)
+/*
+ * Wait for the reply until @deadline, passing a stop signal on as an interrupt line (once).
+ * -ETIMEDOUT: the server did not answer in time (stopped, or stuck).
+ */
+static int wait_reply(int fd, int sig_fd, usec_t deadline)
 {
         bool told = false;
 
@@ -35,12 +44,18 @@ static int wait_reply(int fd, int sig_fd)
                 struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
                                       {.fd = sig_fd, .events = POLLIN}};
                 struct signalfd_siginfo si;
+                int n;
 
-                if (poll(p, sig_fd >= 0 ? 2 : 1, -1) < 0) {
+                if (now_usec() >= deadline)
+                        return -ETIMEDOUT;
+                n = poll(p, sig_fd >= 0 ? 2 : 1, poll_timeout_ms(deadline));
+                if (n < 0) {
                         if (errno == EINTR)
                                 continue;
                         return -errno;
                 }
+                if (n == 0)
+                        continue;
                 if (p[0].revents)
                         return 0;
                 while (read(sig_fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
@@ -62,8 +77,10 @@ static int wait_reply(int fd, int sig_fd)
  * Send @req on @fd and wait for the reply (a stop signal passed on as an interrupt).
  * Returns the reply (*ret) or an exit status after saying why not (< 0: none).
  */
-static int exchange(int fd, json_t *req, bool pretty, json_t **ret)
+static int exchange(int fd, json_t *req, bool pretty, double timeout, json_t **ret)
 {
+        /* The run's timeout, then the server's grace to stop it and answer. */
+        usec_t deadline = now_usec() + (usec_t) ((timeout + REPLY_GRACE_SEC) * USEC_PER_SEC);
         _cleanup_free_ char *line = NULL;
         sigset_t stop;
         int sig_fd, r;
@@ -72,7 +89,7 @@ static int exchange(int fd, json_t *req, bool pretty, json_t **ret)
         sig_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
         r = cli_serve_send(fd, req);
         if (r >= 0)
-                r = wait_reply(fd, sig_fd);
+                r = wait_reply(fd, sig_fd, deadline);
         if (r >= 0)
                 r = cli_serve_read_line(fd, REPLY_MAX, &line);
         if (sig_fd >= 0)
@@ -86,7 +103,14 @@ static int exchange(int fd, json_t *req, bool pretty, json_t **ret)
                 _cleanup_free_ char *res = NULL;
 
                 /* It died, or was stopped: the run is lost; as any error, a result says so. */
-                (void) snprintf(msg, sizeof(msg), "ptc serve did not answer: %s", strerror(-r));
+                if (r == -ETIMEDOUT)
+                        (void) snprintf(msg, sizeof(msg),
+                                        "ptc serve did not answer within %d s of the run's "
+                                        "timeout",
+                                        REPLY_GRACE_SEC);
+                else
+                        (void) snprintf(msg, sizeof(msg), "ptc serve did not answer: %s",
+                                        strerror(-r));
                 log_error("%s", msg);
                 res = ptc_internal_error_result(msg);
                 if (res)
@@ -154,13 +178,19 @@ int cli_run_in_session(const char *session, bool reset, const char *code, size_t
         r = cli_serve_connect(true, NULL, &fd);
         if (r < 0)
                 return EXIT_INTERNAL;
-        r = exchange(fd, req, pretty, &rep);
+        {
+                const char *t = json_string_value(json_object_get(options, "timeout"));
+
+                /* The server's own timeout is not known here: the longest there is. */
+                r = exchange(fd, req, pretty, t ? strtod(t, NULL) : TIMEOUT_MAX_SEC, &rep);
+        }
         close(fd);
         return r >= 0 ? r : print_reply(rep, pretty);
 }
 
 bool cli_run_via_server(const char *fingerprint, const char *code, size_t code_len, json_t *options,
-                        bool pretty, const char *start_config, bool start, int *ret_exit)
+                        double timeout, bool pretty, const char *start_config, bool start,
+                        int *ret_exit)
 {
         json_auto_t *req = NULL, *rep = NULL;
         int fd = -1, r;
@@ -179,7 +209,7 @@ bool cli_run_via_server(const char *fingerprint, const char *code, size_t code_l
                 close(fd);
                 return false;
         }
-        r = exchange(fd, req, pretty, &rep);
+        r = exchange(fd, req, pretty, timeout, &rep);
         close(fd);
         /*
          * Another configuration ("cold"), or a server too old to know pool runs (it refuses
@@ -187,11 +217,16 @@ bool cli_run_via_server(const char *fingerprint, const char *code, size_t code_l
          */
         if (r < 0 &&
             (json_is_string(json_object_get(rep, "cold")) ||
+             json_is_true(json_object_get(rep, "refused")) ||
              (json_is_true(json_object_get(rep, "usage")) && !json_object_get(rep, "result")))) {
                 if (start)
-                        log_warning("the running ptc serve has another configuration (config "
-                                    "file, directory, environment or options): running the "
-                                    "script here (docs/sessions.md)");
+                        log_warning("running the script here: %s",
+                                    json_is_string(json_object_get(rep, "cold"))
+                                            ? "the running ptc serve has another configuration "
+                                              "(config file, directory, environment or options; "
+                                              "docs/sessions.md)"
+                                            : json_string_value(json_object_get(rep, "error"))
+                                                      ?: "ptc serve refused the run");
                 return false;
         }
         *ret_exit = r >= 0 ? r : print_reply(rep, pretty);

@@ -308,7 +308,7 @@ struct run_args {
 static bool run_via_server(ptc_engine *e, const char *code, size_t code_len,
                            const struct run_args *a, int *ret_exit)
 {
-        _cleanup_free_ char *fingerprint = NULL, *cwd = NULL;
+        _cleanup_free_ char *fingerprint = NULL, *cwd = NULL, *timeout = NULL;
         json_auto_t *o = json_object();
         bool ran;
 
@@ -324,8 +324,10 @@ static bool run_via_server(ptc_engine *e, const char *code, size_t code_len,
             (a->tools && json_object_set_new(o, "tools", json_string(a->tools)) < 0) ||
             (a->log && json_object_set_new(o, "log_calls", json_string("true")) < 0))
                 return false;
-        ran = cli_run_via_server(fingerprint, code, code_len, o, a->pretty, a->config,
-                                 a->start_server, ret_exit);
+        if (ptc_engine_get(e, "timeout", &timeout, NULL) < 0)
+                return false;
+        ran = cli_run_via_server(fingerprint, code, code_len, o, strtod(timeout, NULL), a->pretty,
+                                 a->config, a->start_server, ret_exit);
         /* It holds the environment's secrets. */
         explicit_wipe(fingerprint, strlen(fingerprint));
         return ran;

@@ -114,6 +114,12 @@ static json_t *error_reply(const char *msg, bool usage)
         return json_pack("{s:s, s:b}", "error", msg, "usage", usage);
 }
 
+/* A connection turned away before any request ran: a pool client runs its script itself. */
+static json_t *refusal(const char *msg)
+{
+        return json_pack("{s:s, s:b, s:b}", "error", msg, "usage", false, "refused", true);
+}
+
 /* While a cell runs: a line from the client, or its end, interrupts it. */
 struct watch {
         int fd;
@@ -255,44 +261,6 @@ static json_t *handle(struct server *s, int fd, json_t *req)
 }
 
 /*
- * Whether an ancestor of @pid runs this ptc executable: then @pid is a script, or a process
- * a script or a tool started (every script runs under an init that is a clone of ptc, every
- * terminal command under one too). Confined only by Landlock (isolation auto without user
- * namespaces), a script can still reach the socket: it must not get a session of its own,
- * with a working directory of its choosing, nor end the user's. A walk of at most 64
- * parents; the peer itself is ptc (ptc run --session) and is not looked at.
- */
-static bool started_by_ptc(pid_t pid)
-{
-        struct stat self, st;
-
-        if (stat("/proc/self/exe", &self) < 0)
-                return false;
-        for (int hops = 0; hops < 64 && pid > 1; hops++) {
-                char path[64], buf[512];
-                _cleanup_close_ int fd = -EBADF;
-                ssize_t n;
-                char *close_paren;
-
-                (void) snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-                if (n <= 0)
-                        return false;
-                buf[n] = 0;
-                /* "pid (comm) state ppid ...": comm may hold anything but the last ')'. */
-                close_paren = strrchr(buf, ')');
-                if (!close_paren || sscanf(close_paren + 1, " %*c %d", &pid) != 1)
-                        return false;
-                (void) snprintf(path, sizeof(path), "/proc/%d/exe", (int) pid);
-                if (pid > 1 && stat(path, &st) == 0 && st.st_dev == self.st_dev &&
-                    st.st_ino == self.st_ino)
-                        return true;
-        }
-        return false;
-}
-
-/*
  * Before closing a connection whose request we did not read: read it away (a little, for
  * a moment), since closing a Unix socket with unread input resets the peer, which would
  * then lose the reply.
@@ -331,12 +299,11 @@ static void *conn_main(void *userdata)
 
         /* Only this user: the directory is 0700 already; the kernel's word settles it. */
         if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid()) {
-                reply(c->fd, error_reply("refused: another user", false));
+                reply(c->fd, refusal("refused: another user"));
                 drain(c->fd);
-        } else if (started_by_ptc(cred.pid)) {
-                reply(c->fd, error_reply("refused: a process started by ptc (a script or a "
-                                         "tool of one)",
-                                         false));
+        } else if (cli_started_by_ptc(cred.pid)) {
+                reply(c->fd, refusal("refused: a process started by ptc (a script or a tool of "
+                                     "one)"));
                 drain(c->fd);
         } else if (cli_serve_read_line(c->fd, REQUEST_MAX, &line) >= 0) {
                 json_auto_t *req = json_loads(line, 0, NULL);
@@ -577,7 +544,7 @@ int cmd_serve(int argc, char **argv)
                         s.last_activity = time(NULL);
                         pthread_mutex_unlock(&s.lock);
                         if (full) {
-                                reply(c->fd, error_reply("too many clients at once", false));
+                                reply(c->fd, refusal("too many clients at once"));
                                 drain(c->fd);
                                 close(c->fd);
                                 free(c);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/fd-util.h"
 #include "basic/log.h"
 #include "cli/cli.h"
 
@@ -87,11 +88,14 @@ static int socket_address(struct sockaddr_un *sa, char *dir, size_t dirlen)
 
 static int try_connect(const struct sockaddr_un *sa)
 {
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        /* Non-blocking: a server that does not accept (stopped, its backlog full) is an
+         * EAGAIN, not a wait without end. */
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
         if (fd < 0)
                 return -errno;
-        if (connect(fd, (const struct sockaddr *) sa, sizeof(*sa)) < 0) {
+        if (connect(fd, (const struct sockaddr *) sa, sizeof(*sa)) < 0 ||
+            fd_set_nonblock(fd, false) < 0) {
                 int r = -errno;
                 close(fd);
                 return r;
@@ -195,21 +199,25 @@ int cli_serve_connect(bool start, const char *config, int *ret_fd)
         if (r < 0)
                 return r;
         fd = try_connect(&sa);
-        if (fd >= 0 || !start || (fd != -ENOENT && fd != -ECONNREFUSED)) {
-                if (fd < 0 && (start || (fd != -ENOENT && fd != -ECONNREFUSED)))
-                        log_error("cannot reach ptc serve at '%s': %s", sa.sun_path, strerror(-fd));
-                if (fd < 0)
-                        return fd;
-                *ret_fd = fd;
-                return 0;
+        if (fd < 0 && start && (fd == -ENOENT || fd == -ECONNREFUSED)) {
+                r = start_server(dir, config);
+                if (r < 0)
+                        return r;
+                fd = try_connect(&sa);
         }
-        r = start_server(dir, config);
-        if (r < 0)
-                return r;
-        fd = try_connect(&sa);
         if (fd < 0) {
-                log_error("cannot reach ptc serve at '%s': %s", sa.sun_path, strerror(-fd));
+                if (start || (fd != -ENOENT && fd != -ECONNREFUSED))
+                        log_error("cannot reach ptc serve at '%s': %s", sa.sun_path, strerror(-fd));
                 return fd;
+        }
+        r = cli_serve_check_server(fd, true);
+        if (r < 0) {
+                close(fd);
+                log_error("the process listening at '%s' is not this user's ptc serve of this "
+                          "ptc (another user's, another executable's, or a script's): stop it, "
+                          "or let a ptc serve of an older ptc exit when idle",
+                          sa.sun_path);
+                return r;
         }
         *ret_fd = fd;
         return 0;
@@ -232,7 +240,76 @@ int cli_serve_probe(int *ret_fd)
         fd = try_connect(&sa);
         if (fd < 0)
                 return fd;
+        r = cli_serve_check_server(fd, true);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
         *ret_fd = fd;
+        return 0;
+}
+
+/*
+ * Whether an ancestor of @pid runs this ptc executable: then @pid is a script, or a process
+ * a script or a tool started (every script runs under an init that is a clone of ptc, every
+ * terminal command under one too). Confined only by Landlock (isolation auto without user
+ * namespaces), a script can still reach the socket: it must not get a session of its own,
+ * with a working directory of its choosing, nor end the user's. A walk of at most 64
+ * parents; the peer itself is ptc (ptc run --session) and is not looked at.
+ */
+bool cli_started_by_ptc(pid_t pid)
+{
+        struct stat self, st;
+
+        if (stat("/proc/self/exe", &self) < 0)
+                return false;
+        for (int hops = 0; hops < 64 && pid > 1; hops++) {
+                char path[64], buf[512];
+                _cleanup_close_ int fd = -EBADF;
+                ssize_t n;
+                char *close_paren;
+
+                (void) snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+                if (n <= 0)
+                        return false;
+                buf[n] = 0;
+                /* "pid (comm) state ppid ...": comm may hold anything but the last ')'. */
+                close_paren = strrchr(buf, ')');
+                if (!close_paren || sscanf(close_paren + 1, " %*c %d", &pid) != 1)
+                        return false;
+                (void) snprintf(path, sizeof(path), "/proc/%d/exe", (int) pid);
+                if (pid > 1 && stat(path, &st) == 0 && st.st_dev == self.st_dev &&
+                    st.st_ino == self.st_ino)
+                        return true;
+        }
+        return false;
+}
+
+/*
+ * The server at the other end of @fd is ours: this user's (SO_PEERCRED), not a process a
+ * script started (a script confined by Landlock alone can bind a socket where the server's
+ * should be), and, with @same_exe, this very executable (what goes to it holds the
+ * environment's secrets). -EPERM otherwise.
+ */
+int cli_serve_check_server(int fd, bool same_exe)
+{
+        struct ucred uc;
+        socklen_t len = sizeof(uc);
+        char path[64];
+        struct stat self, st;
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
+                return -errno;
+        if (uc.uid != getuid() || cli_started_by_ptc(uc.pid))
+                return -EPERM;
+        if (!same_exe)
+                return 0;
+        (void) snprintf(path, sizeof(path), "/proc/%d/exe", (int) uc.pid);
+        if (stat("/proc/self/exe", &self) < 0 || stat(path, &st) < 0 || st.st_dev != self.st_dev ||
+            st.st_ino != self.st_ino)
+                return -EPERM;
         return 0;
 }
 
@@ -256,7 +333,7 @@ int cli_serve_fingerprint(ptc_engine *e, char **ret)
 {
         static const char *const engine_keys[] = {"mode", "isolation", "code_execution.backend",
                                                   "code_execution.remote_cwd", "python"};
-        /* A config file is small; a bigger one is not read (then no run matches). */
+        /* A config file is small; with a bigger one no run matches. */
         static const size_t config_max = 1u << 20;
         _cleanup_free_ char *config_file = NULL, *cwd = NULL, *text = NULL;
         _cleanup_free_ const char **env = NULL;
@@ -287,11 +364,13 @@ int cli_serve_fingerprint(ptc_engine *e, char **ret)
                         return -ENOMEM;
         f = config_file[0] ? fopen(config_file, "re") : NULL;
         if (f) {
-                text = malloc(config_max);
-                len = text ? fread(text, 1, config_max, f) : 0;
+                text = malloc(config_max + 1);
+                len = text ? fread(text, 1, config_max + 1, f) : 0;
                 (void) fclose(f);
                 if (!text)
                         return -ENOMEM;
+                if (len > config_max)
+                        return -EFBIG; /* no run matches: each runs where it is asked */
         }
         (void) snprintf(id, sizeof(id), "%llu:%llu:%lld.%09ld:%lld",
                         (unsigned long long) exe.st_dev, (unsigned long long) exe.st_ino,

@@ -13,6 +13,7 @@ import signal
 import socket
 import stat
 import subprocess
+import threading
 import time
 
 import pytest
@@ -352,3 +353,71 @@ def test_a_pooled_run_is_interrupted_by_its_client_and_lost_with_its_server(ptc,
     assert p.returncode == 3 and "ptc serve did not answer" in err.decode(), (out, err)
     assert json.loads(out)["status"] == "error", out
     assert wait_no_process_marked(marker, 10) == []
+
+
+def test_a_nested_ptc_run_is_turned_away_and_runs_itself(ptc, pool_srv):
+    r = ptc.run(f"""import subprocess
+p = subprocess.run([{str(ptc.bin)!r}, "run", "-c", "print(6 * 7)"], capture_output=True,
+                   text=True)
+print(p.returncode, p.stdout.count('"output":"42\\\\n"'), repr(p.stderr))""")
+    expect(r, 0, "success")
+    assert r.data["output"] == "0 1 ''\n", r
+
+
+def test_a_process_in_the_servers_place_gets_nothing(ptc, srv):
+    """A socket where the server's should be, bound by something that is not this user's
+    ptc serve (a script confined by Landlock alone could): no run sends it anything."""
+    srv.mkdir(mode=0o700)
+    got = []
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(srv / "serve.sock"))
+    s.listen(8)
+
+    def serve():
+        while True:
+            try:
+                c, _ = s.accept()
+            except OSError:
+                return
+            c.settimeout(2)
+            try:
+                got.append(c.recv(65536))
+            except OSError:
+                got.append(b"")
+            c.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        r = ptc.run("print('ran here')", env={"SECRET_TOKEN": "s3cr3t-value"})
+        expect(r, 0, "success")
+        assert r.data["output"] == "ran here\n", r
+        r = ptc.run("print(1)", "--session", "x")
+        assert r.rc == 3 and "is not this user's ptc serve" in r.stderr, r
+    finally:
+        s.close()
+    assert all(b"s3cr3t" not in g and b"print" not in g for g in got), got
+
+
+def test_a_remote_session_through_the_server_has_each_cells_tools(ptc, srv):
+    cfg = ptc.xdg_config / "ptc" / "config.yaml"
+    cfg.parent.mkdir()
+    cfg.write_text("code_execution:\n  backend: exec:sh\nsessions:\n  warm: 0\n")
+    # Without a static agent to ship (a sanitizer build), the target runs `ptc agent`.
+    env = {"PATH": f"{ptc.bin.parent}:{ptc.env['PATH']}"}
+    code = "from hermes_tools import terminal\nprint(terminal('echo hi')['output'])"
+    r = session(ptc, "import os\nfirst = os.getpid()\n" + code, "rs", env=env)
+    expect(r, 0, "success")
+    assert r.data["output"] == "hi\n", r
+    r = session(ptc, code, "rs", "--tools", "read_file", env=env)
+    assert r.data["status"] == "error" and "terminal" in r.data["output"], r
+    assert r.data["tool_calls_made"] == 0, r
+    # The interpreter on the target dies between cells: the next cell says so.
+    r = session(ptc, "import threading\nthreading.Timer(0.3, os._exit, (3,)).start()", "rs",
+                env=env)
+    expect(r, 0, "success")
+    time.sleep(1.0)
+    r = session(ptc, "print('first' in globals())", "rs", env=env)
+    assert r.data["output"] == "False\n", r
+    assert r.data["session_note"] == "the session's interpreter on the target died between " \
+        "cells; this cell started a new one", r

@@ -373,6 +373,22 @@ static int add_host_tools(struct agent *a, ptc_engine *e, json_t *defs, struct d
         return 0;
 }
 
+/* The run's tools as the "tools" option: ours (tools) and the host's (host_tools). */
+static int tool_names(json_t *run, struct buf *names)
+{
+        json_t *v;
+        size_t i;
+
+        json_array_foreach(json_object_get(run, "tools"), i,
+                           v) if (buf_printf(names, "%s%s", names->len ? "," : "",
+                                             json_string_value(v) ?: "") < 0) return -ENOMEM;
+        json_array_foreach(json_object_get(run, "host_tools"), i,
+                           v) if (buf_printf(names, "%s%s", names->len ? "," : "",
+                                             json_string_value(json_object_get(v, "name")) ?: "") <
+                                  0) return -ENOMEM;
+        return 0;
+}
+
 /* The host's configuration, its tools and ours, as the run frame gives them. */
 static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct diag *d)
 {
@@ -382,7 +398,6 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
         json_t *host = json_object_get(run, "host_tools"), *v;
         _cleanup_buf_ struct buf names = BUF_INIT(1 << 20);
         const char *key;
-        size_t i;
         int k;
 
         if (!json_is_object(opts) || !json_is_array(tools) || !json_is_array(host))
@@ -409,11 +424,7 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
                         return diag_set(d, k, "option %s: %s", key, pd.message);
                 }
         }
-        json_array_foreach(tools, i, v) if (buf_printf(&names, "%s%s", names.len ? "," : "",
-                                                       json_string_value(v) ?: "") < 0) k = -ENOMEM;
-        json_array_foreach(host, i, v) if (buf_printf(&names, "%s%s", names.len ? "," : "",
-                                                      json_string_value(json_object_get(v, "name"))
-                                                              ?: "") < 0) k = -ENOMEM;
+        k = tool_names(run, &names);
         if (k == -ENOMEM || (k = add_host_tools(a, e, host, d)) < 0 ||
             (k = ptc_engine_set(e, "tools", buf_str(&names), &pd)) < 0 ||
             /* A session lives as long as the host keeps the channel: the host's idle
@@ -435,8 +446,8 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
 static int send_exit(struct agent *a, const char *result_json, const char *warnings)
 {
         json_auto_t *res = json_loads(result_json ?: "{}", 0, NULL), *exit = json_object();
-        static const char *const keys[] = {"status", "exit_code",  "tool_calls_made",
-                                           "error",  "tool_calls", "session_lost"};
+        static const char *const keys[] = {"status",     "exit_code",    "tool_calls_made", "error",
+                                           "tool_calls", "session_lost", "session_note"};
 
         if (!res || !exit)
                 return -ENOMEM;
@@ -478,10 +489,15 @@ static int run_one(struct agent *a, ptc_engine *e, json_t *run, bool session, st
                 const char *m =
                         json_string_value(json_object_get(opts, "code_execution.max_tool_calls"));
 
+                _cleanup_buf_ struct buf names = BUF_INIT(1 << 20);
+
                 if (t)
                         k = ptc_execution_set(x, "timeout", t, &pd);
                 if (k >= 0 && m)
                         k = ptc_execution_set(x, "max_tool_calls", m, &pd);
+                /* The cell's tools: a subset of the session's, as a local cell's may be. */
+                if (k >= 0 && (k = tool_names(run, &names)) >= 0)
+                        k = ptc_execution_set(x, "tools", buf_str(&names), &pd);
         }
         if (k >= 0 && json_is_true(json_object_get(run, "log_calls")))
                 k = ptc_execution_set(x, "log_calls", "true", &pd);

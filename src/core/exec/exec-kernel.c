@@ -527,6 +527,11 @@ static int read_forked(struct exec_kernel *k, unsigned index, struct diag *reter
         return 0;
 }
 
+bool exec_kernel_forkable(const struct exec_kernel *k)
+{
+        return k && !k->remote;
+}
+
 int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret, struct diag *reterr)
 {
         _cleanup_(exec_kernel_freep) struct exec_kernel *copy = NULL;
@@ -579,8 +584,13 @@ int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret, struct dia
                                         (unsigned) (FORK_TIMEOUT_USEC / USEC_PER_SEC));
                 }
                 n = poll(p, 2, poll_timeout_ms(deadline));
-                if (n < 0 && errno != EINTR)
-                        return diag_set(reterr, -errno, "poll: %m");
+                if (n < 0 && errno != EINTR) {
+                        r = -errno;
+                        /* Its answer would be left for the next cell to trip on. */
+                        if (!answered)
+                                kernel_kill(k);
+                        return diag_set(reterr, r, "poll: %s", strerror(-r));
+                }
                 if (n <= 0)
                         continue;
                 if (p[0].revents) {

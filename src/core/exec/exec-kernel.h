@@ -45,6 +45,8 @@ _must_check_ int exec_kernel_start(const struct exec_opts *o, struct exec_kernel
  */
 _must_check_ int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret,
                                   struct diag *reterr);
+/* Whether exec_kernel_fork() can copy @k at all (a remote session's cannot yet). */
+bool exec_kernel_forkable(const struct exec_kernel *k);
 
 /*
  * SIGKILL to the kernel and everything it started, without waiting: what a run that must

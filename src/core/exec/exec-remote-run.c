@@ -195,6 +195,18 @@ int exec_remote_session_cell(struct remote_run *r, const struct exec_opts *o, js
                 if (k < 0)
                         diag_set(reterr, k, "cannot assemble the result: %s", strerror(-k));
         }
+        /*
+         * The agent's engine started a new interpreter for the cell: the old one died between
+         * cells (killed on the target). Never silent: the result says so.
+         */
+        if (k >= 0 && r->exit && json_is_string(json_object_get(r->exit, "session_note")) &&
+            json_object_set_new(*ret, "session_note",
+                                json_string("the session's interpreter on the target died "
+                                            "between cells; this cell started a new one")) < 0) {
+                json_decref(*ret);
+                *ret = NULL;
+                k = diag_set(reterr, -ENOMEM, "out of memory");
+        }
         remote_disarm_timer(r);
         remote_end_run(r);
         r->o = NULL;

@@ -655,6 +655,7 @@ int remote_begin_run(struct remote_run *r, const struct exec_opts *o, struct dia
         int k;
 
         r->o = o;
+        r->host_calls = 0; /* each cell has its own budget */
         r->start = now_usec();
         r->deadline = r->start + (usec_t) (o->config->timeout * USEC_PER_SEC);
         r->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -559,6 +559,9 @@ int session_fork(struct session_table *t, const char *id, const char *new_id, st
                 r = diag_set(reterr, -ENOENT, "no live session '%s'", id);
         else if (s->busy)
                 r = diag_set(reterr, -EBUSY, "session '%s' is running a cell", id);
+        else if (!exec_kernel_forkable(s->kernel))
+                r = diag_set(reterr, -EOPNOTSUPP,
+                             "a session on a remote backend cannot be forked yet");
         else if (n && (n->kernel || n->busy))
                 r = diag_set(reterr, -EEXIST,
                              "session '%s' exists (kill it first, or fork to another id)", new_id);
