@@ -51,6 +51,13 @@ int fd_set_nonblock(int fd, bool nonblock)
         return 0;
 }
 
+bool fd_readable_now(int fd)
+{
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+
+        return fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
 int write_all(int fd, const void *p, size_t n)
 {
         const char *c = p;

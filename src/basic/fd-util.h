@@ -11,6 +11,10 @@
 
 _must_check_ int fd_set_nonblock(int fd, bool nonblock);
 
+/* Whether @fd (may be negative: false) has something to read, or an end or error, right
+ * now: a poll() that does not wait. */
+bool fd_readable_now(int fd);
+
 /*
  * Open /dev/null on each of fds 0-2 that is closed, so that no fd made later lands there: a
  * child dup2()s its stdio over 0-2 and would lose a pipe of ours that sat on one. For the

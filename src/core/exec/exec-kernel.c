@@ -70,19 +70,12 @@ int kernel_death_fd(const struct exec_kernel *k)
         return k->index == 0 ? k->box->status_fd : k->pidfd;
 }
 
-static bool fd_readable(int fd)
-{
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-
-        return fd >= 0 && poll(&p, 1, 0) > 0;
-}
-
 bool exec_kernel_alive(const struct exec_kernel *k)
 {
         if (k && k->remote)
                 return !k->lost && exec_remote_session_alive(k->remote);
         /* The origin's status came (or its init died), or the fork's pidfd says it exited. */
-        return k && !k->lost && k->ctl_fd >= 0 && !fd_readable(kernel_death_fd(k));
+        return k && !k->lost && k->ctl_fd >= 0 && !fd_readable_now(kernel_death_fd(k));
 }
 
 int exec_kernel_pid(const struct exec_kernel *k)
@@ -90,12 +83,19 @@ int exec_kernel_pid(const struct exec_kernel *k)
         return k && k->remote ? exec_remote_session_pid(k->remote) : k ? k->pid : -1;
 }
 
-/* Kill everything in the box and reap its init. */
-static void box_kill(struct kernel_box *b)
+/* SIGKILL to everything in the box, without waiting. */
+static void box_signal(struct kernel_box *b)
 {
         if (b->pid > 0) {
                 (void) proc_signal_execution(b->pid, true, false, SIGKILL);
                 run_cgroup_kill(&b->cgroup);
+        }
+}
+
+/* Reap the box's init (after box_signal()). */
+static void box_reap(struct kernel_box *b)
+{
+        if (b->pid > 0) {
                 (void) waitpid(b->pid, NULL, 0);
                 b->pid = -1;
         }
@@ -106,7 +106,8 @@ static void box_unref(struct kernel_box *b)
 {
         if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return;
-        box_kill(b);
+        box_signal(b);
+        box_reap(b);
         (void) run_cgroup_destroy(&b->cgroup, 2 * USEC_PER_SEC);
         safe_close(b->status_fd);
         staging_remove(&b->staging);
@@ -120,18 +121,34 @@ static void box_unref(struct kernel_box *b)
 static bool interpreter_runs(const struct exec_kernel *k)
 {
         return k->pid > 0 &&
-               (k->pidfd >= 0 ? !fd_readable(k->pidfd) : !fd_readable(kernel_death_fd(k)));
+               (k->pidfd >= 0 ? !fd_readable_now(k->pidfd) : !fd_readable_now(kernel_death_fd(k)));
+}
+
+/* Whether @k is the only kernel of its box: then the box dies with it. */
+static bool box_alone(const struct exec_kernel *k)
+{
+        return __atomic_load_n(&k->box->refs, __ATOMIC_ACQUIRE) == 1;
+}
+
+/*
+ * SIGKILL to what dies with @k, without waiting: the whole box when no other kernel shares
+ * it, else its interpreter and what that started (its forks are the init's: they live on).
+ */
+static void kernel_signal_kill(struct exec_kernel *k)
+{
+        if (box_alone(k))
+                box_signal(k->box);
+        else if (interpreter_runs(k))
+                (void) proc_signal_execution(k->pid, true, false, SIGKILL);
 }
 
 void kernel_kill(struct exec_kernel *k)
 {
         k->lost = true;
         k->ctl_fd = safe_close(k->ctl_fd);
-        if (__atomic_load_n(&k->box->refs, __ATOMIC_ACQUIRE) == 1)
-                box_kill(k->box);
-        else if (interpreter_runs(k))
-                /* Its forks are the init's, not in its tree: they live on. */
-                (void) proc_signal_execution(k->pid, true, false, SIGKILL);
+        kernel_signal_kill(k);
+        if (box_alone(k))
+                box_reap(k->box);
 }
 
 void kernel_interrupt(struct exec_kernel *k)
@@ -159,11 +176,7 @@ void exec_kernel_kill(struct exec_kernel *k)
         if (!k || k->lost)
                 return;
         k->lost = true;
-        if (__atomic_load_n(&k->box->refs, __ATOMIC_ACQUIRE) == 1 && k->box->pid > 0) {
-                (void) proc_signal_execution(k->box->pid, true, false, SIGKILL);
-                run_cgroup_kill(&k->box->cgroup);
-        } else if (interpreter_runs(k))
-                (void) proc_signal_execution(k->pid, true, false, SIGKILL);
+        kernel_signal_kill(k);
 }
 
 struct exec_kernel *exec_kernel_free(struct exec_kernel *k)

@@ -7,11 +7,11 @@
  */
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/fd-util.h"
 #include "basic/utf8.h"
 #include "core/exec/exec-internal.h"
 #include "core/exec/exec-remote.h"
@@ -219,10 +219,9 @@ int exec_remote_session_cell(struct remote_run *r, const struct exec_opts *o, js
 
 bool exec_remote_session_alive(struct remote_run *r)
 {
-        struct pollfd p = {.fd = r ? r->pidfd : -1, .events = POLLIN};
-
+        /* A readable pidfd: the channel command has exited. */
         return r && !r->failure && !r->reaped && r->in_fd >= 0 && r->phase == PHASE_RUNNING &&
-               !(p.fd >= 0 && poll(&p, 1, 0) > 0);
+               !fd_readable_now(r->pidfd);
 }
 
 int exec_remote_session_pid(const struct remote_run *r)
