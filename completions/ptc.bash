@@ -16,7 +16,7 @@ _ptc()
                 cword=$COMP_CWORD
         fi
 
-        local cmds="run schema stubs tool mcp doctor agent serve session"
+        local cmds="run schema stubs tool mcp doctor agent serve session policy"
         local cmd="" i
         for ((i = 1; i < cword; i++)); do
                 case ${words[i]} in
@@ -43,6 +43,7 @@ _ptc()
         agent) opts="--help -h" ;;
         serve) opts="--config --idle --ready-fd --help -h" ;;
         session) opts="list kill reset fork --pretty --help -h" ;;
+        policy) opts="check --config --cwd --pretty --help -h" ;;
         *) return ;;
         esac
 

@@ -83,6 +83,7 @@ struct ptc_diag {
 typedef struct ptc_engine ptc_engine;
 typedef struct ptc_execution ptc_execution;
 typedef struct ptc_tool_call ptc_tool_call;
+typedef struct ptc_approval ptc_approval;
 
 /* "0.2.0": the library's version (may be newer than the headers'). */
 PTC_EXPORT const char *ptc_version(void);
@@ -408,6 +409,64 @@ PTC_EXPORT int ptc_tool_call_return(ptc_tool_call *c, const char *result_json);
 
 /* Answer with {"error": @message}. As ptc_tool_call_return(). */
 PTC_EXPORT int ptc_tool_call_fail(ptc_tool_call *c, const char *message);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Approvals: who answers the policy's "ask" (docs/policy.md)                                  */
+
+/*
+ * A tool call the policy says to ask about waits for this callback's answer. It gets a
+ * request handle and must answer it exactly once with ptc_approval_answer(), before
+ * returning or later from any thread. It runs on a tool-call worker thread, one request
+ * at a time per engine; the call waits at most policy.approval_timeout (then it is
+ * denied), and that wait does not count against the script's timeout. A callback that
+ * blocks watches ptc_approval_cancel_fd() and ptc_approval_remaining_ms().
+ */
+typedef void (*ptc_approval_fn)(ptc_approval *request, void *userdata);
+
+/*
+ * Before start: @fn (NULL: none) answers the engine's asks; without one,
+ * policy.headless decides (allow by default). @userdata must outlive the engine.
+ * -EBUSY after start.
+ */
+PTC_EXPORT int ptc_engine_set_approver(ptc_engine *e, ptc_approval_fn fn, void *userdata,
+                                       struct ptc_diag *diag);
+
+/* The tool, its arguments (a JSON object, secrets redacted, cut to about 2 KB) and the
+ * policy's verdict as JSON {"decision": "ask", "origin", "what", "subject"[, "rule",
+ * "line", "message"]}. Valid until answered. */
+PTC_EXPORT const char *ptc_approval_tool(const ptc_approval *a);
+PTC_EXPORT const char *ptc_approval_arguments(const ptc_approval *a);
+PTC_EXPORT const char *ptc_approval_verdict(const ptc_approval *a);
+/* Milliseconds left to answer (0 when past). Valid until answered. */
+PTC_EXPORT int64_t ptc_approval_remaining_ms(const ptc_approval *a);
+/* A file descriptor that becomes readable when the answer is no longer wanted (the
+ * execution ends); -1 when there is none. Poll it, never read it. Valid until answered. */
+PTC_EXPORT int ptc_approval_cancel_fd(const ptc_approval *a);
+
+enum ptc_approval_answer {
+        PTC_APPROVE_ONCE = 0,
+        PTC_APPROVE_SESSION = 1, /* this and later asks for the same rule, until the engine goes */
+        PTC_APPROVE_DENY = 2,
+        PTC_APPROVE_CANNOT_ASK = 3, /* nobody to ask after all: policy.headless decides */
+        PTC_APPROVE_NO_ANSWER = 4,  /* asked, but no answer came in time: as a timeout (deny) */
+};
+
+/*
+ * Answer @a with an enum ptc_approval_answer. The handle is gone after this. Any thread.
+ * Returns 0; -ECANCELED when the call no longer waits (the answer is dropped, the handle
+ * still gone); -EINVAL for an unknown answer (the handle stays).
+ */
+PTC_EXPORT int ptc_approval_answer(ptc_approval *a, int answer);
+
+/*
+ * What the engine's policy says of calling @tool (any name: builtin, host or MCP) with
+ * @args_json (an object), without calling it: *ret is the verdict as JSON {"decision":
+ * "allow"|"ask"|"deny"|"blocked", "origin": "default"|"rule"|"dangerous"|"hardline",
+ * "what", "subject"[, "rule", "line", "message", "headless"]}, caller frees. Before or
+ * after start. -EINVAL (arguments not an object), -ENOMEM.
+ */
+PTC_EXPORT int ptc_engine_check_policy(ptc_engine *e, const char *tool, const char *args_json,
+                                       char **ret, struct ptc_diag *diag);
 
 /* ------------------------------------------------------------------------------------------ */
 /* MCP server: execute_code for any Model Context Protocol client (docs/mcp.md)                */

@@ -27,6 +27,8 @@ class Diag(ctypes.Structure):
 
 # void (*ptc_tool_fn)(ptc_tool_call *call, void *userdata)
 TOOL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+# void (*ptc_approval_fn)(ptc_approval *request, void *userdata)
+APPROVAL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 # void (*ptc_progress_fn)(const char *tool, int64_t count, void *userdata)
 PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int64, ctypes.c_void_p)
 
@@ -55,6 +57,8 @@ class McpOpts(ctypes.Structure):
 
 
 PTC_MCP_EXPOSE_TOOLS = 1 << 0
+# enum ptc_approval_answer
+PTC_APPROVE_ONCE, PTC_APPROVE_SESSION, PTC_APPROVE_DENY, PTC_APPROVE_CANNOT_ASK = 0, 1, 2, 3
 PTC_SESSION_FORGET = 1 << 0
 
 _c = ctypes
@@ -96,6 +100,13 @@ _PROTOTYPES = {
     "ptc_tool_call_cancelled": (_c.c_int, [_P]),
     "ptc_tool_call_return": (_c.c_int, [_P, _c.c_char_p]),
     "ptc_tool_call_fail": (_c.c_int, [_P, _c.c_char_p]),
+    "ptc_engine_set_approver": (_c.c_int, [_P, APPROVAL_FN, _P, _DIAG]),
+    "ptc_engine_check_policy": (_c.c_int, [_P, _c.c_char_p, _c.c_char_p, _PP, _DIAG]),
+    "ptc_approval_tool": (_c.c_char_p, [_P]),
+    "ptc_approval_arguments": (_c.c_char_p, [_P]),
+    "ptc_approval_verdict": (_c.c_char_p, [_P]),
+    "ptc_approval_remaining_ms": (_c.c_int64, [_P]),
+    "ptc_approval_answer": (_c.c_int, [_P, _c.c_int]),
     "ptc_mcp_serve": (_c.c_int, [_P, _c.c_int, _c.c_int, _c.POINTER(McpOpts), _DIAG]),
 }
 

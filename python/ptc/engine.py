@@ -18,7 +18,7 @@ import os
 import threading
 import weakref
 
-from . import _lib
+from . import _lib, approval
 from .errors import Error, StateError, check
 from .result import Result
 from .schema import doc_summary, function_schema, to_json
@@ -232,9 +232,12 @@ class Engine:
     dot ("terminal.timeout") go through set(). Use it as a context manager or close() it.
 
     ``loop``: an asyncio event loop (running in another thread) for ``async def`` tools;
-    by default the engine runs its own in a daemon thread, on first need."""
+    by default the engine runs its own in a daemon thread, on first need.
 
-    def __init__(self, config_file=None, *, no_config_file=False, loop=None, **options):
+    ``approver``: answers the policy's asks (set_approver())."""
+
+    def __init__(self, config_file=None, *, no_config_file=False, loop=None, approver=None,
+                 **options):
         self._lib = _lib.lib()
         self._h = None
         self._lock = threading.RLock()
@@ -249,6 +252,7 @@ class Engine:
         self._loop = loop
         self._loop_thread = None
         self._tools_option = None
+        self._approver = None  # the C callback, kept alive
         flags = _lib.PTC_ENGINE_NO_CONFIG_FILE if no_config_file else 0
         path = os.fsencode(config_file) if config_file is not None else None
         diag = _lib.Diag()
@@ -259,6 +263,8 @@ class Engine:
         try:
             for key, value in options.items():
                 self.set(key, value)
+            if approver is not None:
+                self.set_approver(approver)
         except BaseException:
             self.close()
             raise
@@ -298,6 +304,29 @@ class Engine:
         diag = _lib.Diag()
         check(self._lib.ptc_engine_set(self._handle(), _enc(key), _enc(text),
                                        ctypes.byref(diag)), diag, "ptc_engine_set")
+
+    def set_approver(self, fn):
+        """Before start: @fn(request) answers the calls the policy (docs/policy.md) says to
+        ask about, on a worker thread, one at a time: return "once", "session", "deny" (or
+        True/False), or None to let policy.headless decide; see ptc.approval. None removes
+        it. Returns self."""
+        with self._lock:
+            rc, diag, c_fn = approval.set_approver(self._handle(), fn)
+            check(rc, diag, "ptc_engine_set_approver")
+            self._approver = c_fn
+        return self
+
+    def check_policy(self, tool, /, **args):
+        """What the policy decides of calling @tool with @args, without calling it (what
+        `ptc policy check` prints), as a dict: decision, origin, what, subject, ..."""
+        diag = _lib.Diag()
+        out = ctypes.c_void_p()
+        rc = self._lib.ptc_engine_check_policy(self._handle(), _enc(tool),
+                                               to_json(args).encode("utf-8"),
+                                               ctypes.byref(out), ctypes.byref(diag))
+        text = _lib.take_string(out.value)
+        check(rc, diag, "ptc_engine_check_policy")
+        return json.loads(text)
 
     def tool(self, fn=None, *, name=None, description=None, schema=None, returns=None,
              pass_call=False):

@@ -58,6 +58,27 @@ bool fd_readable_now(int fd)
         return fd >= 0 && poll(&p, 1, 0) > 0;
 }
 
+void fd_wait_either(int a, int b, usec_t deadline)
+{
+        struct pollfd p[2] = {
+                {.fd = a, .events = POLLIN},
+                {.fd = b, .events = POLLIN},
+        };
+
+        for (;;) {
+                int timeout = poll_timeout_ms(deadline), k;
+
+                if (timeout == 0)
+                        return;
+                /* A negative fd in a pollfd is skipped by poll(). */
+                k = poll(p, 2, timeout);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0 || p[0].revents || p[1].revents)
+                        return;
+        }
+}
+
 int write_all(int fd, const void *p, size_t n)
 {
         const char *c = p;

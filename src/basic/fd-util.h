@@ -8,12 +8,20 @@
 #include <sys/types.h>
 
 #include "basic/macro.h"
+#include "basic/time-util.h"
 
 _must_check_ int fd_set_nonblock(int fd, bool nonblock);
 
 /* Whether @fd (may be negative: false) has something to read, or an end or error, right
  * now: a poll() that does not wait. */
 bool fd_readable_now(int fd);
+
+/*
+ * Wait until @a or @b (either may be negative: not watched) is readable, at its end or in
+ * error, or until @deadline (CLOCK_MONOTONIC; USEC_INFINITY: none). EINTR is retried; the
+ * caller looks at what it waited for.
+ */
+void fd_wait_either(int a, int b, usec_t deadline);
 
 /*
  * Open /dev/null on each of fds 0-2 that is closed, so that no fd made later lands there: a

@@ -279,3 +279,25 @@ int cli_setup_process(void)
         }
         return 0;
 }
+
+int cli_read_stdin(char **ret)
+{
+        size_t len = 0, alloc = 0;
+        FILE *f = open_memstream(ret, &alloc);
+        char buf[65536];
+        size_t k;
+
+        if (!f) {
+                log_error_errno(-errno, "cannot read stdin: %m");
+                return -errno;
+        }
+        while ((k = fread(buf, 1, sizeof(buf), stdin)) > 0 && len < 64u * 1024 * 1024) {
+                fwrite(buf, 1, k, f);
+                len += k;
+        }
+        if (fclose(f) != 0 || !*ret) {
+                log_error("cannot read stdin: out of memory");
+                return -ENOMEM;
+        }
+        return 0;
+}

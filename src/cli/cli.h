@@ -32,6 +32,17 @@ int cmd_mcp(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_session(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
+
+/* All of stdin (at most 64 MiB) as a string into *ret (caller frees). <0 after printing. */
+int cli_read_stdin(char **ret);
+
+/*
+ * tty-approver.c: when a person is at the terminal (stdin a tty, /dev/tty opens), the
+ * policy's asks are put to them there (docs/policy.md). Before ptc_engine_start(). True
+ * when installed.
+ */
+bool cli_tty_approver_install(ptc_engine *e);
 
 /*
  * The per-user server (ptc serve, docs/sessions.md), serve-client.c. cli_serve_dir(): its

@@ -343,7 +343,7 @@ int cmd_run(int argc, char **argv)
         struct progress_sink progress = {.fd = -EBADF, .lock = PTHREAD_MUTEX_INITIALIZER};
         struct signal_watch watch = {.sig_fd = -EBADF, .stop_fd = -EBADF};
         bool arg_log = false, arg_pretty = false, arg_reset = false, arg_no_server = false;
-        bool arg_server = false;
+        bool arg_server = false, prompt;
         const struct cli_option opts[] = {
                 {.short_name = 'c', .arg = &arg_code},
                 {"tools", &arg_tools},
@@ -462,8 +462,11 @@ int cmd_run(int argc, char **argv)
 
         if (read_script(arg_file, arg_code, &code, &code_len) < 0)
                 goto out;
-        /* The server does not report progress: such a run is this process's. */
-        if (!arg_no_server && !arg_progress_fd &&
+        /* A person at the terminal answers the policy's asks (docs/policy.md). */
+        prompt = cli_tty_approver_install(engine);
+        /* The server does not report progress nor reach this terminal: such a run is this
+         * process's, unless --server asks for the server (whose policy.headless decides). */
+        if (!arg_no_server && !arg_progress_fd && (!prompt || arg_server) &&
             run_via_server(engine, code, code_len,
                            &(struct run_args){.timeout = arg_timeout,
                                               .calls = arg_calls,

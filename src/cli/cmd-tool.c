@@ -81,6 +81,8 @@ int cmd_tool(int argc, char **argv)
                 ret = r == -EINVAL ? EXIT_USAGE : EXIT_INTERNAL;
                 goto out;
         }
+        /* A person at the terminal answers the policy's asks (docs/policy.md). */
+        (void) cli_tty_approver_install(engine);
         names = ptc_engine_tool_names(engine);
         if (!names || !names_have(names, argv[optind])) {
                 log_error("unknown tool '%s' (available: %s)", argv[optind], names ? names : "");
@@ -88,21 +90,10 @@ int cmd_tool(int argc, char **argv)
         }
         if (argc - optind == 2)
                 text = argv[optind + 1];
-        else {
-                size_t len = 0, alloc = 0;
-                FILE *f = open_memstream(&input, &alloc);
-                char buf[65536];
-                size_t k;
-
-                if (!f)
-                        goto out;
-                while ((k = fread(buf, 1, sizeof(buf), stdin)) > 0 && len < 64u * 1024 * 1024) {
-                        fwrite(buf, 1, k, f);
-                        len += k;
-                }
-                fclose(f);
-                text = input ? input : "";
-        }
+        else if (cli_read_stdin(&input) < 0)
+                goto out;
+        else
+                text = input;
         r = ptc_engine_call_tool(engine, argv[optind], text, &result, &d);
         if (r < 0) {
                 log_error("%s", d.message);

@@ -22,6 +22,7 @@ static void help(void)
                "stdio\n"
                "  ptc serve [OPTIONS]                     the per-user server of sessions\n"
                "  ptc session list | kill ID | reset ID   the server's sessions\n"
+               "  ptc policy check TOOL [JSON]            what the policy decides of a call\n"
                "  ptc doctor [--config FILE]              interpreter, isolation layers, tools\n"
                "  ptc agent                               the remote end of --backend (started "
                "by ptc)\n"
@@ -39,9 +40,10 @@ int main(int argc, char **argv)
                 const char *name;
                 int (*fn)(int, char **);
         } cmds[] = {
-                {"run", cmd_run},     {"schema", cmd_schema}, {"stubs", cmd_stubs},
-                {"tool", cmd_tool},   {"doctor", cmd_doctor}, {"mcp", cmd_mcp},
-                {"agent", cmd_agent}, {"serve", cmd_serve},   {"session", cmd_session},
+                {"run", cmd_run},       {"schema", cmd_schema}, {"stubs", cmd_stubs},
+                {"tool", cmd_tool},     {"doctor", cmd_doctor}, {"mcp", cmd_mcp},
+                {"agent", cmd_agent},   {"serve", cmd_serve},   {"session", cmd_session},
+                {"policy", cmd_policy},
         };
         int r;
 

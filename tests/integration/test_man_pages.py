@@ -18,7 +18,8 @@ from conftest import REPO_ROOT, run_ptc
 
 MAN = REPO_ROOT / "man"
 PAGES = ["ptc.1", "ptc-config.5", "libptc.3"]
-COMMANDS = ["run", "schema", "stubs", "tool", "mcp", "doctor", "agent", "serve", "session"]
+COMMANDS = ["run", "schema", "stubs", "tool", "mcp", "doctor", "agent", "serve", "session",
+            "policy"]
 OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 
 
@@ -77,7 +78,7 @@ def test_config_page_names_every_key_of_the_config_doc():
     doc = (REPO_ROOT / "docs" / "config.md").read_text(encoding="utf-8")
     page = (MAN / "ptc-config.5").read_text(encoding="utf-8").replace("\\-", "-")
     sections = re.findall(r"^### (\w+)$", doc, re.M)
-    assert len(sections) == 6, sections
+    assert len(sections) == 7, sections
     for sec in sections:
         assert f".SH {sec.upper()}" in page, sec
     keys = set()

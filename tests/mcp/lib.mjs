@@ -85,13 +85,15 @@ export async function waitFile(path, ms) {
 
 /*
  * Start the server described by @spec and connect the SDK client (the SDK negotiates
- * initialize). Returns a session whose .report (@report) collects the common observations.
+ * initialize), with @options.capabilities (default none) and @options.setup(client) run
+ * before connecting. Returns a session whose .report (@report) collects the common
+ * observations.
  */
 export function newReport() {
     return { stdout_lines: [], stderr: '', client_errors: [], exit: null };
 }
 
-export async function connect(spec, report = newReport()) {
+export async function connect(spec, report = newReport(), options = {}) {
     const transport = new StdioClientTransport({
         command: spec.command,
         args: spec.args,
@@ -138,10 +140,13 @@ export async function connect(spec, report = newReport()) {
         });
     };
 
-    const client = new Client({ name: 'ptc-sdk-test', version: '1.0.0' }, { capabilities: {} });
+    const client = new Client({ name: 'ptc-sdk-test', version: '1.0.0' },
+                              { capabilities: options.capabilities ?? {} });
     client.onerror = e => {
         report.client_errors.push(String(e && e.message ? e.message : e));
     };
+    // Request handlers (an elicitation form) are set before initialize.
+    if (options.setup) options.setup(client);
     await client.connect(transport);
     report.server_pid = transport.pid;
 
@@ -182,11 +187,11 @@ export async function main(fn) {
     let report = null;
     let rc = 0;
     try {
-        const r = await fn(spec, async () => {
+        const r = await fn(spec, async options => {
             // The report exists before connecting, so that a failed connect still shows
             // what the server wrote.
             report = newReport();
-            session = await connect(spec, report);
+            session = await connect(spec, report, options);
             return session;
         });
         out = { ...r };

@@ -151,6 +151,7 @@ PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e)
         backend_pool_free(e->pool);
         registry_free(e->registry);
         mcp_upstreams_free(e->upstreams);
+        approver_free(e->approver);
         free(e->extra);
         for (size_t i = 0; i < e->n_host_tools; i++)
                 host_tool_release(&e->host_tools[i]);
@@ -201,6 +202,7 @@ static void start_warm_pool(ptc_engine *e)
                 .registry = e->registry,
                 .base_env = e->base_env,
                 .redactor = e->redactor,
+                .approver = e->approver,
                 .python = e->warm_python,
                 .cwd = e->cwd,
                 .cancel_fd = -1,
@@ -521,6 +523,8 @@ PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag)
         if (r >= 0)
                 r = engine_build_registry(&e->config, NULL, e->extra, e->n_extra, &e->registry,
                                           &warnings, &d);
+        if (r >= 0)
+                r = engine_check_remote_policy(&e->config, &d);
         if (r >= 0 && e->config.backends)
                 r = backend_pool_new(e->config.backends, (unsigned) e->config.backend_concurrency,
                                      &e->pool, &d);
@@ -610,7 +614,7 @@ static const char *tool_python(ptc_engine *e)
 }
 
 int engine_call_tool(ptc_engine *e, const struct tool *t, json_t *args, usec_t deadline,
-                     int cancel_fd, json_t **ret, struct ptc_diag *pd)
+                     int cancel_fd, struct approver *approver, json_t **ret, struct ptc_diag *pd)
 {
         int r;
 
@@ -622,11 +626,12 @@ int engine_call_tool(ptc_engine *e, const struct tool *t, json_t *args, usec_t d
                         .deadline = deadline,
                         .cancel_fd = cancel_fd,
                         .redactor = e->redactor,
+                        .approver = approver ?: e->approver,
                         /* Only linters need it; without one .py linting is skipped. */
                         .python = tool_python(e),
                 };
                 /* The same dropped arguments, error mapping and redaction as a script's call. */
-                r = registry_call_tool(t, &ctx, args, ret);
+                r = registry_call_tool(t, &ctx, args, ret, NULL);
         }
         if (r < 0)
                 return api_diagf(pd, r, "cannot call '%s': %s", t->name, strerror(-r));
@@ -654,7 +659,7 @@ PTC_EXPORT int ptc_engine_call_tool(ptc_engine *e, const char *name, const char 
         if (!args || !json_is_object(args))
                 return api_diagf(diag, -EINVAL, "the arguments must be a JSON object: %s",
                                  args ? "got another JSON value" : jerr.text);
-        r = engine_call_tool(e, t, args, USEC_INFINITY, -1, &result, diag);
+        r = engine_call_tool(e, t, args, USEC_INFINITY, -1, NULL, &result, diag);
         if (r < 0)
                 return r;
         *ret = api_json_text(result);

@@ -34,6 +34,10 @@ struct ptc_engine {
         bool config_explicit; /* named by the caller, not the default location */
         struct rlimit nofile; /* RLIMIT_NOFILE at ptc_engine_new(): the script's */
         bool have_nofile;
+        /* ptc_engine_set_approver(): who answers the policy's asks; NULL: nobody. */
+        struct approver *approver;
+        ptc_approval_fn approval_fn;
+        void *approval_userdata;
 
         /* Set by ptc_engine_start(), immutable afterwards. */
         bool started;
@@ -75,6 +79,11 @@ int engine_load_config(struct ptc_config *c, const char *path, char ***warnings,
 /* engine_load_config() on @c as it is: the file's values replace @c's. */
 int engine_merge_config(struct ptc_config *c, const char *path, char ***warnings,
                         struct diag *reterr);
+
+/* -EINVAL when @c's policy says more than a remote backend's agent applies (docs/policy.md,
+ * "Not yet"): rules for the tools that run on the target, or policy.dangerous/headless
+ * changed. 0 for a local engine. */
+int engine_check_remote_policy(const struct ptc_config *c, struct diag *reterr);
 
 /* "a,b" (commas or blanks) -> strv; "" -> an empty strv (no tools). 0 or -ENOMEM. */
 int engine_parse_tools(const char *list, char ***ret);
@@ -133,7 +142,8 @@ int engine_set_cwd(const char *value, char **ret, struct ptc_diag *pd);
  * ptc_engine_call_tool() on core types, for the callers inside the library
  * (the MCP server): call @t, a tool of @e's registry, with @args (an object),
  * until @deadline (USEC_INFINITY: none) or until @cancel_fd (-1: none) is
- * readable. *ret is the redacted result object. Any thread.
+ * readable. The policy's asks go to @approver (NULL: the engine's). *ret is the redacted
+ * result object. Any thread.
  */
 int engine_call_tool(ptc_engine *e, const struct tool *t, json_t *args, usec_t deadline,
-                     int cancel_fd, json_t **ret, struct ptc_diag *pd);
+                     int cancel_fd, struct approver *approver, json_t **ret, struct ptc_diag *pd);

@@ -37,6 +37,7 @@ struct ptc_execution {
         ptc_progress_fn progress;
         void *progress_userdata;
         const struct backend *backend; /* execution_set_backend(): not the engine's pool */
+        struct approver *approver;     /* execution_set_approver(): not the engine's */
         void (*output)(void *userdata, bool is_err, const char *p, size_t n);
         void *output_userdata;
         int cancel_fd;
@@ -197,6 +198,16 @@ int execution_set_backend(ptc_execution *x, const struct backend *backend)
         if (x->ran)
                 return -EBUSY;
         x->backend = backend;
+        return 0;
+}
+
+int execution_set_approver(ptc_execution *x, struct approver *a)
+{
+        if (!x)
+                return -EINVAL;
+        if (x->ran)
+                return -EBUSY;
+        x->approver = a;
         return 0;
 }
 
@@ -367,6 +378,7 @@ static int run(ptc_execution *x, const char *code, size_t code_len, const char *
                 .registry = x->registry ? x->registry : e->registry,
                 .base_env = e->base_env,
                 .redactor = e->redactor,
+                .approver = x->approver ?: e->approver,
                 .python = python,
                 .cwd = x->cwd,
                 .log_calls = x->log_calls,

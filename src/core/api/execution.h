@@ -8,6 +8,7 @@
 
 #include "ptc/ptc.h"
 
+struct approver;
 struct backend;
 
 /*
@@ -24,3 +25,10 @@ int execution_set_backend(ptc_execution *x, const struct backend *backend);
 int execution_on_output(ptc_execution *x,
                         void (*fn)(void *userdata, bool is_err, const char *p, size_t n),
                         void *userdata);
+
+/*
+ * Before the run: @a (borrowed; must outlive the run) answers the policy's asks of this
+ * run instead of the engine's approver: how `ptc mcp` asks its client (MCP elicitation).
+ * -EINVAL, -EBUSY.
+ */
+int execution_set_approver(ptc_execution *x, struct approver *a);

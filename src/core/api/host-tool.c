@@ -12,7 +12,6 @@
  */
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -80,12 +79,10 @@ PTC_EXPORT int64_t ptc_tool_call_remaining_ms(const ptc_tool_call *c)
  */
 static bool call_gone_locked(ptc_tool_call *c)
 {
-        struct pollfd p = {.fd = c->cancel_fd, .events = POLLIN};
-
         if (c->abandoned)
                 return true;
         if ((c->deadline != USEC_INFINITY && now_usec() >= c->deadline) ||
-            (c->cancel_fd >= 0 && poll(&p, 1, 0) > 0 && p.revents))
+            fd_readable_now(c->cancel_fd))
                 c->abandoned = true;
         return c->abandoned;
 }
@@ -141,27 +138,6 @@ PTC_EXPORT int ptc_tool_call_fail(ptc_tool_call *c, const char *message)
         return call_answer(c, tool_error_new("%s", message ? message : "host tool failed"));
 }
 
-/* Wait until answered, cancelled (ctx->cancel_fd) or past the deadline. */
-static void call_wait(ptc_tool_call *c, const struct tool_ctx *ctx)
-{
-        struct pollfd p[2] = {
-                {.fd = c->efd, .events = POLLIN},
-                {.fd = ctx->cancel_fd, .events = POLLIN},
-        };
-
-        for (;;) {
-                int timeout = poll_timeout_ms(ctx->deadline);
-
-                if (timeout == 0)
-                        return;
-                int k = poll(p, ctx->cancel_fd >= 0 ? 2 : 1, timeout);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0 || p[0].revents || p[1].revents)
-                        return; /* answered, cancelled, timed out or poll failed: decided below */
-        }
-}
-
 static int host_tool_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
                          json_t **ret_result)
 {
@@ -189,7 +165,8 @@ static int host_tool_run(const struct tool *t, const struct tool_ctx *ctx, json_
         c->cancel_fd = ctx->cancel_fd;
 
         h->fn(c, h->userdata);
-        call_wait(c, ctx);
+        /* Until answered, cancelled or past the deadline: decided below. */
+        fd_wait_either(c->efd, ctx->cancel_fd, ctx->deadline);
 
         pthread_mutex_lock(&c->lock);
         answered = c->answered;

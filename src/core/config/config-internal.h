@@ -10,6 +10,7 @@
  *   config-sections.c     the sections and their keys: parsers, bounds, cross-key checks
  *   config-backend.c      code_execution.backend and remote_cwd
  *   config-mcp-servers.c  the mcp_servers section: server names and their settings
+ *   config-policy.c       the policy section's rules and words
  *   config-suggest.c      the closest known name to a misspelled one (edit distance)
  */
 
@@ -214,3 +215,15 @@ bool config_is_env_name(const char *s, size_t n);
 
 /* mcp_servers replaces the whole list; null means none. */
 int config_parse_mcp_servers(struct ctx *x, const struct node *n);
+
+/* config-policy.c */
+
+extern const char *const config_policy_action_words[3];
+/* policy.headless (k->max 1: allow, deny) and policy.dangerous (k->max 2: allow, ask, deny),
+ * an enum policy_action at k->offset. */
+int config_parse_policy_word(struct ctx *x, const struct key_spec *k, const char *key,
+                             const struct node *v, void *target);
+/* policy.rules replaces the whole list; null means none. */
+int config_parse_policy_rules(struct ctx *x, const struct key_spec *k, const char *key,
+                              const struct node *v, void *target);
+void config_policy_rules_free(struct policy_rule *rules, size_t n);

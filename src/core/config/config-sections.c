@@ -542,6 +542,15 @@ static const struct key_spec sessions_keys[] = {
         {"warm", parse_int_key, offsetof(struct ptc_config, warm), 0, 16},
 };
 
+static const struct key_spec policy_keys[] = {
+        {"rules", config_parse_policy_rules, 0, 0, 0},
+        {"dangerous", config_parse_policy_word, offsetof(struct ptc_config, policy.dangerous), 0,
+         2},
+        {"headless", config_parse_policy_word, offsetof(struct ptc_config, policy.headless), 0, 1},
+        {"approval_timeout", parse_seconds_key,
+         offsetof(struct ptc_config, policy.approval_timeout), 0, CONFIG_MAX_SECONDS},
+};
+
 /* ---- the top level ------------------------------------------------------------------------ */
 
 struct section_spec {
@@ -556,6 +565,7 @@ static const struct section_spec sections[] = {
         {"sandbox", sandbox_keys, ELEMENTSOF(sandbox_keys)},
         {"web", web_keys, ELEMENTSOF(web_keys)},
         {"sessions", sessions_keys, ELEMENTSOF(sessions_keys)},
+        {"policy", policy_keys, ELEMENTSOF(policy_keys)},
         {"mcp_servers", NULL, 0},
 };
 
@@ -720,6 +730,11 @@ static char *key_value_text(const struct ptc_config *c, const struct key_spec *k
                 s = config_isolation_to_string(c->isolation);
         else if (k->parse == parse_search_provider)
                 s = c->search_provider;
+        else if (k->parse == config_parse_policy_word)
+                s = config_policy_action_to_string(
+                        *(const enum policy_action *) (base + k->offset));
+        else if (k->parse == config_parse_policy_rules)
+                return asprintf(&p, "%zu rules", c->policy.n_rules) < 0 ? NULL : p;
         else if (k->parse == parse_extract_provider)
                 s = c->extract_provider ? c->extract_provider : extract_provider_words[0];
         return strdup(s ? s : "");

@@ -162,6 +162,7 @@ void config_release(struct ptc_config *c)
         free(c->tavily_url);
         free(c->firecrawl_url);
         free(c->exa_url);
+        config_policy_rules_free(c->policy.rules, c->policy.n_rules);
         config_mcp_servers_free(c->mcp_servers, c->n_mcp_servers);
         free(c->source_path);
         strv_free(c->warnings);
@@ -187,6 +188,9 @@ int config_init(struct ptc_config *c)
                 .session_idle_timeout = 1800,
                 .max_sessions = 4,
                 .warm = 2,
+                .policy = {.dangerous = POLICY_ASK,
+                           .headless = POLICY_ALLOW,
+                           .approval_timeout = 120},
         };
         c->module_name = strdup("hermes_tools");
         c->backend_concurrency = 4;

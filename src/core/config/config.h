@@ -36,6 +36,38 @@ struct mcp_server_config {
         char *cwd;     /* NULL when unset */
 };
 
+/* policy (docs/policy.md): what a tool call may do, and who decides. */
+enum policy_action {
+        POLICY_ALLOW,
+        POLICY_ASK,
+        POLICY_DENY,
+};
+
+/* What a rule's match patterns are matched against (config_policy_subject()). */
+enum policy_subject {
+        POLICY_SUBJECT_CALL,    /* the call as a whole: a rule without match */
+        POLICY_SUBJECT_COMMAND, /* terminal: each simple command of the parsed command */
+        POLICY_SUBJECT_PATH,    /* the file tools: each path, resolved */
+        POLICY_SUBJECT_HOST,    /* web_extract: each URL's host */
+};
+
+struct policy_rule {
+        char **tools;                /* strv, non-empty: tool names or globs (* ?) */
+        char **match;                /* strv of patterns; NULL: every call of the tools */
+        enum policy_subject subject; /* of the tools named; POLICY_SUBJECT_CALL without match */
+        enum policy_action action;
+        char *message; /* for the model when the rule denies; NULL: none */
+        size_t line;   /* of the rule in the config file, for messages; 0 when not from one */
+};
+
+struct policy_config {
+        struct policy_rule *rules; /* in order: the first that matches decides */
+        size_t n_rules;
+        enum policy_action dangerous; /* the built-in dangerous commands; default ask */
+        enum policy_action headless;  /* an ask with nobody to answer: allow (default) or deny */
+        double approval_timeout;      /* seconds an ask may wait for its answer; default 120 */
+};
+
 struct ptc_config {
         /* code_execution */
         double timeout;              /* seconds, > 0; default 300 */
@@ -81,6 +113,9 @@ struct ptc_config {
         double session_idle_timeout; /* seconds without a cell before a session closes; 1800 */
         int64_t max_sessions;        /* live sessions at once; default 4 */
         int64_t warm;                /* warm pool size (PTC_ENGINE_WARM_POOL); default 2 */
+
+        /* policy */
+        struct policy_config policy;
 
         /* mcp_servers */
         struct mcp_server_config *mcp_servers;
@@ -149,5 +184,13 @@ _must_check_ int config_parse_mode(const char *s, enum ptc_mode *ret);
 _must_check_ int config_parse_isolation(const char *s, enum ptc_isolation *ret);
 const char *config_mode_to_string(enum ptc_mode m);
 const char *config_isolation_to_string(enum ptc_isolation i);
+/*
+ * What the match patterns of a rule naming tool @name match (config-policy.c): the
+ * terminal's commands, the file tools' paths, web_extract's URL hosts; POLICY_SUBJECT_CALL
+ * for the other tools (their rules take no match).
+ */
+enum policy_subject config_policy_subject(const char *name);
+const char *config_policy_action_to_string(enum policy_action a);
+
 /* True when @s is a valid Python identifier that is not a keyword. */
 bool config_is_python_identifier(const char *s);

@@ -26,6 +26,7 @@
 #include "core/exec/exec-internal.h"
 #include "core/exec/exec-kernel-internal.h"
 #include "core/loop/loop.h"
+#include "core/policy/pause-clock.h"
 #include "core/rpc/rpc-server.h"
 #include "core/tools/tool.h"
 
@@ -46,6 +47,8 @@ struct cell {
         int out_fd, err_fd;
         struct loop_source *out_src, *err_src, *ctl_src, *pid_src;
         int timer_fd, sig_fd, cancel_fd;
+        struct pause_clock clock; /* stopped while calls wait for approval */
+        int wake_fd;              /* written when such a wait ends */
         enum { CELL_RUNNING, CELL_STOPPING, CELL_KILLED } phase;
         enum exec_status status;
         bool stopped;
@@ -221,13 +224,35 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
                 lose_kernel(c);
                 return;
         }
-        if (c->phase == CELL_RUNNING)
-                begin_stop(c, EXEC_TIMEOUT, NULL);
-        else if (c->phase == CELL_STOPPING) {
+        if (c->phase == CELL_RUNNING) {
+                bool paused;
+                usec_t d = pause_clock_deadline(&c->clock, c->deadline, &paused);
+
+                /* A call waits for approval: the wait's end re-arms (on_wake()). */
+                if (paused)
+                        return;
+                if (d > now_usec())
+                        exec_arm_timer(c->timer_fd, d);
+                else
+                        begin_stop(c, EXEC_TIMEOUT, NULL);
+        } else if (c->phase == CELL_STOPPING) {
                 /* The cell did not unwind: the kernel goes, and its state with it. */
                 c->phase = CELL_KILLED;
                 lose_kernel(c);
         }
+}
+
+/* The last wait for approval ended: the deadline moved by the pause. */
+static void on_wake(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct cell *c = userdata;
+        bool paused;
+        usec_t d;
+
+        pause_clock_drain(fd);
+        d = pause_clock_deadline(&c->clock, c->deadline, &paused);
+        if (c->phase == CELL_RUNNING && !c->done && !paused)
+                exec_arm_timer(c->timer_fd, d);
 }
 
 static void on_signal(struct loop_source *s, int fd, uint32_t events, void *userdata)
@@ -325,8 +350,10 @@ static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
 
         c->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         c->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (c->cancel_fd < 0 || c->timer_fd < 0)
+        c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (c->cancel_fd < 0 || c->timer_fd < 0 || c->wake_fd < 0)
                 return diag_set(reterr, -errno, "cannot create event fds: %m");
+        c->clock.wake_fd = c->wake_fd;
         c->tool_ctx = (struct tool_ctx){
                 .config = o->config,
                 .cwd = k->box->cwd,
@@ -335,6 +362,8 @@ static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
                 .cancel_fd = c->cancel_fd,
                 .redactor = o->redactor,
                 .python = o->python,
+                .approver = o->approver,
+                .clock = &c->clock,
         };
         r = loop_new(&c->loop);
         if (r < 0)
@@ -381,6 +410,7 @@ static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
         if ((r = loop_add(c->loop, c->out_fd, EPOLLIN, on_pipe, c, &c->out_src)) < 0 ||
             (r = loop_add(c->loop, c->err_fd, EPOLLIN, on_pipe, c, &c->err_src)) < 0 ||
             (r = loop_add(c->loop, c->timer_fd, EPOLLIN, on_timer, c, NULL)) < 0 ||
+            (r = loop_add(c->loop, c->wake_fd, EPOLLIN, on_wake, c, NULL)) < 0 ||
             (r = loop_add(c->loop, k->ctl_fd, EPOLLIN, on_control, c, &c->ctl_src)) < 0 ||
             (kernel_death_fd(k) >= 0 &&
              (r = loop_add(c->loop, kernel_death_fd(k), EPOLLIN, on_death, c, &c->pid_src)) < 0))
@@ -433,6 +463,8 @@ static void cell_teardown(struct cell *c)
         safe_close(c->timer_fd);
         safe_close(c->sig_fd);
         safe_close(c->cancel_fd);
+        pause_clock_done(&c->clock);
+        safe_close(c->wake_fd);
         capture_release(&c->out);
         capture_release(&c->err);
         free(c->path);
@@ -476,6 +508,7 @@ int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, bool 
                 .timer_fd = -EBADF,
                 .sig_fd = -EBADF,
                 .cancel_fd = -EBADF,
+                .wake_fd = -EBADF,
                 .one_shot = one_shot,
         };
         int r;
@@ -490,6 +523,7 @@ int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, bool 
         }
         c.start = now_usec();
         c.deadline = c.start + (usec_t) (o->config->timeout * USEC_PER_SEC);
+        pause_clock_init(&c.clock, -1); /* its fd comes with cell_setup() */
         r = cell_setup(&c, one_shot, reterr);
         while (r >= 0 && !is_done(&c)) {
                 r = loop_run_once(c.loop, -1);

@@ -45,7 +45,7 @@ static void *host_call_main(void *arg)
         json_auto_t *result = NULL;
         int k;
 
-        k = registry_call_tool(c->tool, &r->tool_ctx, c->args, &result);
+        k = registry_call_tool(c->tool, &r->tool_ctx, c->args, &result, NULL);
         if (k < 0 || !result)
                 answer_error(r, c->id, "Tool execution failed: out of memory");
         else

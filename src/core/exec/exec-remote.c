@@ -669,6 +669,7 @@ int remote_begin_run(struct remote_run *r, const struct exec_opts *o, struct dia
                 .cancel_fd = r->cancel_fd,
                 .redactor = o->redactor,
                 .python = o->python,
+                .approver = o->approver,
         };
         k = exec_capture_init(o, &r->out, &r->err);
         if (k < 0)

@@ -75,6 +75,10 @@ struct execution {
         int timer_fd;
         int sig_fd;
         int cancel_fd; /* eventfd written when tools must stop */
+        /* The deadline's clock, stopped while calls wait for approval; wake_fd is written
+         * when such a wait ends (core/policy/pause-clock.h). */
+        struct pause_clock clock;
+        int wake_fd;
 
         enum phase phase;
         enum exec_status status; /* set when the run is stopped early */
@@ -241,9 +245,20 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
                 return;
         }
         switch (e->phase) {
-        case PHASE_RUNNING:
+        case PHASE_RUNNING: {
+                bool paused;
+                usec_t d = pause_clock_deadline(&e->clock, e->deadline, &paused);
+
+                /* A call waits for approval: the wait's end re-arms (on_wake()). */
+                if (paused)
+                        break;
+                if (d > now_usec()) {
+                        arm_timer(e, d);
+                        break;
+                }
                 begin_stop(e, EXEC_TIMEOUT, NULL);
                 break;
+        }
         case PHASE_TERMINATING:
                 e->phase = PHASE_KILLED;
                 (void) proc_signal_execution(e->pid, true, e->o->reap_orphans, SIGKILL);
@@ -253,6 +268,19 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
         default:
                 break;
         }
+}
+
+/* The last wait for approval ended: the deadline moved by the pause. */
+static void on_wake(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct execution *e = userdata;
+        bool paused;
+        usec_t d;
+
+        pause_clock_drain(fd);
+        d = pause_clock_deadline(&e->clock, e->deadline, &paused);
+        if (e->phase == PHASE_RUNNING && !e->reaped && !paused)
+                arm_timer(e, d);
 }
 
 static void on_signal(struct loop_source *s, int fd, uint32_t events, void *userdata)
@@ -587,8 +615,10 @@ static int setup(struct execution *e, struct diag *reterr)
 
         e->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         e->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (e->cancel_fd < 0 || e->timer_fd < 0)
+        e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (e->cancel_fd < 0 || e->timer_fd < 0 || e->wake_fd < 0)
                 return diag_set(reterr, -errno, "cannot create event fds: %m");
+        e->clock.wake_fd = e->wake_fd;
 
         e->tool_ctx = (struct tool_ctx){
                 .config = c,
@@ -598,6 +628,8 @@ static int setup(struct execution *e, struct diag *reterr)
                 .cancel_fd = e->cancel_fd,
                 .redactor = o->redactor,
                 .python = o->python,
+                .approver = o->approver,
+                .clock = &e->clock,
         };
 
         r = loop_new(&e->loop);
@@ -651,7 +683,8 @@ static int setup(struct execution *e, struct diag *reterr)
 
         if ((r = loop_add(e->loop, e->out_fd, EPOLLIN, on_pipe, e, &e->out_src)) < 0 ||
             (r = loop_add(e->loop, e->err_fd, EPOLLIN, on_pipe, e, &e->err_src)) < 0 ||
-            (r = loop_add(e->loop, e->timer_fd, EPOLLIN, on_timer, e, NULL)) < 0)
+            (r = loop_add(e->loop, e->timer_fd, EPOLLIN, on_timer, e, NULL)) < 0 ||
+            (r = loop_add(e->loop, e->wake_fd, EPOLLIN, on_wake, e, NULL)) < 0)
                 return diag_set(reterr, r, "event loop: %s", strerror(-r));
 
         sigemptyset(&mask);
@@ -711,6 +744,8 @@ static void teardown(struct execution *e)
         safe_close(e->sig_fd);
         safe_close(e->cancel_fd);
         safe_close(e->status_fd);
+        pause_clock_done(&e->clock);
+        safe_close(e->wake_fd);
         capture_release(&e->out);
         capture_release(&e->err);
         staging_remove(&e->staging);
@@ -837,6 +872,7 @@ int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_stat
                 .out_fd = -EBADF,
                 .err_fd = -EBADF,
                 .timer_fd = -EBADF,
+                .wake_fd = -EBADF,
                 .sig_fd = -EBADF,
                 .cancel_fd = -EBADF,
                 .status_fd = -EBADF,
@@ -861,6 +897,7 @@ int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_stat
         if (o->backend && o->backend->kind != BACKEND_LOCAL)
                 return exec_run_remote(o, ret, ret_status, reterr);
 
+        pause_clock_init(&e.clock, -1); /* its fd comes with setup() */
         r = setup(&e, reterr);
         if (r < 0) {
                 teardown(&e);

@@ -17,6 +17,7 @@
 #include "basic/macro.h"
 #include "core/config/config.h"
 
+struct approver;
 struct backend;
 struct redactor;
 struct registry;
@@ -28,6 +29,7 @@ struct exec_opts {
         const struct registry *registry; /* enabled tools */
         char *const *base_env;           /* scrubbed environment (env_build_child) */
         const struct redactor *redactor; /* may be NULL */
+        struct approver *approver;       /* who answers the policy's asks; NULL: nobody */
         const char *python;              /* resolved interpreter */
         const char *cwd;                 /* project mode working directory (absolute) */
         bool log_calls;                  /* add tool_calls to the result */

@@ -26,6 +26,7 @@
 #include "basic/time-util.h"
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
+#include "core/api/execution.h"
 #include "core/mcpserver/mcpserver.h"
 #include "core/tools/tool.h"
 
@@ -126,8 +127,8 @@ static json_t *direct_tool(struct mcp_call *c)
         json_t *res = NULL, *err, *ok;
         int r;
 
-        r = engine_call_tool(c->server->engine, c->tool, c->arguments, deadline, c->cancel_fd, &res,
-                             &d);
+        r = engine_call_tool(c->server->engine, c->tool, c->arguments, deadline, c->cancel_fd,
+                             c->server->approver, &res, &d);
         if (r < 0)
                 return NULL;
         err = json_object_get(res, "error");
@@ -224,8 +225,12 @@ void mcpserver_call_start(struct mcp_server *s, json_t *id, const struct tool *t
         else if (tool) {
                 c->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
                 r = c->cancel_fd < 0 ? -errno : 0;
-        } else
+        } else {
                 r = ptc_execution_new(s->engine, &c->x, &d);
+                /* The policy's asks of this call go to this connection's client. */
+                if (r >= 0)
+                        r = execution_set_approver(c->x, s->approver);
+        }
         if (r < 0) {
                 call_free(c);
                 mcpserver_send_error(s, id, JSONRPC_SERVER_BUSY, "cannot start the call: %s",

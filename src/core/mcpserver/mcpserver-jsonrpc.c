@@ -112,6 +112,12 @@ static void handle_initialize(struct mcp_server *s, json_t *id, json_t *params)
 {
         const char *want = json_string_value(json_object_get(params, "protocolVersion"));
         const char *version = protocol_versions[0];
+        json_t *caps = json_object_get(params, "capabilities");
+
+        /* A client that can show a form answers the policy's asks (mcpserver-elicit.c). */
+        pthread_mutex_lock(&s->lock);
+        s->client_elicits = json_is_object(json_object_get(caps, "elicitation"));
+        pthread_mutex_unlock(&s->lock);
 
         for (size_t i = 0; want && i < ELEMENTSOF(protocol_versions); i++)
                 if (strcmp(want, protocol_versions[i]) == 0)
@@ -233,8 +239,11 @@ void mcpserver_handle_message(struct mcp_server *s, const char *line, size_t n)
                 return;
         }
         method = json_object_get(msg, "method");
-        if (!method && (json_object_get(msg, "result") || json_object_get(msg, "error")))
-                return; /* a response; this server sends no requests */
+        if (!method && (json_object_get(msg, "result") || json_object_get(msg, "error"))) {
+                /* A response: to an elicitation/create, the only requests this server sends. */
+                mcpserver_elicit_response(s, id, msg);
+                return;
+        }
         if (!json_is_string(method) || !json_is_string(json_object_get(msg, "jsonrpc")) ||
             strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") != 0) {
                 mcpserver_send_error(s, id, JSONRPC_INVALID_REQUEST,

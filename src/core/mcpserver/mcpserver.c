@@ -36,6 +36,7 @@
 
 static void server_free(struct mcp_server *s)
 {
+        mcpserver_elicit_done(s);
         json_decref(s->tools_list);
         pthread_mutex_destroy(&s->out_lock);
         pthread_mutex_destroy(&s->lock);
@@ -108,6 +109,8 @@ static int server_new(ptc_engine *e, int out_fd, bool expose_tools, double max_t
         pthread_cond_init(&s->idle, &ca);
         pthread_condattr_destroy(&ca);
         r = mcpserver_tools_list_build(s);
+        if (r >= 0)
+                r = mcpserver_elicit_init(s);
         if (r < 0) {
                 server_free(s);
                 return r;

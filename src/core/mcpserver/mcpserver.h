@@ -28,6 +28,8 @@
 #include "basic/macro.h"
 #include "ptc/ptc.h"
 
+struct approver;
+struct elicit_wait;
 struct tool;
 
 /* Longest message accepted; a longer line is answered -32600 and skipped. */
@@ -71,11 +73,17 @@ struct mcp_server {
         int out_error;
         bool out_closed; /* ptc_mcp_serve() returned: nothing more is written */
 
-        pthread_mutex_t lock; /* calls, n_calls, refs */
+        pthread_mutex_t lock; /* calls, n_calls, refs, client_elicits, elicit* */
         pthread_cond_t idle;  /* a call ended */
         struct mcp_call *calls;
         size_t n_calls;
         unsigned refs; /* ptc_mcp_serve() + one per call thread */
+
+        /* The policy's asks (mcpserver-elicit.c). */
+        struct approver *approver;   /* the calls' approver: asks the client */
+        bool client_elicits;         /* it declared the elicitation capability */
+        struct elicit_wait *elicits; /* requests waiting for the client's response */
+        long long elicit_ids;        /* the last request id sent */
 };
 
 /* mcpserver.c */
@@ -116,6 +124,14 @@ void mcpserver_call_cancel(struct mcp_server *s, json_t *request_id);
  * MCP_SHUTDOWN_SEC for them. Returns the number still running.
  */
 size_t mcpserver_cancel_all_and_wait(struct mcp_server *s);
+
+/* mcpserver-elicit.c */
+
+/* s->approver, asking the client once it declared the capability. 0 or -ENOMEM. */
+int mcpserver_elicit_init(struct mcp_server *s);
+void mcpserver_elicit_done(struct mcp_server *s);
+/* A response (no method) from the client: to the elicitation waiting for @id, if any. */
+void mcpserver_elicit_response(struct mcp_server *s, json_t *id, json_t *msg);
 
 /* mcpserver-tools.c */
 

@@ -120,6 +120,7 @@ static int tool_from_def(const struct tool_def *def, struct tool *ret, struct di
         t.dropped_args = def->dropped_args;
         t.quick = def->quick;
         t.runs_on_host = def->runs_on_host;
+        t.refusal_fields_json = def->refusal_fields_json;
 
         if (def->parameters_json) {
                 /* A builtin schema that does not parse is a bug in ptc: fail loudly at build. */
@@ -393,10 +394,12 @@ char *registry_names(const struct registry *r)
 }
 
 int registry_call_tool(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
-                       json_t **ret_result)
+                       json_t **ret_result, struct approval_outcome *ret_outcome)
 {
         json_auto_t *empty = NULL;
-        json_t *result = NULL;
+        struct approval_outcome outcome = {};
+        struct tool_ctx run_ctx;
+        json_t *result = NULL, *refusal = NULL;
         int r;
 
         if (ret_result)
@@ -411,7 +414,39 @@ int registry_call_tool(const struct tool *t, const struct tool_ctx *ctx, json_t 
         for (size_t i = 0; t->dropped_args && t->dropped_args[i]; i++)
                 (void) json_object_del(args, t->dropped_args[i]);
 
+        if (ctx && ctx->config) {
+                const struct approval_call call = {
+                        .config = ctx->config,
+                        .tool = t->name,
+                        .args = args,
+                        .cwd = ctx->cwd,
+                        .env = ctx->env,
+                        .approver = ctx->approver,
+                        .clock = ctx->clock,
+                        .redactor = ctx->redactor,
+                        .cancel_fd = ctx->cancel_fd,
+                        .refusal_fields_json = t->refusal_fields_json,
+                };
+
+                r = approval_gate(&call, &refusal, &outcome);
+                if (r < 0)
+                        return r;
+                if (ret_outcome)
+                        *ret_outcome = outcome;
+                if (refusal) {
+                        *ret_result = tool_result_finish(ctx->redactor, 0, refusal);
+                        return *ret_result ? 0 : -ENOMEM;
+                }
+                /* A wait for an answer moved the deadline: the tool gets the moved one. */
+                run_ctx = *ctx;
+                run_ctx.deadline = pause_clock_deadline(ctx->clock, ctx->deadline, NULL);
+                ctx = &run_ctx;
+        } else if (ret_outcome)
+                *ret_outcome = (struct approval_outcome){.allowed = true, .answered_by = "policy"};
+
         r = t->run(t, ctx, args, &result);
+        if (r >= 0 && ctx && ctx->config)
+                approval_note(&outcome, result);
         /* A failed run becomes an error result; known secret values never leave, fail closed. */
         *ret_result = tool_result_finish(ctx ? ctx->redactor : NULL, r, result);
         return *ret_result ? 0 : -ENOMEM;
@@ -427,5 +462,5 @@ int registry_call(const struct registry *r, const char *name, const struct tool_
                         *ret_result = NULL;
                 return -ENOENT;
         }
-        return registry_call_tool(t, ctx, args, ret_result);
+        return registry_call_tool(t, ctx, args, ret_result, NULL);
 }

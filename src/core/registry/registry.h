@@ -17,6 +17,7 @@
 #include "basic/diag.h"
 #include "basic/macro.h"
 #include "core/config/config.h"
+#include "core/policy/approval.h"
 #include "core/tools/tool.h"
 
 struct registry;
@@ -86,11 +87,16 @@ char *registry_names(const struct registry *r);
  * a result, not a return value. -ENOMEM when out of memory, -EINVAL when
  * @args is not an object.
  *
+ * First the call passes the policy's gate (core/policy/approval.h) when @ctx has a
+ * config: a refused call gets the refusal as its result ({"error", "status": "denied" or
+ * "blocked"}) and never runs; an ask waits for its answer, on a pause of ctx->clock.
+ * *ret_outcome (may be NULL) says what the gate did, for the per-call log.
+ *
  * Blocks the calling thread until the tool returns (ctx->deadline and
  * ctx->cancel_fd bound it); safe from several threads at once.
  */
 _must_check_ int registry_call_tool(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
-                                    json_t **ret_result);
+                                    json_t **ret_result, struct approval_outcome *ret_outcome);
 /* registry_call_tool() of the tool named @name in @r; -ENOENT when @r has none. */
 _must_check_ int registry_call(const struct registry *r, const char *name,
                                const struct tool_ctx *ctx, json_t *args, json_t **ret_result);

@@ -131,8 +131,10 @@ static char *format_answer(json_t *id, const char *key, json_t *value)
         return buf_steal(&b, NULL);
 }
 
-static void log_call(struct rpc_server *s, const struct tool *t, json_t *args, double secs, bool ok)
+static void log_call(struct rpc_server *s, const struct tool *t, json_t *args, double secs, bool ok,
+                     const struct approval_outcome *outcome)
 {
+        json_t *entry, *policy;
         _cleanup_free_ char *a = NULL, *red = NULL;
         char preview[96];
         size_t plen;
@@ -156,16 +158,21 @@ static void log_call(struct rpc_server *s, const struct tool *t, json_t *args, d
         else if (r < 0)
                 preview[0] = 0; /* not known to be free of secrets: dropped (fail closed) */
 
+        entry = json_pack("{s:s, s:s, s:f, s:b}", "tool", t->name, "args_preview", preview,
+                          "duration_seconds", (double) ((long long) (secs * 1000 + 0.5)) / 1000,
+                          "ok", ok);
+        /* What the policy decided, unless nothing but the default allow (docs/policy.md). */
+        policy = approval_outcome_to_json(outcome);
+        if (entry && policy)
+                (void) json_object_set(entry, "policy", policy);
+        json_decref(policy);
         pthread_mutex_lock(&s->lock);
-        if (s->log_n < RPC_LOG_MAX) {
-                json_array_append_new(s->log,
-                                      json_pack("{s:s, s:s, s:f, s:b}", "tool", t->name,
-                                                "args_preview", preview, "duration_seconds",
-                                                (double) ((long long) (secs * 1000 + 0.5)) / 1000,
-                                                "ok", ok));
+        if (s->log_n < RPC_LOG_MAX && entry) {
+                json_array_append(s->log, entry);
                 s->log_n++;
         }
         pthread_mutex_unlock(&s->lock);
+        json_decref(entry);
 }
 
 static bool token_ok(const struct rpc_server *s, json_t *tok)
@@ -207,24 +214,27 @@ static void answer_error(struct rpc_conn *c, json_t *id, const char *fmt, ...)
 static void run_tool(struct rpc_conn *c, json_t *id, const struct tool *t, json_t *args)
 {
         struct rpc_server *s = c->server;
+        const struct tool_ctx *ctx = s->o.tool_ctx;
+        struct approval_outcome outcome = {};
         _cleanup_free_ char *text = NULL;
         json_t *result = NULL;
         usec_t t0 = now_usec();
-        bool ok;
+        bool ok, paused = false;
+        usec_t deadline;
         int r;
 
         /* Known secret values never reach the script; a failed redaction withholds all. */
-        r = registry_call_tool(t, s->o.tool_ctx, args, &result);
+        r = registry_call_tool(t, ctx, args, &result, &outcome);
         ok = r >= 0 && !json_is_string(json_object_get(result, "error"));
-        log_call(s, t, args, (double) (now_usec() - t0) / USEC_PER_SEC, ok);
+        log_call(s, t, args, (double) (now_usec() - t0) / USEC_PER_SEC, ok, &outcome);
         /*
          * Past the execution's deadline nobody gets an answer: a tool bounded by that
          * deadline (a command, a page fetch) wakes at the same instant as the execution's
          * timer, and an answer sent now would let the script run on past its deadline
          * before the stop's SIGINT lands. The script stays blocked until then.
          */
-        if (s->o.tool_ctx && s->o.tool_ctx->deadline != USEC_INFINITY &&
-            now_usec() >= s->o.tool_ctx->deadline) {
+        deadline = ctx ? pause_clock_deadline(ctx->clock, ctx->deadline, &paused) : USEC_INFINITY;
+        if (ctx && deadline != USEC_INFINITY && !paused && now_usec() >= deadline) {
                 json_decref(result);
                 return;
         }

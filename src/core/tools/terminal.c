@@ -898,4 +898,5 @@ const struct tool_def tool_def_terminal = {
                    "\"exit_code\": N}",
         .run = terminal_run,
         .dropped_args = terminal_dropped_args,
+        .refusal_fields_json = "{\"output\": \"\", \"exit_code\": -1}",
 };

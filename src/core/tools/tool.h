@@ -19,7 +19,9 @@
 #include "basic/time-util.h"
 #include "core/config/config.h"
 
+struct approver;
 struct diag;
+struct pause_clock;
 struct redactor;
 struct tool;
 
@@ -33,6 +35,12 @@ struct tool_ctx {
                                           * -1 when there is none */
         const struct redactor *redactor; /* may be NULL */
         const char *python;              /* resolved interpreter (absolute), for linters */
+        /* Who answers the policy's asks (core/policy/approval.h); NULL: nobody, so
+         * policy.headless decides. */
+        struct approver *approver;
+        /* The execution's deadline clock, stopped while a call waits for an answer; NULL:
+         * none. @deadline is the deadline before any such wait. */
+        struct pause_clock *clock;
 };
 
 /*
@@ -92,6 +100,12 @@ struct tool_def {
          * are not builtin (a host's, an MCP server's) always run on the host.
          */
         bool runs_on_host;
+        /*
+         * What a refusal of the policy (docs/policy.md) carries besides "error" and
+         * "status", as JSON: the terminal's {"output": "", "exit_code": -1}, so a script
+         * reads a refused command like a failed one. NULL: nothing.
+         */
+        const char *refusal_fields_json;
 };
 
 /* A tool as the registry holds it. */
@@ -105,6 +119,7 @@ struct tool {
         void *userdata;                  /* for tools that are not builtin (MCP upstream) */
         bool quick;                      /* tool_def.quick; false for tools not builtin */
         bool runs_on_host;               /* tool_def.runs_on_host; true for tools not builtin */
+        const char *refusal_fields_json; /* tool_def.refusal_fields_json (static); NULL: none */
 };
 
 /* The builtin tools, defined in tools/<name>.c. */

@@ -57,6 +57,30 @@ static bool url_has_password(const char *url)
         return found;
 }
 
+static char *url_host(const char *url)
+{
+        _cleanup_(curl_freep) char *host = NULL;
+        CURLU *u = curl_url();
+        char *ret = NULL;
+
+        if (!u)
+                return NULL;
+        if (curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
+            curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK && host && host[0]) {
+                size_t n = strlen(host);
+
+                if (host[0] == '[' && n > 2 && host[n - 1] == ']')
+                        ret = strndup(host + 1, n - 2);
+                else
+                        ret = strdup(host);
+                for (char *p = ret; p && *p; p++)
+                        if (*p >= 'A' && *p <= 'Z')
+                                *p = (char) (*p - 'A' + 'a');
+        }
+        curl_url_cleanup(u);
+        return ret;
+}
+
 __attribute__((visibility("default"))) const struct web_module ptc_web_module_v1 = {
         .size = sizeof(struct web_module),
         .version = PTC_VERSION,
@@ -67,4 +91,5 @@ __attribute__((visibility("default"))) const struct web_module ptc_web_module_v1
         .url_escape = url_escape,
         .url_unescape = url_unescape,
         .url_has_password = url_has_password,
+        .url_host = url_host,
 };

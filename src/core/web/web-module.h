@@ -60,6 +60,12 @@ struct web_module {
         char *(*url_unescape)(const char *s);
         /* Whether @url, parsed by curl's URL parser, has a non-empty userinfo password. */
         bool (*url_has_password)(const char *url);
+        /*
+         * The host of @url as curl's URL parser reads it (the one that fetches it), lower
+         * case, without brackets around an IPv6 address: a new string (free()), or NULL
+         * when @url does not parse or has no host.
+         */
+        char *(*url_host)(const char *url);
 };
 
 /* The module's one export (web-module-export.c). */

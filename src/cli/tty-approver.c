@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The terminal prompt that answers the policy's asks for `ptc run` and `ptc tool` when a
+ * person is at the terminal (docs/policy.md, "Who answers"): the question goes to
+ * /dev/tty, not to stdout (the result JSON) or stderr (a log), and the answer is read from
+ * it, waiting at most what the request has left and giving up when the run ends.
+ *
+ * A person is there when stdin is a terminal and /dev/tty opens: an agent that runs ptc
+ * with a pipe or /dev/null on stdin is never prompted, even from inside a terminal.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "basic/fd-util.h"
+#include "basic/log.h"
+#include "cli/cli.h"
+
+static int tty_fd = -EBADF;
+
+/* Write all of @s to the terminal; a failed write only loses the prompt's text. */
+static void tty_write(const char *s)
+{
+        size_t n = strlen(s);
+
+        while (n > 0) {
+                ssize_t k = write(tty_fd, s, n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return;
+                s += k;
+                n -= (size_t) k;
+        }
+}
+
+/* One line from the terminal into @buf, until the request's time is up or it is
+ * withdrawn. 1: a line; 0: nothing (EOF, timeout, withdrawn). */
+static int read_line(ptc_approval *a, char *buf, size_t size)
+{
+        size_t n = 0;
+
+        for (;;) {
+                struct pollfd p[2] = {
+                        {.fd = tty_fd, .events = POLLIN},
+                        {.fd = ptc_approval_cancel_fd(a), .events = POLLIN},
+                };
+                int64_t ms = ptc_approval_remaining_ms(a);
+                char c;
+                ssize_t k;
+
+                if (ms <= 0)
+                        return 0;
+                k = poll(p, p[1].fd >= 0 ? 2 : 1, ms > INT32_MAX ? INT32_MAX : (int) ms);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0 || p[1].revents || (p[0].revents & ~POLLIN))
+                        return 0;
+                k = read(tty_fd, &c, 1);
+                if (k < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (k <= 0)
+                        return 0;
+                if (c == '\n') {
+                        buf[n] = 0;
+                        return 1;
+                }
+                if (n + 1 < size)
+                        buf[n++] = c;
+        }
+}
+
+static void ask(ptc_approval *a, void *userdata)
+{
+        json_auto_t *v = json_loads(ptc_approval_verdict(a), 0, NULL);
+        const char *what = json_string_value(json_object_get(v, "what"));
+        const char *subject = json_string_value(json_object_get(v, "subject"));
+        const char *origin = json_string_value(json_object_get(v, "origin"));
+        char prompt[4096 + 1024], line[64];
+        int64_t secs = (ptc_approval_remaining_ms(a) + 999) / 1000;
+
+        (void) snprintf(prompt, sizeof(prompt),
+                        "\nptc: the script wants to call %s: %s\n"
+                        "     why asked: %s (%s)\n"
+                        "     arguments: %s\n"
+                        "Allow? [o]nce, for this [s]ession, [d]eny (deny in %llds): ",
+                        ptc_approval_tool(a), subject && subject[0] ? subject : "(the call)",
+                        what ? what : "?",
+                        origin && strcmp(origin, "rule") == 0 ? "a rule of your policy"
+                                                              : "ptc's built-in list",
+                        ptc_approval_arguments(a), (long long) secs);
+        tty_write(prompt);
+        if (read_line(a, line, sizeof(line)) <= 0) {
+                tty_write("\nptc: no answer: denied\n");
+                (void) ptc_approval_answer(a, PTC_APPROVE_NO_ANSWER);
+                return;
+        }
+        if (strcmp(line, "o") == 0 || strcmp(line, "once") == 0 || strcmp(line, "y") == 0 ||
+            strcmp(line, "yes") == 0)
+                (void) ptc_approval_answer(a, PTC_APPROVE_ONCE);
+        else if (strcmp(line, "s") == 0 || strcmp(line, "session") == 0 || strcmp(line, "a") == 0 ||
+                 strcmp(line, "always") == 0)
+                (void) ptc_approval_answer(a, PTC_APPROVE_SESSION);
+        else {
+                tty_write("ptc: denied\n");
+                (void) ptc_approval_answer(a, PTC_APPROVE_DENY);
+        }
+}
+
+bool cli_tty_approver_install(ptc_engine *e)
+{
+        struct ptc_diag d = {};
+
+        if (!isatty(STDIN_FILENO))
+                return false;
+        if (tty_fd < 0)
+                tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (tty_fd < 0)
+                return false;
+        if (ptc_engine_set_approver(e, ask, NULL, &d) < 0) {
+                log_warning("%s", d.message);
+                return false;
+        }
+        return true;
+}

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/* The gate of tool calls: the policy's verdict, and the answer to an ask (approval.h). */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/strv.h"
+#include "core/output/redact.h"
+#include "core/policy/approval.h"
+
+#define ARGS_SHOWN_MAX 2000
+
+struct approver {
+        approval_ask_fn ask;
+        void *userdata;
+        const char *name;
+        pthread_mutex_t ask_lock; /* one question at a time: a person answers in turn */
+        pthread_mutex_t lock;     /* granted */
+        char **granted;           /* keys answered "for this session" */
+};
+
+int approver_new(approval_ask_fn ask, void *userdata, const char *name, struct approver **ret)
+{
+        struct approver *a = calloc(1, sizeof(*a));
+
+        if (!a)
+                return -ENOMEM;
+        a->ask = ask;
+        a->userdata = userdata;
+        a->name = name;
+        pthread_mutex_init(&a->ask_lock, NULL);
+        pthread_mutex_init(&a->lock, NULL);
+        *ret = a;
+        return 0;
+}
+
+struct approver *approver_free(struct approver *a)
+{
+        if (!a)
+                return NULL;
+        pthread_mutex_destroy(&a->ask_lock);
+        pthread_mutex_destroy(&a->lock);
+        strv_free(a->granted);
+        free(a);
+        return NULL;
+}
+
+void approver_forget(struct approver *a)
+{
+        if (!a)
+                return;
+        pthread_mutex_lock(&a->lock);
+        a->granted = strv_free(a->granted);
+        pthread_mutex_unlock(&a->lock);
+}
+
+/* The key an answer "for this session" covers: the rule, or the built-in with the tool. */
+static void grant_key(const struct approval_call *call, const struct policy_verdict *v, char *buf,
+                      size_t n)
+{
+        if (v->origin == POLICY_ORIGIN_RULE)
+                (void) snprintf(buf, n, "rule:%zu:%s", v->rule, call->tool);
+        else
+                (void) snprintf(buf, n, "builtin:%s:%s", call->tool, v->what);
+}
+
+static bool is_granted(struct approver *a, const char *key)
+{
+        bool found;
+
+        pthread_mutex_lock(&a->lock);
+        found = strv_contains(a->granted, key);
+        pthread_mutex_unlock(&a->lock);
+        return found;
+}
+
+static int grant(struct approver *a, const char *key)
+{
+        int r = 0;
+
+        pthread_mutex_lock(&a->lock);
+        if (!strv_contains(a->granted, key))
+                r = strv_extend(&a->granted, key);
+        pthread_mutex_unlock(&a->lock);
+        return r;
+}
+
+/* The arguments as a person is shown them: compact JSON, secrets redacted, cut short. */
+static char *shown_args(const struct approval_call *call)
+{
+        _cleanup_free_ char *text = json_dumps(call->args, JSON_COMPACT | JSON_SORT_KEYS);
+        char *red = NULL;
+        size_t n;
+        int r;
+
+        if (!text)
+                return NULL;
+        n = strlen(text);
+        if (n > ARGS_SHOWN_MAX) {
+                n = ARGS_SHOWN_MAX;
+                while (n > 0 && ((unsigned char) text[n] & 0xC0) == 0x80)
+                        n--;
+                memcpy(text + n, "...", 4);
+                n += 3;
+        }
+        r = redact_text(call->redactor, REDACT_FULL, text, n, &red, NULL);
+        if (r > 0)
+                return red;
+        if (r < 0)
+                return strdup("(arguments withheld: redaction failed)");
+        return TAKE_PTR(text);
+}
+
+static int refusal(const struct approval_call *call, const char *status, json_t **ret,
+                   const char *fmt, ...) _printf_(4, 5);
+
+static int refusal(const struct approval_call *call, const char *status, json_t **ret,
+                   const char *fmt, ...)
+{
+        _cleanup_free_ char *msg = NULL;
+        json_t *o;
+        va_list ap;
+        int k;
+
+        va_start(ap, fmt);
+        k = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return -ENOMEM;
+        o = call->refusal_fields_json ? json_loads(call->refusal_fields_json, 0, NULL)
+                                      : json_object();
+        if (!o || json_object_set_new(o, "error", json_string(msg)) < 0 ||
+            json_object_set_new(o, "status", json_string(status)) < 0) {
+                json_decref(o);
+                return -ENOMEM;
+        }
+        *ret = o;
+        return 0;
+}
+
+static const char *call_word(const struct approval_call *call)
+{
+        return strcmp(call->tool, "terminal") == 0 ? "Command" : "Call";
+}
+
+static int deny_rule(const struct approval_call *call, const struct policy_verdict *v, json_t **ret)
+{
+        if (v->message)
+                return refusal(call, "denied", ret, "Denied by policy: %s", v->message);
+        return refusal(call, "denied", ret,
+                       "%s denied by policy (%s%s%s). Do not retry it; find another way or ask "
+                       "the user.",
+                       call_word(call), v->what, v->subject[0] ? ": " : "", v->subject);
+}
+
+static int deny_hardline(const struct approval_call *call, const struct policy_verdict *v,
+                         json_t **ret)
+{
+        if (v->message)
+                return refusal(call, "blocked", ret, "%s", v->message);
+        return refusal(call, "blocked", ret,
+                       "BLOCKED (hardline): %s. This command is on the unconditional blocklist "
+                       "and cannot be executed through ptc. If you genuinely need to run it, run "
+                       "it yourself in a terminal outside the agent.",
+                       v->what);
+}
+
+/* An ask that a person (or nobody) answered no. */
+static int deny_answer(const struct approval_call *call, const struct policy_verdict *v,
+                       const char *why, json_t **ret)
+{
+        return refusal(call, "denied", ret, "%s denied: %s%s%s%s. %s", call_word(call), v->what,
+                       v->subject[0] ? " (" : "", v->subject, v->subject[0] ? ")" : "", why);
+}
+
+static int ask_person(const struct approval_call *call, const struct policy_verdict *v,
+                      const char *key, struct approval_outcome *o, json_t **ret_refusal)
+{
+        _cleanup_free_ char *shown = shown_args(call);
+        const struct ptc_config *c = call->config;
+        struct approval_request req = {
+                .tool = call->tool,
+                .args_json = shown ?: "{}",
+                .verdict = v,
+                .deadline = now_usec() + (usec_t) (c->policy.approval_timeout * USEC_PER_SEC),
+                .cancel_fd = call->cancel_fd,
+        };
+        enum approval_answer answer = APPROVAL_DENY;
+        usec_t t0 = now_usec();
+        char why[160];
+        int r;
+
+        pause_clock_begin(call->clock);
+        r = call->approver->ask(call->approver->userdata, &req, &answer);
+        pause_clock_end(call->clock);
+        o->wait_seconds = (double) (now_usec() - t0) / USEC_PER_SEC;
+
+        if (r == -ENOMEM)
+                return r;
+        if (r == -ETIME || r == -ECANCELED) {
+                o->answered_by = r == -ETIME ? "timeout" : "cancel";
+                if (r == -ETIME)
+                        (void) snprintf(why, sizeof(why),
+                                        "It needs approval and nobody answered within %g s "
+                                        "(policy.approval_timeout).",
+                                        c->policy.approval_timeout);
+                else
+                        (void) snprintf(why, sizeof(why),
+                                        "The execution ended while it waited for approval.");
+                return deny_answer(call, v, why, ret_refusal);
+        }
+        if (r < 0)
+                return 1; /* cannot ask: headless decides */
+        o->answered_by = call->approver->name;
+        if (answer == APPROVAL_DENY)
+                return deny_answer(call, v, "The user denied it; do not retry it.", ret_refusal);
+        if (answer == APPROVAL_ALLOW_SESSION && grant(call->approver, key) < 0)
+                return -ENOMEM;
+        o->allowed = true;
+        return 0;
+}
+
+int approval_gate(const struct approval_call *call, json_t **ret_refusal,
+                  struct approval_outcome *ret_outcome)
+{
+        struct approval_outcome o = {.answered_by = "policy"};
+        const struct policy_verdict *v = &o.verdict;
+        char key[POLICY_TEXT_MAX + 96];
+        int r;
+
+        *ret_refusal = NULL;
+        r = policy_decide(call->config, call->tool, call->args, call->cwd, call->env, &o.verdict);
+        if (r < 0)
+                return r;
+        switch (v->kind) {
+        case POLICY_VERDICT_ALLOW:
+                o.allowed = true;
+                break;
+        case POLICY_VERDICT_BLOCKED:
+                r = deny_hardline(call, v, ret_refusal);
+                break;
+        case POLICY_VERDICT_DENY:
+                r = deny_rule(call, v, ret_refusal);
+                break;
+        case POLICY_VERDICT_ASK:
+                grant_key(call, v, key, sizeof(key));
+                r = 1;
+                if (call->approver && is_granted(call->approver, key)) {
+                        o.answered_by = "session";
+                        o.allowed = true;
+                        r = 0;
+                } else if (call->approver) {
+                        /* One question at a time; an answer for the session may come while
+                         * this call waits its turn. */
+                        pthread_mutex_lock(&call->approver->ask_lock);
+                        if (is_granted(call->approver, key)) {
+                                o.answered_by = "session";
+                                o.allowed = true;
+                                r = 0;
+                        } else
+                                r = ask_person(call, v, key, &o, ret_refusal);
+                        pthread_mutex_unlock(&call->approver->ask_lock);
+                }
+                if (r == 1) {
+                        o.answered_by = "headless";
+                        o.allowed = call->config->policy.headless == POLICY_ALLOW;
+                        r = o.allowed ? 0
+                                      : deny_answer(call, v,
+                                                    "It needs approval and nobody can answer "
+                                                    "(policy.headless is deny).",
+                                                    ret_refusal);
+                }
+                break;
+        }
+        if (ret_outcome)
+                *ret_outcome = o;
+        return r < 0 ? r : 0;
+}
+
+json_t *approval_outcome_to_json(const struct approval_outcome *o)
+{
+        json_t *j;
+
+        if (o->verdict.origin == POLICY_ORIGIN_DEFAULT)
+                return NULL;
+        j = policy_verdict_to_json(&o->verdict);
+        if (j &&
+            (json_object_set_new(j, "answered_by", json_string(o->answered_by)) < 0 ||
+             json_object_set_new(j, "allowed", json_boolean(o->allowed)) < 0 ||
+             (o->verdict.kind == POLICY_VERDICT_ASK &&
+              json_object_set_new(j, "wait_seconds",
+                                  json_real((double) (long long) (o->wait_seconds * 1000 + 0.5) /
+                                            1000)) < 0))) {
+                json_decref(j);
+                return NULL;
+        }
+        return j;
+}
+
+void approval_note(const struct approval_outcome *o, json_t *result)
+{
+        char note[POLICY_TEXT_MAX + 64];
+
+        /* Only what a person approved: a headless allow is the seed's silent default. */
+        if (!json_is_object(result) || o->verdict.kind != POLICY_VERDICT_ASK || !o->allowed ||
+            strcmp(o->answered_by, "headless") == 0)
+                return;
+        (void) snprintf(note, sizeof(note), "approved (%s) by %s", o->verdict.what,
+                        strcmp(o->answered_by, "session") == 0
+                                ? "an earlier answer for this session"
+                                : o->answered_by);
+        (void) json_object_set_new(result, "approval", json_string(note));
+}

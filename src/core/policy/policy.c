@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One call's verdict (policy.h): its subjects, each judged by the built-in lists and the
+ * rules, and the strictest of them.
+ */
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/edit/v4a.h"
+#include "core/fs/path-resolve.h"
+#include "core/policy/policy-internal.h"
+#include "core/policy/policy.h"
+#include "core/web/web-module.h"
+
+struct decision {
+        const struct ptc_config *c;
+        const char *tool;
+        const char *cwd;
+        const char *home;
+        struct policy_verdict *best;
+        bool have;
+};
+
+const char *policy_verdict_kind_to_string(enum policy_verdict_kind k)
+{
+        static const char *const words[] = {"allow", "ask", "deny", "blocked"};
+
+        return (size_t) k < ELEMENTSOF(words) ? words[k] : "?";
+}
+
+static void set_text(char *dst, const char *s)
+{
+        size_t n = strlen(s);
+
+        if (n < POLICY_TEXT_MAX) {
+                memcpy(dst, s, n + 1);
+                return;
+        }
+        /* Cut at a UTF-8 boundary, marked. */
+        n = POLICY_TEXT_MAX - 4;
+        while (n > 0 && ((unsigned char) s[n] & 0xC0) == 0x80)
+                n--;
+        memcpy(dst, s, n);
+        memcpy(dst + n, "...", 4);
+}
+
+/* Keep @v when it is stricter than what the call has so far (the first of equals). */
+static void consider(struct decision *d, const struct policy_verdict *v)
+{
+        if (!d->have || v->kind > d->best->kind) {
+                *d->best = *v;
+                d->have = true;
+        }
+}
+
+static bool rule_names_tool(const struct policy_rule *r, const char *tool)
+{
+        for (size_t i = 0; r->tools[i]; i++)
+                if (fnmatch(r->tools[i], tool, 0) == 0)
+                        return true;
+        return false;
+}
+
+static bool any_rule_names(const struct ptc_config *c, const char *tool)
+{
+        for (size_t i = 0; i < c->policy.n_rules; i++)
+                if (rule_names_tool(&c->policy.rules[i], tool))
+                        return true;
+        return false;
+}
+
+typedef bool (*match_fn)(const char *pattern, const void *subject, const struct decision *d);
+
+/* The first rule for the tool that has no match, or a pattern that @match says fits. */
+static bool first_rule(const struct decision *d, match_fn match, const void *subject,
+                       struct policy_verdict *v)
+{
+        const struct policy_config *p = &d->c->policy;
+
+        for (size_t i = 0; i < p->n_rules; i++) {
+                const struct policy_rule *r = &p->rules[i];
+                bool hit = !r->match;
+
+                if (!rule_names_tool(r, d->tool))
+                        continue;
+                for (size_t j = 0; !hit && match && r->match[j]; j++)
+                        hit = match(r->match[j], subject, d);
+                if (!hit)
+                        continue;
+                v->kind = (enum policy_verdict_kind) r->action;
+                v->origin = POLICY_ORIGIN_RULE;
+                v->rule = i;
+                v->line = r->line;
+                v->message = r->message;
+                (void) snprintf(v->what, sizeof(v->what), "policy.rules[%zu]", i);
+                return true;
+        }
+        return false;
+}
+
+static void join_words(const struct shell_command *c, char *out)
+{
+        char buf[POLICY_TEXT_MAX * 2];
+        size_t n = 0;
+
+        buf[0] = 0;
+        for (size_t i = 0; i < c->argc && n < sizeof(buf) - 1; i++) {
+                int k = snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "", c->argv[i]);
+
+                if (k < 0)
+                        break;
+                n += (size_t) k;
+        }
+        set_text(out, buf);
+}
+
+static bool command_match(const char *pattern, const void *subject, const struct decision *d)
+{
+        return policy_command_matches(subject, pattern);
+}
+
+static void dangerous_verdict(const struct decision *d, const char *what, struct policy_verdict *v)
+{
+        v->kind = (enum policy_verdict_kind) d->c->policy.dangerous;
+        v->origin = POLICY_ORIGIN_DANGEROUS;
+        set_text(v->what, what);
+}
+
+static int decide_command(struct decision *d, const char *raw_cmd)
+{
+        _cleanup_shell_parse_ struct shell_parse *sp = NULL;
+        int r;
+
+        r = shell_parse(raw_cmd, strlen(raw_cmd), SHELL_PARSE_COMPLETE_LINES, &sp, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                /* Past the parser's caps: nothing in it can be vouched for. */
+                struct policy_verdict v = {};
+
+                if (!first_rule(d, NULL, NULL, &v))
+                        dangerous_verdict(d, "command too complex to check", &v);
+                set_text(v.subject, raw_cmd);
+                consider(d, &v);
+                return 0;
+        }
+        for (size_t i = 0; i < sp->n_commands; i++) {
+                const struct command_view view = {
+                        .parse = sp, .cmd = &sp->commands[i], .raw = raw_cmd, .home = d->home};
+                struct policy_verdict v = {};
+                const char *what, *message;
+
+                if ((what = policy_hardline(&view, &message))) {
+                        v.kind = POLICY_VERDICT_BLOCKED;
+                        v.origin = POLICY_ORIGIN_HARDLINE;
+                        v.message = message;
+                        set_text(v.what, what);
+                } else if (!first_rule(d, command_match, view.cmd, &v)) {
+                        if ((what = policy_dangerous(&view)))
+                                dangerous_verdict(d, what, &v);
+                }
+                join_words(view.cmd, v.subject);
+                consider(d, &v);
+        }
+        return 0;
+}
+
+static bool path_match(const char *pattern, const void *subject, const struct decision *d)
+{
+        return policy_path_matches(pattern, subject, d->cwd, d->home);
+}
+
+/* The real path of @abs: the longest prefix that exists resolved, the rest appended. */
+static char *resolve_links(const char *abs)
+{
+        _cleanup_free_ char *head = strdup(abs);
+        size_t n = head ? strlen(head) : 0;
+
+        while (head && n > 0) {
+                char *real = realpath(head, NULL);
+
+                if (real) {
+                        char *out = NULL;
+
+                        if (asprintf(&out, "%s%s", real, abs + n) < 0)
+                                out = NULL;
+                        free(real);
+                        if (out)
+                                policy_normalize_path(out);
+                        return out;
+                }
+                /* Drop the last component and try its parent. */
+                while (n > 0 && head[n - 1] != '/')
+                        n--;
+                while (n > 1 && head[n - 1] == '/')
+                        n--;
+                if (n <= 1)
+                        break;
+                head[n] = 0;
+        }
+        return head ? strdup(abs) : NULL;
+}
+
+static int decide_path(struct decision *d, const char *path, char *const *env)
+{
+        _cleanup_free_ char *abs = NULL, *real = NULL;
+        const char *forms[2];
+
+        if (!path || !path[0])
+                return 0;
+        abs = fs_resolve_path(d->cwd, env, path);
+        if (!abs)
+                return -ENOMEM;
+        policy_normalize_path(abs);
+        real = resolve_links(abs);
+        if (!real)
+                return -ENOMEM;
+        forms[0] = abs;
+        forms[1] = real;
+        /* Both spellings are judged: a rule on /etc catches a symlink into it, and an allow
+         * of the link's directory does not let the write through. */
+        for (size_t i = 0; i < (strcmp(abs, real) == 0 ? 1u : 2u); i++) {
+                struct policy_verdict v = {};
+
+                first_rule(d, path_match, forms[i], &v);
+                set_text(v.subject, forms[i]);
+                consider(d, &v);
+        }
+        return 0;
+}
+
+static int decide_paths(struct decision *d, json_t *args, char *const *env)
+{
+        json_t *pv = json_object_get(args, "path");
+        const char *mode = json_string_value(json_object_get(args, "mode"));
+        const char *text = json_string_value(json_object_get(args, "patch"));
+        int r;
+
+        if (strcmp(d->tool, "patch") == 0 && mode && strcmp(mode, "patch") == 0 && text) {
+                _cleanup_v4a_patch_ struct v4a_patch *p = NULL;
+                _cleanup_free_ char *err = NULL;
+
+                r = v4a_parse(text, json_string_length(json_object_get(args, "patch")), &p, &err);
+                if (r == -ENOMEM)
+                        return r;
+                for (size_t i = 0; p && i < p->n_ops; i++) {
+                        r = decide_path(d, p->ops[i].path, env);
+                        if (r >= 0)
+                                r = decide_path(d, p->ops[i].new_path, env);
+                        if (r < 0)
+                                return r;
+                }
+                return 0;
+        }
+        if (strcmp(d->tool, "search_files") == 0 && (!pv || json_is_null(pv)))
+                return decide_path(d, ".", env);
+        return decide_path(d, json_string_value(pv), env);
+}
+
+static bool host_match(const char *pattern, const void *subject, const struct decision *d)
+{
+        return policy_host_matches(pattern, subject);
+}
+
+static int decide_hosts(struct decision *d, json_t *args)
+{
+        const struct web_module *m = web_module_get(NULL);
+        json_t *urls = json_object_get(args, "urls"), *u;
+        size_t i;
+
+        json_array_foreach(urls, i, u)
+        {
+                _cleanup_free_ char *host = NULL;
+                struct policy_verdict v = {};
+
+                if (!json_is_string(u))
+                        continue;
+                /* Without the module (and so without web_extract) a URL has no host. */
+                host = m && m->url_host ? m->url_host(json_string_value(u)) : NULL;
+                first_rule(d, host ? host_match : NULL, host, &v);
+                set_text(v.subject, host ?: json_string_value(u));
+                consider(d, &v);
+        }
+        return 0;
+}
+
+int policy_decide(const struct ptc_config *c, const char *tool, json_t *args, const char *cwd,
+                  char *const *env, struct policy_verdict *ret)
+{
+        _cleanup_free_ char *home = NULL;
+        struct decision d = {.c = c, .tool = tool, .cwd = cwd ?: "/", .best = ret};
+        json_t *cmd;
+        int r = 0;
+
+        *ret = (struct policy_verdict){};
+        /* The common case costs no parse or path lookup: a tool no rule names and no
+         * built-in list is for is allowed as it is. */
+        if (config_policy_subject(tool) != POLICY_SUBJECT_COMMAND && !any_rule_names(c, tool)) {
+                set_text(ret->what, "no rule");
+                return 0;
+        }
+        if (fs_home_dir(env, &home) == -ENOMEM)
+                return -ENOMEM;
+        d.home = home;
+
+        switch (config_policy_subject(tool)) {
+        case POLICY_SUBJECT_COMMAND:
+                cmd = json_object_get(args, "command");
+                if (json_is_string(cmd))
+                        r = decide_command(&d, json_string_value(cmd));
+                break;
+        case POLICY_SUBJECT_PATH:
+                r = decide_paths(&d, args, env);
+                break;
+        case POLICY_SUBJECT_HOST:
+                r = decide_hosts(&d, args);
+                break;
+        case POLICY_SUBJECT_CALL:
+                break;
+        }
+        if (r < 0)
+                return r;
+        if (!d.have) {
+                /* No subject (web_search, an MCP tool, an empty command): the call itself. */
+                struct policy_verdict v = {};
+
+                first_rule(&d, NULL, NULL, &v);
+                consider(&d, &v);
+        }
+        if (ret->origin == POLICY_ORIGIN_DEFAULT)
+                set_text(ret->what, "no rule");
+        return 0;
+}
+
+json_t *policy_verdict_to_json(const struct policy_verdict *v)
+{
+        static const char *const origins[] = {"default", "rule", "dangerous", "hardline"};
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "decision",
+                              policy_verdict_kind_to_string(v->kind), "origin", origins[v->origin],
+                              "what", v->what, "subject", v->subject);
+
+        if (o && v->origin == POLICY_ORIGIN_RULE &&
+            (json_object_set_new(o, "rule", json_integer((json_int_t) v->rule)) < 0 ||
+             (v->line && json_object_set_new(o, "line", json_integer((json_int_t) v->line)) < 0)))
+                return json_decref(o), NULL;
+        if (o && v->message && json_object_set_new(o, "message", json_string(v->message)) < 0)
+                return json_decref(o), NULL;
+        return o;
+}

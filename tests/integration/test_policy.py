@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: MIT
+"""Policy and approvals through real runs (docs/policy.md): refusals as tool results the
+script reads and goes on from, the decisions in --log, policy.headless, the config's
+errors, `ptc tool`, and the terminal prompt driven through a real pty (an answer "for this
+session" covering a 20-call loop, a denial, no answer at all while the script's own
+timeout stands still)."""
+
+import fcntl
+import json
+import os
+import select
+import subprocess
+import termios
+import textwrap
+import time
+
+import pytest
+
+from conftest import expect, expect_usage_error
+
+SCRIPT = """
+    import json
+    from hermes_tools import terminal, write_file
+    out = []
+    out.append(terminal("rm -rf /"))
+    out.append(terminal("rm -rf build"))
+    out.append(terminal("chmod 777 x.sh"))
+    out.append(write_file("key.pem", "secret"))
+    out.append(write_file("ok.txt", "fine"))
+    print(json.dumps(out))
+"""
+
+
+def test_refusals_are_results_and_the_script_goes_on(ptc):
+    cfg = ptc.write_config("""
+        policy:
+          headless: deny
+          rules:
+            - {tool: terminal, match: "rm -r* build", action: allow}
+            - tool: write_file
+              match: "*.pem"
+              action: deny
+              message: "Keys are not written by agents."
+        """)
+    (ptc.workdir / "build").mkdir()
+    r = ptc.run_file(SCRIPT, "--config", str(cfg), "--log", input=b"")
+    expect(r, 0, "success")
+    blocked, allowed, asked, denied, written = r.output_json()
+    assert blocked["status"] == "blocked" and blocked["exit_code"] == -1
+    assert blocked["output"] == ""
+    assert blocked["error"].startswith("BLOCKED (hardline): recursive delete of root filesystem")
+    assert allowed["exit_code"] == 0 and "status" not in allowed
+    assert not (ptc.workdir / "build").exists()
+    assert asked["status"] == "denied"
+    assert "world/other-writable permissions (chmod 777 x.sh)" in asked["error"]
+    assert "policy.headless is deny" in asked["error"]
+    assert denied == {"error": "Denied by policy: Keys are not written by agents.",
+                      "status": "denied"}
+    assert not (ptc.workdir / "key.pem").exists()
+    assert written["bytes_written"] == 4
+
+    log = r.data["tool_calls"]
+    assert [c.get("policy", {}).get("decision") for c in log] == \
+        ["blocked", "allow", "ask", "deny", None]
+    assert log[0]["policy"]["origin"] == "hardline"
+    assert log[1]["policy"] == {"decision": "allow", "origin": "rule", "what": "policy.rules[0]",
+                                "subject": "rm -rf build", "rule": 0, "line": 5,
+                                "answered_by": "policy", "allowed": True}
+    assert log[2]["policy"]["answered_by"] == "headless"
+    assert log[2]["policy"]["allowed"] is False
+    assert log[3]["policy"]["message"] == "Keys are not written by agents."
+
+
+def test_headless_allow_is_the_default(ptc):
+    (ptc.workdir / "d").mkdir()
+    r = ptc.run("""
+        from hermes_tools import terminal
+        print(terminal("rm -r d"))
+        """, "--log", input=b"")
+    expect(r, 0, "success")
+    assert "'exit_code': 0" in r.output and "approval" not in r.output
+    assert not (ptc.workdir / "d").exists()
+    p = r.data["tool_calls"][0]["policy"]
+    assert p["decision"] == "ask" and p["answered_by"] == "headless" and p["allowed"]
+
+
+def test_ptc_tool_applies_the_policy(ptc):
+    r = ptc.run_ptc(["tool", "terminal", '{"command": "sudo -S true"}'], input=b"")
+    expect(r, 0)
+    assert r.data["status"] == "blocked" and "sudo -S" in r.data["error"]
+    cfg = ptc.write_config("policy:\n  rules:\n    - {tool: read_file, action: deny}\n")
+    r = ptc.run_ptc(["tool", "--config", str(cfg), "read_file", '{"path": "x"}'], input=b"")
+    expect(r, 0)
+    assert r.data["status"] == "denied"
+
+
+@pytest.mark.parametrize("text,words", [
+    ("policy:\n  headless: ask\n", ["policy.headless", "allow, deny"]),
+    ("policy:\n  dangerous: maybe\n", ["policy.dangerous", "allow, ask, deny"]),
+    ("policy:\n  approval_timeout: 0\n", ["policy.approval_timeout"]),
+    ("policy:\n  rules: {tool: x}\n", ["policy.rules", "sequence"]),
+    ("policy:\n  rules:\n    - {tool: terminal}\n", ["policy.rules[0]", "action"]),
+    ("policy:\n  rules:\n    - {action: deny}\n", ["policy.rules[0]", "tool"]),
+    ("policy:\n  rules:\n    - {tool: terminal, action: nope}\n", ["policy.rules[0].action"]),
+    ("policy:\n  rules:\n    - {tool: 'bad name', action: deny}\n", ["policy.rules[0].tool"]),
+    ("policy:\n  rules:\n    - {tool: web_search, match: x, action: deny}\n",
+     ["web_search takes no match"]),
+    ("policy:\n  rules:\n    - {tool: 'git*', match: x, action: deny}\n", ["not a glob"]),
+    ("policy:\n  rules:\n    - {tool: [terminal, write_file], match: x, action: deny}\n",
+     ["match different things"]),
+    ("policy:\n  rules:\n    - {tool: terminal, match: 'a | b', action: deny}\n",
+     ["not one simple command"]),
+    ("policy:\n  rules:\n    - {tool: terminal, match: 'rm $HOME', action: deny}\n",
+     ["would expand"]),
+    ("policy:\n  rules:\n    - {tool: terminal, match: 'echo \"x', action: deny}\n",
+     ["does not parse"]),
+    ("policy:\n  rules:\n    - {tool: terminal, match: [], action: deny}\n", ["empty list"]),
+    ("policy:\n  rules:\n    - {tool: terminal, action: deny, colour: red}\n",
+     ["policy.rules[0]", "colour"]),
+])
+def test_config_errors(ptc, text, words):
+    cfg = ptc.write_config(text)
+    r = ptc.run_ptc(["run", "--config", str(cfg), "-c", "print(1)"])
+    expect_usage_error(r, *words)
+
+
+# ---- the terminal prompt, through a real pty -------------------------------------------
+
+
+class Pty:
+    """ptc with a pty as its stdin and controlling terminal; stdout and stderr are pipes."""
+
+    def __init__(self, ptc, args):
+        self.master, slave = os.openpty()
+
+        def controlling_tty():
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.p = subprocess.Popen([str(ptc.bin)] + args, stdin=slave, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=ptc.make_env(),
+                                  cwd=str(ptc.workdir), preexec_fn=controlling_tty)
+        os.close(slave)
+        self.seen = b""
+
+    def expect(self, text, timeout=20):
+        """Read the terminal until @text shows up (after what was seen so far)."""
+        end = time.monotonic() + timeout
+        while text.encode() not in self.seen:
+            left = end - time.monotonic()
+            assert left > 0, f"no {text!r} on the terminal; saw {self.seen!r}"
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    self.seen += os.read(self.master, 65536)
+                except OSError:
+                    break
+        i = self.seen.index(text.encode()) + len(text)
+        before, self.seen = self.seen[:i], self.seen[i:]
+        return before.decode("utf-8", "replace")
+
+    def send(self, s):
+        os.write(self.master, s.encode())
+
+    def finish(self, timeout=30):
+        out, err = self.p.communicate(timeout=timeout)
+        os.close(self.master)
+        return self.p.returncode, json.loads(out), err.decode()
+
+
+def test_prompt_answered_for_the_session_covers_a_loop(ptc):
+    for i in range(20):
+        (ptc.workdir / f"d{i}").mkdir()
+    script = ptc.path("loop.py")
+    script.write_text(textwrap.dedent("""
+        from hermes_tools import terminal
+        codes = [terminal(f"rm -r d{i}")["exit_code"] for i in range(20)]
+        print(codes)
+        """))
+    t = Pty(ptc, ["run", "--log", str(script)])
+    prompt = t.expect("Allow? [o]nce, for this [s]ession, [d]eny")
+    assert "terminal: rm -r d0" in prompt and "recursive delete" in prompt
+    assert '"command":"rm -r d0"' in prompt
+    t.send("s\n")
+    rc, res, err = t.finish()
+    assert rc == 0 and res["status"] == "success", (res, err)
+    assert res["output"].strip() == str([0] * 20)
+    assert t.seen.count(b"Allow?") == 0, t.seen  # asked once
+    log = res["tool_calls"]
+    assert log[0]["policy"]["answered_by"] == "callback"
+    assert all(c["policy"]["answered_by"] == "session" for c in log[1:])
+    assert not any((ptc.workdir / f"d{i}").exists() for i in range(20))
+
+
+def test_prompt_denied_and_allowed_once(ptc):
+    (ptc.workdir / "a").mkdir()
+    (ptc.workdir / "b").mkdir()
+    script = ptc.path("two.py")
+    script.write_text(textwrap.dedent("""
+        from hermes_tools import terminal
+        print(terminal("rm -r a")["status"], terminal("rm -r b").get("approval"))
+        """))
+    t = Pty(ptc, ["run", str(script)])
+    t.expect("Allow?")
+    t.send("d\n")
+    t.expect("Allow?")  # denied once: the next call asks again
+    t.send("o\n")
+    rc, res, err = t.finish()
+    assert rc == 0, (res, err)
+    assert res["output"].strip() == "denied approved (recursive delete) by callback"
+    assert (ptc.workdir / "a").exists() and not (ptc.workdir / "b").exists()
+
+
+def test_unanswered_prompt_times_out_without_eating_the_script_timeout(ptc):
+    cfg = ptc.write_config("policy:\n  approval_timeout: 3\n")
+    script = ptc.path("wait.py")
+    script.write_text(textwrap.dedent("""
+        import time
+        from hermes_tools import terminal
+        r = terminal("chmod 777 nothing")
+        time.sleep(1)
+        print(r["status"], "|", r["error"])
+        """))
+    t = Pty(ptc, ["run", "--config", str(cfg), "--timeout", "2.5", str(script)])
+    t.expect("Allow?")
+    start = time.monotonic()
+    rc, res, err = t.finish()
+    waited = time.monotonic() - start
+    # 3 s unanswered, then 1 s of script: past the 2.5 s timeout, yet a success.
+    assert rc == 0 and res["status"] == "success", (res, err)
+    assert "denied |" in res["output"]
+    assert "nobody answered within 3 s (policy.approval_timeout)" in res["output"]
+    assert waited >= 3.5
+
+
+def test_a_policy_the_remote_agent_would_not_apply_is_refused(ptc):
+    cfg = ptc.write_config("policy:\n  rules:\n    - {tool: terminal, match: git, action: deny}\n")
+    r = ptc.run_ptc(["run", "--config", str(cfg), "--backend", "exec:sh", "-c", "print(1)"])
+    expect_usage_error(r, "policy.rules[0]", "terminal", "remote")
+    cfg = ptc.write_config("policy:\n  headless: deny\n", name="c2.yaml")
+    r = ptc.run_ptc(["run", "--config", str(cfg), "--backend", "exec:sh", "-c", "print(1)"])
+    expect_usage_error(r, "policy.headless", "remote")
+    # Rules for tools answered on the host are fine.
+    cfg = ptc.write_config("policy:\n  rules:\n    - {tool: web_search, action: deny}\n",
+                           name="c3.yaml")
+    r = ptc.run_ptc(["policy", "check", "--config", str(cfg), "web_search", "{}"])
+    expect(r, 0)
