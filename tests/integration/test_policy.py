@@ -17,6 +17,7 @@ import time
 import pytest
 
 from conftest import expect, expect_usage_error
+from fake_agent import FAKE_AGENT_PRELUDE
 
 SCRIPT = """
     import json
@@ -130,7 +131,7 @@ def test_config_errors(ptc, text, words):
 class Pty:
     """ptc with a pty as its stdin and controlling terminal; stdout and stderr are pipes."""
 
-    def __init__(self, ptc, args):
+    def __init__(self, ptc, args, env=None):
         self.master, slave = os.openpty()
 
         def controlling_tty():
@@ -138,7 +139,7 @@ class Pty:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
         self.p = subprocess.Popen([str(ptc.bin)] + args, stdin=slave, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=ptc.make_env(),
+                                  stderr=subprocess.PIPE, env=env or ptc.make_env(),
                                   cwd=str(ptc.workdir), preexec_fn=controlling_tty)
         os.close(slave)
         self.seen = b""
@@ -233,15 +234,131 @@ def test_unanswered_prompt_times_out_without_eating_the_script_timeout(ptc):
     assert waited >= 3.5
 
 
-def test_a_policy_the_remote_agent_would_not_apply_is_refused(ptc):
-    cfg = ptc.write_config("policy:\n  rules:\n    - {tool: terminal, match: git, action: deny}\n")
-    r = ptc.run_ptc(["run", "--config", str(cfg), "--backend", "exec:sh", "-c", "print(1)"])
-    expect_usage_error(r, "policy.rules[0]", "terminal", "remote")
-    cfg = ptc.write_config("policy:\n  headless: deny\n", name="c2.yaml")
-    r = ptc.run_ptc(["run", "--config", str(cfg), "--backend", "exec:sh", "-c", "print(1)"])
-    expect_usage_error(r, "policy.headless", "remote")
-    # Rules for tools answered on the host are fine.
-    cfg = ptc.write_config("policy:\n  rules:\n    - {tool: web_search, action: deny}\n",
-                           name="c3.yaml")
-    r = ptc.run_ptc(["policy", "check", "--config", str(cfg), "web_search", "{}"])
-    expect(r, 0)
+# ---- a remote backend: the agent judges with the host's policy, the host answers asks ----
+
+
+def remote_env(ptc):
+    """The agent on the target's PATH (the build dir first), as tests/integration/test_remote.py."""
+    return {"PATH": f"{ptc.bin.parent}:{ptc.env['PATH']}"}
+
+
+def test_remote_target_applies_the_hosts_rules(ptc):
+    cfg = ptc.write_config("""
+        policy:
+          headless: deny
+          rules:
+            - {tool: terminal, match: "git push", action: deny, message: "no pushing"}
+            - {tool: write_file, match: "*.pem", action: deny}
+            - {tool: terminal, match: "rm -r* build", action: allow}
+        """)
+    (ptc.workdir / "build").mkdir()
+    r = ptc.run_file("""
+        from hermes_tools import terminal, write_file
+        print(terminal("git push origin main")["error"])
+        print(write_file("k.pem", "x")["status"])
+        print(terminal("rm -rf build")["exit_code"])
+        print(terminal("chmod 777 x")["error"])
+        print(terminal("rm -rf /")["status"])
+        """, "--config", str(cfg), "--backend", "exec:sh", "--log", env=remote_env(ptc),
+        input=b"")
+    expect(r, 0, "success")
+    lines = r.output.splitlines()
+    assert lines[0] == "Denied by policy: no pushing", r
+    assert lines[1] == "denied"
+    assert lines[2] == "0" and not (ptc.workdir / "build").exists()
+    assert "policy.headless is deny" in lines[3]
+    assert lines[4] == "blocked"
+    assert not (ptc.workdir / "k.pem").exists()
+    assert r.data["tool_calls"][0]["policy"]["rule"] == 0
+
+
+def test_remote_ask_is_answered_on_the_hosts_terminal(ptc):
+    for i in range(5):
+        (ptc.workdir / f"d{i}").mkdir()
+    script = ptc.path("remote-loop.py")
+    script.write_text(textwrap.dedent("""
+        from hermes_tools import terminal
+        print([terminal(f"rm -r d{i}")["exit_code"] for i in range(5)])
+        """))
+    env = ptc.make_env(remote_env(ptc))
+    t = Pty(ptc, ["run", "--backend", "exec:sh", str(script)], env=env)
+    prompt = t.expect("Allow? [o]nce, for this [s]ession, [d]eny")
+    assert "terminal: rm -r d0" in prompt
+    t.send("s\n")
+    rc, res, err = t.finish()
+    assert rc == 0 and res["status"] == "success", (res, err)
+    assert res["output"].strip() == str([0] * 5)
+    assert b"Allow?" not in t.seen
+    assert not any((ptc.workdir / f"d{i}").exists() for i in range(5))
+
+
+def test_remote_unanswered_ask_does_not_eat_the_timeout(ptc):
+    cfg = ptc.write_config("policy:\n  approval_timeout: 3\n")
+    script = ptc.path("remote-wait.py")
+    script.write_text(textwrap.dedent("""
+        import time
+        from hermes_tools import terminal
+        r = terminal("chmod 777 nothing")
+        time.sleep(1)
+        print(r["status"], "|", r["error"])
+        """))
+    env = ptc.make_env(remote_env(ptc))
+    t = Pty(ptc, ["run", "--config", str(cfg), "--backend", "exec:sh", "--timeout", "2.5",
+                  str(script)], env=env)
+    t.expect("Allow?")
+    rc, res, err = t.finish()
+    assert rc == 0 and res["status"] == "success", (res, err)
+    assert "nobody answered within 3 s" in res["output"], res
+
+
+ASKING_AGENT = FAKE_AGENT_PRELUDE + r'''
+inp.readline()
+out.write(MAGIC)
+frame(1, {"protocol": 1, "ptc": "fake", "features": ["session", "policy"]})
+assert inp.read(8) == MAGIC
+read_frame()                        # hello
+t, run = read_frame()               # run: the host's policy rides in its options
+verdict = {"decision": "ask", "origin": "dangerous", "what": "recursive delete",
+           "subject": "rm -r x"}
+frame(11, {"id": 7, "tool": "terminal", "args": '{"command": "rm -r x"}', "verdict": verdict})
+t, a = read_frame()
+seen = {"options": {k: v for k, v in run["options"].items() if k.startswith("policy.")},
+        "approval": a}
+ASK_MORE
+frame(3, (json.dumps(seen) + "\n").encode())
+frame(8, {"status": "success", "exit_code": 0, "tool_calls_made": 0})
+inp.read()
+'''
+
+
+def test_an_agents_ask_is_answered_and_a_broken_one_fails_the_stream(ptc):
+    cfg = ptc.write_config("""
+        policy:
+          headless: deny
+          approval_timeout: 7
+          rules:
+            - {tool: terminal, match: "git push", action: ask}
+        """)
+    agent = ptc.path("asking_agent.py")
+    agent.write_text(ASKING_AGENT.replace("ASK_MORE", ""))
+    r = ptc.run('print("never runs")', "--backend", f"exec:python3 {agent}", "--config",
+                str(cfg), input=b"")
+    expect(r, 0, "success")
+    seen = json.loads(r.output)
+    # Nobody at this host's terminal: the agent is told to let its headless decide.
+    assert seen["approval"] == {"id": 7, "answer": "cannot", "by": ""}, seen
+    assert seen["options"]["policy.headless"] == "deny"
+    assert seen["options"]["policy.approval_timeout"] == "7"
+    assert json.loads(seen["options"]["policy.rules"]) == [
+        {"tool": ["terminal"], "match": ["git push"], "action": "ask"}]
+
+    # The target is not trusted: an ask about a tool of the host's, or with no verdict,
+    # breaks the stream.
+    agent.write_text(ASKING_AGENT.replace("ASK_MORE", textwrap.dedent('''
+        frame(11, {"id": 8, "tool": "web_search", "args": "{}", "verdict": verdict})
+        read_frame()
+        ''')))
+    r = ptc.run('print("never runs")', "--backend", f"exec:python3 {agent}", "--config",
+                str(cfg), input=b"")
+    assert r.data["status"] == "error", r
+    assert "an ask frame without" in r.data["error"], r

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import expect, expect_usage_error, processes_marked, wait_no_process_marked
+from fake_agent import FAKE_AGENT_PRELUDE
 from web_server import web, web_log_reset  # noqa: F401  (pytest fixtures)
 
 
@@ -479,24 +480,10 @@ def test_the_host_keeps_the_budget_of_host_tools_too(ptc, web):
     assert r.data["output"].startswith("[None, None, 'Tool call limit reached (2)"), r
 
 
-HOSTILE_AGENT = r'''
-import json, struct, sys
-MAGIC = b"\x89PTC\r\n\x1a\n"
-inp, out = sys.stdin.buffer, sys.stdout.buffer
-
-def frame(t, obj):
-    p = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
-    out.write(struct.pack(">IB", len(p), t) + p)
-    out.flush()
-
-def read_frame():
-    h = inp.read(5)
-    n, t = struct.unpack(">IB", h)
-    return t, json.loads(inp.read(n))
-
+HOSTILE_AGENT = FAKE_AGENT_PRELUDE + r'''
 inp.readline()                      # the host's command for the shell
 out.write(MAGIC)
-frame(1, {"protocol": 1, "ptc": "hostile", "features": []})
+frame(1, {"protocol": 1, "ptc": "hostile", "features": ["policy"]})
 assert inp.read(8) == MAGIC
 read_frame()                        # hello
 read_frame()                        # run

@@ -54,6 +54,12 @@ struct pending_call {
         ptc_tool_call *call;
 };
 
+/* An ask of the policy waiting for the host's answer (docs/policy.md). */
+struct pending_ask {
+        json_int_t id;
+        ptc_approval *request;
+};
+
 struct agent {
         int in_fd, out_fd;
         pthread_mutex_t write_lock;
@@ -68,6 +74,8 @@ struct agent {
         bool reader_running;
         struct pending_call pending[PENDING_MAX];
         size_t n_pending;
+        struct pending_ask asks[PENDING_MAX];
+        size_t n_asks;
         json_int_t next_id;
         bool host_gone;
         int stop_fd; /* eventfd: the reader thread stops */
@@ -201,6 +209,77 @@ static void take_answer(struct agent *a, json_t *v)
                 (void) ptc_tool_call_fail(call, "the host's answer has no result object");
 }
 
+/*
+ * The policy asks about a call the engine judged here, with the host's policy: the host
+ * puts it to whoever answers there (a terminal, an MCP client, a library host) and the
+ * reader thread answers the request with the host's approval frame.
+ */
+static void forward_ask(ptc_approval *request, void *userdata)
+{
+        struct agent *a = userdata;
+        json_auto_t *verdict = json_loads(ptc_approval_verdict(request), 0, NULL), *frame = NULL;
+        json_int_t id = 0;
+        bool room, mine = false;
+
+        pthread_mutex_lock(&a->lock);
+        room = !a->host_gone && a->n_asks < PENDING_MAX && verdict;
+        if (room) {
+                id = ++a->next_id;
+                a->asks[a->n_asks++] = (struct pending_ask){.id = id, .request = request};
+        }
+        pthread_mutex_unlock(&a->lock);
+        if (!room) {
+                (void) ptc_approval_answer(request, PTC_APPROVE_NO_ANSWER);
+                return;
+        }
+        frame = json_pack("{s:I, s:s, s:s, s:O}", "id", id, "tool", ptc_approval_tool(request),
+                          "args", ptc_approval_arguments(request), "verdict", verdict);
+        if (frame && send_json(a, FRAME_ASK, frame) == 0)
+                return;
+        pthread_mutex_lock(&a->lock);
+        for (size_t i = 0; i < a->n_asks; i++)
+                if (a->asks[i].id == id) {
+                        a->asks[i] = a->asks[--a->n_asks];
+                        mine = true;
+                        break;
+                }
+        pthread_mutex_unlock(&a->lock);
+        if (mine)
+                (void) ptc_approval_answer(request, PTC_APPROVE_NO_ANSWER);
+}
+
+/* The approval frame: {"id": N, "answer": "once"|"session"|"deny"|"timeout"|...}. */
+static void take_approval(struct agent *a, json_t *v)
+{
+        static const struct {
+                const char *word;
+                int answer;
+        } answers[] = {
+                {"once", PTC_APPROVE_ONCE},         {"session", PTC_APPROVE_SESSION},
+                {"deny", PTC_APPROVE_DENY},         {"cannot", PTC_APPROVE_CANNOT_ASK},
+                {"timeout", PTC_APPROVE_NO_ANSWER}, {"cancel", PTC_APPROVE_NO_ANSWER},
+        };
+        json_int_t id = json_integer_value(json_object_get(v, "id"));
+        const char *word = json_string_value(json_object_get(v, "answer"));
+        ptc_approval *request = NULL;
+        int answer = PTC_APPROVE_DENY; /* an answer not understood */
+
+        pthread_mutex_lock(&a->lock);
+        for (size_t i = 0; i < a->n_asks; i++)
+                if (a->asks[i].id == id) {
+                        request = a->asks[i].request;
+                        a->asks[i] = a->asks[--a->n_asks];
+                        break;
+                }
+        pthread_mutex_unlock(&a->lock);
+        if (!request)
+                return;
+        for (size_t i = 0; word && i < ELEMENTSOF(answers); i++)
+                if (strcmp(word, answers[i].word) == 0)
+                        answer = answers[i].answer;
+        (void) ptc_approval_answer(request, answer);
+}
+
 /* Stop the run, if one runs (@why: a literal, it outlives the call). */
 static void interrupt(struct agent *a, const char *why)
 {
@@ -233,16 +312,22 @@ static bool take_run(struct agent *a, const struct frame *f)
 static void host_gone(struct agent *a, const char *why)
 {
         struct pending_call calls[PENDING_MAX];
-        size_t n;
+        struct pending_ask asks[PENDING_MAX];
+        size_t n, n_asks;
 
         pthread_mutex_lock(&a->lock);
         a->host_gone = true;
         n = a->n_pending;
         memcpy(calls, a->pending, n * sizeof(*calls));
         a->n_pending = 0;
+        n_asks = a->n_asks;
+        memcpy(asks, a->asks, n_asks * sizeof(*asks));
+        a->n_asks = 0;
         pthread_mutex_unlock(&a->lock);
         for (size_t i = 0; i < n; i++)
                 (void) ptc_tool_call_fail(calls[i].call, why);
+        for (size_t i = 0; i < n_asks; i++)
+                (void) ptc_approval_answer(asks[i].request, PTC_APPROVE_NO_ANSWER);
         interrupt(a, why);
         pthread_mutex_lock(&a->lock);
         pthread_cond_broadcast(&a->news);
@@ -271,6 +356,8 @@ static bool take_frames(struct agent *a)
                         break;
                 if (f.type == FRAME_ANSWER)
                         take_answer(a, v);
+                else if (f.type == FRAME_APPROVAL)
+                        take_approval(a, v);
                 else if (f.type == FRAME_SIGNAL)
                         interrupt(a, "interrupted by the host");
                 else if (f.type == FRAME_ERROR) {
@@ -426,6 +513,8 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
         }
         k = tool_names(run, &names);
         if (k == -ENOMEM || (k = add_host_tools(a, e, host, d)) < 0 ||
+            /* The policy's asks go to the host (docs/policy.md). */
+            (k = ptc_engine_set_approver(e, forward_ask, a, &pd)) < 0 ||
             (k = ptc_engine_set(e, "tools", buf_str(&names), &pd)) < 0 ||
             /* A session lives as long as the host keeps the channel: the host's idle
              * timeout closes it, never this engine's. */
@@ -548,8 +637,8 @@ static int serve(struct agent *a, struct diag *d)
         bool session;
         int k;
 
-        hello = json_pack("{s:i, s:s, s:[s]}", "protocol", FRAME_PROTOCOL_VERSION, "ptc",
-                          PTC_VERSION, "features", "session");
+        hello = json_pack("{s:i, s:s, s:[s, s]}", "protocol", FRAME_PROTOCOL_VERSION, "ptc",
+                          PTC_VERSION, "features", "session", "policy");
         if (!hello || frame_append_magic(&hello_buf) < 0 ||
             frame_append_json(&hello_buf, FRAME_HELLO, hello) < 0)
                 return diag_set(d, -ENOMEM, "out of memory");

@@ -6,7 +6,6 @@
  */
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,35 +152,5 @@ int engine_build_registry(const struct ptc_config *c, char *const *tools,
                 *ret = registry_free(*ret);
                 return diag_set(reterr, -ENOMEM, "out of memory");
         }
-        return 0;
-}
-
-int engine_check_remote_policy(const struct ptc_config *c, struct diag *reterr)
-{
-        static const char *const on_target[] = {"terminal", "read_file", "write_file", "patch",
-                                                "search_files"};
-        bool remote = false;
-
-        for (char **b = c->backends; b && *b; b++)
-                remote = remote || strcmp(*b, "local") != 0;
-        if (!remote)
-                return 0;
-        /* The target's agent judges its own calls with the built-in lists and its defaults:
-         * what the host configured beyond them would be accepted and not applied. */
-        if (c->policy.dangerous != POLICY_ASK || c->policy.headless != POLICY_ALLOW)
-                return diag_set(reterr, -EINVAL,
-                                "policy.dangerous and policy.headless are not applied on a "
-                                "remote backend yet (docs/policy.md): leave them at ask and "
-                                "allow, or run locally");
-        for (size_t i = 0; i < c->policy.n_rules; i++)
-                for (char **t = c->policy.rules[i].tools; *t; t++)
-                        for (size_t j = 0; j < ELEMENTSOF(on_target); j++)
-                                if (fnmatch(*t, on_target[j], 0) == 0)
-                                        return diag_set(
-                                                reterr, -EINVAL,
-                                                "policy.rules[%zu] is for %s, which runs on the "
-                                                "remote target, where ptc does not apply rules "
-                                                "yet (docs/policy.md)",
-                                                i, on_target[j]);
         return 0;
 }

@@ -523,8 +523,6 @@ PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag)
         if (r >= 0)
                 r = engine_build_registry(&e->config, NULL, e->extra, e->n_extra, &e->registry,
                                           &warnings, &d);
-        if (r >= 0)
-                r = engine_check_remote_policy(&e->config, &d);
         if (r >= 0 && e->config.backends)
                 r = backend_pool_new(e->config.backends, (unsigned) e->config.backend_concurrency,
                                      &e->pool, &d);

@@ -80,11 +80,6 @@ int engine_load_config(struct ptc_config *c, const char *path, char ***warnings,
 int engine_merge_config(struct ptc_config *c, const char *path, char ***warnings,
                         struct diag *reterr);
 
-/* -EINVAL when @c's policy says more than a remote backend's agent applies (docs/policy.md,
- * "Not yet"): rules for the tools that run on the target, or policy.dangerous/headless
- * changed. 0 for a local engine. */
-int engine_check_remote_policy(const struct ptc_config *c, struct diag *reterr);
-
 /* "a,b" (commas or blanks) -> strv; "" -> an empty strv (no tools). 0 or -ENOMEM. */
 int engine_parse_tools(const char *list, char ***ret);
 

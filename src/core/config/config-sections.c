@@ -788,6 +788,16 @@ int config_set_value(struct ptc_config *c, const char *key, const char *value, s
 
         if (r < 0)
                 return r;
+        if (k->parse == config_parse_policy_rules) {
+                /* A list: its YAML (or JSON) text, through the file's parser. */
+                struct node *root = NULL;
+
+                r = config_parse_yaml(&x, value, strlen(value), &root);
+                if (r >= 0)
+                        r = k->parse(&x, k, key, root ? root : &n, c);
+                config_node_free(root);
+                return r;
+        }
         r = k->parse(&x, k, key, &n, c);
         return r < 0 ? r : check_terminal_timeouts(&x);
 }

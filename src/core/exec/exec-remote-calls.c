@@ -11,8 +11,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/exec/exec-remote.h"
+#include "core/output/redact.h"
+#include "core/policy/approval.h"
 #include "core/registry/registry.h"
 
 struct host_call {
@@ -38,6 +41,54 @@ static void answer_error(struct remote_run *r, json_int_t id, const char *messag
                 answer(r, id, res);
 }
 
+/* A call's (an ask's) thread is over: the run may end without it. */
+static void done(struct remote_run *r)
+{
+        pthread_mutex_lock(&r->lock);
+        if (--r->calls == 0)
+                pthread_cond_broadcast(&r->calls_done);
+        pthread_mutex_unlock(&r->lock);
+        remote_run_unref(r);
+}
+
+/* Undo enter() when no thread could be started. */
+static void leave(struct remote_run *r)
+{
+        pthread_mutex_lock(&r->lock);
+        r->calls--;
+        r->refs--;
+        pthread_mutex_unlock(&r->lock);
+}
+
+/* Count a call (an ask) and take a reference for its thread; false when too many run. */
+static bool enter(struct remote_run *r)
+{
+        bool full;
+
+        pthread_mutex_lock(&r->lock);
+        full = r->calls >= HOST_CALLS_MAX;
+        if (!full) {
+                r->calls++;
+                r->refs++;
+        }
+        pthread_mutex_unlock(&r->lock);
+        return !full;
+}
+
+static int start_detached(void *(*fn)(void *), void *arg)
+{
+        pthread_attr_t attr;
+        pthread_t th;
+        int k;
+
+        if (pthread_attr_init(&attr) != 0)
+                return -ENOMEM;
+        (void) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        k = -pthread_create(&th, &attr, fn, arg);
+        pthread_attr_destroy(&attr);
+        return k;
+}
+
 static void *host_call_main(void *arg)
 {
         struct host_call *c = arg;
@@ -52,12 +103,7 @@ static void *host_call_main(void *arg)
                 answer(r, c->id, result);
         json_decref(c->args);
         free(c);
-
-        pthread_mutex_lock(&r->lock);
-        if (--r->calls == 0)
-                pthread_cond_broadcast(&r->calls_done);
-        pthread_mutex_unlock(&r->lock);
-        remote_run_unref(r);
+        done(r);
         return NULL;
 }
 
@@ -71,9 +117,6 @@ void remote_start_call(struct remote_run *r, json_t *call)
         const char *name = json_string_value(json_object_get(call, "tool"));
         const struct tool *t = name ? registry_find(r->o->registry, name) : NULL;
         struct host_call *c;
-        pthread_attr_t attr;
-        pthread_t th;
-        bool full;
 
         if (!json_is_integer(id) || !name || !json_is_object(args)) {
                 remote_fail(r, "broken remote stream: a call frame without an integer id, a tool "
@@ -95,14 +138,7 @@ void remote_start_call(struct remote_run *r, json_t *call)
                 answer_error(r, json_integer_value(id), msg);
                 return;
         }
-        pthread_mutex_lock(&r->lock);
-        full = r->calls >= HOST_CALLS_MAX;
-        if (!full) {
-                r->calls++;
-                r->refs++;
-        }
-        pthread_mutex_unlock(&r->lock);
-        if (full) {
+        if (!enter(r)) {
                 answer_error(r, json_integer_value(id),
                              "too many calls of host tools at once (at most 16)");
                 return;
@@ -115,22 +151,113 @@ void remote_start_call(struct remote_run *r, json_t *call)
                         .tool = t,
                         .args = json_incref(args),
                 };
-                if (pthread_attr_init(&attr) == 0) {
-                        (void) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-                        if (pthread_create(&th, &attr, host_call_main, c) == 0) {
-                                pthread_attr_destroy(&attr);
-                                return;
-                        }
-                        pthread_attr_destroy(&attr);
-                }
+                if (start_detached(host_call_main, c) == 0)
+                        return;
                 json_decref(c->args);
                 free(c);
         }
         answer_error(r, json_integer_value(id), "Tool execution failed: cannot start a thread");
-        pthread_mutex_lock(&r->lock);
-        r->calls--;
-        r->refs--;
-        pthread_mutex_unlock(&r->lock);
+        leave(r);
+}
+
+/* ---- the policy's asks of the agent (docs/policy.md) ---------------------------------- */
+
+struct host_ask {
+        struct remote_run *run;
+        json_int_t id;
+        const struct tool *tool; /* the registry's: its name is ours, not the target's */
+        char *args;
+        struct policy_verdict verdict;
+};
+
+static const char *answer_word(int k, enum approval_answer a)
+{
+        if (k == -ETIME)
+                return "timeout";
+        if (k == -ECANCELED)
+                return "cancel";
+        if (k < 0)
+                return "cannot";
+        return a == APPROVAL_ALLOW_ONCE ? "once" : a == APPROVAL_ALLOW_SESSION ? "session" : "deny";
+}
+
+static void *host_ask_main(void *arg)
+{
+        struct host_ask *q = arg;
+        struct remote_run *r = q->run;
+        const struct approval_question question = {
+                .tool = q->tool->name,
+                .verdict = &q->verdict,
+                .args_json = q->args,
+                .timeout = r->o->config->policy.approval_timeout,
+                .cancel_fd = r->cancel_fd,
+                .clock = &r->clock,
+        };
+        enum approval_answer a = APPROVAL_DENY;
+        const char *by = NULL;
+        double waited;
+        json_auto_t *v = NULL;
+        int k;
+
+        /* The host's approver, its "for this session" answers, and the host's clock. */
+        k = approver_ask(r->o->approver, &question, &a, &by, &waited);
+        v = json_pack("{s:I, s:s, s:s}", "id", q->id, "answer", answer_word(k, a), "by",
+                      k >= 0 && by ? by : "");
+        if (v)
+                (void) remote_send_json(r, FRAME_APPROVAL, v);
+        free(q->args);
+        free(q);
+        done(r);
+        return NULL;
+}
+
+/*
+ * An ask frame: {"id": N, "tool": NAME, "args": TEXT, "verdict": {...}}: the agent judged a
+ * call of a tool that runs there and asks who the host has to ask. Like a call frame, only
+ * a tool of the host's registry is named; what the person is shown is redacted again here.
+ */
+void remote_start_ask(struct remote_run *r, json_t *ask)
+{
+        json_t *id = json_object_get(ask, "id");
+        const char *name = json_string_value(json_object_get(ask, "tool"));
+        const char *args = json_string_value(json_object_get(ask, "args"));
+        const struct tool *t = name ? registry_find(r->o->registry, name) : NULL;
+        _cleanup_free_ char *red = NULL;
+        struct policy_verdict v;
+        struct host_ask *q;
+        int k;
+
+        if (!json_is_integer(id) || !t || !args || t->runs_on_host ||
+            policy_verdict_from_json(json_object_get(ask, "verdict"), &v) < 0) {
+                remote_fail(r, "broken remote stream: an ask frame without an integer id, a "
+                               "tool of the target, its arguments and an ask's verdict");
+                return;
+        }
+        k = redact_text(r->o->redactor, REDACT_FULL, args, strnlen(args, 4096), &red, NULL);
+        if (k < 0 || !enter(r)) {
+                json_auto_t *a = json_pack("{s:I, s:s}", "id", json_integer_value(id), "answer",
+                                           k < 0 ? "deny" : "cannot");
+
+                if (a)
+                        (void) remote_send_json(r, FRAME_APPROVAL, a);
+                return;
+        }
+        q = calloc(1, sizeof(*q));
+        if (q) {
+                *q = (struct host_ask){
+                        .run = r,
+                        .id = json_integer_value(id),
+                        .tool = t,
+                        .args = k > 0 ? TAKE_PTR(red) : strndup(args, 4096),
+                        .verdict = v,
+                };
+                if (q->args && start_detached(host_ask_main, q) == 0)
+                        return;
+                free(q->args);
+                free(q);
+        }
+        leave(r);
+        remote_fail(r, "cannot answer the agent's ask: out of memory");
 }
 
 /*

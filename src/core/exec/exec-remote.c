@@ -50,6 +50,7 @@
 #include "core/loop/loop.h"
 #include "core/output/redact.h"
 #include "core/paths/companion.h"
+#include "core/policy/policy.h"
 #include "core/registry/registry.h"
 #include "core/remote/backend.h"
 #include "core/remote/frame.h"
@@ -105,6 +106,10 @@ static const char *const forwarded_keys[] = {
         "terminal.max_timeout",
         "terminal.isolation",
         "terminal.network",
+        /* The agent judges its calls with the host's policy; asks come back here. */
+        "policy.dangerous",
+        "policy.headless",
+        "policy.approval_timeout",
 };
 
 void remote_run_unref(struct remote_run *r)
@@ -334,6 +339,11 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                                        "same ptc version there");
                         return;
                 }
+                if (!json_array_has_string(json_object_get(v, "features"), "policy")) {
+                        remote_fail(r, "the agent on the target does not apply the policy "
+                                       "(docs/policy.md): install the same ptc version there");
+                        return;
+                }
                 if (r->phase == PHASE_HANDSHAKE) {
                         if (send_bytes(r, &r->opening) < 0) {
                                 remote_fail(r, "cannot write to the channel");
@@ -346,6 +356,9 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                 break;
         case FRAME_CALL:
                 remote_start_call(r, v);
+                break;
+        case FRAME_ASK:
+                remote_start_ask(r, v);
                 break;
         case FRAME_EXIT:
                 if (r->session && !r->cell_over && r->phase != PHASE_HANDSHAKE) {
@@ -476,6 +489,19 @@ static void on_pid(struct loop_source *s, int fd, uint32_t events, void *userdat
         }
 }
 
+/* The last ask's wait ended: the deadline moved by the pause. */
+static void on_wake(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct remote_run *r = userdata;
+        bool paused;
+        usec_t d;
+
+        pause_clock_drain(fd);
+        d = pause_clock_deadline(&r->clock, r->deadline, &paused);
+        if (r->phase == PHASE_RUNNING && !paused && !(r->session && r->cell_over))
+                remote_arm_timer(r, d);
+}
+
 static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userdata)
 {
         struct remote_run *r = userdata;
@@ -488,9 +514,20 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
                             (double) (MIN(r->deadline, r->start + HANDSHAKE_USEC) - r->start) /
                                     USEC_PER_SEC);
                 break;
-        case PHASE_RUNNING:
+        case PHASE_RUNNING: {
+                bool paused;
+                usec_t d = pause_clock_deadline(&r->clock, r->deadline, &paused);
+
+                /* An ask waits for its answer: the wait's end re-arms (on_wake()). */
+                if (paused)
+                        break;
+                if (d > now_usec()) {
+                        remote_arm_timer(r, d);
+                        break;
+                }
                 begin_stop(r, EXEC_TIMEOUT, NULL);
                 break;
+        }
         case PHASE_STOPPING:
                 /* The agent did not end the run in its grace period: the channel goes. */
                 remote_close_input(r);
@@ -561,6 +598,13 @@ json_t *remote_run_frame(const struct remote_run *r)
         result_format_seconds(o->config->timeout + AGENT_TIMEOUT_MARGIN, timeout, sizeof(timeout));
         if (json_object_set_new(opts, "code_execution.timeout", json_string(timeout)) < 0)
                 return NULL;
+        if (o->config->policy.n_rules > 0) {
+                json_auto_t *rules = policy_rules_to_json(&o->config->policy);
+                _cleanup_free_ char *text = rules ? json_dumps(rules, JSON_COMPACT) : NULL;
+
+                if (!text || json_object_set_new(opts, "policy.rules", json_string(text)) < 0)
+                        return NULL;
+        }
         /* The agent's engine checks it where it is a path: on the target. */
         if (o->config->remote_cwd &&
             json_object_set_new(opts, "cwd", json_string(o->config->remote_cwd)) < 0)
@@ -659,7 +703,9 @@ int remote_begin_run(struct remote_run *r, const struct exec_opts *o, struct dia
         r->start = now_usec();
         r->deadline = r->start + (usec_t) (o->config->timeout * USEC_PER_SEC);
         r->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (r->cancel_fd < 0)
+        r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        pause_clock_init(&r->clock, r->wake_fd);
+        if (r->cancel_fd < 0 || r->wake_fd < 0)
                 return diag_set(reterr, -errno, "cannot create event fds: %m");
         r->tool_ctx = (struct tool_ctx){
                 .config = o->config,
@@ -670,6 +716,7 @@ int remote_begin_run(struct remote_run *r, const struct exec_opts *o, struct dia
                 .redactor = o->redactor,
                 .python = o->python,
                 .approver = o->approver,
+                .clock = &r->clock,
         };
         k = exec_capture_init(o, &r->out, &r->err);
         if (k < 0)
@@ -688,6 +735,9 @@ void remote_end_run(struct remote_run *r)
         r->out_src = r->err_src = r->pid_src = NULL;
         r->sig_fd = safe_close(r->sig_fd);
         r->cancel_fd = safe_close(r->cancel_fd);
+        if (r->wake_fd >= 0)
+                pause_clock_done(&r->clock);
+        r->wake_fd = safe_close(r->wake_fd);
         capture_release(&r->out);
         capture_release(&r->err);
         json_decref(r->exit);
@@ -709,6 +759,8 @@ int remote_attach_loop(struct remote_run *r, struct diag *reterr)
             (r->err_fd >= 0 &&
              (k = loop_add(r->loop, r->err_fd, EPOLLIN, on_err, r, &r->err_src)) < 0) ||
             (k = loop_add(r->loop, r->timer_fd, EPOLLIN, on_timer, r, NULL)) < 0 ||
+            (r->wake_fd >= 0 &&
+             (k = loop_add(r->loop, r->wake_fd, EPOLLIN, on_wake, r, NULL)) < 0) ||
             (r->pidfd >= 0 &&
              (k = loop_add(r->loop, r->pidfd, EPOLLIN, on_pid, r, &r->pid_src)) < 0))
                 return diag_set(reterr, k, "event loop: %s", strerror(-k));
@@ -845,6 +897,7 @@ struct remote_run *remote_run_new(void)
                 .timer_fd = -EBADF,
                 .sig_fd = -EBADF,
                 .cancel_fd = -EBADF,
+                .wake_fd = -EBADF,
                 /* Released on every path, initialized or not. */
                 .out = {.spill_fd = -EBADF},
                 .err = {.spill_fd = -EBADF},

@@ -21,6 +21,7 @@
 #include "core/exec/exec.h"
 #include "core/loop/loop.h"
 #include "core/output/capture.h"
+#include "core/policy/pause-clock.h"
 #include "core/remote/frame.h"
 #include "core/tools/tool.h"
 
@@ -60,6 +61,8 @@ struct remote_run {
         char chan_err[CHANNEL_ERR_KEEP];
         size_t chan_err_len;
         int timer_fd, sig_fd, cancel_fd;
+        struct pause_clock clock; /* stopped while an ask waits for its answer */
+        int wake_fd;              /* written when such a wait ends */
 
         enum phase phase;
         bool session;      /* a session's channel: an exit frame ends a cell, not the channel */
@@ -131,6 +134,9 @@ _printf_(2, 3) void remote_fail(struct remote_run *r, const char *fmt, ...);
 
 /* A call frame from the agent (exec-remote-calls.c): answered from a thread of its own. */
 void remote_start_call(struct remote_run *r, json_t *call);
+/* An ask frame of the agent (docs/policy.md): the host's approver answers it on a thread
+ * (one of the calls remote_wait_calls() waits for). */
+void remote_start_ask(struct remote_run *r, json_t *ask);
 
 /* Wait for the host tool calls still running, after telling them to stop. */
 void remote_wait_calls(struct remote_run *r);

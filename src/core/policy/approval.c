@@ -57,13 +57,12 @@ void approver_forget(struct approver *a)
 }
 
 /* The key an answer "for this session" covers: the rule, or the built-in with the tool. */
-static void grant_key(const struct approval_call *call, const struct policy_verdict *v, char *buf,
-                      size_t n)
+static void grant_key(const char *tool, const struct policy_verdict *v, char *buf, size_t n)
 {
         if (v->origin == POLICY_ORIGIN_RULE)
-                (void) snprintf(buf, n, "rule:%zu:%s", v->rule, call->tool);
+                (void) snprintf(buf, n, "rule:%zu:%s", v->rule, tool);
         else
-                (void) snprintf(buf, n, "builtin:%s:%s", call->tool, v->what);
+                (void) snprintf(buf, n, "builtin:%s:%s", tool, v->what);
 }
 
 static bool is_granted(struct approver *a, const char *key)
@@ -175,49 +174,97 @@ static int deny_answer(const struct approval_call *call, const struct policy_ver
                        v->subject[0] ? " (" : "", v->subject, v->subject[0] ? ")" : "", why);
 }
 
-static int ask_person(const struct approval_call *call, const struct policy_verdict *v,
-                      const char *key, struct approval_outcome *o, json_t **ret_refusal)
+int approver_ask(struct approver *a, const struct approval_question *q, enum approval_answer *ret,
+                 const char **ret_by, double *ret_wait)
+{
+        struct approval_request req = {
+                .tool = q->tool,
+                .args_json = q->args_json ?: "{}",
+                .verdict = q->verdict,
+                .cancel_fd = q->cancel_fd,
+        };
+        char key[POLICY_TEXT_MAX + 96];
+        usec_t t0 = now_usec();
+        int r;
+
+        *ret_wait = 0;
+        if (!a)
+                return -ENXIO;
+        grant_key(q->tool, q->verdict, key, sizeof(key));
+        if (is_granted(a, key)) {
+                *ret = APPROVAL_ALLOW_ONCE;
+                *ret_by = "session";
+                return 0;
+        }
+        /* One question at a time; an answer for the session may come while this call
+         * waits its turn. */
+        pthread_mutex_lock(&a->ask_lock);
+        if (is_granted(a, key)) {
+                pthread_mutex_unlock(&a->ask_lock);
+                *ret = APPROVAL_ALLOW_ONCE;
+                *ret_by = "session";
+                return 0;
+        }
+        req.deadline = now_usec() + (usec_t) (q->timeout * USEC_PER_SEC);
+        pause_clock_begin(q->clock);
+        r = a->ask(a->userdata, &req, ret);
+        pause_clock_end(q->clock);
+        if (r >= 0 && *ret == APPROVAL_ALLOW_SESSION && grant(a, key) < 0)
+                r = -ENOMEM;
+        pthread_mutex_unlock(&a->ask_lock);
+        *ret_wait = (double) (now_usec() - t0) / USEC_PER_SEC;
+        *ret_by = a->name;
+        return r;
+}
+
+/* An ask: the approver's answer, else policy.headless. */
+static int gate_ask(const struct approval_call *call, struct approval_outcome *o,
+                    json_t **ret_refusal)
 {
         _cleanup_free_ char *shown = shown_args(call);
         const struct ptc_config *c = call->config;
-        struct approval_request req = {
+        const struct approval_question q = {
                 .tool = call->tool,
-                .args_json = shown ?: "{}",
-                .verdict = v,
-                .deadline = now_usec() + (usec_t) (c->policy.approval_timeout * USEC_PER_SEC),
+                .verdict = &o->verdict,
+                .args_json = shown,
+                .timeout = c->policy.approval_timeout,
                 .cancel_fd = call->cancel_fd,
+                .clock = call->clock,
         };
         enum approval_answer answer = APPROVAL_DENY;
-        usec_t t0 = now_usec();
         char why[160];
         int r;
 
-        pause_clock_begin(call->clock);
-        r = call->approver->ask(call->approver->userdata, &req, &answer);
-        pause_clock_end(call->clock);
-        o->wait_seconds = (double) (now_usec() - t0) / USEC_PER_SEC;
-
+        r = approver_ask(call->approver, &q, &answer, &o->answered_by, &o->wait_seconds);
         if (r == -ENOMEM)
                 return r;
-        if (r == -ETIME || r == -ECANCELED) {
-                o->answered_by = r == -ETIME ? "timeout" : "cancel";
-                if (r == -ETIME)
-                        (void) snprintf(why, sizeof(why),
-                                        "It needs approval and nobody answered within %g s "
-                                        "(policy.approval_timeout).",
-                                        c->policy.approval_timeout);
-                else
-                        (void) snprintf(why, sizeof(why),
-                                        "The execution ended while it waited for approval.");
-                return deny_answer(call, v, why, ret_refusal);
+        if (r == -ETIME) {
+                o->answered_by = "timeout";
+                (void) snprintf(why, sizeof(why),
+                                "It needs approval and nobody answered within %g s "
+                                "(policy.approval_timeout).",
+                                c->policy.approval_timeout);
+                return deny_answer(call, &o->verdict, why, ret_refusal);
         }
-        if (r < 0)
-                return 1; /* cannot ask: headless decides */
-        o->answered_by = call->approver->name;
+        if (r == -ECANCELED) {
+                o->answered_by = "cancel";
+                return deny_answer(call, &o->verdict,
+                                   "The execution ended while it waited for approval.",
+                                   ret_refusal);
+        }
+        if (r < 0) {
+                /* Nobody to ask. */
+                o->answered_by = "headless";
+                o->allowed = c->policy.headless == POLICY_ALLOW;
+                return o->allowed ? 0
+                                  : deny_answer(call, &o->verdict,
+                                                "It needs approval and nobody can answer "
+                                                "(policy.headless is deny).",
+                                                ret_refusal);
+        }
         if (answer == APPROVAL_DENY)
-                return deny_answer(call, v, "The user denied it; do not retry it.", ret_refusal);
-        if (answer == APPROVAL_ALLOW_SESSION && grant(call->approver, key) < 0)
-                return -ENOMEM;
+                return deny_answer(call, &o->verdict, "The user denied it; do not retry it.",
+                                   ret_refusal);
         o->allowed = true;
         return 0;
 }
@@ -227,7 +274,6 @@ int approval_gate(const struct approval_call *call, json_t **ret_refusal,
 {
         struct approval_outcome o = {.answered_by = "policy"};
         const struct policy_verdict *v = &o.verdict;
-        char key[POLICY_TEXT_MAX + 96];
         int r;
 
         *ret_refusal = NULL;
@@ -245,33 +291,7 @@ int approval_gate(const struct approval_call *call, json_t **ret_refusal,
                 r = deny_rule(call, v, ret_refusal);
                 break;
         case POLICY_VERDICT_ASK:
-                grant_key(call, v, key, sizeof(key));
-                r = 1;
-                if (call->approver && is_granted(call->approver, key)) {
-                        o.answered_by = "session";
-                        o.allowed = true;
-                        r = 0;
-                } else if (call->approver) {
-                        /* One question at a time; an answer for the session may come while
-                         * this call waits its turn. */
-                        pthread_mutex_lock(&call->approver->ask_lock);
-                        if (is_granted(call->approver, key)) {
-                                o.answered_by = "session";
-                                o.allowed = true;
-                                r = 0;
-                        } else
-                                r = ask_person(call, v, key, &o, ret_refusal);
-                        pthread_mutex_unlock(&call->approver->ask_lock);
-                }
-                if (r == 1) {
-                        o.answered_by = "headless";
-                        o.allowed = call->config->policy.headless == POLICY_ALLOW;
-                        r = o.allowed ? 0
-                                      : deny_answer(call, v,
-                                                    "It needs approval and nobody can answer "
-                                                    "(policy.headless is deny).",
-                                                    ret_refusal);
-                }
+                r = gate_ask(call, &o, ret_refusal);
                 break;
         }
         if (ret_outcome)

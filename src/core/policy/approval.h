@@ -59,6 +59,27 @@ DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(struct approver *, approver_free);
 /* Forget the "for this session" answers (a new session of the front end). */
 void approver_forget(struct approver *a);
 
+/* What approver_ask() asks. All borrowed. */
+struct approval_question {
+        const char *tool;
+        const struct policy_verdict *verdict;
+        const char *args_json;     /* as shown: secrets redacted, cut short; NULL: "{}" */
+        double timeout;            /* seconds to wait for the answer */
+        int cancel_fd;             /* readable: stop waiting; -1: none */
+        struct pause_clock *clock; /* stopped while waiting; NULL: none */
+};
+
+/*
+ * Put @q to @a (NULL: nobody), one question at a time per approver: an earlier answer "for
+ * this session" for the same rule or built-in answers at once (*ret_by "session"); a new
+ * one is remembered. 0 with *ret and *ret_by (static); -ETIME (no answer in time),
+ * -ECANCELED, -ENXIO (nobody to ask: policy.headless decides), -ENOMEM. *ret_wait: the
+ * seconds waited. The gate's asks and those of a remote target's agent (judged there) go
+ * through here.
+ */
+_must_check_ int approver_ask(struct approver *a, const struct approval_question *q,
+                              enum approval_answer *ret, const char **ret_by, double *ret_wait);
+
 /* One call, as the gate sees it. All borrowed. */
 struct approval_call {
         const struct ptc_config *config;

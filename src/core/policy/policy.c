@@ -26,6 +26,8 @@ struct decision {
         bool have;
 };
 
+static const char *const origin_words[] = {"default", "rule", "dangerous", "hardline"};
+
 const char *policy_verdict_kind_to_string(enum policy_verdict_kind k)
 {
         static const char *const words[] = {"allow", "ask", "deny", "blocked"};
@@ -339,10 +341,9 @@ int policy_decide(const struct ptc_config *c, const char *tool, json_t *args, co
 
 json_t *policy_verdict_to_json(const struct policy_verdict *v)
 {
-        static const char *const origins[] = {"default", "rule", "dangerous", "hardline"};
         json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "decision",
-                              policy_verdict_kind_to_string(v->kind), "origin", origins[v->origin],
-                              "what", v->what, "subject", v->subject);
+                              policy_verdict_kind_to_string(v->kind), "origin",
+                              origin_words[v->origin], "what", v->what, "subject", v->subject);
 
         if (o && v->origin == POLICY_ORIGIN_RULE &&
             (json_object_set_new(o, "rule", json_integer((json_int_t) v->rule)) < 0 ||
@@ -351,4 +352,60 @@ json_t *policy_verdict_to_json(const struct policy_verdict *v)
         if (o && v->message && json_object_set_new(o, "message", json_string(v->message)) < 0)
                 return json_decref(o), NULL;
         return o;
+}
+
+int policy_verdict_from_json(json_t *j, struct policy_verdict *ret)
+{
+        const char *origin = json_string_value(json_object_get(j, "origin"));
+        const char *what = json_string_value(json_object_get(j, "what"));
+        const char *subject = json_string_value(json_object_get(j, "subject"));
+        json_t *rule = json_object_get(j, "rule"), *line = json_object_get(j, "line");
+
+        *ret = (struct policy_verdict){.kind = POLICY_VERDICT_ASK};
+        for (size_t i = 0; origin && i < ELEMENTSOF(origin_words); i++)
+                if (strcmp(origin, origin_words[i]) == 0)
+                        ret->origin = (enum policy_origin) i;
+        if (!what || !subject || ret->origin == POLICY_ORIGIN_DEFAULT ||
+            ret->origin == POLICY_ORIGIN_HARDLINE ||
+            (ret->origin == POLICY_ORIGIN_RULE &&
+             (!json_is_integer(rule) || json_integer_value(rule) < 0)))
+                return -EINVAL;
+        if (ret->origin == POLICY_ORIGIN_RULE) {
+                ret->rule = (size_t) json_integer_value(rule);
+                if (json_is_integer(line) && json_integer_value(line) > 0)
+                        ret->line = (size_t) json_integer_value(line);
+        }
+        set_text(ret->what, what);
+        set_text(ret->subject, subject);
+        return 0;
+}
+
+json_t *policy_rules_to_json(const struct policy_config *p)
+{
+        json_auto_t *a = json_array();
+
+        for (size_t i = 0; a && i < p->n_rules; i++) {
+                const struct policy_rule *r = &p->rules[i];
+                json_t *o = json_pack("{s:[], s:s}", "tool", "action",
+                                      config_policy_action_to_string(r->action));
+                json_t *tools = json_object_get(o, "tool"), *match = NULL;
+
+                for (char **t = r->tools; o && *t; t++)
+                        if (json_array_append_new(tools, json_string(*t)) < 0)
+                                return NULL;
+                if (o && r->match) {
+                        match = json_array();
+                        if (!match || json_object_set_new(o, "match", match) < 0)
+                                return json_decref(o), NULL;
+                        for (char **m = r->match; *m; m++)
+                                if (json_array_append_new(match, json_string(*m)) < 0)
+                                        return json_decref(o), NULL;
+                }
+                if (o && r->message &&
+                    json_object_set_new(o, "message", json_string(r->message)) < 0)
+                        return json_decref(o), NULL;
+                if (!o || json_array_append_new(a, o) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(a);
 }

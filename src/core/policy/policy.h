@@ -79,3 +79,14 @@ const char *policy_verdict_kind_to_string(enum policy_verdict_kind k);
  * reference, NULL on ENOMEM.
  */
 json_t *policy_verdict_to_json(const struct policy_verdict *v);
+
+/*
+ * An ask's verdict as another ptc sent it (policy_verdict_to_json(); a remote target's
+ * agent asking its host): origin rule or dangerous, what, subject, rule. -EINVAL for
+ * anything else.
+ */
+_must_check_ int policy_verdict_from_json(json_t *j, struct policy_verdict *ret);
+
+/* policy.rules as a JSON array that config_set_value("policy.rules", TEXT) reads back.
+ * New reference, NULL on ENOMEM. */
+json_t *policy_rules_to_json(const struct policy_config *p);

@@ -13,16 +13,16 @@
 static const unsigned accepted[] = {
         [FRAME_SIDE_HOST] = BIT(FRAME_HELLO) | BIT(FRAME_STDOUT) | BIT(FRAME_STDERR) |
                             BIT(FRAME_CALL) | BIT(FRAME_EXIT) | BIT(FRAME_ERROR) |
-                            BIT(FRAME_PROGRESS),
+                            BIT(FRAME_PROGRESS) | BIT(FRAME_ASK),
         [FRAME_SIDE_AGENT] = BIT(FRAME_HELLO) | BIT(FRAME_RUN) | BIT(FRAME_ANSWER) |
-                             BIT(FRAME_SIGNAL) | BIT(FRAME_ERROR),
+                             BIT(FRAME_SIGNAL) | BIT(FRAME_ERROR) | BIT(FRAME_APPROVAL),
 };
 
 static const char *const type_names[] = {
         [FRAME_HELLO] = "hello",       [FRAME_RUN] = "run",   [FRAME_STDOUT] = "stdout",
         [FRAME_STDERR] = "stderr",     [FRAME_CALL] = "call", [FRAME_ANSWER] = "answer",
         [FRAME_SIGNAL] = "signal",     [FRAME_EXIT] = "exit", [FRAME_ERROR] = "error",
-        [FRAME_PROGRESS] = "progress",
+        [FRAME_PROGRESS] = "progress", [FRAME_ASK] = "ask",   [FRAME_APPROVAL] = "approval",
 };
 
 static bool type_known(unsigned t)

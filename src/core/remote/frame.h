@@ -60,7 +60,10 @@ enum frame_type {
         FRAME_EXIT,      /* agent -> host: the script ended; its status and counters */
         FRAME_ERROR,     /* both ways, last: {"error": MESSAGE}; the sender gives up */
         FRAME_PROGRESS,  /* agent -> host: a tool call was dispatched: {"tool", "count"} */
-        FRAME_TYPE_LAST = FRAME_PROGRESS,
+        FRAME_ASK,       /* agent -> host: the policy asks about a call (docs/policy.md):
+                          * {"id", "tool", "args" (text, redacted), "verdict", "timeout_ms"} */
+        FRAME_APPROVAL,  /* host -> agent: the answer to a FRAME_ASK: {"id", "answer"} */
+        FRAME_TYPE_LAST = FRAME_APPROVAL,
 };
 
 /* Which end reads: each takes only the frame types meant for it. */
