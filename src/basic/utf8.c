@@ -249,3 +249,15 @@ int utf8_unescape_bytes(const char *s, size_t n, char **ret, size_t *ret_len)
                 *ret_len = o;
         return 0;
 }
+
+void utf8_replace_controls(char *s, bool keep_newline)
+{
+        for (unsigned char *p = (unsigned char *) s; *p; p++) {
+                if ((*p < 0x20 && !(keep_newline && *p == '\n')) || *p == 0x7F)
+                        *p = '?';
+                else if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) {
+                        p[0] = p[1] = '?';
+                        p++;
+                }
+        }
+}

@@ -59,3 +59,11 @@ bool utf8_is_escape_free(const char *p, size_t n);
  * NULL), or -ENOMEM.
  */
 _must_check_ int utf8_unescape_bytes(const char *p, size_t n, char **ret, size_t *ret_len);
+
+/*
+ * For text a person reads on a terminal or in a form, made from what a script chose: each
+ * C0 control (also newline unless @keep_newline), DEL and C1 control (U+0080..U+009F) of
+ * the NUL-terminated UTF-8 @s becomes '?' ('??' for a C1's two bytes), in place, so no
+ * escape sequence redraws what is around it.
+ */
+void utf8_replace_controls(char *s, bool keep_newline);

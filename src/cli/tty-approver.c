@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,14 +21,27 @@
 
 #include "basic/fd-util.h"
 #include "basic/log.h"
+#include "basic/utf8.h"
 #include "cli/cli.h"
 
 static int tty_fd = -EBADF;
 
-/* Write all of @s to the terminal; a failed write only loses the prompt's text. */
-static void tty_write(const char *s)
+/*
+ * Write all of @s to the terminal; a failed write only loses the prompt's text. What the
+ * script chose (a command, a path, the arguments) is in it: a control character (an
+ * escape sequence could redraw the prompt, or hide a word) is shown as '?', newlines but
+ * the prompt's own too when @untrusted.
+ */
+static void tty_write_text(const char *s, bool untrusted)
 {
-        size_t n = strlen(s);
+        _cleanup_free_ char *clean = strdup(s);
+        size_t n;
+
+        if (!clean)
+                return;
+        utf8_replace_controls(clean, !untrusted);
+        s = clean;
+        n = strlen(s);
 
         while (n > 0) {
                 ssize_t k = write(tty_fd, s, n);
@@ -39,6 +53,11 @@ static void tty_write(const char *s)
                 s += k;
                 n -= (size_t) k;
         }
+}
+
+static void tty_write(const char *s)
+{
+        tty_write_text(s, false);
 }
 
 /* One line from the terminal into @buf, until the request's time is up or it is
@@ -83,19 +102,22 @@ static void ask(ptc_approval *a, void *userdata)
         const char *what = json_string_value(json_object_get(v, "what"));
         const char *subject = json_string_value(json_object_get(v, "subject"));
         const char *origin = json_string_value(json_object_get(v, "origin"));
-        char prompt[4096 + 1024], line[64];
+        char prompt[256], line[64];
         int64_t secs = (ptc_approval_remaining_ms(a) + 999) / 1000;
 
         (void) snprintf(prompt, sizeof(prompt),
-                        "\nptc: the script wants to call %s: %s\n"
-                        "     why asked: %s (%s)\n"
-                        "     arguments: %s\n"
-                        "Allow? [o]nce, for this [s]ession, [d]eny (deny in %llds): ",
-                        ptc_approval_tool(a), subject && subject[0] ? subject : "(the call)",
-                        what ? what : "?",
-                        origin && strcmp(origin, "rule") == 0 ? "a rule of your policy"
-                                                              : "ptc's built-in list",
-                        ptc_approval_arguments(a), (long long) secs);
+                        "\nptc: the script wants to call %s: ", ptc_approval_tool(a));
+        tty_write(prompt);
+        tty_write_text(subject && subject[0] ? subject : "(the call)", true);
+        tty_write("\n     why asked: ");
+        tty_write_text(what ? what : "?", true);
+        tty_write(origin && strcmp(origin, "rule") == 0 ? " (a rule of your policy)\n"
+                                                        : " (ptc's built-in list)\n");
+        tty_write("     arguments: ");
+        tty_write_text(ptc_approval_arguments(a), true);
+        (void) snprintf(
+                prompt, sizeof(prompt),
+                "\nAllow? [o]nce, for this [s]ession, [d]eny (deny in %llds): ", (long long) secs);
         tty_write(prompt);
         if (read_line(a, line, sizeof(line)) <= 0) {
                 tty_write("\nptc: no answer: denied\n");

@@ -362,3 +362,18 @@ def test_an_agents_ask_is_answered_and_a_broken_one_fails_the_stream(ptc):
                 str(cfg), input=b"")
     assert r.data["status"] == "error", r
     assert "an ask frame without" in r.data["error"], r
+
+
+def test_the_prompt_shows_no_control_characters_of_the_script(ptc):
+    script = ptc.path("esc.py")
+    script.write_text(textwrap.dedent(r"""
+        from hermes_tools import terminal
+        print(terminal("rm -r '\x1b[2J\x1b[1;1Hfine\x07'")["status"])
+        """))
+    t = Pty(ptc, ["run", str(script)])
+    prompt = t.expect("Allow?")
+    t.send("d\n")
+    rc, res, err = t.finish()
+    assert rc == 0 and res["output"].strip() == "denied", (res, err)
+    assert "\x1b" not in prompt and "\x07" not in prompt, repr(prompt)
+    assert "rm -r ?[2J?[1;1Hfine?" in prompt, repr(prompt)

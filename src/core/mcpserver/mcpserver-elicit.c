@@ -18,6 +18,7 @@
 
 #include "basic/fd-util.h"
 #include "basic/time-util.h"
+#include "basic/utf8.h"
 #include "core/mcpserver/mcpserver.h"
 #include "core/policy/approval.h"
 
@@ -32,14 +33,19 @@ struct elicit_wait {
 static json_t *request_params(const struct approval_request *req)
 {
         const struct policy_verdict *v = req->verdict;
-        char message[POLICY_TEXT_MAX * 2 + 2400];
+        char message[POLICY_TEXT_MAX * 2 + 2400], subject[POLICY_TEXT_MAX], what[POLICY_TEXT_MAX];
 
+        /* The script chose the command or path: no control character reaches the form. */
+        memcpy(subject, v->subject, sizeof(subject));
+        memcpy(what, v->what, sizeof(what));
+        utf8_replace_controls(subject, false);
+        utf8_replace_controls(what, false);
         (void) snprintf(message, sizeof(message),
                         "The script wants to call %s: %s\n"
                         "Why asked: %s (%s)\n"
                         "Arguments: %s\n"
                         "Allow it?",
-                        req->tool, v->subject[0] ? v->subject : "(the call)", v->what,
+                        req->tool, subject[0] ? subject : "(the call)", what,
                         v->origin == POLICY_ORIGIN_RULE ? "a rule of the policy"
                                                         : "ptc's built-in list",
                         req->args_json);
