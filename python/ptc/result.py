@@ -8,16 +8,20 @@ from typing import Any, Optional, Tuple
 
 @dataclass(frozen=True)
 class ToolCallRecord:
-    """One entry of ``tool_calls`` (an execution run with log_calls=True)."""
+    """One entry of ``tool_calls`` (an execution run with log_calls=True); ``policy`` is
+    what the policy decided when it was more than the default allow (docs/policy.md, "In
+    the log"), else None."""
     tool: str
     args_preview: str
     duration_seconds: float
     ok: bool
+    policy: Optional[dict] = None
 
     @classmethod
     def from_dict(cls, d):
         return cls(tool=d.get("tool", ""), args_preview=d.get("args_preview", ""),
-                   duration_seconds=d.get("duration_seconds", 0.0), ok=bool(d.get("ok")))
+                   duration_seconds=d.get("duration_seconds", 0.0), ok=bool(d.get("ok")),
+                   policy=d.get("policy"))
 
 
 @dataclass(frozen=True)

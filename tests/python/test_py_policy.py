@@ -82,3 +82,41 @@ def test_set_approver_after_start_is_a_state_error(make_engine):
         pass
     else:
         raise AssertionError("set_approver after start was accepted")
+
+
+def test_concurrent_asks_are_put_one_at_a_time(make_engine, scratch):
+    for i in range(8):
+        (scratch / f"c{i}").mkdir()
+    lock = threading.Lock()
+    state = {"active": 0, "peak": 0, "asked": 0}
+
+    def approve(req):
+        with lock:
+            state["active"] += 1
+            state["asked"] += 1
+            state["peak"] = max(state["peak"], state["active"])
+        try:
+            import time
+            time.sleep(0.2)
+            return "session"
+        finally:
+            with lock:
+                state["active"] -= 1
+
+    e = make_engine(approver=approve, log_calls=True)
+    r = e.execute(script("""
+        import threading
+        from hermes_tools import terminal
+        codes = [None] * 8
+        def one(i):
+            codes[i] = terminal(f"rm -r c{i}")["exit_code"]
+        ts = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        print(codes)
+        """))
+    assert r.status == "success" and r.output.strip() == str([0] * 8), r
+    # One question, the others waited their turn and found the session's answer.
+    assert state["asked"] == 1 and state["peak"] == 1, state
+    by = sorted(c.policy["answered_by"] for c in r.tool_calls)
+    assert by == ["callback"] + ["session"] * 7, by

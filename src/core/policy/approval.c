@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/fd-util.h"
 #include "basic/strv.h"
 #include "core/output/redact.h"
 #include "core/policy/approval.h"
@@ -45,15 +46,6 @@ struct approver *approver_free(struct approver *a)
         strv_free(a->granted);
         free(a);
         return NULL;
-}
-
-void approver_forget(struct approver *a)
-{
-        if (!a)
-                return;
-        pthread_mutex_lock(&a->lock);
-        a->granted = strv_free(a->granted);
-        pthread_mutex_unlock(&a->lock);
 }
 
 /* The key an answer "for this session" covers: the rule, or the built-in with the tool. */
@@ -197,21 +189,23 @@ int approver_ask(struct approver *a, const struct approval_question *q, enum app
                 return 0;
         }
         /* One question at a time; an answer for the session may come while this call
-         * waits its turn. */
+         * waits its turn. Its turn is part of its wait: the clock stops from here. */
+        pause_clock_begin(q->clock);
         pthread_mutex_lock(&a->ask_lock);
         if (is_granted(a, key)) {
                 pthread_mutex_unlock(&a->ask_lock);
+                pause_clock_end(q->clock);
                 *ret = APPROVAL_ALLOW_ONCE;
                 *ret_by = "session";
                 return 0;
         }
         req.deadline = now_usec() + (usec_t) (q->timeout * USEC_PER_SEC);
-        pause_clock_begin(q->clock);
-        r = a->ask(a->userdata, &req, ret);
-        pause_clock_end(q->clock);
+        /* The call's run may have ended while it waited its turn: nobody is asked then. */
+        r = fd_readable_now(q->cancel_fd) ? -ECANCELED : a->ask(a->userdata, &req, ret);
         if (r >= 0 && *ret == APPROVAL_ALLOW_SESSION && grant(a, key) < 0)
                 r = -ENOMEM;
         pthread_mutex_unlock(&a->ask_lock);
+        pause_clock_end(q->clock);
         *ret_wait = (double) (now_usec() - t0) / USEC_PER_SEC;
         *ret_by = a->name;
         return r;

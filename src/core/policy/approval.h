@@ -56,8 +56,6 @@ _must_check_ int approver_new(approval_ask_fn ask, void *userdata, const char *n
 struct approver *approver_free(struct approver *a);
 DEFINE_TRIVIAL_CLEANUP_FUNC_RESET(struct approver *, approver_free);
 #define _cleanup_approver_ _cleanup_(approver_freep)
-/* Forget the "for this session" answers (a new session of the front end). */
-void approver_forget(struct approver *a);
 
 /* What approver_ask() asks. All borrowed. */
 struct approval_question {
