@@ -2,8 +2,9 @@
 """The policy's asks answered by Python (docs/policy.md, "Who answers"; docs/python.md).
 
 ``Engine(approver=fn)`` or ``engine.set_approver(fn)`` before the start: each call the
-policy says to ask about waits while ``fn(request)`` runs on a ptc worker thread (one
-request at a time per engine). ``request`` is an :class:`Approval`; ``fn`` returns
+policy says to ask about waits while ``fn(request)`` runs on a thread of its own (one
+request at a time per engine), at most ``request.remaining`` seconds: a later answer is
+dropped, the call having been denied. ``request`` is an :class:`Approval`; ``fn`` returns
 ``"once"`` (or ``True``), ``"session"`` (this rule or built-in for the rest of the
 engine's life), ``"deny"`` (or ``False``), or ``None`` when nobody could be asked after all
 (``policy.headless`` decides). An exception denies, and is logged.
@@ -12,6 +13,7 @@ engine's life), ``"deny"`` (or ``False``), or ``None`` when nobody could be aske
 import ctypes
 import json
 import logging
+import threading
 
 from . import _lib
 
@@ -45,12 +47,15 @@ class Approval:
 
 
 def trampoline(fn):
-    """The C callback (ptc_approval_fn) that asks @fn; keep it alive as long as the engine."""
+    """The C callback (ptc_approval_fn) that asks @fn; keep it alive as long as the engine.
 
-    def answer(handle, userdata):
+    @fn runs on a thread of its own, so the call's wait keeps watching its deadline and
+    cancel: an answer that comes too late is dropped (the call was denied meanwhile)."""
+
+    def run(handle, request):
         lib = _lib.lib()
         try:
-            got = fn(Approval(handle))
+            got = fn(request)
             if isinstance(got, str):
                 got = got.lower()
             code = ANSWERS.get(got)
@@ -61,6 +66,16 @@ def trampoline(fn):
             log.exception("ptc: the approver failed; the call is denied")
             code = _lib.PTC_APPROVE_DENY
         lib.ptc_approval_answer(handle, code)
+
+    def answer(handle, userdata):
+        try:
+            request = Approval(handle)
+        except BaseException:
+            log.exception("ptc: cannot read the approval request; the call is denied")
+            _lib.lib().ptc_approval_answer(handle, _lib.PTC_APPROVE_DENY)
+            return
+        threading.Thread(target=run, args=(handle, request), name="ptc-approver",
+                         daemon=True).start()
 
     return _lib.APPROVAL_FN(answer)
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -103,6 +104,8 @@ static void ask(ptc_approval *a, void *userdata)
         const char *subject = json_string_value(json_object_get(v, "subject"));
         const char *origin = json_string_value(json_object_get(v, "origin"));
         char prompt[256], line[64];
+        json_t *e;
+        size_t i;
         int64_t secs = (ptc_approval_remaining_ms(a) + 999) / 1000;
 
         (void) snprintf(prompt, sizeof(prompt),
@@ -113,6 +116,17 @@ static void ask(ptc_approval *a, void *userdata)
         tty_write_text(what ? what : "?", true);
         tty_write(origin && strcmp(origin, "rule") == 0 ? " (a rule of your policy)\n"
                                                         : " (ptc's built-in list)\n");
+        /* A call that asks about several things: each, since the answer covers them all. */
+        json_array_foreach(json_object_get(v, "asks"), i, e)
+        {
+                if (i == 0)
+                        continue; /* the one above */
+                tty_write("     and: ");
+                tty_write_text(json_string_value(json_object_get(e, "what")) ?: "?", true);
+                tty_write(" (");
+                tty_write_text(json_string_value(json_object_get(e, "subject")) ?: "", true);
+                tty_write(")\n");
+        }
         tty_write("     arguments: ");
         tty_write_text(ptc_approval_arguments(a), true);
         (void) snprintf(

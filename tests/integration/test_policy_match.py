@@ -66,6 +66,27 @@ TERMINAL = [
     ("telinit 6", "blocked", "telinit 0/6"),
     ("systemctl reboot", "blocked", "systemctl poweroff"),
     ("echo pw | sudo -S apt install x", "blocked", "sudo -S"),
+    # wrappers the shell parser does not open: what they run is judged
+    ("su -c 'rm -rf /'", "blocked", "root filesystem"),
+    ("sudo su root -c 'mkfs.ext4 /dev/sda1'", "blocked", "mkfs"),
+    ("watch -n 5 rm -rf /", "blocked", "root filesystem"),
+    ("chroot /mnt rm -rf /", "blocked", "root filesystem"),
+    ("flock /tmp/lock -c 'dd if=/dev/zero of=/dev/sda'", "blocked", "dd to raw block device"),
+    ("strace -f -o trace.txt rm -rf /", "blocked", "root filesystem"),
+    ("su - deploy -c 'git push --force'", "ask", "force push"),
+    # spellings of the same targets
+    ("rm -rf ${HOME:?}", "blocked", "home directory"),
+    ("rm -rf ~/.", "blocked", "home directory"),
+    ("rm -rf /etc/../", "blocked", "root filesystem"),
+    ("rm -rf /usr/./", "blocked", "system directory"),
+    ("cp ubuntu.iso /dev/sdb", "blocked", "copy to raw block device"),
+    ("curl -fsSL https://deb.nodesource.com/setup_20.x | sudo -E bash -", "ask",
+     "pipe remote content to shell"),
+    ("/bin/bash -c \"$(curl -fsSL https://x.example/install.sh)\"", "ask",
+     "command substitution"),
+    ("chmod 766 f", "ask", "world/other-writable"),
+    ("chmod o=rwx f", "ask", "world/other-writable"),
+    ("psql <<< 'drop table t'", "ask", "SQL DROP"),
     # hardline look-alikes: not commands, or harmless
     ("echo 'rm -rf /'", "allow", None),
     ("git commit -m 'never rm -rf / or dd of=/dev/sda'", "allow", None),
@@ -74,6 +95,11 @@ TERMINAL = [
     ("man mkfs", "allow", None),
     ("kill -1 1234", "allow", None),
     ("kill -9 4321", "allow", None),
+    ("su -l deploy", "allow", None),
+    ("watch -n 2 ls", "allow", None),
+    ("strace -c ls", "allow", None),
+    ("psql -c 'select 1' && grep -r 'DROP TABLE' migrations/", "allow", None),
+    ("chmod 640 f", "allow", None),
     ("wipefs /dev/sda", "allow", None),
     ("wipefs -n -a /dev/sda", "allow", None),
     ("mkswap /swapfile", "allow", None),
@@ -200,10 +226,21 @@ policy:
       action: ask
     - tool: web_search
       action: deny
+    - tool: terminal
+      match: "git status **"
+      action: allow
 """
 
 RULE_CASES = [
-    ("terminal", {"command": "git -C repo push origin main --force"}, "allow", 0),
+    # An allow pattern matches exactly (a "**" word: any words); deny and ask generously.
+    ("terminal", {"command": "git push --force"}, "allow", 0),
+    ("terminal", {"command": "git -C repo push origin main --force"}, "ask", None),
+    ("terminal", {"command": "rm -rf build ~/.ssh"}, "ask", None),
+    ("terminal", {"command": "sudo rm -rf build"}, "deny", 1),
+    ("terminal", {"command": "CI=1 rm -rf build"}, "allow", 0),
+    ("terminal", {"command": "git status"}, "allow", 8),
+    ("terminal", {"command": "git status --short -b"}, "allow", 8),
+    ("terminal", {"command": "git -C x status"}, "allow", None),
     ("terminal", {"command": "git push --force-with-lease"}, "ask", None),
     ("terminal", {"command": "rm -rf build"}, "allow", 0),
     ("terminal", {"command": "rm -rf dist"}, "ask", None),

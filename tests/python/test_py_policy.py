@@ -120,3 +120,26 @@ def test_concurrent_asks_are_put_one_at_a_time(make_engine, scratch):
     assert state["asked"] == 1 and state["peak"] == 1, state
     by = sorted(c.policy["answered_by"] for c in r.tool_calls)
     assert by == ["callback"] + ["session"] * 7, by
+
+
+def test_a_session_answer_does_not_cover_a_new_kind_of_ask(make_engine, scratch):
+    for d in ("d0", "d1"):
+        (scratch / d).mkdir()
+    asked = []
+
+    def approve(req):
+        asked.append(req.verdict)
+        return "session"
+
+    e = make_engine(approver=approve)
+    r = e.execute(script("""
+        from hermes_tools import terminal
+        print(terminal("rm -r d0")["exit_code"])
+        print(terminal("rm -r d1 && chmod 777 nothing-here")["output"] != "")
+        """))
+    assert r.status == "success", r
+    # The second call asks again: its chmod is not what was answered, and the prompt
+    # names both things.
+    assert len(asked) == 2, asked
+    whats = [a["what"] for a in asked[1]["asks"]]
+    assert whats == ["recursive delete", "world/other-writable permissions"], asked[1]

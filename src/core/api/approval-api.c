@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -23,8 +24,8 @@
 struct ptc_approval {
         atomic_int refs; /* the host's (until answered) and the waiting call's */
         pthread_mutex_t lock;
-        const char *tool;      /* borrowed from the request: valid until answered */
-        const char *arguments; /* idem */
+        char *tool; /* copies: a host answering late still reads its own */
+        char *arguments;
         char *verdict;
         usec_t deadline;
         int answered_fd; /* written once when answered */
@@ -40,6 +41,8 @@ static void approval_unref(ptc_approval *a)
 {
         if (atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) != 1)
                 return;
+        free(a->tool);
+        free(a->arguments);
         free(a->verdict);
         safe_close(a->answered_fd);
         safe_close(a->gone_fd);
@@ -106,14 +109,20 @@ static int api_ask(void *userdata, const struct approval_request *req, enum appr
         json_auto_t *verdict = policy_verdict_to_json(req->verdict);
         ptc_approval *a;
         uint64_t one = 1;
-        bool answered;
+        bool answered, cancelled;
         int answer = PTC_APPROVE_DENY;
 
         a = calloc(1, sizeof(*a));
-        if (!a || !verdict || !(a->verdict = json_dumps(verdict, JSON_COMPACT))) {
-                if (a)
-                        free(a->verdict);
-                free(a);
+        if (!a)
+                return -ENOMEM;
+        a->answered_fd = a->gone_fd = -EBADF;
+        atomic_init(&a->refs, 1);
+        pthread_mutex_init(&a->lock, NULL);
+        a->tool = strdup(req->tool);
+        a->arguments = strdup(req->args_json);
+        a->verdict = verdict ? json_dumps(verdict, JSON_COMPACT) : NULL;
+        if (!a->tool || !a->arguments || !a->verdict) {
+                approval_unref(a);
                 return -ENOMEM;
         }
         a->answered_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -121,36 +130,31 @@ static int api_ask(void *userdata, const struct approval_request *req, enum appr
         if (a->answered_fd < 0 || a->gone_fd < 0) {
                 int r = -errno;
 
-                safe_close(a->answered_fd);
-                safe_close(a->gone_fd);
-                free(a->verdict);
-                free(a);
+                approval_unref(a);
                 return r;
         }
-        pthread_mutex_init(&a->lock, NULL);
         atomic_init(&a->refs, 2);
-        a->tool = req->tool;
-        a->arguments = req->args_json;
         a->deadline = req->deadline;
 
         e->approval_fn(a, e->approval_userdata);
         fd_wait_either(a->answered_fd, req->cancel_fd, req->deadline);
 
+        /* An answer counts only while it is wanted: not after a cancel, nor (from a host
+         * that blocked past it) after the deadline. */
+        cancelled = fd_readable_now(req->cancel_fd);
         pthread_mutex_lock(&a->lock);
-        answered = a->answered;
+        answered = a->answered && !cancelled && now_usec() <= req->deadline;
         if (answered)
                 answer = a->answer;
-        else {
+        else if (!a->answered) {
                 a->abandoned = true;
-                /* The strings were the request's: a late callback must not read them. */
-                a->tool = a->arguments = NULL;
                 (void) !write(a->gone_fd, &one, sizeof(one));
         }
         pthread_mutex_unlock(&a->lock);
         approval_unref(a);
 
         if (!answered || answer == PTC_APPROVE_NO_ANSWER)
-                return req->cancel_fd >= 0 && fd_readable_now(req->cancel_fd) ? -ECANCELED : -ETIME;
+                return cancelled ? -ECANCELED : -ETIME;
         switch (answer) {
         case PTC_APPROVE_ONCE:
                 *ret = APPROVAL_ALLOW_ONCE;

@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "basic/buf.h"
 #include "basic/fd-util.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
@@ -30,51 +31,78 @@ struct elicit_wait {
         json_t *response; /* the response message, under the server's lock */
 };
 
+/* Append @s with every control character as '?': the script chose it (a command, a path). */
+static int append_clean(struct buf *m, const char *s)
+{
+        _cleanup_free_ char *c = strdup(s);
+
+        if (!c)
+                return -ENOMEM;
+        utf8_replace_controls(c, false);
+        return buf_append_str(m, c);
+}
+
 static json_t *request_params(const struct approval_request *req)
 {
         const struct policy_verdict *v = req->verdict;
-        char message[POLICY_TEXT_MAX * 2 + 2400], subject[POLICY_TEXT_MAX], what[POLICY_TEXT_MAX];
+        _cleanup_buf_ struct buf m = BUF_INIT(64 * 1024);
+        int r;
 
-        /* The script chose the command or path: no control character reaches the form. */
-        memcpy(subject, v->subject, sizeof(subject));
-        memcpy(what, v->what, sizeof(what));
-        utf8_replace_controls(subject, false);
-        utf8_replace_controls(what, false);
-        (void) snprintf(message, sizeof(message),
-                        "The script wants to call %s: %s\n"
-                        "Why asked: %s (%s)\n"
-                        "Arguments: %s\n"
-                        "Allow it?",
-                        req->tool, subject[0] ? subject : "(the call)", what,
-                        v->origin == POLICY_ORIGIN_RULE ? "a rule of the policy"
-                                                        : "ptc's built-in list",
-                        req->args_json);
+        r = buf_printf(&m, "The script wants to call %s: ", req->tool);
+        if (r >= 0)
+                r = append_clean(&m, v->subject[0] ? v->subject : "(the call)");
+        if (r >= 0)
+                r = buf_append_str(&m, "\nWhy asked: ");
+        if (r >= 0)
+                r = append_clean(&m, v->what);
+        if (r >= 0)
+                r = buf_append_str(&m, v->origin == POLICY_ORIGIN_RULE
+                                               ? " (a rule of the policy)\n"
+                                               : " (ptc's built-in list)\n");
+        /* A call that asks about several things: each, since the answer covers them all. */
+        for (size_t i = 1; r >= 0 && i < v->n_asks; i++) {
+                r = buf_append_str(&m, "And: ");
+                if (r >= 0)
+                        r = append_clean(&m, v->asks[i].what);
+                if (r >= 0)
+                        r = buf_append_str(&m, " (");
+                if (r >= 0)
+                        r = append_clean(&m, v->asks[i].subject);
+                if (r >= 0)
+                        r = buf_append_str(&m, ")\n");
+        }
+        if (r >= 0)
+                r = buf_append_str(&m, "Arguments: ");
+        if (r >= 0)
+                r = append_clean(&m, req->args_json);
+        if (r >= 0)
+                r = buf_append_str(&m, "\nAllow it?");
+        if (r < 0)
+                return NULL;
         return json_pack("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s, s:[s, s, s]}}, s:[s]}}", "message",
-                         message, "requestedSchema", "type", "object", "properties", "decision",
+                         buf_str(&m), "requestedSchema", "type", "object", "properties", "decision",
                          "type", "string", "title", "Decision", "description",
                          "allow_once, allow_session (this and later calls like it, for this "
                          "connection) or deny",
                          "enum", "allow_once", "allow_session", "deny", "required", "decision");
 }
 
-/* The client's response as an answer: 0, or -ENXIO (it could not ask: an error). */
-static int read_response(json_t *msg, enum approval_answer *ret)
+/* The client's response as an answer: anything but an accepted allow denies (a client that
+ * declared the capability and answers with an error does not fall back to headless). */
+static void read_response(json_t *msg, enum approval_answer *ret)
 {
         json_t *result = json_object_get(msg, "result");
         const char *action = json_string_value(json_object_get(result, "action"));
         const char *decision =
                 json_string_value(json_object_get(json_object_get(result, "content"), "decision"));
 
-        if (!json_is_object(result) || !action)
-                return -ENXIO;
-        *ret = APPROVAL_DENY; /* decline, cancel, and anything not understood */
-        if (strcmp(action, "accept") == 0 && decision) {
+        *ret = APPROVAL_DENY;
+        if (action && strcmp(action, "accept") == 0 && decision) {
                 if (strcmp(decision, "allow_once") == 0)
                         *ret = APPROVAL_ALLOW_ONCE;
                 else if (strcmp(decision, "allow_session") == 0)
                         *ret = APPROVAL_ALLOW_SESSION;
         }
-        return 0;
 }
 
 static int elicit_ask(void *userdata, const struct approval_request *req, enum approval_answer *ret)
@@ -122,8 +150,10 @@ static int elicit_ask(void *userdata, const struct approval_request *req, enum a
         pthread_mutex_unlock(&s->lock);
         safe_close(w.efd);
 
-        if (response)
-                return read_response(response, ret);
+        if (response) {
+                read_response(response, ret);
+                return 0;
+        }
         cancelled = req->cancel_fd >= 0 && fd_readable_now(req->cancel_fd);
         /* The client may still show the form: it is told the answer is no longer wanted. */
         mcpserver_send(s, json_pack("{s:s, s:{s:I, s:s}}", "method", "notifications/cancelled",

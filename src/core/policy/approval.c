@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "basic/fd-util.h"
 #include "basic/strv.h"
@@ -17,9 +19,10 @@ struct approver {
         approval_ask_fn ask;
         void *userdata;
         const char *name;
-        pthread_mutex_t ask_lock; /* one question at a time: a person answers in turn */
-        pthread_mutex_t lock;     /* granted */
-        char **granted;           /* keys answered "for this session" */
+        int turn_fd;          /* one question at a time: a semaphore eventfd of 1, so a call
+                               * waiting its turn still sees its cancel and deadline */
+        pthread_mutex_t lock; /* granted */
+        char **granted;       /* keys answered "for this session" */
 };
 
 int approver_new(approval_ask_fn ask, void *userdata, const char *name, struct approver **ret)
@@ -31,7 +34,13 @@ int approver_new(approval_ask_fn ask, void *userdata, const char *name, struct a
         a->ask = ask;
         a->userdata = userdata;
         a->name = name;
-        pthread_mutex_init(&a->ask_lock, NULL);
+        a->turn_fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
+        if (a->turn_fd < 0) {
+                int r = -errno;
+
+                free(a);
+                return r;
+        }
         pthread_mutex_init(&a->lock, NULL);
         *ret = a;
         return 0;
@@ -41,7 +50,7 @@ struct approver *approver_free(struct approver *a)
 {
         if (!a)
                 return NULL;
-        pthread_mutex_destroy(&a->ask_lock);
+        safe_close(a->turn_fd);
         pthread_mutex_destroy(&a->lock);
         strv_free(a->granted);
         free(a);
@@ -49,31 +58,43 @@ struct approver *approver_free(struct approver *a)
 }
 
 /* The key an answer "for this session" covers: the rule, or the built-in with the tool. */
-static void grant_key(const char *tool, const struct policy_verdict *v, char *buf, size_t n)
+static void grant_key(const char *tool, const struct policy_ask *a, char *buf, size_t n)
 {
-        if (v->origin == POLICY_ORIGIN_RULE)
-                (void) snprintf(buf, n, "rule:%zu:%s", v->rule, tool);
+        if (a->origin == POLICY_ORIGIN_RULE)
+                (void) snprintf(buf, n, "rule:%zu:%s", a->rule, tool);
         else
-                (void) snprintf(buf, n, "builtin:%s:%s", tool, v->what);
+                (void) snprintf(buf, n, "builtin:%s:%s", tool, a->what);
 }
 
-static bool is_granted(struct approver *a, const char *key)
+/* Whether earlier answers "for this session" cover every ask of @v. */
+static bool is_granted(struct approver *a, const char *tool, const struct policy_verdict *v)
 {
-        bool found;
+        bool all = v->n_asks > 0 && !v->asks_overflow;
 
         pthread_mutex_lock(&a->lock);
-        found = strv_contains(a->granted, key);
+        for (size_t i = 0; all && i < v->n_asks; i++) {
+                char key[POLICY_TEXT_MAX + 96];
+
+                grant_key(tool, &v->asks[i], key, sizeof(key));
+                all = strv_contains(a->granted, key);
+        }
         pthread_mutex_unlock(&a->lock);
-        return found;
+        return all;
 }
 
-static int grant(struct approver *a, const char *key)
+/* Remember an answer "for this session" for every ask of @v. */
+static int grant(struct approver *a, const char *tool, const struct policy_verdict *v)
 {
         int r = 0;
 
         pthread_mutex_lock(&a->lock);
-        if (!strv_contains(a->granted, key))
-                r = strv_extend(&a->granted, key);
+        for (size_t i = 0; r >= 0 && i < v->n_asks; i++) {
+                char key[POLICY_TEXT_MAX + 96];
+
+                grant_key(tool, &v->asks[i], key, sizeof(key));
+                if (!strv_contains(a->granted, key))
+                        r = strv_extend(&a->granted, key);
+        }
         pthread_mutex_unlock(&a->lock);
         return r;
 }
@@ -166,6 +187,31 @@ static int deny_answer(const struct approval_call *call, const struct policy_ver
                        v->subject[0] ? " (" : "", v->subject, v->subject[0] ? ")" : "", why);
 }
 
+/* Wait for the approver's turn: 0, -ECANCELED, -ETIME. */
+static int take_turn(struct approver *a, int cancel_fd, usec_t deadline)
+{
+        uint64_t n;
+
+        for (;;) {
+                if (fd_readable_now(cancel_fd))
+                        return -ECANCELED;
+                if (read(a->turn_fd, &n, sizeof(n)) == (ssize_t) sizeof(n))
+                        return 0;
+                if (errno != EAGAIN && errno != EINTR)
+                        return -errno;
+                if (now_usec() >= deadline)
+                        return -ETIME;
+                fd_wait_either(a->turn_fd, cancel_fd, deadline);
+        }
+}
+
+static void give_turn(struct approver *a)
+{
+        uint64_t one = 1;
+
+        (void) !write(a->turn_fd, &one, sizeof(one));
+}
+
 int approver_ask(struct approver *a, const struct approval_question *q, enum approval_answer *ret,
                  const char **ret_by, double *ret_wait)
 {
@@ -175,37 +221,40 @@ int approver_ask(struct approver *a, const struct approval_question *q, enum app
                 .verdict = q->verdict,
                 .cancel_fd = q->cancel_fd,
         };
-        char key[POLICY_TEXT_MAX + 96];
         usec_t t0 = now_usec();
         int r;
 
         *ret_wait = 0;
         if (!a)
                 return -ENXIO;
-        grant_key(q->tool, q->verdict, key, sizeof(key));
-        if (is_granted(a, key)) {
+        if (is_granted(a, q->tool, q->verdict)) {
                 *ret = APPROVAL_ALLOW_ONCE;
                 *ret_by = "session";
                 return 0;
         }
         /* One question at a time; an answer for the session may come while this call
-         * waits its turn. Its turn is part of its wait: the clock stops from here. */
+         * waits its turn. The turn is part of the wait: the clock stops from here, and the
+         * ask's time (policy.approval_timeout) runs. */
+        req.deadline = t0 + (usec_t) (q->timeout * USEC_PER_SEC);
         pause_clock_begin(q->clock);
-        pthread_mutex_lock(&a->ask_lock);
-        if (is_granted(a, key)) {
-                pthread_mutex_unlock(&a->ask_lock);
-                pause_clock_end(q->clock);
-                *ret = APPROVAL_ALLOW_ONCE;
+        r = take_turn(a, q->cancel_fd, req.deadline);
+        if (r >= 0) {
+                if (is_granted(a, q->tool, q->verdict)) {
+                        *ret = APPROVAL_ALLOW_ONCE;
+                        r = 1;
+                } else {
+                        r = a->ask(a->userdata, &req, ret);
+                        if (r >= 0 && *ret == APPROVAL_ALLOW_SESSION &&
+                            grant(a, q->tool, q->verdict) < 0)
+                                r = -ENOMEM;
+                }
+                give_turn(a);
+        }
+        pause_clock_end(q->clock);
+        if (r == 1) {
                 *ret_by = "session";
                 return 0;
         }
-        req.deadline = now_usec() + (usec_t) (q->timeout * USEC_PER_SEC);
-        /* The call's run may have ended while it waited its turn: nobody is asked then. */
-        r = fd_readable_now(q->cancel_fd) ? -ECANCELED : a->ask(a->userdata, &req, ret);
-        if (r >= 0 && *ret == APPROVAL_ALLOW_SESSION && grant(a, key) < 0)
-                r = -ENOMEM;
-        pthread_mutex_unlock(&a->ask_lock);
-        pause_clock_end(q->clock);
         *ret_wait = (double) (now_usec() - t0) / USEC_PER_SEC;
         *ret_by = a->name;
         return r;

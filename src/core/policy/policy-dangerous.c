@@ -8,8 +8,8 @@
  *
  * As the hardline list, each check reads the parsed simple command, not the raw string:
  * `grep -r "rm -rf" .` and `echo "DROP TABLE"` are no dangerous commands. SQL counts in
- * the commands of a database client (psql, mysql, sqlite3, ...), in its arguments and, as
- * it also reaches the client through a here-document, in the raw text.
+ * the commands of a database client (psql, mysql, sqlite3, ...): its arguments, a here-string,
+ * and for a here-document (whose body the parser skips) the raw text.
  */
 
 #include <ctype.h>
@@ -114,25 +114,22 @@ static const char *check_rm(const struct command_view *v, const char *name)
 
 static const char *check_chmod_then_run(const struct command_view *v, const char *name);
 
-/* 777, 0666, o+w, a+rwx, u+x,o+w: a mode that lets others (or everyone) write. */
+/* A mode that lets others write: octal with the others' write bit (777, 0666, 766, 1777),
+ * or symbolic o/a with + or = and w (o+w, a=rwx, u+x,o+w). */
 static bool is_world_writable_mode(const char *m)
 {
         size_t n = strlen(m);
         const char *p;
 
-        while (n > 3 && m[0] == '0') {
-                m++;
-                n--;
-        }
-        if (strcmp(m, "777") == 0 || strcmp(m, "666") == 0)
-                return true;
+        if (n > 0 && n <= 5 && strspn(m, "01234567") == n)
+                return ((m[n - 1] - '0') & 2) != 0;
         for (p = m; *p; p = *p ? p + 1 : p) {
                 const char *e = strchrnul(p, ',');
                 const char *op = p;
 
                 while (op < e && strchr("ugoa", *op))
                         op++;
-                if (op < e && *op == '+' &&
+                if (op < e && (*op == '+' || *op == '=') &&
                     (memchr(p, 'o', (size_t) (op - p)) || memchr(p, 'a', (size_t) (op - p))) &&
                     memchr(op, 'w', (size_t) (e - op)))
                         return true;
@@ -227,7 +224,17 @@ static const char *check_sql(const struct command_view *v, const char *name)
         for (size_t i = v->cmd->cmd_index + 1; i < v->cmd->argc; i++)
                 if ((what = sql_in(v->cmd->argv[i])))
                         return what;
-        return sql_in(v->raw);
+        for (size_t i = 0; i < v->cmd->n_redirects; i++) {
+                const struct shell_redirect *r = &v->cmd->redirects[i];
+
+                if (r->op == SHELL_REDIRECT_HERESTRING && (what = sql_in(r->target)))
+                        return what;
+                /* A here-document's body is not in the parse: the raw text is read. */
+                if ((r->op == SHELL_REDIRECT_HEREDOC || r->op == SHELL_REDIRECT_HEREDOC_TAB) &&
+                    (what = sql_in(v->raw)))
+                        return what;
+        }
+        return NULL;
 }
 
 static const char *check_copy_into_etc(const struct command_view *v, const char *name)
@@ -330,7 +337,9 @@ static const char *check_substituted_download(const struct command_view *v, cons
                 if (strncmp(w, "<(", 2) == 0)
                         return runs_text ? "execute remote content via command substitution"
                                          : "execute remote script via process substitution";
-                if (runs_text && (strstr(w, "$(") || strchr(w, '`')))
+                /* eval "$(curl ...)", bash -c "$(curl ...)": the download is the script. */
+                if ((runs_text || policy_has_option(v->cmd, 'c', NULL)) &&
+                    (strstr(w, "$(") || strchr(w, '`')))
                         return "execute remote content via command substitution";
         }
         return NULL;

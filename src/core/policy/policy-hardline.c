@@ -18,75 +18,67 @@
 
 #include "core/policy/policy-internal.h"
 
-/* "/", "//", "/.", "/./..", "/ *" (a glob), "/.*" ...: what the shell resolves to the root. */
-static bool is_root(const char *w)
+/* The marker a home spelled ~ or $HOME stands for when the home's path is unknown. */
+#define UNKNOWN_HOME "/\001home"
+
+/*
+ * What rm's operand @w names, as an absolute path without "." and ".." and with a trailing
+ * glob ("/" "*", "/.*") dropped: the home's spellings (~, $HOME, ${HOME}, ${HOME:?...})
+ * become @home's path. NULL for a relative operand (or ENOMEM).
+ */
+static char *rm_target(const char *w, const char *home)
 {
-        const char *p = w;
+        static const char *const homes[] = {"~", "$HOME", "${HOME}"};
+        const char *h = home && home[0] == '/' ? home : UNKNOWN_HOME, *rest = NULL;
+        char *p = NULL;
+        size_t n;
 
-        if (w[0] != '/')
-                return false;
-        while (*p) {
-                const char *e;
-                size_t n;
+        for (size_t i = 0; i < ELEMENTSOF(homes) && !rest; i++) {
+                size_t k = strlen(homes[i]);
 
-                while (*p == '/')
-                        p++;
-                e = strchrnul(p, '/');
-                n = (size_t) (e - p);
-                if (!(n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.') ||
-                      (*e == 0 && (strcmp(p, "*") == 0 || strcmp(p, ".*") == 0))))
-                        return false;
-                p = e;
+                if (strncmp(w, homes[i], k) == 0 && (w[k] == 0 || w[k] == '/'))
+                        rest = w + k;
         }
-        return true;
-}
-
-/* @w, less "/", "/" "*" or "*" at its end, equals @dir. */
-static bool names_dir(const char *w, const char *dir)
-{
-        size_t n = strlen(dir);
-
-        if (strncmp(w, dir, n) != 0)
-                return false;
-        w += n;
-        return !*w || strcmp(w, "/") == 0 || strcmp(w, "/*") == 0 || strcmp(w, "*") == 0;
-}
-
-static bool is_system_dir(const char *w)
-{
-        static const char *const dirs[] = {"/home", "/root", "/etc",  "/usr", "/var",
-                                           "/bin",  "/sbin", "/boot", "/lib"};
-        _cleanup_free_ char *n = strdup(w);
-
-        if (!n || w[0] != '/')
-                return false;
-        policy_normalize_path(n);
-        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
-                if (names_dir(n, dirs[i]) || names_dir(w, dirs[i]))
-                        return true;
-        return false;
-}
-
-static bool is_home(const char *w, const char *home)
-{
-        static const char *const spellings[] = {"~", "$HOME", "${HOME}"};
-
-        for (size_t i = 0; i < ELEMENTSOF(spellings); i++)
-                if (names_dir(w, spellings[i]))
-                        return true;
-        return home && home[0] == '/' && strcmp(home, "/") != 0 && names_dir(w, home);
+        /* ${HOME:?msg}, ${HOME:-x}: the home all the same. */
+        if (!rest && strncmp(w, "${HOME:", 7) == 0 && strchr(w, '}'))
+                rest = strchr(w, '}') + 1;
+        if (rest) {
+                if (asprintf(&p, "%s/%s", h, rest) < 0)
+                        return NULL;
+        } else if (w[0] == '/')
+                p = strdup(w);
+        if (!p)
+                return NULL;
+        n = strlen(p);
+        /* A last component that is a glob of everything: the directory's contents. */
+        if (n >= 2 && strcmp(p + n - 2, "/*") == 0)
+                p[n - 2] = 0;
+        else if (n >= 3 && strcmp(p + n - 3, "/.*") == 0)
+                p[n - 3] = 0;
+        policy_normalize_path(p);
+        return p;
 }
 
 static const char *check_rm(const struct command_view *v)
 {
+        static const char *const dirs[] = {"/home", "/root", "/etc",  "/usr", "/var",
+                                           "/bin",  "/sbin", "/boot", "/lib"};
         const char *w;
 
         for (size_t i = 0; (w = policy_operand(v->cmd, i)); i++) {
-                if (is_root(w))
+                _cleanup_free_ char *t = rm_target(w, v->home);
+
+                /* `rm -rf / *` is the root too: "/" then everything in the directory. */
+                if (!t)
+                        continue;
+                if (strcmp(t, "/") == 0)
                         return "recursive delete of root filesystem";
-                if (is_system_dir(w))
-                        return "recursive delete of system directory";
-                if (is_home(w, v->home))
+                for (size_t j = 0; j < ELEMENTSOF(dirs); j++)
+                        if (strcmp(t, dirs[j]) == 0)
+                                return "recursive delete of system directory";
+                if (strcmp(t, UNKNOWN_HOME) == 0 ||
+                    (v->home && v->home[0] == '/' && strcmp(v->home, "/") != 0 &&
+                     strcmp(t, v->home) == 0))
                         return "recursive delete of home directory";
         }
         return NULL;
@@ -127,6 +119,19 @@ static const char *check_wipe(const struct command_view *v, const char *name)
         else if (strcmp(name, "blkdiscard") == 0 || strcmp(name, "shred") == 0)
                 wipes = true;
         return wipes && any_operand_is_block_device(c) ? "wipe raw block device" : NULL;
+}
+
+/* cp, mv, install, tee or pv writing onto a block device: the disk is overwritten. */
+static const char *check_copy_to_device(const struct command_view *v, const char *name)
+{
+        const char *last = policy_last_word(v->cmd);
+
+        if ((strcmp(name, "cp") == 0 || strcmp(name, "mv") == 0 || strcmp(name, "install") == 0) &&
+            last && policy_is_block_device(last))
+                return "copy to raw block device";
+        if (strcmp(name, "tee") == 0 && any_operand_is_block_device(v->cmd))
+                return "copy to raw block device";
+        return NULL;
 }
 
 static const char *check_dd(const struct command_view *v)
@@ -264,6 +269,8 @@ const char *policy_hardline(const struct command_view *v, const char **ret_messa
         if ((what = check_format(v, name)) || (what = check_wipe(v, name)))
                 return what;
         if (strcmp(name, "dd") == 0 && (what = check_dd(v)))
+                return what;
+        if ((what = check_copy_to_device(v, name)))
                 return what;
         if ((what = check_redirects(v)))
                 return what;

@@ -25,8 +25,9 @@ struct command_view {
 
 /* policy-command.c */
 
-/* Whether @pattern (a terminal rule's match) matches @c (docs/policy.md, "Commands"). */
-bool policy_command_matches(const struct shell_command *c, const char *pattern);
+/* Whether @pattern (a terminal rule's match) matches @c (docs/policy.md, "Commands"):
+ * @exact for an allow rule, generously for deny and ask (policy-command.c). */
+bool policy_command_matches(const struct shell_command *c, const char *pattern, bool exact);
 /* The command word's basename, or "" when @c has none. */
 const char *policy_command_name(const struct shell_command *c);
 /* Whether @w is an option word of a command: "-x", "--long", not "-" or a word after "--". */
@@ -41,6 +42,13 @@ const char *policy_last_word(const struct shell_command *c);
 bool policy_parse_has_command(const struct shell_parse *p, const char *name);
 /* Whether @c is a shell (sh, bash, zsh, ksh, dash) that reads its script from stdin. */
 bool policy_is_stdin_shell(const struct shell_command *c);
+/*
+ * The command string @c runs through a wrapper the shell parser does not open (new,
+ * caller frees; NULL: none): `su`/`runuser ... -c STRING`, `watch [opts] WORDS` (joined,
+ * as watch hands them to sh -c), `chroot DIR WORDS`, `flock FILE (-c STRING | WORDS)`,
+ * `strace`/`ltrace [opts] WORDS`.
+ */
+char *policy_inner_command(const struct shell_command *c);
 /* @a ends with @suffix */
 bool policy_ends_with(const char *a, const char *suffix);
 

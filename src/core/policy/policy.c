@@ -24,6 +24,10 @@ struct decision {
         const char *home;
         struct policy_verdict *best;
         bool have;
+        /* The distinct asks seen (policy_verdict.asks), whatever the call's verdict. */
+        struct policy_ask asks[POLICY_ASKS_MAX];
+        size_t n_asks;
+        bool asks_overflow;
 };
 
 static const char *const origin_words[] = {"default", "rule", "dangerous", "hardline"};
@@ -51,9 +55,31 @@ static void set_text(char *dst, const char *s)
         memcpy(dst + n, "...", 4);
 }
 
+static bool same_ask(const struct policy_ask *a, const struct policy_verdict *v)
+{
+        return a->origin == v->origin &&
+               (v->origin == POLICY_ORIGIN_RULE ? a->rule == v->rule
+                                                : strcmp(a->what, v->what) == 0);
+}
+
 /* Keep @v when it is stricter than what the call has so far (the first of equals). */
 static void consider(struct decision *d, const struct policy_verdict *v)
 {
+        if (v->kind == POLICY_VERDICT_ASK) {
+                size_t i;
+
+                for (i = 0; i < d->n_asks && !same_ask(&d->asks[i], v); i++)
+                        ;
+                if (i == d->n_asks && d->n_asks < POLICY_ASKS_MAX) {
+                        struct policy_ask *a = &d->asks[d->n_asks++];
+
+                        a->origin = v->origin;
+                        a->rule = v->rule;
+                        memcpy(a->what, v->what, sizeof(a->what));
+                        memcpy(a->subject, v->subject, sizeof(a->subject));
+                } else if (i == d->n_asks)
+                        d->asks_overflow = true;
+        }
         if (!d->have || v->kind > d->best->kind) {
                 *d->best = *v;
                 d->have = true;
@@ -76,7 +102,8 @@ static bool any_rule_names(const struct ptc_config *c, const char *tool)
         return false;
 }
 
-typedef bool (*match_fn)(const char *pattern, const void *subject, const struct decision *d);
+typedef bool (*match_fn)(const char *pattern, const void *subject, const struct decision *d,
+                         const struct policy_rule *r);
 
 /* The first rule for the tool that has no match, or a pattern that @match says fits. */
 static bool first_rule(const struct decision *d, match_fn match, const void *subject,
@@ -91,7 +118,7 @@ static bool first_rule(const struct decision *d, match_fn match, const void *sub
                 if (!rule_names_tool(r, d->tool))
                         continue;
                 for (size_t j = 0; !hit && match && r->match[j]; j++)
-                        hit = match(r->match[j], subject, d);
+                        hit = match(r->match[j], subject, d, r);
                 if (!hit)
                         continue;
                 v->kind = (enum policy_verdict_kind) r->action;
@@ -121,9 +148,10 @@ static void join_words(const struct shell_command *c, char *out)
         set_text(out, buf);
 }
 
-static bool command_match(const char *pattern, const void *subject, const struct decision *d)
+static bool command_match(const char *pattern, const void *subject, const struct decision *d,
+                          const struct policy_rule *r)
 {
-        return policy_command_matches(subject, pattern);
+        return policy_command_matches(subject, pattern, r->action == POLICY_ALLOW);
 }
 
 static void dangerous_verdict(const struct decision *d, const char *what, struct policy_verdict *v)
@@ -133,7 +161,10 @@ static void dangerous_verdict(const struct decision *d, const char *what, struct
         set_text(v->what, what);
 }
 
-static int decide_command(struct decision *d, const char *raw_cmd)
+/* Wrappers inside wrappers: `su -c "watch 'chroot / rm -rf /'"` is three levels. */
+#define INNER_DEPTH_MAX 4
+
+static int decide_command(struct decision *d, const char *raw_cmd, unsigned depth)
 {
         _cleanup_shell_parse_ struct shell_parse *sp = NULL;
         int r;
@@ -168,11 +199,19 @@ static int decide_command(struct decision *d, const char *raw_cmd)
                 }
                 join_words(view.cmd, v.subject);
                 consider(d, &v);
+                /* What a wrapper the parser does not open runs is judged too. */
+                if (depth < INNER_DEPTH_MAX) {
+                        _cleanup_free_ char *inner = policy_inner_command(view.cmd);
+
+                        if (inner && (r = decide_command(d, inner, depth + 1)) < 0)
+                                return r;
+                }
         }
         return 0;
 }
 
-static bool path_match(const char *pattern, const void *subject, const struct decision *d)
+static bool path_match(const char *pattern, const void *subject, const struct decision *d,
+                       const struct policy_rule *r)
 {
         return policy_path_matches(pattern, subject, d->cwd, d->home);
 }
@@ -264,29 +303,37 @@ static int decide_paths(struct decision *d, json_t *args, char *const *env)
         return decide_path(d, json_string_value(pv), env);
 }
 
-static bool host_match(const char *pattern, const void *subject, const struct decision *d)
+static bool host_match(const char *pattern, const void *subject, const struct decision *d,
+                       const struct policy_rule *r)
 {
         return policy_host_matches(pattern, subject);
 }
 
+static void decide_host(struct decision *d, const struct web_module *m, const char *url)
+{
+        _cleanup_free_ char *host = NULL;
+        struct policy_verdict v = {};
+
+        /* Without the module (and so without web_extract) a URL has no host. */
+        host = m && m->url_host ? m->url_host(url) : NULL;
+        first_rule(d, host ? host_match : NULL, host, &v);
+        set_text(v.subject, host ?: url);
+        consider(d, &v);
+}
+
+/* Every URL web_extract would fetch: a list of strings, or one string (web-extract.c). */
 static int decide_hosts(struct decision *d, json_t *args)
 {
         const struct web_module *m = web_module_get(NULL);
         json_t *urls = json_object_get(args, "urls"), *u;
         size_t i;
 
+        if (json_is_string(urls))
+                decide_host(d, m, json_string_value(urls));
         json_array_foreach(urls, i, u)
         {
-                _cleanup_free_ char *host = NULL;
-                struct policy_verdict v = {};
-
-                if (!json_is_string(u))
-                        continue;
-                /* Without the module (and so without web_extract) a URL has no host. */
-                host = m && m->url_host ? m->url_host(json_string_value(u)) : NULL;
-                first_rule(d, host ? host_match : NULL, host, &v);
-                set_text(v.subject, host ?: json_string_value(u));
-                consider(d, &v);
+                if (json_is_string(u))
+                        decide_host(d, m, json_string_value(u));
         }
         return 0;
 }
@@ -314,7 +361,7 @@ int policy_decide(const struct ptc_config *c, const char *tool, json_t *args, co
         case POLICY_SUBJECT_COMMAND:
                 cmd = json_object_get(args, "command");
                 if (json_is_string(cmd))
-                        r = decide_command(&d, json_string_value(cmd));
+                        r = decide_command(&d, json_string_value(cmd), 0);
                 break;
         case POLICY_SUBJECT_PATH:
                 r = decide_paths(&d, args, env);
@@ -336,6 +383,11 @@ int policy_decide(const struct ptc_config *c, const char *tool, json_t *args, co
         }
         if (ret->origin == POLICY_ORIGIN_DEFAULT)
                 set_text(ret->what, "no rule");
+        if (ret->kind == POLICY_VERDICT_ASK) {
+                memcpy(ret->asks, d.asks, sizeof(d.asks));
+                ret->n_asks = d.n_asks;
+                ret->asks_overflow = d.asks_overflow;
+        }
         return 0;
 }
 
@@ -351,7 +403,59 @@ json_t *policy_verdict_to_json(const struct policy_verdict *v)
                 return json_decref(o), NULL;
         if (o && v->message && json_object_set_new(o, "message", json_string(v->message)) < 0)
                 return json_decref(o), NULL;
+        if (o && v->kind == POLICY_VERDICT_ASK && (v->n_asks > 1 || v->asks_overflow)) {
+                json_t *asks = json_array();
+
+                if (!asks || json_object_set_new(o, "asks", asks) < 0 ||
+                    (v->asks_overflow && json_object_set_new(o, "asks_overflow", json_true()) < 0))
+                        return json_decref(o), NULL;
+                for (size_t i = 0; i < v->n_asks; i++) {
+                        const struct policy_ask *a = &v->asks[i];
+                        json_t *e = json_pack("{s:s, s:s, s:s}", "origin", origin_words[a->origin],
+                                              "what", a->what, "subject", a->subject);
+
+                        if (!e ||
+                            (a->origin == POLICY_ORIGIN_RULE &&
+                             json_object_set_new(e, "rule", json_integer((json_int_t) a->rule)) <
+                                     0) ||
+                            json_array_append_new(asks, e) < 0)
+                                return json_decref(o), NULL;
+                }
+        }
         return o;
+}
+
+static int asks_from_json(json_t *asks, bool overflow, struct policy_verdict *v)
+{
+        json_t *e;
+        size_t i;
+
+        /* One ask: the verdict's own. */
+        v->n_asks = 1;
+        v->asks[0] = (struct policy_ask){.origin = v->origin, .rule = v->rule};
+        memcpy(v->asks[0].what, v->what, sizeof(v->what));
+        memcpy(v->asks[0].subject, v->subject, sizeof(v->subject));
+        v->asks_overflow = overflow;
+        if (!asks)
+                return 0;
+        if (!json_is_array(asks) || json_array_size(asks) > POLICY_ASKS_MAX)
+                return -EINVAL;
+        v->n_asks = 0;
+        json_array_foreach(asks, i, e)
+        {
+                struct policy_verdict one;
+                json_t *copy = json_pack(
+                        "{s:O?, s:O?, s:O?, s:O?}", "origin", json_object_get(e, "origin"), "what",
+                        json_object_get(e, "what"), "subject", json_object_get(e, "subject"),
+                        "rule", json_object_get(e, "rule"));
+                int r = copy ? policy_verdict_from_json(copy, &one) : -ENOMEM;
+
+                json_decref(copy);
+                if (r < 0)
+                        return r;
+                v->asks[v->n_asks++] = one.asks[0];
+        }
+        return v->n_asks > 0 ? 0 : -EINVAL;
 }
 
 int policy_verdict_from_json(json_t *j, struct policy_verdict *ret)
@@ -377,7 +481,8 @@ int policy_verdict_from_json(json_t *j, struct policy_verdict *ret)
         }
         set_text(ret->what, what);
         set_text(ret->subject, subject);
-        return 0;
+        return asks_from_json(json_object_get(j, "asks"),
+                              json_is_true(json_object_get(j, "asks_overflow")), ret);
 }
 
 json_t *policy_rules_to_json(const struct policy_config *p)

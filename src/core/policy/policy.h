@@ -46,6 +46,17 @@ enum policy_origin {
 };
 
 #define POLICY_TEXT_MAX 256
+/* The distinct asks of one call kept; a call with more is never covered by earlier "for this
+ * session" answers (asks_overflow). */
+#define POLICY_ASKS_MAX 8
+
+/* One thing a call is asked about: a rule or a built-in description, and its subject. */
+struct policy_ask {
+        enum policy_origin origin; /* POLICY_ORIGIN_RULE or POLICY_ORIGIN_DANGEROUS */
+        size_t rule;               /* POLICY_ORIGIN_RULE */
+        char what[POLICY_TEXT_MAX];
+        char subject[POLICY_TEXT_MAX];
+};
 
 struct policy_verdict {
         enum policy_verdict_kind kind;
@@ -59,6 +70,13 @@ struct policy_verdict {
         /* The rule's message, or a built-in's own text (sudo -S); NULL: none. Borrowed from
          * the configuration or static. */
         const char *message;
+        /*
+         * POLICY_VERDICT_ASK: every distinct ask of the call, the verdict's own first
+         * (`rm -r d && git push --force` asks about both). An answer covers them all.
+         */
+        struct policy_ask asks[POLICY_ASKS_MAX];
+        size_t n_asks;
+        bool asks_overflow;
 };
 
 /*
@@ -75,8 +93,9 @@ const char *policy_verdict_kind_to_string(enum policy_verdict_kind k);
 
 /*
  * The verdict as a JSON object {"decision", "origin", "what", "subject"[, "rule", "line",
- * "message"]}, as `ptc policy check` prints it and the per-call log keeps it. New
- * reference, NULL on ENOMEM.
+ * "message", "asks"]}, as `ptc policy check` prints it and the per-call log keeps it;
+ * "asks" lists {"origin", "what", "subject"[, "rule"]} when a call asks about more than one
+ * thing. New reference, NULL on ENOMEM.
  */
 json_t *policy_verdict_to_json(const struct policy_verdict *v);
 
