@@ -312,6 +312,18 @@ typedef void (*ptc_progress_fn)(const char *tool, int64_t count, void *userdata)
 PTC_EXPORT int ptc_execution_on_progress(ptc_execution *x, ptc_progress_fn fn, void *userdata);
 
 /*
+ * Before the run: @fn gets the run's live events (docs/observability.md), each a JSON
+ * object on one line (@line, @len bytes, no newline; valid for the call only): "start",
+ * "call" and "call_end" for each tool call, "output" (the script's stdout and stderr, line by
+ * line, redacted), "limit", and "end" with the result. Called on the run's thread and on the
+ * tool-call threads, one at a time, in order; it must not block for long (a host writing to
+ * a pipe writes non-blocking). A negative return counts the event as dropped (the end
+ * event says how many). -EINVAL, -EBUSY after the run.
+ */
+typedef int (*ptc_event_fn)(const char *line, size_t len, void *userdata);
+PTC_EXPORT int ptc_execution_on_event(ptc_execution *x, ptc_event_fn fn, void *userdata);
+
+/*
  * Run @code (@code_len bytes; may hold NUL) to its end: success, error,
  * timeout or cancellation. Blocks the calling thread. On 0, *ret_json is the
  * result JSON (docs/contracts.md 4) and *ret_status its status. A negative

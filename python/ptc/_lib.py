@@ -29,6 +29,8 @@ class Diag(ctypes.Structure):
 TOOL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 # void (*ptc_approval_fn)(ptc_approval *request, void *userdata)
 APPROVAL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+# int (*ptc_event_fn)(const char *line, size_t len, void *userdata)
+EVENT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
 # void (*ptc_progress_fn)(const char *tool, int64_t count, void *userdata)
 PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int64, ctypes.c_void_p)
 
@@ -91,6 +93,7 @@ _PROTOTYPES = {
     "ptc_execution_free": (_P, [_P]),
     "ptc_execution_set": (_c.c_int, [_P, _c.c_char_p, _c.c_char_p, _DIAG]),
     "ptc_execution_on_progress": (_c.c_int, [_P, PROGRESS_FN, _P]),
+    "ptc_execution_on_event": (_c.c_int, [_P, EVENT_FN, _P]),
     "ptc_execution_run": (_c.c_int, [_P, _c.c_char_p, _c.c_size_t, _PP,
                      _c.POINTER(_c.c_int), _DIAG]),
     "ptc_execution_cancel": (None, [_P]),

@@ -610,15 +610,17 @@ class Execution:
     """One script run. Options are set at creation; run(code) once, on one thread;
     cancel() from any thread at any time (before the run: it is interrupted at once).
     ``on_progress(tool, count)`` is called on a worker thread as each tool call is
-    dispatched; keep it short."""
+    dispatched; keep it short. ``on_event(event)`` gets the run's live events as dicts
+    (docs/observability.md), one at a time, in order; keep it short too."""
 
-    def __init__(self, engine, *, on_progress=None, **options):
+    def __init__(self, engine, *, on_progress=None, on_event=None, **options):
         engine.start()
         self._engine = engine
         self._lib = engine._lib
         self._lock = threading.Lock()
         self._ran = False
         self._progress = None
+        self._events = None
         diag = _lib.Diag()
         h = ctypes.c_void_p()
         with engine._lock:
@@ -632,6 +634,8 @@ class Execution:
                     self.set(key, value)
             if on_progress is not None:
                 self._set_progress(on_progress)
+            if on_event is not None:
+                self._set_events(on_event)
         except BaseException:
             self.close()
             raise
@@ -658,6 +662,20 @@ class Execution:
         check(self._lib.ptc_execution_on_progress(self._h, c_fn, None), None,
               "ptc_execution_on_progress")
         self._progress = c_fn  # alive as long as the handle
+
+    def _set_events(self, fn):
+        def trampoline(line, n, _userdata):
+            try:
+                fn(json.loads(ctypes.string_at(line, n).decode("utf-8", "replace")))
+                return 0
+            except BaseException:  # noqa: B036 (never into C)
+                log.exception("ptc event callback failed")
+                return -1
+
+        c_fn = _lib.EVENT_FN(trampoline)
+        check(self._lib.ptc_execution_on_event(self._h, c_fn, None), None,
+              "ptc_execution_on_event")
+        self._events = c_fn  # alive as long as the handle
 
     def run(self, code):
         """Run @code to its end: a Result (status success, error, timeout or

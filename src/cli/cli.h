@@ -34,6 +34,18 @@ int cmd_serve(int argc, char **argv);
 int cmd_session(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 
+/* run-events.c: ptc run --events FD|FILE (docs/observability.md). */
+struct cli_events {
+        int fd;     /* -1: none */
+        bool owned; /* a file we opened */
+        bool broken;
+};
+/* Open what --events names (@arg NULL: none). <0 after printing. */
+int cli_events_open(const char *arg, struct cli_events *ret);
+/* Before the run: its events go to @ev. */
+int cli_events_attach(struct cli_events *ev, ptc_execution *x);
+void cli_events_close(struct cli_events *ev);
+
 /* All of stdin (at most 64 MiB) as a string into *ret (caller frees). <0 after printing. */
 int cli_read_stdin(char **ret);
 

@@ -81,6 +81,10 @@ static void help(void)
                "                           run's configuration (by default such a server\n"
                "                           runs it on a ready interpreter of its warm pool,\n"
                "                           with the same result; docs/sessions.md)\n"
+               "  --events FD|FILE         write the run's live events to FD or FILE, one JSON\n"
+               "                           line each: start, each tool call's start and end,\n"
+               "                           the output as it is written, limits, the end\n"
+               "                           with the result (docs/observability.md)\n"
                "  --progress-fd FD         write one JSON line per tool call to FD\n"
                "                           ({\"tool\": NAME, \"count\": N}; for a host that\n"
                "                           runs ptc run; lines that would block are dropped)\n"
@@ -259,7 +263,7 @@ struct session_args {
         bool reset, log, pretty;
         struct {
                 const char *flag, *value;
-        } refused[6]; /* the engine's options: the server's configuration applies */
+        } refused[7]; /* the engine's options: the server's configuration applies */
 };
 
 static int run_in_session(const struct session_args *a)
@@ -339,6 +343,8 @@ int cmd_run(int argc, char **argv)
         const char *arg_code = NULL, *arg_file = NULL, *arg_config = NULL, *arg_tools = NULL;
         const char *arg_timeout = NULL, *arg_calls = NULL, *arg_mode = NULL, *arg_cwd = NULL;
         const char *arg_isolation = NULL, *arg_progress_fd = NULL, *arg_backend = NULL;
+        const char *arg_events = NULL;
+        struct cli_events events = {.fd = -EBADF};
         const char *arg_remote_cwd = NULL, *arg_session = NULL;
         struct progress_sink progress = {.fd = -EBADF, .lock = PTHREAD_MUTEX_INITIALIZER};
         struct signal_watch watch = {.sig_fd = -EBADF, .stop_fd = -EBADF};
@@ -358,6 +364,7 @@ int cmd_run(int argc, char **argv)
                 {"log", .flag = &arg_log},
                 {"pretty", .flag = &arg_pretty},
                 {"progress-fd", &arg_progress_fd},
+                {"events", &arg_events},
                 {"session", &arg_session},
                 {"reset", .flag = &arg_reset},
                 {"no-server", .flag = &arg_no_server},
@@ -398,9 +405,9 @@ int cmd_run(int argc, char **argv)
                           arg_server ? "--server" : "--no-server");
                 return EXIT_USAGE;
         }
-        if (arg_server && arg_progress_fd) {
-                log_error("--server: not with --progress-fd (the server does not report "
-                          "progress)");
+        if (arg_server && (arg_progress_fd || arg_events)) {
+                log_error("--server: not with %s (the server does not report them)",
+                          arg_progress_fd ? "--progress-fd" : "--events");
                 return EXIT_USAGE;
         }
         if (arg_session || arg_reset)
@@ -420,7 +427,8 @@ int cmd_run(int argc, char **argv)
                                     {"--isolation", arg_isolation},
                                     {"--backend", arg_backend},
                                     {"--remote-cwd", arg_remote_cwd},
-                                    {"--progress-fd", arg_progress_fd}},
+                                    {"--progress-fd", arg_progress_fd},
+                                    {"--events", arg_events}},
                 });
 
         /* The whole process hosts this one run: it may scrub and reap (ptc.h). */
@@ -466,7 +474,7 @@ int cmd_run(int argc, char **argv)
         prompt = cli_tty_approver_install(engine);
         /* The server does not report progress nor reach this terminal: such a run is this
          * process's, unless --server asks for the server (whose policy.headless decides). */
-        if (!arg_no_server && !arg_progress_fd && (!prompt || arg_server) &&
+        if (!arg_no_server && !arg_progress_fd && !arg_events && (!prompt || arg_server) &&
             run_via_server(engine, code, code_len,
                            &(struct run_args){.timeout = arg_timeout,
                                               .calls = arg_calls,
@@ -494,9 +502,13 @@ int cmd_run(int argc, char **argv)
                 ret = internal_error(d.message, arg_pretty);
                 goto out;
         }
+        if (cli_events_open(arg_events, &events) < 0)
+                goto out;
         r = ptc_execution_new(engine, &x, &d);
         if (r >= 0 && progress.fd >= 0)
                 r = ptc_execution_on_progress(x, progress_on_call, &progress);
+        if (r >= 0)
+                r = cli_events_attach(&events, x);
         if (r < 0) {
                 ret = internal_error(d.message[0] ? d.message : strerror(-r), arg_pretty);
                 goto out;
@@ -523,5 +535,6 @@ out:
         signal_watch_stop(&watch);
         ptc_execution_free(x);
         ptc_engine_free(engine);
+        cli_events_close(&events);
         return ret;
 }

@@ -241,3 +241,18 @@ def test_sessions_are_listed_forked_and_closed(engine):
     assert r.output == "False\n" and "session_note" not in r.raw, r.raw
     with pytest.raises(ptc.NotFoundError):
         engine.close_session("nobody")
+
+
+def test_on_event_gets_the_live_events(make_engine):
+    events = []
+    e = make_engine()
+    r = e.execute(script("""
+        from hermes_tools import read_file
+        print("hi")
+        read_file("missing.txt")
+        """), on_event=events.append)
+    assert r.status == "success", r
+    kinds = [ev["event"] for ev in events]
+    assert kinds[0] == "start" and kinds[-1] == "end", kinds
+    assert "call" in kinds and "call_end" in kinds and "output" in kinds, kinds
+    assert events[-1]["result"]["output"] == r.output

@@ -20,6 +20,7 @@
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
 #include "core/api/execution.h"
+#include "core/events/events.h"
 #include "core/exec/exec-kernel.h"
 #include "core/exec/exec.h"
 #include "core/remote/backend.h"
@@ -38,6 +39,9 @@ struct ptc_execution {
         void *progress_userdata;
         const struct backend *backend; /* execution_set_backend(): not the engine's pool */
         struct approver *approver;     /* execution_set_approver(): not the engine's */
+        ptc_event_fn event_fn;         /* ptc_execution_on_event() */
+        void *event_userdata;
+        struct event_sink *events; /* the run's, while it runs */
         void (*output)(void *userdata, bool is_err, const char *p, size_t n);
         void *output_userdata;
         int cancel_fd;
@@ -189,6 +193,61 @@ PTC_EXPORT int ptc_execution_on_progress(ptc_execution *x, ptc_progress_fn fn, v
         x->progress = fn;
         x->progress_userdata = userdata;
         return 0;
+}
+
+PTC_EXPORT int ptc_execution_on_event(ptc_execution *x, ptc_event_fn fn, void *userdata)
+{
+        if (!x)
+                return -EINVAL;
+        if (x->ran)
+                return -EBUSY;
+        x->event_fn = fn;
+        x->event_userdata = userdata;
+        return 0;
+}
+
+static int write_event(void *userdata, const char *line, size_t n)
+{
+        ptc_execution *x = userdata;
+
+        return x->event_fn(line, n, x->event_userdata);
+}
+
+/* The start event: what the run is about to do (docs/observability.md); @backend NULL: this
+ * machine, or a target of the engine's pool, not picked yet. */
+static void emit_start(ptc_execution *x, const struct backend *backend)
+{
+        _cleanup_free_ char *tools =
+                registry_names(x->registry ? x->registry : x->engine->registry);
+        _cleanup_free_ char *pool = NULL;
+
+        if (!backend && x->engine->pool &&
+            config_get_value(&x->config, "code_execution.backend", &pool, NULL) < 0)
+                pool = NULL;
+
+        event_emit(x->events, "start",
+                   json_pack("{s:f, s:I, s:s, s:s, s:s, s:s, s:s*, s:s*}", "timeout",
+                             x->config.timeout, "max_tool_calls",
+                             (json_int_t) x->config.max_tool_calls, "mode",
+                             config_mode_to_string(x->config.mode), "isolation",
+                             config_isolation_to_string(x->config.isolation), "tools",
+                             tools ? tools : "", "cwd", x->cwd, "backend",
+                             backend && backend->kind != BACKEND_LOCAL ? backend->spec : pool,
+                             "session", x->session));
+}
+
+/* The end event: the result as the host gets it, and the events that could not go out. */
+static void emit_end(ptc_execution *x, const char *result_json)
+{
+        json_t *result;
+
+        if (!x->events)
+                return;
+        event_output_flush(x->events);
+        result = json_loads(result_json ? result_json : "null", JSON_DECODE_ANY, NULL);
+        event_emit(x->events, "end",
+                   json_pack("{s:o?, s:I}", "result", result, "events_dropped",
+                             (json_int_t) event_sink_dropped(x->events)));
 }
 
 int execution_set_backend(ptc_execution *x, const struct backend *backend)
@@ -394,6 +453,7 @@ static int run(ptc_execution *x, const char *code, size_t code_len, const char *
                 .on_output = x->output,
                 .on_output_userdata = x->output_userdata,
                 .backend = backend,
+                .events = x->events,
         };
 
         if (x->fork_from && !x->session)
@@ -434,18 +494,14 @@ static int take_target(ptc_execution *x, const struct backend **ret, size_t *ret
         return r;
 }
 
+static int run_with_events(ptc_execution *x, const char *code, size_t code_len, char **ret_json,
+                           enum ptc_status *ret_status, struct ptc_diag *diag);
+
 PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code_len,
                                  char **ret_json, enum ptc_status *ret_status,
                                  struct ptc_diag *diag)
 {
         ptc_engine *e;
-        _cleanup_free_ char *python = NULL;
-        const struct backend *backend;
-        json_t *result = NULL;
-        enum exec_status st;
-        struct diag d = {};
-        bool pooled = false;
-        size_t slot = 0;
         int r;
 
         if (!x || !ret_json || !ret_status)
@@ -455,14 +511,37 @@ PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code
                 return api_diagf(diag, -EALREADY, "the execution has run already");
         x->ran = true;
         e = x->engine;
+        if (x->event_fn && event_sink_new(write_event, x, e->redactor, &x->events) < 0)
+                return api_diagf(diag, -ENOMEM, "out of memory");
+        r = run_with_events(x, code, code_len, ret_json, ret_status, diag);
+        emit_end(x, *ret_json);
+        x->events = event_sink_free(x->events);
+        return r;
+}
+
+/* ptc_execution_run() once the events are set up. */
+static int run_with_events(ptc_execution *x, const char *code, size_t code_len, char **ret_json,
+                           enum ptc_status *ret_status, struct ptc_diag *diag)
+{
+        ptc_engine *e = x->engine;
+        _cleanup_free_ char *python = NULL;
+        const struct backend *backend;
+        json_t *result = NULL;
+        enum exec_status st;
+        struct diag d = {};
+        bool pooled = false;
+        size_t slot = 0;
+        int r;
 
         backend = x->backend;
+        emit_start(x, backend);
         if (!backend && e->pool) {
                 r = take_target(x, &backend, &slot, diag, ret_json, ret_status);
                 if (r < 0)
                         return r;
                 pooled = true;
         }
+
         /* Here, not at start: it depends on this run's directory (a project's venv). A
          * pool's targets are all remote: their interpreter is the target's business. */
         if (!backend || backend->kind == BACKEND_LOCAL) {

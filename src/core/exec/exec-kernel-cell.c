@@ -23,6 +23,7 @@
 
 #include "basic/fd-util.h"
 #include "basic/time-util.h"
+#include "core/events/events.h"
 #include "core/exec/exec-internal.h"
 #include "core/exec/exec-kernel-internal.h"
 #include "core/loop/loop.h"
@@ -156,6 +157,7 @@ static void on_pipe(struct loop_source *s, int fd, uint32_t events, void *userda
                         return;
                 }
                 (void) capture_feed(is_err ? &c->err : &c->out, buf, (size_t) n);
+                event_output(c->o->events, is_err, buf, (size_t) n);
                 if (c->o->on_output)
                         c->o->on_output(c->o->on_output_userdata, is_err, buf, (size_t) n);
                 if ((size_t) n < sizeof(buf))
@@ -233,8 +235,10 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
                         return;
                 if (d > now_usec())
                         exec_arm_timer(c->timer_fd, d);
-                else
+                else {
+                        exec_event_timeout(c->o);
                         begin_stop(c, EXEC_TIMEOUT, NULL);
+                }
         } else if (c->phase == CELL_STOPPING) {
                 /* The cell did not unwind: the kernel goes, and its state with it. */
                 c->phase = CELL_KILLED;
@@ -380,6 +384,7 @@ static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
                 .log_calls = o->log_calls,
                 .on_call = o->on_call,
                 .on_call_userdata = o->on_call_userdata,
+                .events = o->events,
         };
         r = rpc_server_new(&ro, &c->rpc);
         if (r < 0) {

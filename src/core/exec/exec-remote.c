@@ -45,6 +45,7 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
+#include "core/events/events.h"
 #include "core/exec/exec-internal.h"
 #include "core/exec/exec-remote.h"
 #include "core/loop/loop.h"
@@ -316,6 +317,7 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
         if (f->type == FRAME_STDOUT || f->type == FRAME_STDERR) {
                 (void) capture_feed(f->type == FRAME_STDERR ? &r->err : &r->out, f->payload,
                                     f->len);
+                event_output(r->o->events, f->type == FRAME_STDERR, f->payload, f->len);
                 return;
         }
         v = frame_parse_json(f, &d);
@@ -385,6 +387,11 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
 
                 if (t && n > 0 && r->o->on_call)
                         r->o->on_call(r->o->on_call_userdata, t->name, n);
+                /* A call on the target: what the host knows of it. */
+                if (t && n > 0)
+                        event_emit(r->o->events, "call",
+                                   json_pack("{s:s, s:I, s:b}", "tool", t->name, "count", n,
+                                             "on_target", 1));
                 break;
         }
         case FRAME_ERROR:
@@ -525,6 +532,7 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
                         remote_arm_timer(r, d);
                         break;
                 }
+                exec_event_timeout(r->o);
                 begin_stop(r, EXEC_TIMEOUT, NULL);
                 break;
         }

@@ -26,6 +26,7 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "core/env/env.h"
+#include "core/events/events.h"
 #include "core/exec/exec-internal.h"
 #include "core/exec/result.h"
 #include "core/exec/staging.h"
@@ -188,6 +189,7 @@ static void on_pipe(struct loop_source *s, int fd, uint32_t events, void *userda
                 }
                 /* A spill write failure only loses the spill, never the capture. */
                 (void) capture_feed(c, buf, (size_t) k);
+                event_output(e->o->events, is_err, buf, (size_t) k);
                 if (e->o->on_output)
                         e->o->on_output(e->o->on_output_userdata, is_err, buf, (size_t) k);
                 if ((size_t) k < sizeof(buf))
@@ -256,6 +258,7 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
                         arm_timer(e, d);
                         break;
                 }
+                exec_event_timeout(e->o);
                 begin_stop(e, EXEC_TIMEOUT, NULL);
                 break;
         }
@@ -430,6 +433,9 @@ int exec_child_env(const struct exec_opts *o, const struct staging *st, const ch
             (r = env_set(&env, "PYTHONDONTWRITEBYTECODE", "1")) < 0 ||
             (r = env_set(&env, "PYTHONIOENCODING", "utf-8:backslashreplace")) < 0 ||
             (r = env_set(&env, "PYTHONUTF8", "1")) < 0 || (r = env_set(&env, "PYTHONPATH", pp)) < 0)
+                return r;
+        /* Someone watches the output live (events): it goes out as it is printed. */
+        if (o->events && (r = env_set(&env, "PYTHONUNBUFFERED", "1")) < 0)
                 return r;
         *ret = TAKE_PTR(env);
         return 0;
@@ -645,6 +651,7 @@ static int setup(struct execution *e, struct diag *reterr)
                 .log_calls = o->log_calls,
                 .on_call = o->on_call,
                 .on_call_userdata = o->on_call_userdata,
+                .events = o->events,
         };
         r = rpc_server_new(&ro, &e->rpc);
         if (r < 0)
@@ -750,6 +757,12 @@ static void teardown(struct execution *e)
         capture_release(&e->err);
         staging_remove(&e->staging);
         strv_free(e->child_env);
+}
+
+void exec_event_timeout(const struct exec_opts *o)
+{
+        event_emit(o->events, "limit",
+                   json_pack("{s:s, s:f}", "limit", "timeout", "timeout", o->config->timeout));
 }
 
 int exec_result(const struct exec_opts *o, struct capture *cout, struct capture *cerr,

@@ -19,6 +19,7 @@
 
 struct approver;
 struct backend;
+struct event_sink;
 struct redactor;
 struct registry;
 
@@ -66,6 +67,8 @@ struct exec_opts {
          * (tool.runs_on_host) answer its calls here.
          */
         const struct backend *backend;
+        /* The run's live events (core/events/events.h); NULL: none. Borrowed. */
+        struct event_sink *events;
 };
 
 enum exec_status {

@@ -22,6 +22,7 @@
 #include "basic/log.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
+#include "core/events/events.h"
 #include "core/json/json-write.h"
 #include "core/output/redact.h"
 #include "core/registry/registry.h"
@@ -61,6 +62,7 @@ struct rpc_server {
                       * including ones already dropped from the list (EOF seen) */
 
         atomic_long calls_made;
+        atomic_ulong event_ids; /* the last "call" event's id */
         atomic_bool stopping;
 
         pthread_mutex_t lock; /* everything below */
@@ -131,33 +133,42 @@ static char *format_answer(json_t *id, const char *key, json_t *value)
         return buf_steal(&b, NULL);
 }
 
-static void log_call(struct rpc_server *s, const struct tool *t, json_t *args, double secs, bool ok,
-                     const struct approval_outcome *outcome)
+/*
+ * The arguments as the log and the events show them: compact JSON, redacted whole (a
+ * secret cut short would no longer be recognised), then cut to 80 characters. "" when the
+ * redaction fails (not known to be free of secrets: dropped, fail closed).
+ */
+static void args_preview(const struct rpc_server *s, json_t *args, char preview[static 400])
+{
+        _cleanup_free_ char *a = json_dumps(args, JSON_COMPACT), *red = NULL;
+        const char *text = a ? a : "";
+        size_t plen = 0;
+        int r;
+
+        r = redact_text(s->o.redactor, REDACT_FULL, text, strlen(text), &red, NULL);
+        if (r < 0) {
+                preview[0] = 0;
+                return;
+        }
+        if (r > 0)
+                text = red;
+        /* 80 characters, not bytes: do not cut a UTF-8 sequence. */
+        for (size_t chars = 0; text[plen] && chars < 80 && plen < 390; chars++) {
+                plen++;
+                while ((text[plen] & 0xC0) == 0x80 && plen < 396)
+                        plen++;
+        }
+        memcpy(preview, text, plen);
+        preview[plen] = 0;
+}
+
+static void log_call(struct rpc_server *s, const struct tool *t, const char *preview, double secs,
+                     bool ok, const struct approval_outcome *outcome)
 {
         json_t *entry, *policy;
-        _cleanup_free_ char *a = NULL, *red = NULL;
-        char preview[96];
-        size_t plen;
-        int r;
 
         if (!s->o.log_calls)
                 return;
-        a = json_dumps(args, JSON_COMPACT);
-        snprintf(preview, sizeof(preview), "%s", a ? a : "");
-        /* 80 characters, not bytes: do not cut a UTF-8 sequence. */
-        plen = 0;
-        for (size_t chars = 0; preview[plen] && chars < 80; chars++) {
-                plen++;
-                while ((preview[plen] & 0xC0) == 0x80)
-                        plen++;
-        }
-        preview[plen] = 0;
-        r = redact_text(s->o.redactor, REDACT_FULL, preview, plen, &red, NULL);
-        if (r > 0)
-                snprintf(preview, sizeof(preview), "%s", red);
-        else if (r < 0)
-                preview[0] = 0; /* not known to be free of secrets: dropped (fail closed) */
-
         entry = json_pack("{s:s, s:s, s:f, s:b}", "tool", t->name, "args_preview", preview,
                           "duration_seconds", (double) ((long long) (secs * 1000 + 0.5)) / 1000,
                           "ok", ok);
@@ -217,16 +228,38 @@ static void run_tool(struct rpc_conn *c, json_t *id, const struct tool *t, json_
         const struct tool_ctx *ctx = s->o.tool_ctx;
         struct approval_outcome outcome = {};
         _cleanup_free_ char *text = NULL;
+        char preview[400] = "";
         json_t *result = NULL;
         usec_t t0 = now_usec();
+        unsigned long id_num = 0;
         bool ok, paused = false;
+        double secs;
         usec_t deadline;
         int r;
 
         /* Known secret values never reach the script; a failed redaction withholds all. */
+        if (s->o.log_calls || s->o.events) {
+                args_preview(s, args, preview);
+                id_num = atomic_fetch_add(&s->event_ids, 1) + 1;
+                event_emit(s->o.events, "call",
+                           json_pack("{s:I, s:s, s:s}", "id", (json_int_t) id_num, "tool", t->name,
+                                     "args_preview", preview));
+        }
         r = registry_call_tool(t, ctx, args, &result, &outcome);
         ok = r >= 0 && !json_is_string(json_object_get(result, "error"));
-        log_call(s, t, args, (double) (now_usec() - t0) / USEC_PER_SEC, ok, &outcome);
+        secs = (double) (now_usec() - t0) / USEC_PER_SEC;
+        log_call(s, t, preview, secs, ok, &outcome);
+        if (s->o.events) {
+                _cleanup_free_ char *rt = result ? json_dumps(result, JSON_COMPACT) : NULL;
+                json_t *policy = approval_outcome_to_json(&outcome);
+
+                event_emit(s->o.events, "call_end",
+                           json_pack("{s:I, s:s, s:f, s:b, s:I, s:o*}", "id", (json_int_t) id_num,
+                                     "tool", t->name, "duration_seconds",
+                                     (double) ((long long) (secs * 1000 + 0.5)) / 1000, "ok", ok,
+                                     "result_bytes", (json_int_t) (rt ? strlen(rt) : 0), "policy",
+                                     policy));
+        }
         /*
          * Past the execution's deadline nobody gets an answer: a tool bounded by that
          * deadline (a command, a page fetch) wakes at the same instant as the execution's
@@ -333,6 +366,9 @@ static void handle_line(struct rpc_conn *c, const char *line, size_t n)
         }
         count = take_budget(s);
         if (count == 0) {
+                event_emit(s->o.events, "limit",
+                           json_pack("{s:s, s:s, s:I}", "limit", "max_tool_calls", "tool", t->name,
+                                     "max_tool_calls", (json_int_t) s->o.max_tool_calls));
                 answer_error(c, id,
                              "Tool call limit reached (%lld). No more tool calls allowed in this "
                              "execution.",

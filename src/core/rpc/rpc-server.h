@@ -62,6 +62,9 @@ struct rpc_server_opts {
          */
         void (*on_call)(void *userdata, const char *tool, int64_t count);
         void *on_call_userdata;
+        /* The run's live events: "call" and "call_end" of each call, "limit" when the
+         * budget is spent (core/events/events.h). NULL: none. */
+        struct event_sink *events;
 };
 
 struct rpc_server;
