@@ -39,12 +39,25 @@ struct cli_events {
         int fd;     /* -1: none */
         bool owned; /* a file we opened */
         bool broken;
+        bool status; /* the events also feed the status line (run-status.c) */
 };
 /* Open what --events names (@arg NULL: none). <0 after printing. */
 int cli_events_open(const char *arg, struct cli_events *ret);
 /* Before the run: its events go to @ev. */
 int cli_events_attach(struct cli_events *ev, ptc_execution *x);
 void cli_events_close(struct cli_events *ev);
+
+/*
+ * run-status.c: the live status line of ptc run on a terminal's stderr
+ * (docs/observability.md). cli_status_wanted(): stderr a terminal, TERM not dumb, not
+ * --quiet. Start before the run, feed it the run's events, stop after (it clears the
+ * line); a terminal prompt pauses it.
+ */
+bool cli_status_wanted(bool quiet);
+int cli_status_start(void);
+void cli_status_event(const char *line, size_t len);
+void cli_status_pause(bool paused);
+void cli_status_stop(void);
 
 /* All of stdin (at most 64 MiB) as a string into *ret (caller frees). <0 after printing. */
 int cli_read_stdin(char **ret);

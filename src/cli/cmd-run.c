@@ -81,6 +81,7 @@ static void help(void)
                "                           run's configuration (by default such a server\n"
                "                           runs it on a ready interpreter of its warm pool,\n"
                "                           with the same result; docs/sessions.md)\n"
+               "  --quiet                  no live status line on a terminal's stderr\n"
                "  --events FD|FILE         write the run's live events to FD or FILE, one JSON\n"
                "                           line each: start, each tool call's start and end,\n"
                "                           the output as it is written, limits, the end\n"
@@ -349,7 +350,7 @@ int cmd_run(int argc, char **argv)
         struct progress_sink progress = {.fd = -EBADF, .lock = PTHREAD_MUTEX_INITIALIZER};
         struct signal_watch watch = {.sig_fd = -EBADF, .stop_fd = -EBADF};
         bool arg_log = false, arg_pretty = false, arg_reset = false, arg_no_server = false;
-        bool arg_server = false, prompt;
+        bool arg_server = false, prompt, arg_quiet = false;
         const struct cli_option opts[] = {
                 {.short_name = 'c', .arg = &arg_code},
                 {"tools", &arg_tools},
@@ -365,6 +366,7 @@ int cmd_run(int argc, char **argv)
                 {"pretty", .flag = &arg_pretty},
                 {"progress-fd", &arg_progress_fd},
                 {"events", &arg_events},
+                {"quiet", .flag = &arg_quiet},
                 {"session", &arg_session},
                 {"reset", .flag = &arg_reset},
                 {"no-server", .flag = &arg_no_server},
@@ -504,6 +506,8 @@ int cmd_run(int argc, char **argv)
         }
         if (cli_events_open(arg_events, &events) < 0)
                 goto out;
+        /* A person watching the terminal sees the run go (docs/observability.md). */
+        events.status = cli_status_wanted(arg_quiet) && cli_status_start() >= 0;
         r = ptc_execution_new(engine, &x, &d);
         if (r >= 0 && progress.fd >= 0)
                 r = ptc_execution_on_progress(x, progress_on_call, &progress);
@@ -518,6 +522,7 @@ int cmd_run(int argc, char **argv)
                 goto out;
         }
         r = ptc_execution_run(x, code, code_len, &result, &status, &d);
+        cli_status_stop();
         signal_watch_stop(&watch);
         cli_print_execution_warnings(x);
         if (r == -ENOENT && !result) {
@@ -532,6 +537,7 @@ int cmd_run(int argc, char **argv)
         ret = cli_print_json_text(result, arg_pretty) < 0 ? EXIT_INTERNAL
                                                           : ptc_status_to_exit(status);
 out:
+        cli_status_stop();
         signal_watch_stop(&watch);
         ptc_execution_free(x);
         ptc_engine_free(engine);

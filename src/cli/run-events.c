@@ -27,6 +27,10 @@ static int write_line(const char *line, size_t len, void *userdata)
         int r;
 
         /* ptc calls this one event at a time: no lock needed here. */
+        if (ev->status)
+                cli_status_event(line, len);
+        if (ev->fd < 0)
+                return 0;
         if (ev->broken)
                 return -EPIPE;
         r = write_all_stalling(ev->fd, line, len, EVENTS_STALL_MS, false);
@@ -41,7 +45,8 @@ int cli_events_open(const char *arg, struct cli_events *ret)
 {
         int64_t fd;
 
-        *ret = (struct cli_events){.fd = -EBADF};
+        ret->fd = -EBADF;
+        ret->owned = ret->broken = false;
         if (!arg)
                 return 0;
         if (safe_atoi64(arg, &fd) >= 0) {
@@ -70,7 +75,7 @@ int cli_events_open(const char *arg, struct cli_events *ret)
 
 int cli_events_attach(struct cli_events *ev, ptc_execution *x)
 {
-        return ev->fd >= 0 ? ptc_execution_on_event(x, write_line, ev) : 0;
+        return ev->fd >= 0 || ev->status ? ptc_execution_on_event(x, write_line, ev) : 0;
 }
 
 void cli_events_close(struct cli_events *ev)

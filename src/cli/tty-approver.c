@@ -36,24 +36,11 @@ static int tty_fd = -EBADF;
 static void tty_write_text(const char *s, bool untrusted)
 {
         _cleanup_free_ char *clean = strdup(s);
-        size_t n;
 
         if (!clean)
                 return;
         utf8_replace_controls(clean, !untrusted);
-        s = clean;
-        n = strlen(s);
-
-        while (n > 0) {
-                ssize_t k = write(tty_fd, s, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return;
-                s += k;
-                n -= (size_t) k;
-        }
+        (void) !write_all(tty_fd, clean, strlen(clean));
 }
 
 static void tty_write(const char *s)
@@ -135,9 +122,11 @@ static void ask(ptc_approval *a, void *userdata)
         tty_write(prompt);
         if (read_line(a, line, sizeof(line)) <= 0) {
                 tty_write("\nptc: no answer: denied\n");
+                cli_status_pause(false);
                 (void) ptc_approval_answer(a, PTC_APPROVE_NO_ANSWER);
                 return;
         }
+        cli_status_pause(false);
         if (strcmp(line, "o") == 0 || strcmp(line, "once") == 0 || strcmp(line, "y") == 0 ||
             strcmp(line, "yes") == 0)
                 (void) ptc_approval_answer(a, PTC_APPROVE_ONCE);

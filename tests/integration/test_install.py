@@ -67,7 +67,8 @@ def project_version():
 def expected_files(d):
     v = project_version()
     docs = [d["datadir"] / "doc/ptc" / n for n in ("README.md", "CHANGELOG.md")]
-    docs += [d["datadir"] / "doc/ptc/docs" / p.name for p in (REPO_ROOT / "docs").glob("*.md")]
+    docs += [d["datadir"] / "doc/ptc/docs" / p.name for p in (REPO_ROOT / "docs").iterdir()
+             if p.suffix in (".md", ".json")]
     headers = [d["includedir"] / "ptc" / p.name for p in (REPO_ROOT / "include/ptc").glob("*.h")]
     # The static agent is built where every static archive is installed and no sanitizer
     # is on (meson.build): then it and its SHA-256 are installed beside ptc-web.so.
