@@ -160,7 +160,8 @@ def test_connect_and_list_tools(sdk, ptc):
     version = ptc.run_ptc(["--version"]).stdout.decode().split()[-1]
     assert d["server_version"]["name"] == "ptc", d["server_version"]
     assert d["server_version"]["version"] == version, d["server_version"]
-    assert d["server_capabilities"] == {"tools": {"listChanged": False}}, d["server_capabilities"]
+    assert d["server_capabilities"] == {"tools": {"listChanged": False}, "logging": {}}, \
+        d["server_capabilities"]
     assert d["ping"] == {}, d["ping"]
     assert d["next_cursor"] is None
 

@@ -46,6 +46,21 @@ static void on_progress(const char *tool, int64_t count, void *userdata)
                                  (json_int_t) count, "message", msg));
 }
 
+/* On the run's or a worker thread: one live event of the call, as a log notification. */
+static int on_event(const char *line, size_t len, void *userdata)
+{
+        struct mcp_call *c = userdata;
+        json_t *ev = json_loadb(line, len, 0, NULL);
+
+        if (!ev)
+                return -EINVAL;
+        mcpserver_send(c->server,
+                       json_pack("{s:s, s:{s:s, s:s, s:{s:O, s:o}}}", "method",
+                                 "notifications/message", "params", "level", "info", "logger",
+                                 "ptc", "data", "request_id", c->id, "event", ev));
+        return 0;
+}
+
 /* The call's timeout (its own, capped by the server's largest) as "timeout" takes it. */
 static int set_timeout(struct mcp_call *c, struct ptc_diag *d)
 {
@@ -69,6 +84,7 @@ static json_t *execute_code(struct mcp_call *c)
         _cleanup_free_ char *text = NULL;
         struct ptc_diag d = {};
         enum ptc_status status = PTC_STATUS_ERROR;
+        bool log_events;
         json_t *res;
         int r;
 
@@ -89,6 +105,11 @@ static json_t *execute_code(struct mcp_call *c)
                                       &d);
         if (r >= 0 && c->progress_token && ptc_execution_on_progress(c->x, on_progress, c) < 0)
                 r = api_diagf(&d, -EINVAL, "cannot watch the execution's progress");
+        pthread_mutex_lock(&c->server->lock);
+        log_events = c->server->log_events;
+        pthread_mutex_unlock(&c->server->lock);
+        if (r >= 0 && log_events && ptc_execution_on_event(c->x, on_event, c) < 0)
+                r = api_diagf(&d, -EINVAL, "cannot watch the execution's events");
         if (r >= 0)
                 r = ptc_execution_run(c->x, json_string_value(code), json_string_length(code),
                                       &text, &status, &d);

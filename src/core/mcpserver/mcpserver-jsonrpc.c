@@ -124,12 +124,39 @@ static void handle_initialize(struct mcp_server *s, json_t *id, json_t *params)
                         version = protocol_versions[i];
         mcpserver_send_result(
                 s, id,
-                json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", version,
-                          "capabilities", "tools", "listChanged", 0, "serverInfo", "name", "ptc",
-                          "title", "ptc: programmatic tool calling", "version", PTC_VERSION,
-                          "instructions",
+                json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion",
+                          version, "capabilities", "tools", "listChanged", 0, "logging",
+                          "serverInfo", "name", "ptc", "title", "ptc: programmatic tool calling",
+                          "version", PTC_VERSION, "instructions",
                           "Use execute_code to run one Python script that calls several "
                           "tools; only what it prints comes back."));
+}
+
+/*
+ * logging/setLevel: at info or debug, each execute_code call's live events
+ * (docs/observability.md) go out as notifications/message (logger "ptc", level info, data
+ * {"request_id", "event": {...}}); at notice and above, none (the default).
+ */
+static void handle_set_level(struct mcp_server *s, json_t *id, json_t *params)
+{
+        static const char *const levels[] = {"debug", "info",     "notice", "warning",
+                                             "error", "critical", "alert",  "emergency"};
+        const char *level = json_string_value(json_object_get(params, "level"));
+        size_t i;
+
+        for (i = 0; level && i < ELEMENTSOF(levels); i++)
+                if (strcmp(level, levels[i]) == 0)
+                        break;
+        if (!level || i == ELEMENTSOF(levels)) {
+                mcpserver_send_error(s, id, JSONRPC_INVALID_PARAMS,
+                                     "Invalid params: 'level' must be one of debug, info, notice, "
+                                     "warning, error, critical, alert, emergency");
+                return;
+        }
+        pthread_mutex_lock(&s->lock);
+        s->log_events = i <= 1;
+        pthread_mutex_unlock(&s->lock);
+        mcpserver_send_result(s, id, json_object());
 }
 
 /* An optional session id argument @name of execute_code; false after a -32602 answer. */
@@ -273,6 +300,8 @@ void mcpserver_handle_message(struct mcp_server *s, const char *line, size_t n)
                 mcpserver_send_result(s, id, json_deep_copy(s->tools_list));
         else if (strcmp(m, "tools/call") == 0)
                 handle_tools_call(s, id, params);
+        else if (strcmp(m, "logging/setLevel") == 0)
+                handle_set_level(s, id, params);
         else
                 mcpserver_send_error(s, id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %.200s",
                                      m);

@@ -81,6 +81,8 @@ struct mcp_server {
 
         /* The policy's asks (mcpserver-elicit.c). */
         struct approver *approver;   /* the calls' approver: asks the client */
+        bool log_events;             /* logging/setLevel at info or debug: execute_code's
+                                      * events go out as notifications/message */
         bool client_elicits;         /* it declared the elicitation capability */
         struct elicit_wait *elicits; /* requests waiting for the client's response */
         long long elicit_ids;        /* the last request id sent */
