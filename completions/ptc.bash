@@ -33,7 +33,7 @@ _ptc()
         local opts
         case $cmd in
         run) opts="-c --tools --timeout --max-tool-calls --mode --cwd --config --isolation
-                   --backend --remote-cwd --log --pretty --progress-fd --events --quiet --session --reset --server --no-server
+                   --backend --remote-cwd --log --pretty --progress-fd --events --quiet --trace --session --reset --server --no-server
                    --help -h" ;;
         schema | stubs) opts="--tools --mode --config --compact --help -h" ;;
         tool) opts="--config --cwd --pretty --help -h" ;;

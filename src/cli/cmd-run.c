@@ -86,6 +86,9 @@ static void help(void)
                "                           line each: start, each tool call's start and end,\n"
                "                           the output as it is written, limits, the end\n"
                "                           with the result (docs/observability.md)\n"
+               "  --trace FILE             write a trace of the run to FILE (Chrome trace-event\n"
+               "                           JSON: Perfetto, chrome://tracing; "
+               "docs/observability.md)\n"
                "  --progress-fd FD         write one JSON line per tool call to FD\n"
                "                           ({\"tool\": NAME, \"count\": N}; for a host that\n"
                "                           runs ptc run; lines that would block are dropped)\n"
@@ -264,7 +267,7 @@ struct session_args {
         bool reset, log, pretty;
         struct {
                 const char *flag, *value;
-        } refused[7]; /* the engine's options: the server's configuration applies */
+        } refused[8]; /* the engine's options: the server's configuration applies */
 };
 
 static int run_in_session(const struct session_args *a)
@@ -344,7 +347,7 @@ int cmd_run(int argc, char **argv)
         const char *arg_code = NULL, *arg_file = NULL, *arg_config = NULL, *arg_tools = NULL;
         const char *arg_timeout = NULL, *arg_calls = NULL, *arg_mode = NULL, *arg_cwd = NULL;
         const char *arg_isolation = NULL, *arg_progress_fd = NULL, *arg_backend = NULL;
-        const char *arg_events = NULL;
+        const char *arg_events = NULL, *arg_trace = NULL;
         struct cli_events events = {.fd = -EBADF};
         const char *arg_remote_cwd = NULL, *arg_session = NULL;
         struct progress_sink progress = {.fd = -EBADF, .lock = PTHREAD_MUTEX_INITIALIZER};
@@ -367,6 +370,7 @@ int cmd_run(int argc, char **argv)
                 {"progress-fd", &arg_progress_fd},
                 {"events", &arg_events},
                 {"quiet", .flag = &arg_quiet},
+                {"trace", &arg_trace},
                 {"session", &arg_session},
                 {"reset", .flag = &arg_reset},
                 {"no-server", .flag = &arg_no_server},
@@ -407,9 +411,11 @@ int cmd_run(int argc, char **argv)
                           arg_server ? "--server" : "--no-server");
                 return EXIT_USAGE;
         }
-        if (arg_server && (arg_progress_fd || arg_events)) {
+        if (arg_server && (arg_progress_fd || arg_events || arg_trace)) {
                 log_error("--server: not with %s (the server does not report them)",
-                          arg_progress_fd ? "--progress-fd" : "--events");
+                          arg_progress_fd ? "--progress-fd"
+                          : arg_events    ? "--events"
+                                          : "--trace");
                 return EXIT_USAGE;
         }
         if (arg_session || arg_reset)
@@ -430,7 +436,8 @@ int cmd_run(int argc, char **argv)
                                     {"--backend", arg_backend},
                                     {"--remote-cwd", arg_remote_cwd},
                                     {"--progress-fd", arg_progress_fd},
-                                    {"--events", arg_events}},
+                                    {"--events", arg_events},
+                                    {"--trace", arg_trace}},
                 });
 
         /* The whole process hosts this one run: it may scrub and reap (ptc.h). */
@@ -476,7 +483,8 @@ int cmd_run(int argc, char **argv)
         prompt = cli_tty_approver_install(engine);
         /* The server does not report progress nor reach this terminal: such a run is this
          * process's, unless --server asks for the server (whose policy.headless decides). */
-        if (!arg_no_server && !arg_progress_fd && !arg_events && (!prompt || arg_server) &&
+        if (!arg_no_server && !arg_progress_fd && !arg_events && !arg_trace &&
+            (!prompt || arg_server) &&
             run_via_server(engine, code, code_len,
                            &(struct run_args){.timeout = arg_timeout,
                                               .calls = arg_calls,
@@ -513,6 +521,8 @@ int cmd_run(int argc, char **argv)
                 r = ptc_execution_on_progress(x, progress_on_call, &progress);
         if (r >= 0)
                 r = cli_events_attach(&events, x);
+        if (r >= 0 && arg_trace)
+                r = ptc_execution_set(x, "trace", arg_trace, &d);
         if (r < 0) {
                 ret = internal_error(d.message[0] ? d.message : strerror(-r), arg_pretty);
                 goto out;

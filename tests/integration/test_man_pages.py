@@ -143,7 +143,7 @@ def test_bash_completes_a_subcommand():
 
 
 def test_bash_completes_run_options():
-    assert sorted(bash_complete("run", "--t")) == ["--timeout", "--tools"]
+    assert sorted(bash_complete("run", "--t")) == ["--timeout", "--tools", "--trace"]
     assert bash_complete("run", "--mode", "s") == ["strict"]
     assert bash_complete("run", "--tools", "read_file,wr") == ["read_file,write_file"]
 

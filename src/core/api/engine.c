@@ -102,6 +102,7 @@ PTC_EXPORT int ptc_engine_new(const char *config_file, unsigned flags, ptc_engin
         if (!e)
                 return api_diagf(diag, -ENOMEM, "out of memory");
         e->flags = flags;
+        e->t_created = now_usec();
         pthread_mutex_init(&e->tool_python_lock, NULL);
         pthread_mutex_init(&e->sessions_lock, NULL);
         r = config_init(&e->config);
@@ -115,6 +116,7 @@ PTC_EXPORT int ptc_engine_new(const char *config_file, unsigned flags, ptc_engin
         }
         /* The script's limit, before a host such as ptc run raises its own. */
         e->have_nofile = getrlimit(RLIMIT_NOFILE, &e->nofile) == 0;
+        e->t_configured = now_usec();
         *ret = e;
         return 0;
 }
@@ -500,6 +502,7 @@ PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag)
                 return api_diagf(diag, -EINVAL, "ptc_engine_start: no engine");
         if (e->started)
                 return api_diagf(diag, -EALREADY, "the engine has started already");
+        e->t_start = now_usec();
         if (!e->cwd) {
                 r = engine_set_cwd(".", &e->cwd, diag);
                 if (r < 0)
@@ -540,6 +543,7 @@ PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag)
                 return api_diag(diag, r, &d);
         }
         e->started = true;
+        e->t_started = now_usec();
         start_warm_pool(e);
         return 0;
 }

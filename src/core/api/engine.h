@@ -34,6 +34,9 @@ struct ptc_engine {
         bool config_explicit; /* named by the caller, not the default location */
         struct rlimit nofile; /* RLIMIT_NOFILE at ptc_engine_new(): the script's */
         bool have_nofile;
+        /* When the engine was made, its config read, its start begun and done, for a run's
+         * trace (docs/observability.md, "Traces"). CLOCK_MONOTONIC. */
+        usec_t t_created, t_configured, t_start, t_started;
         /* ptc_engine_set_approver(): who answers the policy's asks; NULL: nobody. */
         struct approver *approver;
         ptc_approval_fn approval_fn;

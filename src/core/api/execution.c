@@ -8,6 +8,8 @@
  */
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -21,6 +23,7 @@
 #include "core/api/engine.h"
 #include "core/api/execution.h"
 #include "core/events/events.h"
+#include "core/events/trace.h"
 #include "core/exec/exec-kernel.h"
 #include "core/exec/exec.h"
 #include "core/remote/backend.h"
@@ -42,6 +45,8 @@ struct ptc_execution {
         ptc_event_fn event_fn;         /* ptc_execution_on_event() */
         void *event_userdata;
         struct event_sink *events; /* the run's, while it runs */
+        char *trace_path;          /* "trace": where the run's trace goes; NULL: none */
+        struct trace *trace;       /* the run's, while it runs */
         void (*output)(void *userdata, bool is_err, const char *p, size_t n);
         void *output_userdata;
         int cancel_fd;
@@ -84,6 +89,7 @@ PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x)
         registry_free(x->registry);
         free(x->session);
         free(x->fork_from);
+        free(x->trace_path);
         strv_free(x->warnings);
         safe_close(x->cancel_fd);
         free(x->cwd);
@@ -178,9 +184,19 @@ PTC_EXPORT int ptc_execution_set(ptc_execution *x, const char *key, const char *
                 return set_session_id(key, value, &x->fork_from, diag);
         if (strcmp(key, "reset") == 0)
                 return engine_set_bool(key, value, &x->reset, diag);
+        if (strcmp(key, "trace") == 0) {
+                char *p = value[0] ? strdup(value) : NULL;
+
+                if (value[0] && !p)
+                        return api_diagf(diag, -ENOMEM, "out of memory");
+                free(x->trace_path);
+                x->trace_path = p;
+                return 0;
+        }
         return api_diagf(diag, -EINVAL,
                          "unknown option '%s' for an execution (allowed: timeout, "
-                         "max_tool_calls, tools, cwd, log_calls, session, reset, fork_from)",
+                         "max_tool_calls, tools, cwd, log_calls, session, reset, fork_from, "
+                         "trace)",
                          key);
 }
 
@@ -454,6 +470,7 @@ static int run(ptc_execution *x, const char *code, size_t code_len, const char *
                 .on_output_userdata = x->output_userdata,
                 .backend = backend,
                 .events = x->events,
+                .trace = x->trace,
         };
 
         if (x->fork_from && !x->session)
@@ -497,11 +514,32 @@ static int take_target(ptc_execution *x, const struct backend **ret, size_t *ret
 static int run_with_events(ptc_execution *x, const char *code, size_t code_len, char **ret_json,
                            enum ptc_status *ret_status, struct ptc_diag *diag);
 
+/* The run's trace to its file, with the engine's own phases; a failure is a warning. */
+static void write_trace(ptc_execution *x, usec_t t0)
+{
+        ptc_engine *e = x->engine;
+        int r;
+
+        trace_span(x->trace, "config", "engine", e->t_created, e->t_configured, NULL);
+        trace_span(x->trace, "engine start", "engine", e->t_start, e->t_started, NULL);
+        trace_span_now(x->trace, "run", "run", t0, NULL);
+        r = trace_write(x->trace, x->trace_path);
+        if (r < 0) {
+                char line[PATH_MAX + 128];
+
+                (void) snprintf(line, sizeof(line), "trace: cannot write '%s': %s", x->trace_path,
+                                strerror(-r));
+                on_warning(x, line);
+        }
+        x->trace = trace_free(x->trace);
+}
+
 PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code_len,
                                  char **ret_json, enum ptc_status *ret_status,
                                  struct ptc_diag *diag)
 {
         ptc_engine *e;
+        usec_t t0;
         int r;
 
         if (!x || !ret_json || !ret_status)
@@ -513,9 +551,16 @@ PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code
         e = x->engine;
         if (x->event_fn && event_sink_new(write_event, x, e->redactor, &x->events) < 0)
                 return api_diagf(diag, -ENOMEM, "out of memory");
+        if (x->trace_path && trace_new(e->t_created, &x->trace) < 0) {
+                x->events = event_sink_free(x->events);
+                return api_diagf(diag, -ENOMEM, "out of memory");
+        }
+        t0 = now_usec();
         r = run_with_events(x, code, code_len, ret_json, ret_status, diag);
         emit_end(x, *ret_json);
         x->events = event_sink_free(x->events);
+        if (x->trace)
+                write_trace(x, t0);
         return r;
 }
 

@@ -27,6 +27,7 @@
 #include "basic/time-util.h"
 #include "core/env/env.h"
 #include "core/events/events.h"
+#include "core/events/trace.h"
 #include "core/exec/exec-internal.h"
 #include "core/exec/result.h"
 #include "core/exec/staging.h"
@@ -89,6 +90,7 @@ struct execution {
         int wstatus;
         bool draining_timed_out;
         usec_t start, deadline;
+        usec_t spawned; /* the script started: its span runs from here to its reaping */
 };
 
 void exec_arm_timer(int timer_fd, usec_t when)
@@ -607,14 +609,19 @@ static int setup(struct execution *e, struct diag *reterr)
         int outp[2] = {-1, -1}, errp[2] = {-1, -1};
         struct rpc_server_opts ro;
         sigset_t mask;
+        usec_t t0;
         int r;
 
+        t0 = now_usec();
         r = stubs_generate(o->registry, c->module_name, &module);
         if (r < 0)
                 return diag_set(reterr, r, "cannot generate the tools module: %s", strerror(-r));
+        trace_span_now(o->trace, "stubs", "setup", t0, NULL);
+        t0 = now_usec();
         r = staging_create(&e->staging, o->code, o->code_len, c->module_name, module);
         if (r < 0)
                 return diag_set(reterr, r, "cannot create the staging directory: %s", strerror(-r));
+        trace_span_now(o->trace, "staging", "setup", t0, NULL);
         r = exec_make_token(token);
         if (r < 0)
                 return diag_set(reterr, r, "cannot generate the RPC token: %s", strerror(-r));
@@ -652,11 +659,14 @@ static int setup(struct execution *e, struct diag *reterr)
                 .on_call = o->on_call,
                 .on_call_userdata = o->on_call_userdata,
                 .events = o->events,
+                .trace = o->trace,
         };
+        t0 = now_usec();
         r = rpc_server_new(&ro, &e->rpc);
         if (r < 0)
                 return diag_set(reterr, r, "cannot start the RPC server on '%s': %s",
                                 e->staging.socket_path, strerror(-r));
+        trace_span_now(o->trace, "rpc server", "setup", t0, NULL);
 
         r = exec_child_env(o, &e->staging, token, &e->child_env);
         explicit_wipe(token, sizeof(token));
@@ -682,11 +692,16 @@ static int setup(struct execution *e, struct diag *reterr)
                 return diag_set(reterr, -errno, "cannot set up pipes: %m");
         }
 
+        t0 = now_usec();
         r = start_child(e, outp[1], errp[1], reterr);
         safe_close(outp[1]);
         safe_close(errp[1]);
         if (r < 0)
                 return r;
+        /* The sandbox's layers are set up in the child, before the interpreter starts. */
+        e->spawned = now_usec();
+        trace_span(o->trace, "spawn", "setup", t0, e->spawned,
+                   json_pack("{s:s}", "isolation", config_isolation_to_string(c->isolation)));
 
         if ((r = loop_add(e->loop, e->out_fd, EPOLLIN, on_pipe, e, &e->out_src)) < 0 ||
             (r = loop_add(e->loop, e->err_fd, EPOLLIN, on_pipe, e, &e->err_src)) < 0 ||
@@ -891,6 +906,7 @@ int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_stat
                 .status_fd = -EBADF,
                 .cgroup = RUN_CGROUP_NULL,
         };
+        usec_t t0;
         int r;
 
         e.start = now_usec();
@@ -924,8 +940,13 @@ int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_stat
                         return r;
                 }
         }
+        trace_span_now(o->trace, "script", "script", e.spawned, NULL);
+        t0 = now_usec();
         r = finish(&e, ret, ret_status);
+        trace_span_now(o->trace, "result", "output", t0, NULL);
+        t0 = now_usec();
         teardown(&e);
+        trace_span_now(o->trace, "teardown", "teardown", t0, NULL);
         if (r < 0)
                 return diag_set(reterr, r, "cannot assemble the result: %s", strerror(-r));
         return 0;

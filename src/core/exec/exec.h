@@ -20,6 +20,7 @@
 struct approver;
 struct backend;
 struct event_sink;
+struct trace;
 struct redactor;
 struct registry;
 
@@ -69,6 +70,8 @@ struct exec_opts {
         const struct backend *backend;
         /* The run's live events (core/events/events.h); NULL: none. Borrowed. */
         struct event_sink *events;
+        /* The run's trace (core/events/trace.h): spans of its phases; NULL: none. Borrowed. */
+        struct trace *trace;
 };
 
 enum exec_status {

@@ -23,6 +23,7 @@
 #include "basic/time-util.h"
 #include "basic/utf8.h"
 #include "core/events/events.h"
+#include "core/events/trace.h"
 #include "core/json/json-write.h"
 #include "core/output/redact.h"
 #include "core/registry/registry.h"
@@ -238,7 +239,7 @@ static void run_tool(struct rpc_conn *c, json_t *id, const struct tool *t, json_
         int r;
 
         /* Known secret values never reach the script; a failed redaction withholds all. */
-        if (s->o.log_calls || s->o.events) {
+        if (s->o.log_calls || s->o.events || s->o.trace) {
                 args_preview(s, args, preview);
                 id_num = atomic_fetch_add(&s->event_ids, 1) + 1;
                 event_emit(s->o.events, "call",
@@ -249,6 +250,14 @@ static void run_tool(struct rpc_conn *c, json_t *id, const struct tool *t, json_
         ok = r >= 0 && !json_is_string(json_object_get(result, "error"));
         secs = (double) (now_usec() - t0) / USEC_PER_SEC;
         log_call(s, t, preview, secs, ok, &outcome);
+        if (s->o.trace) {
+                char name[160];
+
+                (void) snprintf(name, sizeof(name), "tool: %s", t->name);
+                trace_span_now(s->o.trace, name, "tool", t0,
+                               json_pack("{s:I, s:s, s:b}", "id", (json_int_t) id_num,
+                                         "args_preview", preview, "ok", ok));
+        }
         if (s->o.events) {
                 _cleanup_free_ char *rt = result ? json_dumps(result, JSON_COMPACT) : NULL;
                 json_t *policy = approval_outcome_to_json(&outcome);

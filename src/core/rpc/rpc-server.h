@@ -65,6 +65,8 @@ struct rpc_server_opts {
         /* The run's live events: "call" and "call_end" of each call, "limit" when the
          * budget is spent (core/events/events.h). NULL: none. */
         struct event_sink *events;
+        /* The run's trace: a span per tool call on its worker thread. NULL: none. */
+        struct trace *trace;
 };
 
 struct rpc_server;
