@@ -4,9 +4,7 @@
 #include "core/events/trace.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
