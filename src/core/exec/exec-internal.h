@@ -41,8 +41,9 @@ struct exec_child_opts {
         const char *staging_dir;
         int stdin_fd; /* > 0: the child's stdin (a kernel's control socket); 0: /dev/null */
         int stdout_fd, stderr_fd;
-        uint64_t cpu_seconds; /* RLIMIT_CPU under the rlimits layer */
-        bool outlive_script;  /* sandbox_opts.outlive_script: a session's kernel */
+        uint64_t cpu_seconds;            /* RLIMIT_CPU under the rlimits layer */
+        bool outlive_script;             /* sandbox_opts.outlive_script: a session's kernel */
+        struct sandbox_timings *timings; /* sandbox_opts.timings: for a trace, or NULL */
 };
 
 /*

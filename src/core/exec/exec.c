@@ -29,6 +29,7 @@
 #include "core/events/events.h"
 #include "core/events/trace.h"
 #include "core/exec/exec-internal.h"
+#include "core/exec/exec-trace.h"
 #include "core/exec/result.h"
 #include "core/exec/staging.h"
 #include "core/loop/loop.h"
@@ -91,6 +92,12 @@ struct execution {
         bool draining_timed_out;
         usec_t start, deadline;
         usec_t spawned; /* the script started: its span runs from here to its reaping */
+        /* With a trace only (exec-trace.h): the sandbox's steps, and the interpreter's
+         * start, over when it opens the script (interp_fd, an inotify watch). */
+        struct sandbox_timings timings;
+        int interp_fd;
+        struct loop_source *interp_src;
+        usec_t interp_ready;
 };
 
 void exec_arm_timer(int timer_fd, usec_t when)
@@ -276,6 +283,17 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
 }
 
 /* The last wait for approval ended: the deadline moved by the pause. */
+/* The interpreter opened the script: it is initialised (a trace's "interpreter start"). */
+static void on_interpreter_ready(struct loop_source *s, int fd, uint32_t events, void *userdata)
+{
+        struct execution *e = userdata;
+
+        e->interp_ready = now_usec();
+        loop_remove(s);
+        e->interp_src = NULL;
+        e->interp_fd = safe_close(fd);
+}
+
 static void on_wake(struct loop_source *s, int fd, uint32_t events, void *userdata)
 {
         struct execution *e = userdata;
@@ -511,6 +529,7 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                 .outlive_script = co->outlive_script,
                 .stdout_fd = co->stdout_fd,
                 .stderr_fd = co->stderr_fd,
+                .timings = co->timings,
         };
         if (c->isolation == PTC_ISOLATION_NONE) {
                 /*
@@ -575,6 +594,7 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
                 .stderr_fd = err_fd,
                 /* RLIMIT_CPU is a backstop behind the wall-clock deadline. */
                 .cpu_seconds = (uint64_t) e->o->config->timeout * 2 + 10,
+                .timings = e->o->trace ? &e->timings : NULL,
         };
         struct sandbox_proc sp;
         int r;
@@ -692,6 +712,9 @@ static int setup(struct execution *e, struct diag *reterr)
                 return diag_set(reterr, -errno, "cannot set up pipes: %m");
         }
 
+        /* A trace sees the interpreter open the script; without a watch, no such span. */
+        if (o->trace)
+                e->interp_fd = exec_interpreter_watch(e->staging.script_path);
         t0 = now_usec();
         r = start_child(e, outp[1], errp[1], reterr);
         safe_close(outp[1]);
@@ -702,6 +725,14 @@ static int setup(struct execution *e, struct diag *reterr)
         e->spawned = now_usec();
         trace_span(o->trace, "spawn", "setup", t0, e->spawned,
                    json_pack("{s:s}", "isolation", config_isolation_to_string(c->isolation)));
+        exec_trace_sandbox(o->trace, &e->timings, e->spawned);
+        if (e->interp_fd >= 0) {
+                exec_interpreter_watch_forget(e->interp_fd);
+                r = loop_add(e->loop, e->interp_fd, EPOLLIN, on_interpreter_ready, e,
+                             &e->interp_src);
+                if (r < 0)
+                        return diag_set(reterr, r, "event loop: %s", strerror(-r));
+        }
 
         if ((r = loop_add(e->loop, e->out_fd, EPOLLIN, on_pipe, e, &e->out_src)) < 0 ||
             (r = loop_add(e->loop, e->err_fd, EPOLLIN, on_pipe, e, &e->err_src)) < 0 ||
@@ -758,6 +789,7 @@ static void teardown(struct execution *e)
         loop_remove(e->out_src);
         loop_remove(e->err_src);
         loop_remove(e->pid_src);
+        loop_remove(e->interp_src);
         e->loop = loop_free(e->loop);
         safe_close(e->out_fd);
         safe_close(e->err_fd);
@@ -766,6 +798,7 @@ static void teardown(struct execution *e)
         safe_close(e->sig_fd);
         safe_close(e->cancel_fd);
         safe_close(e->status_fd);
+        safe_close(e->interp_fd);
         pause_clock_done(&e->clock);
         safe_close(e->wake_fd);
         capture_release(&e->out);
@@ -904,6 +937,7 @@ int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_stat
                 .sig_fd = -EBADF,
                 .cancel_fd = -EBADF,
                 .status_fd = -EBADF,
+                .interp_fd = -EBADF,
                 .cgroup = RUN_CGROUP_NULL,
         };
         usec_t t0;
@@ -941,6 +975,9 @@ int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_stat
                 }
         }
         trace_span_now(o->trace, "script", "script", e.spawned, NULL);
+        if (e.interp_ready)
+                trace_span(o->trace, "interpreter start", "script", e.spawned, e.interp_ready,
+                           NULL);
         t0 = now_usec();
         r = finish(&e, ret, ret_status);
         trace_span_now(o->trace, "result", "output", t0, NULL);

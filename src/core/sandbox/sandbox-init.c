@@ -211,6 +211,7 @@ _no_sanitize_address_ static int script_main(void *arg)
         close(a->status_fd);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
                 fail(a->errfd, ST_INIT, -1);
+        step_done(a->p, SANDBOX_STEP_SCRIPT_FORK);
         sandbox_exec_script(a->o, a->p, a->errfd);
 }
 
@@ -258,6 +259,7 @@ _no_sanitize_address_ void sandbox_run_init(const struct sandbox_opts *o, struct
          * fork(): glibc's takes its malloc and stdio locks, maybe held at our clone; its stack
          * comes from mmap() for the same reason.
          */
+        step_done(p, SANDBOX_STEP_INIT);
         {
                 struct script_args sa = {.o = o, .p = p, .errfd = errfd, .status_fd = status_fd};
                 char *stack = mmap(NULL, SCRIPT_STACK, PROT_READ | PROT_WRITE,

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "basic/macro.h"
@@ -53,6 +54,22 @@ enum stage {
 _noreturn_ _no_sanitize_address_ static inline void fail(int errfd, int stage, int index)
 {
         spawn_child_fail(errfd, SPAWN_STAGE_SETUP + stage, index);
+}
+
+/*
+ * The child's step @s ended now (sandbox_timings), when the parent asked for timings: a store
+ * into the page it reads after our exec. clock_gettime() is the vDSO's, safe in a clone.
+ */
+_no_sanitize_address_ static inline void step_done(const struct sandbox_plan *p,
+                                                   enum sandbox_step s)
+{
+        struct timespec ts;
+
+        if (!p->step_end || clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
+                return;
+        __atomic_store_n(&p->step_end[s],
+                         (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000,
+                         __ATOMIC_RELEASE);
 }
 
 /*

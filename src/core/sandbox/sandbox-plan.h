@@ -92,6 +92,7 @@ struct sandbox_plan {
         uid_t uid;
         gid_t gid;
         char uid_map[64], gid_map[64];
+        usec_t *step_end; /* a page shared with the child (sandbox_timings.end), or NULL */
 };
 
 #define SANDBOX_PLAN_NULL ((struct sandbox_plan){.userns_fd = -1})

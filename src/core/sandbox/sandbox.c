@@ -53,6 +53,25 @@ const char *sandbox_layer_to_string(enum sandbox_layer l)
  * write). ptc is non-dumpable, and so are we after a uid change: our /proc/self files would
  * then be root's, so we flip the flag first.
  */
+const char *sandbox_step_to_string(enum sandbox_step s)
+{
+        static const char *const names[] = {
+                [SANDBOX_STEP_PLAN] = "plan",
+                [SANDBOX_STEP_CLONE] = "clone",
+                [SANDBOX_STEP_USERNS] = "user namespace",
+                [SANDBOX_STEP_FILE_SYSTEM] = "file system",
+                [SANDBOX_STEP_SANDBOX_UID] = "sandbox uid",
+                [SANDBOX_STEP_INIT] = "init",
+                [SANDBOX_STEP_SCRIPT_FORK] = "script fork",
+                [SANDBOX_STEP_RLIMITS] = "rlimits",
+                [SANDBOX_STEP_NO_NEW_PRIVS] = "no_new_privs",
+                [SANDBOX_STEP_LANDLOCK] = "landlock",
+                [SANDBOX_STEP_SECCOMP] = "seccomp",
+        };
+
+        return (size_t) s < ELEMENTSOF(names) ? names[s] : "?";
+}
+
 static int write_own_maps(const struct sandbox_plan *p)
 {
         if (prctl(PR_SET_DUMPABLE, 1) < 0 ||
@@ -78,6 +97,7 @@ static void drop_root(struct sandbox_plan *p, int errfd)
                 fail(errfd, ST_DROP_IDS, -1);
         if (unshare(CLONE_NEWUSER) < 0 || write_own_maps(p) < 0)
                 fail(errfd, ST_USERNS, -1);
+        step_done(p, SANDBOX_STEP_SANDBOX_UID);
 }
 
 _no_sanitize_address_ static void set_limit(int resource, uint64_t v, int errfd)
@@ -108,6 +128,7 @@ _no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, str
                         if (setrlimit(RLIMIT_CORE, &zero) < 0)
                                 fail(errfd, ST_RLIMIT, RLIMIT_CORE);
                 }
+                step_done(p, SANDBOX_STEP_RLIMITS);
         } else if (o->plain_nofile && setrlimit(RLIMIT_NOFILE, o->plain_nofile) < 0)
                 fail(errfd, ST_RLIMIT, RLIMIT_NOFILE);
         if (chdir(o->cwd) < 0)
@@ -122,6 +143,7 @@ _no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, str
         /* Unconfined (isolation none) the script may still gain privileges (sudo). */
         if (o->layers && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 fail(errfd, ST_NNP, -1);
+        step_done(p, SANDBOX_STEP_NO_NEW_PRIVS);
         if (p->ll_ro || p->ll_rw) {
                 struct landlock_policy lp = {
                         .ro_paths = (const char *const *) p->ll_ro,
@@ -134,6 +156,7 @@ _no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, str
                         errno = -r;
                         fail(errfd, ST_LANDLOCK, -1);
                 }
+                step_done(p, SANDBOX_STEP_LANDLOCK);
         }
         if (p->seccomp.filter) {
                 int r = seccomp_program_load(&p->seccomp);
@@ -141,6 +164,7 @@ _no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, str
                         errno = -r;
                         fail(errfd, ST_SECCOMP, -1);
                 }
+                step_done(p, SANDBOX_STEP_SECCOMP);
         }
         /* The init's stop signals were blocked since the clone; the script starts with none. */
         {
@@ -177,6 +201,7 @@ _no_sanitize_address_ static int child_setup(const struct spawn_child *c, void *
         if (read(a->syncfd, &ch, 1) != 1)
                 _exit(127);
         close(a->syncfd);
+        step_done(p, SANDBOX_STEP_CLONE);
 
         if (!ns)
                 sandbox_run_init(o, p, c->errfd, a->status_fd, false, c->shares_memory);
@@ -186,8 +211,10 @@ _no_sanitize_address_ static int child_setup(const struct spawn_child *c, void *
                 if (write_own_maps(p) < 0)
                         fail(c->errfd, ST_USERNS, -1);
                 (void) prctl(PR_SET_DUMPABLE, 0);
+                step_done(p, SANDBOX_STEP_USERNS);
         }
         sandbox_build_root(p, c->errfd);
+        step_done(p, SANDBOX_STEP_FILE_SYSTEM);
         if (p->as_root) {
                 drop_root(p, c->errfd);
                 /* A credential change clears the parent-death signal. */
@@ -315,9 +342,23 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         sigset_t init_set;
         int keep[3], r;
 
+        if (o->timings) {
+                *o->timings = (struct sandbox_timings){.begin = now_usec()};
+                /* Shared, so the child's stores reach us whether or not it shares our memory. */
+                p.step_end = mmap(NULL, sizeof(o->timings->end), PROT_READ | PROT_WRITE,
+                                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+                if (p.step_end == MAP_FAILED) {
+                        p.step_end = NULL;
+                        r = diag_set(reterr, -errno, "cannot map the timings page: %m");
+                        goto out;
+                }
+                memset(p.step_end, 0, sizeof(o->timings->end));
+        }
         r = sandbox_plan_build(&p, o, &failed, reterr);
         if (r < 0)
                 goto out;
+        if (p.step_end)
+                p.step_end[SANDBOX_STEP_PLAN] = now_usec();
         if (pipe2(syncp, O_CLOEXEC) < 0 || pipe2(statusp, O_CLOEXEC) < 0) {
                 r = diag_set(reterr, -errno, "cannot create pipes: %m");
                 goto out;
@@ -407,6 +448,10 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
                         failed = refused_layer(ce.stage - SPAWN_STAGE_SETUP, ce.error);
                 goto out;
         }
+        /* The exec closed the error pipe: no store of the child's is still to come. */
+        if (p.step_end)
+                for (size_t i = 0; i < _SANDBOX_STEP_MAX; i++)
+                        o->timings->end[i] = __atomic_load_n(&p.step_end[i], __ATOMIC_ACQUIRE);
         *ret = (struct sandbox_proc){.pid = sp.pid, .pidfd = sp.pidfd, .status_fd = statusp[0]};
         sp.pidfd = -1;
         statusp[0] = -1;
@@ -420,6 +465,8 @@ out:
         safe_close(syncp[1]);
         safe_close(statusp[0]);
         safe_close(statusp[1]);
+        if (p.step_end)
+                (void) munmap(p.step_end, sizeof(o->timings->end));
         return r;
 }
 

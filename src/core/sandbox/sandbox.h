@@ -41,6 +41,7 @@
 
 #include "basic/diag.h"
 #include "basic/macro.h"
+#include "basic/time-util.h"
 #include "core/sandbox/cgroup.h"
 
 /* The host uid and gid of a script started by root (see above). */
@@ -88,6 +89,40 @@ struct sandbox_limits sandbox_limits_for(uint64_t memory_mb, uint64_t pids, uint
  */
 _must_check_ int sandbox_env(char *const *envp, const char *cwd, char ***ret);
 
+/*
+ * The steps of a confined start, in order, for a trace (docs/observability.md): the parent
+ * plans, clones and hands over; the child (the init to be) writes its user namespace's maps,
+ * builds the file system, takes the sandbox uid (root only), becomes the init and forks the
+ * script, which sets its limits, NO_NEW_PRIVS (with its working directory and stdin),
+ * Landlock and seccomp before its exec. A step a start does not take has no time.
+ */
+enum sandbox_step {
+        SANDBOX_STEP_PLAN,
+        SANDBOX_STEP_CLONE,
+        SANDBOX_STEP_USERNS,
+        SANDBOX_STEP_FILE_SYSTEM,
+        SANDBOX_STEP_SANDBOX_UID,
+        SANDBOX_STEP_INIT,
+        SANDBOX_STEP_SCRIPT_FORK,
+        SANDBOX_STEP_RLIMITS,
+        SANDBOX_STEP_NO_NEW_PRIVS,
+        SANDBOX_STEP_LANDLOCK,
+        SANDBOX_STEP_SECCOMP,
+        _SANDBOX_STEP_MAX,
+};
+
+const char *sandbox_step_to_string(enum sandbox_step s);
+
+/*
+ * When the steps of a start ended (CLOCK_MONOTONIC; 0: not taken), the child's read back
+ * from a page it shares with the parent until its exec. What follows the last step is the
+ * exec itself, which ends when sandbox_spawn() returns.
+ */
+struct sandbox_timings {
+        usec_t begin; /* sandbox_spawn() was called */
+        usec_t end[_SANDBOX_STEP_MAX];
+};
+
 struct sandbox_opts {
         unsigned layers;          /* bit set of enum sandbox_layer */
         const char *path;         /* interpreter, absolute */
@@ -110,6 +145,8 @@ struct sandbox_opts {
         const struct run_cgroup *cgroup;   /* start inside this leaf (CLONE_INTO_CGROUP), or NULL */
         const struct rlimit *plain_nofile; /* without the rlimits layer: the script's
                                             * RLIMIT_NOFILE (ptc's own may be raised), or NULL */
+        struct sandbox_timings *timings;   /* filled on success when set (a trace), else NULL:
+                                            * then the start costs nothing more */
 };
 
 struct sandbox_proc {
