@@ -521,3 +521,29 @@ def test_a_hostile_agent_cannot_run_host_tools_beyond_what_runs_on_the_host(ptc,
     assert errors[2] is None and errors[3] is None, errors
     assert errors[4].startswith("Tool call limit reached (2)"), errors
     assert not hostfile.exists()
+
+
+def test_trace_of_a_remote_run(ptc, web):
+    """--trace on a remote run: the channel, the handshake, the script on the target, and
+    the calls answered on the host on their own threads."""
+    cfg = ptc.write_config("web:\n  allow_private_urls: true\n  timeout: 5\n")
+    path = ptc.path("remote-trace.json")
+    r = run_remote(ptc, f"""
+        from hermes_tools import terminal, web_extract
+        terminal("echo on-target")
+        web_extract([{web.site.url('/plain')!r}])
+        print("ok")
+        """, "--config", cfg, "--trace", str(path))
+    expect(r, 0, "success")
+    spans = [e for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X"]
+    by = {e["name"]: e for e in spans}
+    assert {"channel", "handshake", "script", "result", "teardown", "run"} <= by.keys(), by
+    assert by["script"]["args"] == {"on": "target"}, by["script"]
+    assert by["channel"]["ts"] <= by["handshake"]["ts"], by
+    assert by["handshake"]["ts"] + by["handshake"]["dur"] <= by["script"]["ts"] + 1, by
+    host = [e for e in spans if e["cat"] == "tool"]
+    assert [(e["name"], e["args"]) for e in host] == [
+        ("tool: web_extract", {"on": "host", "ok": True})], host
+    script = by["script"]
+    assert script["ts"] <= host[0]["ts"] <= script["ts"] + script["dur"], (script, host)
+    assert host[0]["tid"] != script["tid"]

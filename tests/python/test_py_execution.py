@@ -2,6 +2,8 @@
 """Executions: the Result dataclass, per-execution options, cancel from another thread,
 progress callbacks, closing an engine under a running execution, executions at once."""
 
+import json
+import os
 import threading
 import time
 
@@ -215,6 +217,56 @@ def test_sessions_keep_state_and_call_host_tools(engine):
     with pytest.raises(ptc.Error) as e:
         engine.execute("print(1)", session="no spaces")
     assert "session: invalid id 'no spaces'" in str(e.value)
+
+
+def test_trace_of_session_cells(engine, tmp_path):
+    """A cell's trace: the session (its kernel's start in the first), the cell, and its
+    calls, which a session kernel's own RPC server serves."""
+    @engine.tool
+    def twice(n: int) -> int:
+        "Twice @n."
+        return 2 * n
+
+    spans = []
+    for i, code in enumerate(["from hermes_tools import twice\nx = twice(2)", "print(twice(x))"]):
+        path = tmp_path / f"cell{i}.json"
+        r = engine.execute(code, session="tr", trace=str(path))
+        assert r.ok, r.raw
+        spans.append({e["name"]: e for e in json.loads(path.read_text())["traceEvents"]
+                      if e["ph"] == "X"})
+    for by in spans:
+        assert {"session", "cell setup", "cell", "tool: twice", "result", "teardown",
+                "run"} <= by.keys(), by
+        assert by["cell"]["args"] == {"on": "session kernel"}, by["cell"]
+        cell, call = by["cell"], by["tool: twice"]
+        assert cell["ts"] <= call["ts"] <= cell["ts"] + cell["dur"], (cell, call)
+    # The first cell started the kernel: its session span is the long one.
+    assert spans[0]["session"]["args"] == {"new_kernel": True}, spans[0]["session"]
+    assert spans[1]["session"]["args"] == {"new_kernel": False}, spans[1]["session"]
+    assert spans[0]["session"]["dur"] > spans[1]["session"]["dur"]
+
+
+def test_trace_of_a_remote_session(make_engine, tmp_path, monkeypatch):
+    """A session on a target (exec:sh): the first cell's trace has the channel's opening,
+    each has the cell on the target and its result."""
+    # The agent: the ptc under test on the target's PATH, for a build that ships none.
+    binary = os.environ.get("PTC_BIN") or ptc.library_path()
+    monkeypatch.setenv("PATH", f"{os.path.dirname(binary)}:{os.environ['PATH']}")
+    engine = make_engine(backend="exec:sh")
+    spans = []
+    for i, code in enumerate(["x = 20", "print(x + 1)"]):
+        path = tmp_path / f"remote{i}.json"
+        r = engine.execute(code, session="rt", trace=str(path))
+        assert r.ok, r.raw
+        spans.append({e["name"]: e for e in json.loads(path.read_text())["traceEvents"]
+                      if e["ph"] == "X"})
+    assert r.output == "21\n", r.raw
+    assert {"channel", "handshake", "session", "cell", "result"} <= spans[0].keys(), spans[0]
+    assert not {"channel", "handshake"} & spans[1].keys(), spans[1]
+    for by in spans:
+        assert by["cell"]["args"] == {"on": "target"}, by["cell"]
+    assert spans[0]["session"]["args"] == {"new_kernel": True}
+    assert spans[1]["session"]["args"] == {"new_kernel": False}
 
 
 def test_sessions_are_listed_forked_and_closed(engine):

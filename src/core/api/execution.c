@@ -355,6 +355,7 @@ static int run_cell(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
         struct session_lease lease;
         bool lost = false;
         json_t *res;
+        usec_t t0;
         int r;
 
         if (!eo->code || eo->code_len == 0)
@@ -372,9 +373,13 @@ static int run_cell(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
                 if (r < 0)
                         return r;
         }
+        t0 = now_usec();
         r = session_begin(t, x->session, x->reset, eo, &lease, reterr);
         if (r < 0)
                 return r;
+        /* A new kernel's start is in here. */
+        trace_span_now(eo->trace, "session", "setup", t0,
+                       json_pack("{s:b}", "new_kernel", lease.cell == 1));
         r = exec_kernel_run_cell(lease.kernel, eo, false, &res, ret_status, &lost, reterr);
         {
                 unsigned cell = lease.cell;

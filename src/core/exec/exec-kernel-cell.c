@@ -24,6 +24,7 @@
 #include "basic/fd-util.h"
 #include "basic/time-util.h"
 #include "core/events/events.h"
+#include "core/events/trace.h"
 #include "core/exec/exec-internal.h"
 #include "core/exec/exec-kernel-internal.h"
 #include "core/loop/loop.h"
@@ -385,6 +386,7 @@ static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
                 .on_call = o->on_call,
                 .on_call_userdata = o->on_call_userdata,
                 .events = o->events,
+                .trace = o->trace,
         };
         r = rpc_server_new(&ro, &c->rpc);
         if (r < 0) {
@@ -516,6 +518,7 @@ int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, bool 
                 .wake_fd = -EBADF,
                 .one_shot = one_shot,
         };
+        usec_t t0;
         int r;
 
         *ret_lost = false;
@@ -530,17 +533,26 @@ int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, bool 
         c.deadline = c.start + (usec_t) (o->config->timeout * USEC_PER_SEC);
         pause_clock_init(&c.clock, -1); /* its fd comes with cell_setup() */
         r = cell_setup(&c, one_shot, reterr);
+        t0 = now_usec();
+        trace_span(o->trace, "cell setup", "setup", c.start, t0, NULL);
         while (r >= 0 && !is_done(&c)) {
                 r = loop_run_once(c.loop, -1);
                 if (r < 0)
                         diag_set(reterr, r, "event loop failed: %s", strerror(-r));
         }
+        /* A warm kernel's one-shot run is the run's script; a session's is a cell. */
+        trace_span_now(o->trace, one_shot ? "script" : "cell", "script", t0,
+                       json_pack("{s:s}", "on", one_shot ? "warm kernel" : "session kernel"));
         if (r >= 0) {
+                t0 = now_usec();
                 r = cell_finish(&c, ret, ret_status);
                 if (r < 0)
                         diag_set(reterr, r, "cannot assemble the result: %s", strerror(-r));
+                trace_span_now(o->trace, "result", "output", t0, NULL);
         }
+        t0 = now_usec();
         cell_teardown(&c);
+        trace_span_now(o->trace, "teardown", "teardown", t0, NULL);
         /* A cell that could not even be set up leaves the kernel in an unknown state. */
         if (r < 0)
                 kernel_kill(k);

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/time-util.h"
+#include "core/events/trace.h"
 #include "core/exec/exec-remote.h"
 #include "core/output/redact.h"
 #include "core/policy/approval.h"
@@ -94,9 +96,20 @@ static void *host_call_main(void *arg)
         struct host_call *c = arg;
         struct remote_run *r = c->run;
         json_auto_t *result = NULL;
+        usec_t t0 = now_usec();
         int k;
 
         k = registry_call_tool(c->tool, &r->tool_ctx, c->args, &result, NULL);
+        if (r->o->trace) {
+                char name[160];
+
+                (void) snprintf(name, sizeof(name), "tool: %s", c->tool->name);
+                trace_span_now(
+                        r->o->trace, name, "tool", t0,
+                        json_pack("{s:s, s:b}", "on", "host", "ok",
+                                  k >= 0 && result &&
+                                          !json_is_string(json_object_get(result, "error"))));
+        }
         if (k < 0 || !result)
                 answer_error(r, c->id, "Tool execution failed: out of memory");
         else

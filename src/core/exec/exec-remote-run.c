@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "basic/fd-util.h"
+#include "basic/time-util.h"
 #include "basic/utf8.h"
+#include "core/events/trace.h"
 #include "core/exec/exec-internal.h"
 #include "core/exec/exec-remote.h"
 #include "core/output/redact.h"
@@ -119,6 +121,7 @@ int exec_run_remote(const struct exec_opts *o, json_t **ret, enum exec_status *r
                     struct diag *reterr)
 {
         struct remote_run *r = remote_run_new();
+        usec_t t0;
         int k;
 
         if (!r)
@@ -127,12 +130,16 @@ int exec_run_remote(const struct exec_opts *o, json_t **ret, enum exec_status *r
         if (k >= 0)
                 k = remote_run_loop(r, false, reterr);
         if (k >= 0) {
+                t0 = now_usec();
                 k = finish(r, ret, ret_status);
                 if (k < 0)
                         diag_set(reterr, k, "cannot assemble the result: %s", strerror(-k));
+                trace_span_now(o->trace, "result", "output", t0, NULL);
         }
+        t0 = now_usec();
         remote_teardown(r);
         remote_run_unref(r);
+        trace_span_now(o->trace, "teardown", "teardown", t0, NULL);
         return k;
 }
 
@@ -186,14 +193,18 @@ int exec_remote_session_cell(struct remote_run *r, const struct exec_opts *o, js
                 k = diag_set(reterr, -ENOMEM, "out of memory");
         if (k >= 0) {
                 remote_arm_timer(r, r->deadline);
+                r->script_started = now_usec();
                 if (remote_send_json(r, FRAME_RUN, run) < 0)
                         remote_fail(r, "cannot write to the channel");
                 k = remote_run_loop(r, false, reterr);
         }
         if (k >= 0) {
+                usec_t t0 = now_usec();
+
                 k = finish(r, ret, ret_status);
                 if (k < 0)
                         diag_set(reterr, k, "cannot assemble the result: %s", strerror(-k));
+                trace_span_now(o->trace, "result", "output", t0, NULL);
         }
         /*
          * The agent's engine started a new interpreter for the cell: the old one died between

@@ -46,6 +46,7 @@
 #include "basic/time-util.h"
 #include "basic/utf8.h"
 #include "core/events/events.h"
+#include "core/events/trace.h"
 #include "core/exec/exec-internal.h"
 #include "core/exec/exec-remote.h"
 #include "core/loop/loop.h"
@@ -278,6 +279,7 @@ static void ship_agent(struct remote_run *r)
         _cleanup_close_ int fd = open(r->agent_path, O_RDONLY | O_CLOEXEC);
         _cleanup_buf_ struct buf chunk = BUF_INIT(FRAME_READ_SIZE);
         uint64_t left = r->agent_size;
+        usec_t t0 = now_usec();
 
         r->agent_sent = true;
         if (fd < 0) {
@@ -304,6 +306,8 @@ static void ship_agent(struct remote_run *r)
                 }
                 left -= (uint64_t) n;
         }
+        trace_span_now(r->o->trace, "agent upload", "setup", t0,
+                       json_pack("{s:I}", "bytes", (json_int_t) r->agent_size));
         /* The handshake's clock restarts: the upload took its time. */
         remote_arm_timer(r, MIN(r->deadline, now_usec() + HANDSHAKE_USEC));
 }
@@ -352,6 +356,9 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                                 return;
                         }
                         buf_release(&r->opening);
+                        r->script_started = now_usec();
+                        trace_span(r->o->trace, "handshake", "setup", r->channel_started,
+                                   r->script_started, NULL);
                         r->phase = PHASE_RUNNING;
                         remote_arm_timer(r, r->deadline);
                 }
@@ -363,6 +370,9 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                 remote_start_ask(r, v);
                 break;
         case FRAME_EXIT:
+                if (r->phase != PHASE_HANDSHAKE && r->script_started)
+                        trace_span_now(r->o->trace, r->session ? "cell" : "script", "script",
+                                       r->script_started, json_pack("{s:s}", "on", "target"));
                 if (r->session && !r->cell_over && r->phase != PHASE_HANDSHAKE) {
                         /* A cell's end: the agent waits for the next one. */
                         r->session_lost = json_is_true(json_object_get(v, "session_lost"));
@@ -833,9 +843,12 @@ static int open_channel(struct remote_run *r, struct diag *reterr)
         k = find_agent(r);
         if (k < 0)
                 return diag_set(reterr, k, "out of memory");
+        r->channel_started = now_usec();
         k = start_channel(r, reterr);
         if (k < 0)
                 return k;
+        trace_span_now(r->o->trace, "channel", "setup", r->channel_started,
+                       json_pack("{s:s}", "backend", backend_kind_name(r->o->backend->kind)));
         k = remote_attach_loop(r, reterr);
         if (k < 0)
                 return k;

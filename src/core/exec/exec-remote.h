@@ -82,6 +82,8 @@ struct remote_run {
         uint64_t agent_size;
         bool agent_sent;
         usec_t start, deadline;
+        usec_t channel_started; /* for a trace: the handshake's span starts here */
+        usec_t script_started;  /* for a trace: the run (the cell) went to the agent */
 };
 
 /* A new run with nothing started: one reference, the caller's. NULL on ENOMEM. */
