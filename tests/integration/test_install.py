@@ -66,7 +66,7 @@ def project_version():
 
 def expected_files(d):
     v = project_version()
-    docs = [d["datadir"] / "doc/ptc" / n for n in ("README.md", "CHANGELOG.md")]
+    docs = [d["datadir"] / "doc/ptc" / n for n in ("README.md", "CHANGELOG.md", "SECURITY.md")]
     docs += [d["datadir"] / "doc/ptc/docs" / p.name for p in (REPO_ROOT / "docs").iterdir()
              if p.suffix in (".md", ".json")]
     headers = [d["includedir"] / "ptc" / p.name for p in (REPO_ROOT / "include/ptc").glob("*.h")]
