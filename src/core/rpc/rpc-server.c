@@ -2,6 +2,7 @@
 #include "core/rpc/rpc-server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -61,6 +62,17 @@ struct rpc_server {
         int wake_fd; /* eventfd in epfd: "look at the ready list" / "stop" */
         int stop_fd; /* eventfd written once at shutdown; wakes writers of every connection,
                       * including ones already dropped from the list (EOF seen) */
+        /*
+         * Out of descriptors (EMFILE), a pending connection cannot be accepted, and the
+         * listening socket stays readable: re-armed, it would wake a thread at once, again
+         * and again, a busy loop for as long as the script holds its connections. So ptc
+         * keeps one descriptor in reserve (/dev/null): it is closed to accept the pending
+         * connection and close it at once (the script's stub sees the connection closed),
+         * then taken again (libuv's answer to the same problem). When it cannot be taken
+         * again, the socket is not re-armed until a connection's descriptor is released.
+         */
+        int reserve_fd;
+        atomic_bool accept_paused;
 
         atomic_long calls_made;
         atomic_ulong event_ids; /* the last "call" event's id */
@@ -78,11 +90,24 @@ struct rpc_server {
         size_t log_n;
 };
 
+static void rearm_listen(struct rpc_server *s)
+{
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.ptr = s};
+
+        if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->listen_fd, &ev) < 0)
+                log_debug_errno(-errno, "cannot re-arm the RPC socket: %m");
+}
+
 static void conn_unref(struct rpc_conn *c)
 {
+        struct rpc_server *s = c->server;
+
         if (atomic_fetch_sub(&c->refs, 1) != 1)
                 return;
         safe_close(c->fd);
+        /* A descriptor is free again: connections waiting since EMFILE can be accepted. */
+        if (s && atomic_exchange(&s->accept_paused, false) && !atomic_load(&s->stopping))
+                rearm_listen(s);
         buf_release(&c->in);
         pthread_mutex_destroy(&c->rlock);
         pthread_mutex_destroy(&c->wlock);
@@ -570,6 +595,24 @@ static void maybe_start_thread(struct rpc_server *s)
         pthread_attr_destroy(&attr);
 }
 
+/*
+ * Out of descriptors: shed one pending connection (see reserve_fd). Returns 1 when one was
+ * shed, 0 when none is pending any more, -EMFILE when there is no reserve to do it with.
+ */
+static int shed_connection(struct rpc_server *s)
+{
+        int cfd, r;
+
+        if (s->reserve_fd < 0)
+                return -EMFILE;
+        s->reserve_fd = safe_close(s->reserve_fd);
+        cfd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        r = cfd >= 0 ? 1 : errno == EAGAIN ? 0 : -errno;
+        safe_close(cfd);
+        s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        return r;
+}
+
 static void accept_all(struct rpc_server *s)
 {
         for (;;) {
@@ -577,8 +620,20 @@ static void accept_all(struct rpc_server *s)
                 struct rpc_conn *c;
                 int cfd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
+                if (cfd < 0 && (errno == EMFILE || errno == ENFILE)) {
+                        int shed = shed_connection(s);
+
+                        log_debug("RPC: out of descriptors, a pending connection is closed");
+                        if (shed > 0)
+                                continue;
+                        if (shed == 0)
+                                break;
+                        /* No reserve: wait for a descriptor to be released (conn_unref). */
+                        atomic_store(&s->accept_paused, true);
+                        return;
+                }
                 if (cfd < 0)
-                        break; /* EAGAIN, or transient (EMFILE): the next event retries */
+                        break; /* EAGAIN: the next event accepts more */
                 c = calloc(1, sizeof(*c));
                 if (!c) {
                         safe_close(cfd);
@@ -612,11 +667,7 @@ static void accept_all(struct rpc_server *s)
                         conn_drop(c);
                 }
         }
-        {
-                struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.ptr = s};
-                if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->listen_fd, &ev) < 0)
-                        log_debug_errno(-errno, "cannot re-arm the RPC socket: %m");
-        }
+        rearm_listen(s);
 }
 
 /* Wait for work; returns a connection with one line for us (caller unrefs), or NULL to exit. */
@@ -734,7 +785,7 @@ int rpc_server_new(const struct rpc_server_opts *o, struct rpc_server **ret)
                 long cpus = sysconf(_SC_NPROCESSORS_ONLN);
                 s->quick_threads = cpus > 0 ? (size_t) cpus : 1;
         }
-        s->listen_fd = s->wake_fd = s->stop_fd = s->epfd = -EBADF;
+        s->listen_fd = s->wake_fd = s->stop_fd = s->epfd = s->reserve_fd = -EBADF;
         pthread_mutex_init(&s->lock, NULL);
         s->token = strdup(o->token);
         s->log = json_array();
@@ -748,7 +799,9 @@ int rpc_server_new(const struct rpc_server_opts *o, struct rpc_server **ret)
         s->epfd = epoll_create1(EPOLL_CLOEXEC);
         s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (s->listen_fd < 0 || s->epfd < 0 || s->wake_fd < 0 || s->stop_fd < 0) {
+        s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (s->listen_fd < 0 || s->epfd < 0 || s->wake_fd < 0 || s->stop_fd < 0 ||
+            s->reserve_fd < 0) {
                 r = -errno;
                 goto fail;
         }
@@ -847,6 +900,7 @@ struct rpc_server *rpc_server_free(struct rpc_server *s)
         safe_close(s->stop_fd);
         safe_close(s->epfd);
         safe_close(s->listen_fd);
+        safe_close(s->reserve_fd);
         json_decref(s->log);
         free(s->token);
         pthread_mutex_destroy(&s->lock);
