@@ -388,6 +388,7 @@ static void prune_spill_dir(const char *dir, const char *keep)
 
 struct filter_ctx {
         const struct redactor *redactor;
+        int failed; /* the redaction's own failure (-errno), not the spill file's */
 };
 
 /* ANSI strip + redaction of one spill chunk (capture_filter_spill); an error fails the spill. */
@@ -399,11 +400,13 @@ static int spill_filter(const char *chunk, size_t n, char **ret, size_t *ret_len
         int r;
 
         if (!copy)
-                return -ENOMEM;
+                return (f->failed = -ENOMEM);
         memcpy(copy, chunk, n);
         copy[n] = 0;
         len = ansi_strip(copy, n);
         r = redact_text(f->redactor, REDACT_FULL, copy, len, ret, ret_len);
+        if (r < 0)
+                f->failed = r;
         if (r != 0)
                 return r;
         *ret_len = len;
@@ -842,8 +845,17 @@ int exec_result(const struct exec_opts *o, struct capture *cout, struct capture 
                 struct filter_ctx f = {.redactor = o->redactor};
                 if (red < 0)
                         capture_drop_spill(cout);
-                else if ((r = capture_filter_spill(cout, spill_filter, &f)) < 0)
-                        red = r; /* the spill is gone; the output is withheld too */
+                else if ((r = capture_filter_spill(cout, spill_filter, &f)) < 0) {
+                        /*
+                         * The spill is gone either way. A redaction that failed withholds
+                         * the output too; a disk that filled up while the filtered copy
+                         * was written only loses the spill file, and the result says so.
+                         */
+                        if (f.failed < 0)
+                                red = f.failed;
+                        else
+                                cout->spill_error = r;
+                }
         }
         if (capture_spill_path(cout)) {
                 _cleanup_free_ char *dir = NULL;
@@ -867,6 +879,7 @@ int exec_result(const struct exec_opts *o, struct capture *cout, struct capture 
         in->stdout_total = out.total;
         in->stdout_omitted = out.omitted;
         in->spill_path = spill;
+        in->spill_error = cout->spill_error;
         if (red < 0) {
                 /*
                  * Fail closed: text whose redaction failed may hold a secret, so none of

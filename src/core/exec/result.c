@@ -108,6 +108,15 @@ json_t *result_build(const struct result_input *in)
                 if (in->spill_path)
                         k |= json_object_set_new(r, "stdout_spill_path",
                                                  json_string(in->spill_path));
+                else if (in->spill_error) {
+                        /* The omitted bytes are nowhere: say so, and why. */
+                        char why[160];
+
+                        (void) snprintf(why, sizeof(why),
+                                        "the whole output could not be kept in a spill file: %s",
+                                        strerror(-in->spill_error));
+                        k |= json_object_set_new(r, "stdout_spill_error", json_string(why));
+                }
         }
         if (in->log)
                 k |= json_object_set(r, "tool_calls", in->log);

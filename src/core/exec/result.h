@@ -28,6 +28,7 @@ struct result_input {
         bool truncated;
         uint64_t stdout_total, stdout_omitted;
         const char *spill_path;       /* may be NULL */
+        int spill_error;              /* why there is no spill file (-errno), or 0 */
         json_t *log;                  /* borrowed; NULL without --log */
         const char *error;            /* overrides the computed error (e.g. "No code provided.") */
         const char *interrupt_reason; /* "SIGTERM", "cancelled", ... */

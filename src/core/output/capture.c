@@ -128,6 +128,7 @@ static int spill_write(struct capture *c, const void *p, size_t n)
                 log_debug_errno(r, "Failed to write spill file '%s', abandoning it: %m",
                                 c->spill_path);
                 capture_drop_spill(c);
+                c->spill_error = r;
                 return r;
         }
         c->spill_written += k;
@@ -191,6 +192,7 @@ static int spill_start(struct capture *c)
         if (r < 0) {
                 log_debug_errno(r, "Failed to create spill file in '%s': %m", c->spill_dir);
                 capture_drop_spill(c);
+                c->spill_error = r;
                 return r;
         }
         r = spill_write(c, c->head, c->head_len);

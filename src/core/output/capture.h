@@ -39,6 +39,7 @@ struct capture {
         char *spill_path;
         int spill_fd;
         uint64_t spill_max, spill_written;
+        int spill_error; /* the -errno that made the spill be given up (a full disk), or 0 */
 };
 
 /*
