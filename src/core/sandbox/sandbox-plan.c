@@ -598,7 +598,8 @@ static int plan_mounts(struct sandbox_plan *p, const struct sandbox_opts *o,
                 p->userns_fd = make_idmap_userns(reterr);
                 if (p->userns_fd < 0) {
                         /* clone(CLONE_NEWUSER) or its maps refused: the kernel's answer. */
-                        *failed = SANDBOX_LAYER_NAMESPACES;
+                        if (sandbox_errno_is_refusal(-p->userns_fd))
+                                *failed = SANDBOX_LAYER_NAMESPACES;
                         return p->userns_fd;
                 }
         }

@@ -28,6 +28,7 @@
  *   no layer's failure: isolation auto never drops a layer for it.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -96,6 +97,18 @@ struct sandbox_plan {
 };
 
 #define SANDBOX_PLAN_NULL ((struct sandbox_plan){.userns_fd = -1})
+
+/*
+ * Whether @error (positive) is how a kernel or a security module refuses a feature: EPERM or
+ * EACCES (a container, an LSM, restricted user namespaces), EINVAL, ENOSYS or EOPNOTSUPP (a
+ * kernel without it), ENOSPC or EUSERS (user namespaces limited to 0). Only such an answer
+ * makes isolation auto leave a layer out; running out of descriptors or memory is an error.
+ */
+static inline bool sandbox_errno_is_refusal(int error)
+{
+        return error == EPERM || error == EACCES || error == EINVAL || error == ENOSYS ||
+               error == EOPNOTSUPP || error == ENOSPC || error == EUSERS;
+}
 
 void sandbox_plan_release(struct sandbox_plan *p);
 

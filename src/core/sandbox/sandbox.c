@@ -240,10 +240,7 @@ _no_sanitize_address_ static int child_setup(const struct spawn_child *c, void *
  */
 static enum sandbox_layer refused_layer(int stage, int error)
 {
-        bool refusal = error == EPERM || error == EACCES || error == EINVAL || error == ENOSYS ||
-                       error == EOPNOTSUPP || error == ENOSPC || error == EUSERS;
-
-        if (!refusal)
+        if (!sandbox_errno_is_refusal(error))
                 return _SANDBOX_LAYER_MAX;
         switch (stage) {
         case ST_PRIVATE:
