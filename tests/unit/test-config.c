@@ -554,6 +554,14 @@ static void test_config_load_file_invalid_values(void **state)
                 {"web:\n  allow_private_urls: \"\\e[31m\\x85\"\n",
                  "2: web.allow_private_urls: invalid value '\\x1b[31m\\xc2\\x85' (allowed: "
                  "true, false, yes, no, on, off)"},
+                /* Another parser's message about the file's text is escaped too. */
+                {"code_execution:\n  backend: \"ssh\\n\\e[2Jx:h\"\n",
+                 "2: code_execution.backend: backend 'ssh\\n\\x1b[2Jx:h': unknown (allowed: "
+                 "local, ssh:[USER@]HOST[:PORT], docker:CONTAINER, podman:CONTAINER, "
+                 "kubectl:[NAMESPACE/]POD[:CONTAINER], apptainer:INSTANCE or exec:COMMAND...)"},
+                {"policy:\n  rules:\n    - {tool: terminal, match: \"a\\nb\", action: deny}\n",
+                 "3: policy.rules[0].match: pattern 'a\\nb' is not one simple command (a command "
+                 "word, then argument patterns; no operators or redirections)"},
         };
 
         (void) state;

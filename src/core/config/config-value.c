@@ -21,11 +21,10 @@
 /* ---- messages ----------------------------------------------------------------------------- */
 
 /*
- * Render user text for a message: at most VALUE_SHOW_CHARS code points, then
- * "..."; control characters (C0, DEL, C1) and invalid bytes as escapes, so a
- * value cannot forge lines or terminal sequences in our output.
+ * @s as text for a message: at most @max_chars code points, then "..."; control
+ * characters (C0, DEL, C1) and invalid bytes as escapes.
  */
-const char *config_escape_text(const char *s, size_t n, char *out, size_t outsz)
+static const char *escape_text(const char *s, size_t n, size_t max_chars, char *out, size_t outsz)
 {
         size_t o = 0, chars = 0, i = 0;
 
@@ -35,7 +34,7 @@ const char *config_escape_text(const char *s, size_t n, char *out, size_t outsz)
                 bool esc = l == 0 || ch < 0x20 || ch == 0x7f ||
                            (l == 2 && ch == 0xc2 && (unsigned char) s[i + 1] < 0xa0);
 
-                if (chars >= VALUE_SHOW_CHARS) {
+                if (chars >= max_chars) {
                         memcpy(out + o, "...", 3);
                         o += 3;
                         break;
@@ -66,9 +65,20 @@ const char *config_escape_text(const char *s, size_t n, char *out, size_t outsz)
         return out;
 }
 
+/*
+ * Render user text for a message: at most VALUE_SHOW_CHARS code points, then
+ * "..."; control characters (C0, DEL, C1) and invalid bytes as escapes, so a
+ * value cannot forge lines or terminal sequences in our output.
+ */
+const char *config_escape_text(const char *s, size_t n, char *out, size_t outsz)
+{
+        return escape_text(s, n, VALUE_SHOW_CHARS, out, outsz);
+}
+
 int config_fail(struct ctx *x, size_t line, const char *key, const char *fmt, ...)
 {
         char tail[sizeof(((struct diag *) NULL)->message)];
+        struct diag d;
         va_list ap;
 
         va_start(ap, fmt);
@@ -76,10 +86,20 @@ int config_fail(struct ctx *x, size_t line, const char *key, const char *fmt, ..
         va_end(ap);
         /* No file: a value set through the API (config_set_value()). */
         if (!x->path)
-                return diag_set(x->err, -EINVAL, "%s: %s", key ? key : "config", tail);
-        if (key)
-                return diag_set(x->err, -EINVAL, "%s:%zu: %s: %s", x->path, line, key, tail);
-        return diag_set(x->err, -EINVAL, "%s:%zu: %s", x->path, line, tail);
+                (void) diag_set(&d, -EINVAL, "%s: %s", key ? key : "config", tail);
+        else if (key)
+                (void) diag_set(&d, -EINVAL, "%s:%zu: %s: %s", x->path, line, key, tail);
+        else
+                (void) diag_set(&d, -EINVAL, "%s:%zu: %s", x->path, line, tail);
+        /*
+         * Escaped whole, not only the values we quote: some messages carry another parser's
+         * words about the file's text (a backend SPEC, a shell pattern), which quote it raw.
+         * Text escaped already has no control character left, so nothing is escaped twice.
+         */
+        if (x->err)
+                (void) escape_text(d.message, strlen(d.message), SIZE_MAX, x->err->message,
+                                   sizeof(x->err->message));
+        return -EINVAL;
 }
 
 /* "invalid <what> '<text>' (allowed: <allowed>)" */
