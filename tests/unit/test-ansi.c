@@ -139,10 +139,30 @@ static void test_ansi_strip_esc_kept(void **state)
 {
         check("a\x1b", "a\x1b");
         check("a\x1b\nb", "a\x1b\nb");
-        check("a\x1b\x1b[1mb", "a\x1b"
-                               "b");
+        /* ... unless what follows is removed: it would meet the bytes after it (ansi.c). */
+        check("a\x1b\x1b[1mb", "ab");
         check("a\x1b\x7f", "a\x1b\x7f");
         check("a\x1bé", "a\x1bé");
+}
+
+/* No escape is formed where a sequence was removed: stripping the result changes nothing. */
+static void test_ansi_strip_no_new_sequence(void **state)
+{
+        check("a\x1b\x1b[1m7b", "a7b");        /* not "a ESC 7 b" (DECSC) */
+        check("a\x1b\x1b\x1b[m[m7", "a[m7");   /* a chain of kept ESCs */
+        check("a\x1b \x1b[0mFb", "a Fb");      /* not the nF "ESC SP F" */
+        check("a\x1b \x1b\x1b[m(Bb", "a (Bb"); /* intermediates stay as text */
+        check("a\x1b\xC2\x85"
+              "7b",
+              "a7b"); /* ESC before a removed C1 */
+        check("a\xC2\x1b[m\x9B"
+              "1mb",
+              "a\x9B"
+              "1mb"); /* not the 8-bit CSI C2 9B: the lone C2 goes */
+        check("a\xC2\xC2\x85\x85", "a\x85");
+        /* A kept ESC before a start byte that is kept stays. */
+        check("a\x1b\x1b\n", "a\x1b\x1b\n");
+        check("a\x1b \xC2\xA0", "a\x1b \xC2\xA0");
 }
 
 static void test_ansi_strip_c1(void **state)
@@ -222,6 +242,7 @@ int main(void)
                 cmocka_unit_test(test_ansi_strip_nf),
                 cmocka_unit_test(test_ansi_strip_fp_fe_fs),
                 cmocka_unit_test(test_ansi_strip_esc_kept),
+                cmocka_unit_test(test_ansi_strip_no_new_sequence),
                 cmocka_unit_test(test_ansi_strip_c1),
                 cmocka_unit_test(test_ansi_strip_mixed),
                 cmocka_unit_test(test_ansi_strip_many_unterminated),

@@ -29,6 +29,14 @@
  * Python's regex rescans the rest of the text for every unterminated string,
  * which is quadratic; here the position of the next terminator is cached per
  * terminator kind, so the whole strip is one O(n) pass.
+ *
+ * Unlike the regex, the result holds no sequence it would remove: a kept ESC
+ * (or a lone C2 byte) whose next byte, after an ESC's intermediates, starts a
+ * sequence that is removed would otherwise meet the bytes after that sequence
+ * ("ESC ESC[1m 7" gave "ESC 7", "ESC SP ESC[m F" an nF escape, and "C2 ESC[m 9B"
+ * an 8-bit CSI), so a second strip, or a terminal, would still see an escape.
+ * Such a start byte goes with the sequence it runs into; so does a chain of them,
+ * each running into the next ("ESC ESC ESC[m"); intermediates stay as text.
  */
 
 #include <stdbool.h>
@@ -157,6 +165,32 @@ static size_t match_c1(const unsigned char *s, size_t n, size_t i, struct term_c
         return 2;
 }
 
+/*
+ * Whether the kept start byte at @i (an ESC that starts no sequence, or a C2 that is no C1
+ * control) runs into another start byte: one after an ESC's intermediates, or right after a
+ * C2. Whether it stays depends on whether that one is removed.
+ */
+static bool runs_into_start(const unsigned char *s, size_t n, size_t i)
+{
+        size_t j = i + 1;
+
+        if (s[i] == ESC)
+                while (j < n && s[j] >= 0x20 && s[j] <= 0x2F)
+                        j++;
+        return j < n && (s[j] == ESC || s[j] == 0xC2);
+}
+
+/* Drop the start bytes (ESC, C2) of s[from..w), keeping the intermediates; the new end. */
+static size_t drop_starts(unsigned char *s, size_t from, size_t w)
+{
+        size_t o = from;
+
+        for (size_t i = from; i < w; i++)
+                if (s[i] != ESC && s[i] != 0xC2)
+                        s[o++] = s[i];
+        return o;
+}
+
 static bool has_escape(const unsigned char *s, size_t n)
 {
         const unsigned char *p;
@@ -173,7 +207,8 @@ size_t ansi_strip(char *str, size_t n)
 {
         unsigned char *s = (unsigned char *) str;
         struct term_cache cache[_TERM_MAX] = {};
-        size_t r = 0, w = 0;
+        /* Where the kept start bytes that run into the next one begin in the output. */
+        size_t r = 0, w = 0, chain = SIZE_MAX;
 
         if (!s)
                 return 0;
@@ -204,10 +239,23 @@ size_t ansi_strip(char *str, size_t n)
                 else
                         k = 0;
 
-                if (k > 0)
+                if (k > 0) {
                         r += k;
-                else
-                        s[w++] = s[r++];
+                        /* They ran into a removed sequence: they go too (see the top). */
+                        if (chain != SIZE_MAX)
+                                w = drop_starts(s, chain, w);
+                        chain = SIZE_MAX;
+                        continue;
+                }
+                /*
+                 * Kept. A chain only ever holds start bytes and intermediates, so the runs
+                 * copied above while one is open are intermediates.
+                 */
+                if (!runs_into_start(s, n, r))
+                        chain = SIZE_MAX;
+                else if (chain == SIZE_MAX)
+                        chain = w;
+                s[w++] = s[r++];
         }
 
         s[w] = 0;
