@@ -438,6 +438,19 @@ static void test_redact_text_value_in_words(void **state)
         check_full(r, REDACT_NONE, "x\0hunter2hunter2\0y", 18, "x\0***\0y", 7);
 }
 
+/* Neither a pass's mask nor a "***" completes a secret with the text around it. */
+static void test_redact_text_value_after_passes(void **state)
+{
+        static const char *const secrets[] = {"(sk-ant.", "***AAAAA", NULL};
+        _cleanup_redactor_ struct redactor *r = new_redactor_with(secrets);
+
+        /* The prefix pass masks the key as "(sk-ant...mnop)". */
+        check_mode(r, REDACT_FULL, "(sk-ant-api03-abcdefghijklmnop)", "***..mnop)");
+        /* "***" + "AAAAA" after the first round is the secret again. */
+        check_mode(r, REDACT_NONE, "***AAAAAAAAAA", "***");
+        check_mode(r, REDACT_NONE, "***AAAAAAAAAAAAAAA", "***");
+}
+
 static void test_redact_text_value_fast_path(void **state)
 {
         static const char *const secrets[] = {"hunter2hunter2", SECRET, "AKIAIOSFODNN7EXAMPLE",
@@ -1015,6 +1028,7 @@ int main(void)
                 cmocka_unit_test(test_redactor_add_secret),
                 cmocka_unit_test(test_redact_text_value_encodings),
                 cmocka_unit_test(test_redact_text_value_in_words),
+                cmocka_unit_test(test_redact_text_value_after_passes),
                 cmocka_unit_test(test_redact_text_value_fast_path),
                 cmocka_unit_test(test_redact_text_large),
                 cmocka_unit_test(test_redact_text_candidates),

@@ -3,8 +3,9 @@
  * Secret redaction: the seed's 13 pattern passes (agent/redact.py,
  * docs/seed.md 1.12) plus value-based redaction (docs/contracts.md 9.10).
  *
- * This file: redact_text(), which runs the value step and then the pattern
- * passes, and the other entry points on text; redact-internal.h lists the parts.
+ * This file: redact_text(), which runs the value step, the pattern passes and
+ * the value step again, and the other entry points on text; redact-internal.h
+ * lists the parts.
  *
  * The patterns are compiled once per process (pthread_once) and are
  * read-only afterwards; each redact_text() call has its own match data, so
@@ -82,6 +83,33 @@ int redact_text(const struct redactor *r, enum redact_mode mode, const char *in,
                         return e;
                 if (!io.changed)
                         continue;
+                cur_idx = next;
+                cur = bufs[next]->data ? bufs[next]->data : "";
+                cur_n = bufs[next]->len;
+        }
+
+        /*
+         * The value step again, until it finds nothing: a pass's mask or a "***" can complete
+         * a secret with the text around it (a secret "(sk-ant." from "(sk-ant-api03-..."
+         * masked as "(sk-ant...mnop)"; one that begins with "***"). Only when something
+         * changed; each round that finds one shortens the text (8 bytes or more become 3),
+         * so this ends.
+         */
+        while (cur_idx >= 0 && redactor_secret_count(r) > 0) {
+                int next = cur_idx == 0 ? 1 : 0;
+                struct pass_io io = {
+                        .s = cur,
+                        .n = cur_n,
+                        .out = bufs[next],
+                };
+
+                buf_reset(io.out);
+                io.out->cap = pass_cap(cur_n);
+                e = redact_pass_values(r, &io);
+                if (e < 0)
+                        return e;
+                if (!io.changed)
+                        break;
                 cur_idx = next;
                 cur = bufs[next]->data ? bufs[next]->data : "";
                 cur_n = bufs[next]->len;

@@ -55,11 +55,12 @@ size_t redactor_secret_count(const struct redactor *r);
 /*
  * Redact @n bytes of UTF-8 text @in. Value-based redaction always runs
  * (each occurrence of a value or one of its encodings becomes "***"); the
- * pattern passes run per @mode. Returns 1 and a new NUL-terminated string
- * in *ret (caller frees, length in *ret_len) when something changed, 0 when
- * nothing changed (*ret untouched), or a negative errno when the text could
- * not be checked completely: -ENOMEM, -E2BIG (a pattern hit its match limit,
- * or a pass's output its cap), -EINVAL (@in NULL with @n > 0, or @ret NULL).
+ * pattern passes run per @mode; then value-based redaction again, until the
+ * text holds no value (a mask or a "***" could complete one). Returns 1 and a new NUL-terminated
+ * string in *ret (caller frees, length in *ret_len) when something changed, 0 when nothing changed
+ * (*ret untouched), or a negative errno when the text could not be checked completely: -ENOMEM,
+ * -E2BIG (a pattern hit its match limit, or a pass's output its cap), -EINVAL (@in NULL with @n >
+ * 0, or @ret NULL).
  * @r may be NULL (patterns only).
  *
  * Fail closed: on an error nothing says the text is free of secrets, so the
