@@ -191,6 +191,56 @@ static void test_catalogue(void **state)
 }
 
 /*
+ * An extra tool (an upstream MCP server's) with more parameters than a stub takes is left out
+ * with a warning; the other tools stay (the generator would refuse the whole module).
+ */
+static void test_extra_too_many_params(void **state)
+{
+        json_auto_t *wide = json_pack("{s:s, s:{}}", "type", "object", "properties");
+        json_auto_t *req = json_pack("{s:s, s:[]}", "type", "object", "required");
+        json_auto_t *ok = json_pack("{s:s}", "type", "object");
+        _cleanup_registry_ struct registry *r = NULL;
+        _cleanup_strv_free_ char **warnings = NULL;
+        struct registry_extra_tool extra[3] = {
+                {.name = "up_wide", .parameters = wide, .run = echo_run},
+                {.name = "up_required", .parameters = req, .run = echo_run},
+                {.name = "up_ok", .parameters = ok, .run = echo_run},
+        };
+        struct diag d = {};
+
+        assert_non_null(wide);
+        assert_non_null(req);
+        assert_non_null(ok);
+        for (int i = 0; i <= REGISTRY_MAX_PARAMS; i++) {
+                char key[32];
+
+                (void) snprintf(key, sizeof(key), "p%d", i);
+                assert_int_equal(json_object_set_new(json_object_get(wide, "properties"), key,
+                                                     json_object()),
+                                 0);
+                assert_int_equal(
+                        json_array_append_new(json_object_get(req, "required"), json_string(key)),
+                        0);
+        }
+        assert_int_equal(registry_new_with(NULL, NULL, extra, ELEMENTSOF(extra), &r, &warnings, &d),
+                         0);
+        assert_null(registry_find(r, "up_wide"));
+        assert_null(registry_find(r, "up_required"));
+        assert_non_null(registry_find(r, "up_ok"));
+        assert_true(strv_contains(warnings, "tool 'up_wide' has more than 1024 parameters; it is "
+                                            "left out"));
+        assert_true(strv_contains(warnings, "tool 'up_required' has more than 1024 parameters; "
+                                            "it is left out"));
+
+        /* At the cap, it stays. */
+        assert_int_equal(json_object_del(json_object_get(wide, "properties"), "p0"), 0);
+        r = registry_free(r);
+        warnings = strv_free(warnings);
+        assert_int_equal(registry_new_with(NULL, NULL, extra, 1, &r, &warnings, &d), 0);
+        assert_non_null(registry_find(r, "up_wide"));
+}
+
+/*
  * The registry and the RPC layer name no tool: whatever is particular to one is a field of
  * its tool_def. A builtin tool's name as a C string literal in their sources fails here.
  */
@@ -248,6 +298,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_call_dropped_args, setup, teardown),
                 cmocka_unit_test(test_builtin_terminal_drops_seed_args),
                 cmocka_unit_test(test_catalogue),
+                cmocka_unit_test(test_extra_too_many_params),
                 cmocka_unit_test(test_dispatch_names_no_tool),
         };
 

@@ -126,7 +126,7 @@ int engine_start_upstreams(const struct ptc_config *c, char *const *env, struct 
         if (c->n_mcp_servers == 0)
                 return 0;
         r = mcp_upstreams_start(c, env, ret, &w);
-        if (move_warnings(&w, warnings, "; its tools are left out") < 0)
+        if (move_warnings(&w, warnings, "") < 0)
                 r = r < 0 ? r : -ENOMEM;
         if (r < 0) {
                 *ret = mcp_upstreams_free(*ret);

@@ -200,12 +200,21 @@ static int start_all(struct mcp_upstreams *u)
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        if (strv_extend(&u->warnings,
-                                        d.message[0] ? d.message : "an MCP server did not start") <
-                            0)
+                        char *w;
+
+                        if (asprintf(&w, "%s; its tools are left out",
+                                     d.message[0] ? d.message : "an MCP server did not start") <
+                                    0 ||
+                            strv_consume(&u->warnings, w) < 0)
                                 return -ENOMEM;
                         continue;
                 }
+                /*
+                 * Started, with a note when it advertised tools ptc did not take (invalid
+                 * entries, more than it takes): they are left out, and the user hears of it.
+                 */
+                if (d.message[0] && strv_extend(&u->warnings, d.message) < 0)
+                        return -ENOMEM;
                 u->clients[u->n_clients++] = client;
                 r = add_tools(u, client);
                 if (r < 0)

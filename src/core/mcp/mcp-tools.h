@@ -25,7 +25,10 @@ struct mcp_upstreams;
  * Start every server of @c (in config order, each bounded by its start-up
  * budget) with environment @env (borrowed; the scrubbed environment plus each
  * server's own env). A server that cannot start is left out with a warning in
- * *ret_warnings (strv, caller frees; may stay NULL). Returns 0 or -ENOMEM.
+ * *ret_warnings (strv, caller frees; may stay NULL) ("...; its tools are left
+ * out"), and a server that started but advertised tools ptc does not take adds
+ * its note there too ("mcp server 'files': skipped 2 invalid tools"). Returns 0
+ * or -ENOMEM.
  * Caller frees *ret with mcp_upstreams_free(), which stops the servers.
  */
 _must_check_ int mcp_upstreams_start(const struct ptc_config *c, char *const *env,

@@ -236,6 +236,18 @@ static bool extra_named(const struct registry_extra_tool *extra, size_t n, const
         return false;
 }
 
+/*
+ * Whether @parameters names more parameters than REGISTRY_MAX_PARAMS. The stub generator
+ * refuses such a tool, and with it the whole module: one extra tool from a hostile or broken
+ * MCP server must not take every other tool down with it.
+ */
+static bool has_too_many_params(json_t *parameters)
+{
+        /* json_object_size() and json_array_size() are 0 for anything else. */
+        return json_object_size(json_object_get(parameters, "properties")) > REGISTRY_MAX_PARAMS ||
+               json_array_size(json_object_get(parameters, "required")) > REGISTRY_MAX_PARAMS;
+}
+
 /* Append @x to @r (which has room). */
 static int add_extra(struct registry *r, const struct registry_extra_tool *x)
 {
@@ -337,6 +349,14 @@ int registry_new_with(const struct ptc_config *config, char *const *enabled,
                                      "tool '%.*s' is defined twice; the second one is left "
                                      "out",
                                      REGISTRY_NAME_ECHO_MAX, extra[i].name) < 0 ||
+                            strv_consume(&warnings, TAKE_PTR(w)) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                if (has_too_many_params(extra[i].parameters)) {
+                        if (asprintf(&w, "tool '%.*s' has more than %d parameters; it is left out",
+                                     REGISTRY_NAME_ECHO_MAX, extra[i].name,
+                                     REGISTRY_MAX_PARAMS) < 0 ||
                             strv_consume(&warnings, TAKE_PTR(w)) < 0)
                                 return -ENOMEM;
                         continue;

@@ -47,10 +47,17 @@ struct registry_extra_tool {
 };
 
 /*
+ * Most parameters a tool may have: properties of its schema, and names in its "required"
+ * (the script's stub takes each as an argument, core/stubs).
+ */
+#define REGISTRY_MAX_PARAMS 1024
+
+/*
  * registry_new() plus @extra (@n_extra entries). The default set (@enabled
  * NULL) includes every extra tool; an explicit list may name them. An extra
- * whose name is taken by a builtin tool or an earlier extra is left out with
- * a warning.
+ * whose name is taken by a builtin tool or an earlier extra, or whose
+ * parameters have more than REGISTRY_MAX_PARAMS properties or required names,
+ * is left out with a warning.
  */
 _must_check_ int registry_new_with(const struct ptc_config *config, char *const *enabled,
                                    const struct registry_extra_tool *extra, size_t n_extra,

@@ -20,7 +20,7 @@
  * small enough to write and import quickly.
  */
 #define STUBS_MAX_MODULE (64u << 20)
-#define STUBS_MAX_PARAMS 1024
+#define STUBS_MAX_PARAMS REGISTRY_MAX_PARAMS /* the registry leaves out an extra tool with more */
 #define STUBS_MAX_DEPTH 32
 #define STUBS_MAX_LITERAL (1u << 20)
 
