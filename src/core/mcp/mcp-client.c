@@ -289,13 +289,11 @@ static bool has_tool(const struct mcp_client *c, const char *name)
         return false;
 }
 
-/* Take tool @t from tools/list. Returns 1 when taken, 0 when invalid (skipped), -ENOMEM. */
-static int add_tool(struct mcp_client *c, json_t *t)
+int mcp_upstream_tool_parse(json_t *t, struct mcp_upstream_tool *ret)
 {
         json_t *name = json_object_get(t, "name"), *desc = json_object_get(t, "description");
         json_t *schema = json_object_get(t, "inputSchema"), *type;
-        struct mcp_upstream_tool *tools, *nt;
-        json_auto_t *copy = NULL;
+        struct mcp_upstream_tool nt;
 
         if (!json_is_string(name) || json_string_length(name) == 0 ||
             json_string_length(name) > TOOL_NAME_MAX ||
@@ -304,28 +302,49 @@ static int add_tool(struct mcp_client *c, json_t *t)
         type = json_object_get(schema, "type");
         if (type && !(json_is_string(type) && strcmp(json_string_value(type), "object") == 0))
                 return 0;
-        if (has_tool(c, json_string_value(name)))
-                return 0;
 
-        copy = json_deep_copy(schema);
-        if (!copy || (!type && json_object_set_new(copy, "type", json_string("object")) < 0))
-                return -ENOMEM;
-        tools = realloc(c->tools, (c->n_tools + 1) * sizeof(*tools));
-        if (!tools)
-                return -ENOMEM;
-        c->tools = tools;
-        nt = &c->tools[c->n_tools];
-        *nt = (struct mcp_upstream_tool){
+        nt = (struct mcp_upstream_tool){
                 .name = strdup(json_string_value(name)),
                 .description = strdup(json_is_string(desc) ? json_string_value(desc) : ""),
+                .input_schema = json_deep_copy(schema),
         };
-        if (!nt->name || !nt->description) {
-                free(nt->name);
-                free(nt->description);
+        if (!nt.name || !nt.description || !nt.input_schema ||
+            (!type && json_object_set_new(nt.input_schema, "type", json_string("object")) < 0)) {
+                mcp_upstream_tool_release(&nt);
                 return -ENOMEM;
         }
-        nt->input_schema = TAKE_PTR(copy);
-        c->n_tools++;
+        *ret = nt;
+        return 1;
+}
+
+void mcp_upstream_tool_release(struct mcp_upstream_tool *t)
+{
+        free(t->name);
+        free(t->description);
+        json_decref(t->input_schema);
+        *t = (struct mcp_upstream_tool){};
+}
+
+/* Take tool @t from tools/list. Returns 1 when taken, 0 when invalid (skipped), -ENOMEM. */
+static int add_tool(struct mcp_client *c, json_t *t)
+{
+        struct mcp_upstream_tool nt, *tools;
+        int r;
+
+        r = mcp_upstream_tool_parse(t, &nt);
+        if (r <= 0)
+                return r;
+        if (has_tool(c, nt.name)) {
+                mcp_upstream_tool_release(&nt);
+                return 0;
+        }
+        tools = realloc(c->tools, (c->n_tools + 1) * sizeof(*tools));
+        if (!tools) {
+                mcp_upstream_tool_release(&nt);
+                return -ENOMEM;
+        }
+        c->tools = tools;
+        c->tools[c->n_tools++] = nt;
         return 1;
 }
 
@@ -656,11 +675,8 @@ struct mcp_client *mcp_client_free(struct mcp_client *c)
                 c->pending = p->next;
                 mcp_pending_free(p);
         }
-        for (size_t i = 0; i < c->n_tools; i++) {
-                free(c->tools[i].name);
-                free(c->tools[i].description);
-                json_decref(c->tools[i].input_schema);
-        }
+        for (size_t i = 0; i < c->n_tools; i++)
+                mcp_upstream_tool_release(&c->tools[i]);
         free(c->tools);
         buf_release(&c->line);
         safe_close(c->pidfd);

@@ -47,6 +47,18 @@ struct mcp_upstream_tool {
 };
 
 /*
+ * One entry @t (borrowed) of a tools/list answer as the tool ptc takes: the name, the
+ * description ("" when none) and a copy of inputSchema with "type": "object" added when it
+ * has no type. Returns 1 and the tool in *ret (release it with mcp_upstream_tool_release()),
+ * 0 when the entry is invalid and skipped (the name is not a string of 1-128 bytes without
+ * NUL, or inputSchema is not an object whose type, if any, is "object"), or -ENOMEM.
+ * mcp_client_start() takes each tool through it; any thread.
+ */
+_must_check_ int mcp_upstream_tool_parse(json_t *t, struct mcp_upstream_tool *ret);
+/* Free what @t holds and zero it. */
+void mcp_upstream_tool_release(struct mcp_upstream_tool *t);
+
+/*
  * Start the server of @cfg (env = @env plus cfg->env, a cfg->env entry
  * replacing @env's of the same name; command looked up on the PATH of that
  * env, used as is when it contains '/'; args; cwd = cfg->cwd or inherited),
