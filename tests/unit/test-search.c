@@ -217,6 +217,9 @@ static void test_ignore_file_match_table(void **state)
                 {"foo/**\n", "foo/x", false, IGNORE_IGNORE},
                 {"foo/**\n", "foo", true, IGNORE_NONE},
                 {"**/bar\n", "a/b/bar", false, IGNORE_IGNORE},
+                {"**/bar\n", "bar", false, IGNORE_IGNORE}, /* "**" + "/" matches no directory */
+                {"**/**/bar\n", "bar", false, IGNORE_IGNORE},
+                {"**/bar\n", "xbar", false, IGNORE_NONE},
                 {"\\!important\n", "!important", false, IGNORE_IGNORE},
                 {"\\#hash\n", "#hash", false, IGNORE_IGNORE},
                 {"#comment\n", "#comment", false, IGNORE_NONE},

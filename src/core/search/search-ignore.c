@@ -346,6 +346,13 @@ static int file_push(struct ignore_file *f, const char *pat, size_t len, bool an
                 while (tail < len && !is_special((uchar) pat[len - 1 - tail]) &&
                        pat[len - 1 - tail] != ']')
                         tail++;
+        /*
+         * A slash right after a star may be the one of a "**" + "/" that matches no directory
+         * ("**" + "/foo" matches "foo"): the candidate need not have it, so it is not part of
+         * the tail. Any other slash of the tail follows a literal character and is in the text.
+         */
+        if (tail > 0 && tail < len && pat[len - tail] == '/' && pat[len - tail - 1] == '*')
+                tail--;
         r->tail = tail;
         r->literal = !backslash && tail == len;
         f->n++;
