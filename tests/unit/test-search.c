@@ -180,6 +180,18 @@ static void test_ignore_glob_match_table(void **state)
                 {"a*/b", "ax/y/b", false},
                 {"*a*a*a*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
                  false},
+                /* Each "**" + "/" once tried every position again: 2^k, then n^k (fuzz-ignore). */
+                {"a/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/b",
+                 "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a",
+                 false},
+                {"**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/b",
+                 "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a",
+                 false},
+                {"**/a*/**/a*/**/a*/**/a*/**/a*/**/a*/**/a*/**/b",
+                 "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a",
+                 false},
+                {"**/**/b", "a/b", true},
+                {"x*y*z", "xay/z", false},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {

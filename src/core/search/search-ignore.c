@@ -184,10 +184,18 @@ static int dowild(const uchar *p, const uchar *pe, const uchar *t, const uchar *
                                 /* "**" is recursive only as a whole path component. */
                                 if ((first == pstart || first[-1] == '/') &&
                                     (p + 1 == pe || p[1] == '/')) {
-                                        /* "**" + "/" may match no directory at all. */
-                                        if (p + 1 < pe &&
-                                            dowild(p + 2, pe, t, te, pstart) == WM_MATCH)
-                                                return WM_MATCH;
+                                        /*
+                                         * "**" + "/" may match no directory at all. When the
+                                         * rest runs out of text here (WM_ABORT_ALL) it does at
+                                         * every later position the loop below would try too:
+                                         * stop, or "**" + "/" repeated k times costs 2^k.
+                                         */
+                                        if (p + 1 < pe) {
+                                                int m = dowild(p + 2, pe, t, te, pstart);
+
+                                                if (m == WM_MATCH || m == WM_ABORT_ALL)
+                                                        return m;
+                                        }
                                         match_slash = true;
                                 }
                         }
@@ -217,8 +225,17 @@ static int dowild(const uchar *p, const uchar *pe, const uchar *t, const uchar *
                                          */
                                         while (t < te && (match_slash || *t != '/') && *t != *p)
                                                 t++;
-                                        if (t == te || *t != *p)
-                                                return WM_NOMATCH;
+                                        /*
+                                         * Not in the rest of the text: no later start of an
+                                         * enclosing star finds it either. Not before a slash: only
+                                         * an enclosing "**" can go past it. Plain WM_NOMATCH here
+                                         * made every enclosing star retry each position, O(n^k)
+                                         * for k "**" + "/" components.
+                                         */
+                                        if (t == te)
+                                                return WM_ABORT_ALL;
+                                        if (*t != *p)
+                                                return WM_ABORT_TO_STARSTAR;
                                 }
                                 m = dowild(p, pe, t, te, pstart);
                                 if (m != WM_NOMATCH) {
