@@ -270,6 +270,35 @@ static void test_html_to_markdown_output_cap(void **state)
         assert_string_equal(md2, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 abcdef");
 }
 
+/* A title or alt text over HTML_MARKDOWN_SHORT_MAX (4096) is cut between characters, not inside. */
+static void test_html_to_markdown_long_attributes(void **state)
+{
+        _cleanup_free_ char *og = NULL, *img = NULL, *md = NULL, *title = NULL, *md2 = NULL;
+        _cleanup_free_ char *md3 = NULL, *text = malloc(1 + 2 * 2100 + 1);
+
+        /* "a" then 2100 "é": byte 4096 is the second half of an "é". */
+        assert_non_null(text);
+        text[0] = 'a';
+        for (size_t i = 0; i < 2100; i++)
+                memcpy(text + 1 + 2 * i, "\xc3\xa9", 2);
+        text[1 + 2 * 2100] = 0;
+        assert_true(asprintf(&og, "<meta property=\"og:title\" content=\"%s\"><p>x</p>", text) > 0);
+        assert_true(asprintf(&img, "<img src=\"/p.png\" alt=\"%s\">", text) > 0);
+
+        assert_int_equal(html_to_markdown(og, strlen(og), NULL, 0, &md, &title), 0);
+        assert_non_null(title);
+        assert_int_equal(strlen(title), 4095);
+        assert_true(utf8_is_valid(title, strlen(title)));
+        assert_int_equal(html_to_markdown(img, strlen(img), NULL, 0, &md2, NULL), 0);
+        assert_true(utf8_is_valid(md2, strlen(md2)));
+        assert_int_equal(strlen(md2), strlen("![](/p.png)") + 4095);
+
+        /* At the output cap: "![a" and 48 "é" fit in 100 bytes, half of the 49th does not. */
+        assert_int_equal(html_to_markdown(img, strlen(img), NULL, 100, &md3, NULL), 0);
+        assert_true(utf8_is_valid(md3, strlen(md3)));
+        assert_int_equal(strlen(md3), 99);
+}
+
 static char *repeat(const char *open, size_t times, const char *middle, const char *close,
                     size_t *ret_len)
 {
@@ -398,6 +427,7 @@ int main(void)
                 cmocka_unit_test(test_html_to_markdown_titles),
                 cmocka_unit_test(test_html_to_markdown_empty_and_bad_input),
                 cmocka_unit_test(test_html_to_markdown_output_cap),
+                cmocka_unit_test(test_html_to_markdown_long_attributes),
                 cmocka_unit_test(test_html_to_markdown_deep_nesting),
                 cmocka_unit_test(test_html_to_markdown_big_page),
         };

@@ -247,14 +247,15 @@ static void image(struct md *m, GumboNode *node)
 {
         const char *src = html_attr(node, "src"), *alt = html_attr(node, "alt"), *lazy;
         _cleanup_free_ char *alt_c = NULL, *url = NULL;
-        size_t al = 0;
+        size_t al = 0, start = 0;
 
         /* Lazy-loading pages put a placeholder in src and the image in data-src. */
         lazy = html_attr(node, "data-src");
         if (lazy && *lazy && (!src || !*src || strncasecmp(src, "data:", 5) == 0))
                 src = lazy;
         if (alt) {
-                alt_c = strndup(alt, HTML_MARKDOWN_SHORT_MAX);
+                /* Cut on a character boundary: strndup() alone may split one in two. */
+                alt_c = strndup(alt, html_utf8_cut(alt, strlen(alt), HTML_MARKDOWN_SHORT_MAX));
                 if (!alt_c) {
                         m->err = -ENOMEM;
                         return;
@@ -274,11 +275,19 @@ static void image(struct md *m, GumboNode *node)
         }
         md_begin_content(m);
         md_raw(m, "![", 2);
-        for (size_t i = 0; i < al; i++) {
-                if (alt_c[i] == ']' || alt_c[i] == '[' || (alt_c[i] == '|' && m->cell_mode > 0))
+        /*
+         * In runs between the escapes, not byte by byte: md_raw() cuts at the output cap on a
+         * character boundary of what it is given, so one byte at a time could end the output
+         * with half a character.
+         */
+        for (size_t i = 0; i < al; i++)
+                if (alt_c[i] == ']' || alt_c[i] == '[' || (alt_c[i] == '|' && m->cell_mode > 0)) {
+                        md_raw(m, alt_c + start, i - start);
                         md_raw(m, "\\", 1);
-                md_raw(m, alt_c + i, 1);
-        }
+                        start = i;
+                }
+        if (al > 0) /* alt_c is NULL without an alt attribute */
+                md_raw(m, alt_c + start, al - start);
         md_raw(m, "](", 2);
         md_str(m, url);
         md_raw(m, ")", 1);
@@ -865,8 +874,11 @@ static int find_title(const struct doc_info *info, char **ret)
                         return -ENOMEM;
         }
         if ((!t || !*t) && info->og_title) {
+                const char *c = html_attr(info->og_title, "content");
+
                 free(t);
-                t = strndup(html_attr(info->og_title, "content"), HTML_MARKDOWN_SHORT_MAX);
+                /* Cut on a character boundary: strndup() alone may split one in two. */
+                t = strndup(c, html_utf8_cut(c, strlen(c), HTML_MARKDOWN_SHORT_MAX));
                 if (!t)
                         return -ENOMEM;
                 (void) html_collapse_ws(t, strlen(t));
