@@ -701,6 +701,7 @@ static void test_web_fetch_many_guard_blocks_loopback(void **state)
                 "http://[::ffff:127.0.0.1]:%d/hello", "http://127.1:%d/hello",
                 "http://2130706433:%d/hello",         "http://0x7f.0.0.1:%d/hello",
                 "http://0177.0.0.1:%d/hello",         "http://user:pw@127.0.0.1:%d/hello",
+                "http://%%31%%32%%37.1:%d/hello",
         };
         struct server *s = *state;
         char *urls[ELEMENTSOF(forms)];
@@ -952,6 +953,37 @@ static void test_web_fetch_many_args(void **state)
         assert_int_equal(web_fetch_many(reqs, 1, NULL, USEC_INFINITY, -1), -EINVAL);
 }
 
+/*
+ * Literal addresses are refused before curl runs, whatever their spelling: with a deadline
+ * already past, a URL the early check lets through ends "timed out" instead.
+ */
+static void test_web_fetch_many_guard_literals_before_curl(void **state)
+{
+        static const char *const urls[] = {
+                "http://127.0.0.1/",
+                "http://127.1/",
+                "http://0x7f.1/",
+                "http://%31%32%37.1/",  /* curl decodes it to "127.1" and leaves it so */
+                "http://%31%30.1.2.3/", /* "10.1.2.3" */
+                "http://%30x7f.1/",     /* "0x7f.1" */
+                "http://%32130706433/", /* "2130706433" */
+                "http://[::ffff:7f00:1]/",
+                "http://%31%36%39.254.169.254/",
+        };
+        struct web_request reqs[ELEMENTSOF(urls)];
+        struct web_response resps[ELEMENTSOF(urls)];
+
+        for (size_t i = 0; i < ELEMENTSOF(urls); i++)
+                reqs[i] = (struct web_request){.url = urls[i], .guard = true};
+        assert_int_equal(web_fetch_many(reqs, ELEMENTSOF(urls), resps, 1, -1), 0);
+        for (size_t i = 0; i < ELEMENTSOF(urls); i++) {
+                if (!resps[i].blocked)
+                        fail_msg("%s: not blocked before curl ran (%s)", urls[i],
+                                 resps[i].error ? resps[i].error : "fetched");
+                web_response_release(&resps[i]);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -974,6 +1006,7 @@ int main(void)
                 T(test_web_fetch_many_connection_errors),
                 T(test_web_fetch_many_post),
                 cmocka_unit_test(test_web_fetch_many_args),
+                cmocka_unit_test(test_web_fetch_many_guard_literals_before_curl),
 #undef T
         };
 

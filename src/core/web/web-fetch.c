@@ -215,8 +215,15 @@ static bool literal_is_refused(const char *host, bool allow_private)
                 return !net_guard_check((const struct sockaddr *) &in6, sizeof(in6), allow_private);
         }
 
+        /*
+         * IPv4 in every spelling the resolver reads without DNS ("127.1", "0x7f.1",
+         * "2130706433"), not only dotted decimal: curl rewrites those in dotted decimal, but
+         * not a host it percent-decoded ("http://%31%32%37.1/" has the host "127.1"), and
+         * getaddrinfo() then reads it as 127.0.0.1 when curl connects. inet_aton() takes
+         * those spellings and a little more (anything after a blank), never fewer.
+         */
         struct sockaddr_in in = {.sin_family = AF_INET};
-        if (inet_pton(AF_INET, host, &in.sin_addr) != 1)
+        if (inet_aton(host, &in.sin_addr) == 0)
                 return false;
         return !net_guard_check((const struct sockaddr *) &in, sizeof(in), allow_private);
 }
