@@ -226,11 +226,12 @@ static bool token_ok(const struct rpc_server *s, json_t *tok)
         return diff == 0;
 }
 
-static void answer_error(struct rpc_conn *c, json_t *id, const char *fmt, ...) _printf_(3, 4);
+/* The answer {"id":ID,"error":MESSAGE}\n in *ret (caller frees). 0 or -ENOMEM. */
+static int error_answer(json_t *id, char **ret, const char *fmt, ...) _printf_(3, 4);
 
-static void answer_error(struct rpc_conn *c, json_t *id, const char *fmt, ...)
+static int error_answer(json_t *id, char **ret, const char *fmt, ...)
 {
-        _cleanup_free_ char *msg = NULL, *text = NULL;
+        _cleanup_free_ char *msg = NULL;
         json_auto_t *e = NULL;
         va_list ap;
         int k;
@@ -240,20 +241,22 @@ static void answer_error(struct rpc_conn *c, json_t *id, const char *fmt, ...)
         va_end(ap);
         if (k < 0) {
                 msg = NULL;
-                return;
+                return -ENOMEM;
         }
         e = json_string(msg);
-        text = e ? format_answer(id, "error", e) : NULL;
-        if (text)
-                conn_write(c, text, strlen(text));
+        *ret = e ? format_answer(id, "error", e) : NULL;
+        return *ret ? 0 : -ENOMEM;
 }
 
-static void run_tool(struct rpc_conn *c, json_t *id, const struct tool *t, json_t *args)
+/*
+ * Run @t and make its answer in *ret (caller frees): NULL when none is due (past the
+ * deadline). 0 or -ENOMEM.
+ */
+static int run_tool(struct rpc_server *s, json_t *id, const struct tool *t, json_t *args,
+                    char **ret)
 {
-        struct rpc_server *s = c->server;
         const struct tool_ctx *ctx = s->o.tool_ctx;
         struct approval_outcome outcome = {};
-        _cleanup_free_ char *text = NULL;
         char preview[400] = "";
         json_t *result = NULL;
         usec_t t0 = now_usec();
@@ -303,17 +306,11 @@ static void run_tool(struct rpc_conn *c, json_t *id, const struct tool *t, json_
         deadline = ctx ? pause_clock_deadline(ctx->clock, ctx->deadline, &paused) : USEC_INFINITY;
         if (ctx && deadline != USEC_INFINITY && !paused && now_usec() >= deadline) {
                 json_decref(result);
-                return;
+                return 0;
         }
-        if (result)
-                text = format_answer(id, "result", result);
+        *ret = result ? format_answer(id, "result", result) : NULL;
         json_decref(result);
-        if (text)
-                conn_write(c, text, strlen(text));
-        else {
-                static const char oom[] = "{\"id\":null,\"error\":\"out of memory\"}\n";
-                conn_write(c, oom, sizeof(oom) - 1);
-        }
+        return *ret ? 0 : -ENOMEM;
 }
 
 /*
@@ -348,66 +345,56 @@ static void keep_spare(struct rpc_server *s, const struct tool *t)
         pthread_mutex_unlock(&s->lock);
 }
 
-static void handle_line(struct rpc_conn *c, const char *line, size_t n)
+int rpc_server_answer(struct rpc_server *s, const char *line, size_t n, char **ret_answer)
 {
-        struct rpc_server *s = c->server;
         json_auto_t *req = NULL;
         json_t *id, *args, *toolname;
         const struct tool *t;
         json_error_t err;
         long count;
 
+        *ret_answer = NULL;
         /* Blank lines are ignored, as the seed. */
         while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == '\t'))
                 n--;
         if (n == 0)
-                return;
-        if (!utf8_is_valid(line, n)) {
-                answer_error(c, NULL, "Invalid RPC request: invalid UTF-8");
-                return;
-        }
+                return 0;
+        if (!utf8_is_valid(line, n))
+                return error_answer(NULL, ret_answer, "Invalid RPC request: invalid UTF-8");
         /* DECODE_ANY: a bare scalar is valid JSON, answered "expected a JSON object". */
         req = json_loadb(line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &err);
-        if (!req) {
-                answer_error(c, NULL, "Invalid RPC request: %s (column %d)", err.text, err.column);
-                return;
-        }
-        if (!json_is_object(req)) {
-                answer_error(c, NULL, "Invalid RPC request: expected a JSON object");
-                return;
-        }
+        if (!req)
+                return error_answer(NULL, ret_answer, "Invalid RPC request: %s (column %d)",
+                                    err.text, err.column);
+        if (!json_is_object(req))
+                return error_answer(NULL, ret_answer,
+                                    "Invalid RPC request: expected a JSON object");
         id = json_object_get(req, "id");
-        if (!token_ok(s, json_object_get(req, "token"))) {
-                answer_error(c, id, "Unauthorized RPC request");
-                return;
-        }
+        if (!token_ok(s, json_object_get(req, "token")))
+                return error_answer(id, ret_answer, "Unauthorized RPC request");
         toolname = json_object_get(req, "tool");
-        if (!json_is_string(toolname)) {
-                answer_error(c, id, "Invalid RPC request: 'tool' must be a string");
-                return;
-        }
+        if (!json_is_string(toolname))
+                return error_answer(id, ret_answer, "Invalid RPC request: 'tool' must be a string");
         args = json_object_get(req, "args");
-        if (args && !json_is_null(args) && !json_is_object(args)) {
-                answer_error(c, id, "Invalid RPC request: 'args' must be an object");
-                return;
-        }
+        if (args && !json_is_null(args) && !json_is_object(args))
+                return error_answer(id, ret_answer,
+                                    "Invalid RPC request: 'args' must be an object");
         t = registry_find(s->o.registry, json_string_value(toolname));
         if (!t) {
                 _cleanup_free_ char *names = registry_names(s->o.registry);
-                answer_error(c, id, "Tool '%s' is not available in execute_code. Available: %s",
-                             json_string_value(toolname), names ? names : "");
-                return;
+                return error_answer(id, ret_answer,
+                                    "Tool '%s' is not available in execute_code. Available: %s",
+                                    json_string_value(toolname), names ? names : "");
         }
         count = take_budget(s);
         if (count == 0) {
                 event_emit(s->o.events, "limit",
                            json_pack("{s:s, s:s, s:I}", "limit", "max_tool_calls", "tool", t->name,
                                      "max_tool_calls", (json_int_t) s->o.max_tool_calls));
-                answer_error(c, id,
-                             "Tool call limit reached (%lld). No more tool calls allowed in this "
-                             "execution.",
-                             (long long) s->o.max_tool_calls);
-                return;
+                return error_answer(id, ret_answer,
+                                    "Tool call limit reached (%lld). No more tool calls allowed "
+                                    "in this execution.",
+                                    (long long) s->o.max_tool_calls);
         }
         keep_spare(s, t);
         if (s->o.on_call)
@@ -415,10 +402,22 @@ static void handle_line(struct rpc_conn *c, const char *line, size_t n)
         if (!args || json_is_null(args)) {
                 args = json_object();
                 if (!args)
-                        return;
+                        return -ENOMEM;
                 json_object_set_new(req, "args", args);
         }
-        run_tool(c, id, t, args);
+        return run_tool(s, id, t, args, ret_answer);
+}
+
+/* Answer one line on @c; every request gets a line back, "out of memory" at worst. */
+static void handle_line(struct rpc_conn *c, const char *line, size_t n)
+{
+        static const char oom[] = "{\"id\":null,\"error\":\"out of memory\"}\n";
+        _cleanup_free_ char *answer = NULL;
+
+        if (rpc_server_answer(c->server, line, n, &answer) < 0)
+                conn_write(c, oom, sizeof(oom) - 1);
+        else if (answer)
+                conn_write(c, answer, strlen(answer));
 }
 
 /* ---- connection reading (one thread per connection at a time) ---- */
@@ -528,12 +527,15 @@ static bool conn_read(struct rpc_conn *c)
                 ssize_t k;
 
                 if (room == 0 || buf_reserve(&c->in, MIN(room, (size_t) READ_CHUNK)) < 0) {
+                        _cleanup_free_ char *text = NULL;
+
                         if (has_line(c))
                                 return true; /* serve what we have first */
-                        answer_error(c, NULL,
-                                     "Invalid RPC request: line exceeds %zu bytes; connection "
-                                     "closed",
-                                     cap);
+                        if (error_answer(NULL, &text,
+                                         "Invalid RPC request: line exceeds %zu bytes; "
+                                         "connection closed",
+                                         cap) >= 0)
+                                conn_write(c, text, strlen(text));
                         return false;
                 }
                 k = recv(c->fd, c->in.data + c->in.len, MIN(room, (size_t) READ_CHUNK),

@@ -82,6 +82,18 @@ _must_check_ int rpc_server_new(const struct rpc_server_opts *o, struct rpc_serv
  */
 void rpc_server_shutdown(struct rpc_server *s, int timeout_ms);
 
+/*
+ * The answer to one request line of a script (@line: @n bytes without the newline, not
+ * necessarily NUL-terminated), as docs/protocol.md says: the checks (UTF-8, JSON, token,
+ * tool, arguments, budget), then the tool, run on the calling thread. Returns 0 with
+ * *ret_answer the answer line, '\n' included (caller frees), or NULL when none is due (a
+ * blank line; a call that ended past the execution's deadline); -ENOMEM. The worker
+ * threads answer every line they read with it; a request is answered without a socket
+ * through it too (tests/fuzz/fuzz-rpc.c). Any thread.
+ */
+_must_check_ int rpc_server_answer(struct rpc_server *s, const char *line, size_t n,
+                                   char **ret_answer);
+
 /* Shuts down if needed, then frees. NULL-safe. */
 struct rpc_server *rpc_server_free(struct rpc_server *s);
 
