@@ -444,6 +444,8 @@ static void test_rpc_server_invalid_requests(void **state)
                 _cleanup_free_ char *r2 = make_req("1", "echo", "\"x\"");
                 _cleanup_free_ char *r3 = make_req("1", "nope", "{}");
                 _cleanup_free_ char *r4 = make_req("1", "read_file", "{}");
+                /* "\u0000" is allowed in strings, but never in a tool name: not "echo". */
+                _cleanup_free_ char *r5 = make_req("1", "echo\\u0000x", "{}");
                 expect_error_raw(&c, r1, strlen(r1), one,
                                  "Invalid RPC request: 'args' must be an object");
                 expect_error_raw(&c, r2, strlen(r2), one,
@@ -455,6 +457,8 @@ static void test_rpc_server_invalid_requests(void **state)
                 expect_error_raw(
                         &c, r4, strlen(r4), one,
                         "Tool 'read_file' is not available in execute_code. Available: " AVAILABLE);
+                expect_error_raw(&c, r5, strlen(r5), one,
+                                 "Invalid RPC request: 'tool' must not contain NUL");
         }
         /* A raw NUL byte and duplicate keys are invalid JSON, not a crash. */
         {

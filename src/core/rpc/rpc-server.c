@@ -375,6 +375,11 @@ int rpc_server_answer(struct rpc_server *s, const char *line, size_t n, char **r
         toolname = json_object_get(req, "tool");
         if (!json_is_string(toolname))
                 return error_answer(id, ret_answer, "Invalid RPC request: 'tool' must be a string");
+        /* JSON_ALLOW_NUL (for arguments such as file content) lets "\u0000" into the name too:
+         * "read_file\u0000x" must not be looked up, and run, as "read_file". */
+        if (strlen(json_string_value(toolname)) != json_string_length(toolname))
+                return error_answer(id, ret_answer,
+                                    "Invalid RPC request: 'tool' must not contain NUL");
         args = json_object_get(req, "args");
         if (args && !json_is_null(args) && !json_is_object(args))
                 return error_answer(id, ret_answer,
