@@ -84,8 +84,8 @@ void mcpserver_log(struct mcp_server *s, bool is_warning, const char *fmt, ...)
         s->log(is_warning, line, s->log_userdata);
 }
 
-static int server_new(ptc_engine *e, int out_fd, bool expose_tools, double max_timeout,
-                      ptc_mcp_log_fn log_fn, void *log_userdata, struct mcp_server **ret)
+int mcpserver_new(ptc_engine *e, int out_fd, bool expose_tools, double max_timeout,
+                  ptc_mcp_log_fn log_fn, void *log_userdata, struct mcp_server **ret)
 {
         struct mcp_server *s;
         pthread_condattr_t ca;
@@ -115,7 +115,6 @@ static int server_new(ptc_engine *e, int out_fd, bool expose_tools, double max_t
                 server_free(s);
                 return r;
         }
-        warm_interpreter_cache(e);
         *ret = s;
         return 0;
 }
@@ -240,10 +239,11 @@ PTC_EXPORT int ptc_mcp_serve(ptc_engine *e, int in_fd, int out_fd, const struct 
                 return api_diagf(diag, -EINVAL, "ptc_mcp_opts.stop_fd %d: %s", stop_fd,
                                  strerror(errno));
 
-        r = server_new(e, out_fd, flags & PTC_MCP_EXPOSE_TOOLS, max_timeout, log_fn, log_userdata,
-                       &s);
+        r = mcpserver_new(e, out_fd, flags & PTC_MCP_EXPOSE_TOOLS, max_timeout, log_fn,
+                          log_userdata, &s);
         if (r < 0)
                 return api_diagf(diag, r, "cannot build the tool list: %s", strerror(-r));
+        warm_interpreter_cache(e);
 
         if (flags & PTC_MCP_SESSION_PER_CONNECTION) {
                 /* Unique per connection: one engine may serve several at once. */

@@ -90,6 +90,16 @@ struct mcp_server {
 
 /* mcpserver.c */
 
+/*
+ * The server of one connection on @e (borrowed; outlives it), writing to @out_fd (stays the
+ * caller's): the tools/list result built, the policy's asks ready to go to the client. Each
+ * line read goes to mcpserver_handle_message(). 0, or -errno (-ENOMEM); the caller ends it with
+ * mcpserver_cancel_all_and_wait() and mcpserver_unref(). ptc_mcp_serve() reads the lines; a
+ * test feeds them itself (tests/fuzz/fuzz-mcp-server.c).
+ */
+_must_check_ int mcpserver_new(ptc_engine *e, int out_fd, bool expose_tools, double max_timeout,
+                               ptc_mcp_log_fn log_fn, void *log_userdata, struct mcp_server **ret);
+
 /* Drop a reference (under no lock); the last one frees @s. */
 void mcpserver_unref(struct mcp_server *s);
 /* A line for the host's log callback (dropped without one). Any thread. */
