@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "basic/buf.h"
+#include "basic/diag.h"
 #include "basic/time-util.h"
 #include "core/mcp/mcp-client.h"
 
@@ -146,6 +147,28 @@ const char *mcp_status_text(struct mcp_client *c, char *out, size_t n);
 int mcp_send_message(struct mcp_client *c, json_t *msg, usec_t deadline);
 /* The reader thread (pthread_create's start routine, @arg the client). */
 void *mcp_reader_main(void *arg);
+
+/* ---- mcp-client.c ---- */
+
+/*
+ * The steps of a client's life that read what the server answered, apart from the waiting
+ * for it, so that a test can feed them answers (tests/fuzz/fuzz-mcp-client.c).
+ *
+ * mcp_client_new: a client named @name of no server yet (no process, no reader thread):
+ * 0 or -errno; free it with mcp_client_free(). mcp_check_initialize: whether @answer
+ * (the whole response message, borrowed) to initialize names a protocol version ptc
+ * speaks: 0, or -EPROTO with @reterr. mcp_take_tools: the tools of one tools/list answer
+ * into c->tools (invalid ones counted in *skipped, those over MCP_CLIENT_TOOLS_MAX in
+ * *ignored); 0 with *ret_cursor the next page's cursor (caller frees) or NULL after the
+ * last page (and for "method not found" on the @first page: no tools); -EPROTO or
+ * -ENOMEM with @reterr. mcp_map_answer: the script's result for @msg, a response to
+ * tools/call of @tool, as mcp_client_call() describes; 0 or -ENOMEM.
+ */
+_must_check_ int mcp_client_new(const char *name, struct mcp_client **ret);
+_must_check_ int mcp_check_initialize(struct mcp_client *c, json_t *answer, struct diag *reterr);
+_must_check_ int mcp_take_tools(struct mcp_client *c, json_t *answer, bool first, char **ret_cursor,
+                                size_t *skipped, size_t *ignored, struct diag *reterr);
+_must_check_ int mcp_map_answer(struct mcp_client *c, const char *tool, json_t *msg, json_t **ret);
 
 /* ---- mcp-jsonrpc.c ---- */
 

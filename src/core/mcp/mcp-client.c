@@ -85,8 +85,7 @@ static int rpc_error_result(struct mcp_client *c, json_t *err, json_t **ret)
                             json_is_integer(code) ? json_integer_value(code) : (json_int_t) 0);
 }
 
-/* Map a tools/call response to the script's result, as mcp-client.h describes. */
-static int map_answer(struct mcp_client *c, const char *tool, json_t *msg, json_t **ret)
+int mcp_map_answer(struct mcp_client *c, const char *tool, json_t *msg, json_t **ret)
 {
         _cleanup_buf_ struct buf text = BUF_INIT(MCP_CLIENT_MESSAGE_MAX);
         json_auto_t *others = NULL, *out = NULL;
@@ -182,7 +181,7 @@ int mcp_client_call(struct mcp_client *c, const char *tool, json_t *args, usec_t
         r = mcp_request(c, "tools/call", params, deadline, cancel_fd, &answer);
         switch (r) {
         case 0:
-                return map_answer(c, tool, answer, ret);
+                return mcp_map_answer(c, tool, answer, ret);
         case -ETIMEDOUT:
                 format_seconds(secs, sizeof(secs), usec_sub(deadline, start));
                 return error_result(ret,
@@ -208,7 +207,7 @@ int mcp_client_call(struct mcp_client *c, const char *tool, json_t *args, usec_t
 
 /* ---- start-up and teardown ---- */
 
-static int client_new(const char *name, struct mcp_client **ret)
+int mcp_client_new(const char *name, struct mcp_client **ret)
 {
         struct mcp_client *c = calloc(1, sizeof(*c));
 
@@ -413,22 +412,12 @@ static int rpc_error_diag(struct mcp_client *c, const char *method, json_t *err,
                         json_is_integer(code) ? json_integer_value(code) : (json_int_t) 0);
 }
 
-static int initialize(struct mcp_client *c, usec_t budget, usec_t deadline, struct diag *reterr)
+int mcp_check_initialize(struct mcp_client *c, json_t *answer, struct diag *reterr)
 {
         static const char *const accepted[] = {PROTOCOL_VERSION, "2025-06-18", "2025-03-26"};
-        json_auto_t *params = NULL, *answer = NULL, *note = NULL;
         json_t *result, *version;
         bool ok = false;
-        int r;
 
-        params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", PROTOCOL_VERSION,
-                           "capabilities", "clientInfo", "name", "ptc", "version", PTC_VERSION);
-        note = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized");
-        if (!params || !note)
-                return diag_set(reterr, -ENOMEM, "mcp server '%s': out of memory", c->name);
-        r = mcp_request(c, "initialize", params, deadline, -1, &answer);
-        if (r < 0)
-                return request_diag(c, "initialize", r, budget, deadline, reterr);
         if (json_is_object(json_object_get(answer, "error")))
                 return rpc_error_diag(c, "initialize", json_object_get(answer, "error"), reterr);
         result = json_object_get(answer, "result");
@@ -443,12 +432,74 @@ static int initialize(struct mcp_client *c, usec_t budget, usec_t deadline, stru
                                 "mcp server '%s': unsupported protocol version '%s' (ptc speaks "
                                 "2025-11-25, 2025-06-18 and 2025-03-26)",
                                 c->name, json_string_value(version));
+        return 0;
+}
+
+static int initialize(struct mcp_client *c, usec_t budget, usec_t deadline, struct diag *reterr)
+{
+        json_auto_t *params = NULL, *answer = NULL, *note = NULL;
+        int r;
+
+        params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", PROTOCOL_VERSION,
+                           "capabilities", "clientInfo", "name", "ptc", "version", PTC_VERSION);
+        note = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized");
+        if (!params || !note)
+                return diag_set(reterr, -ENOMEM, "mcp server '%s': out of memory", c->name);
+        r = mcp_request(c, "initialize", params, deadline, -1, &answer);
+        if (r < 0)
+                return request_diag(c, "initialize", r, budget, deadline, reterr);
+        r = mcp_check_initialize(c, answer, reterr);
+        if (r < 0)
+                return r;
 
         r = mcp_send_message(c, note, deadline);
         if (r == -EPIPE)
                 return exited_diag(c, deadline, reterr);
         if (r < 0)
                 return request_diag(c, "initialize", r, budget, deadline, reterr);
+        return 0;
+}
+
+int mcp_take_tools(struct mcp_client *c, json_t *answer, bool first, char **ret_cursor,
+                   size_t *skipped, size_t *ignored, struct diag *reterr)
+{
+        json_t *result, *tools, *t, *next;
+        size_t i;
+        int r;
+
+        *ret_cursor = NULL;
+        if (json_is_object(json_object_get(answer, "error"))) {
+                json_t *code = json_object_get(json_object_get(answer, "error"), "code");
+
+                /* A server without tools may not know the method at all. */
+                if (first && json_is_integer(code) &&
+                    json_integer_value(code) == JSONRPC_METHOD_NOT_FOUND)
+                        return 0;
+                return rpc_error_diag(c, "tools/list", json_object_get(answer, "error"), reterr);
+        }
+        result = json_object_get(answer, "result");
+        tools = json_object_get(result, "tools");
+        if (!json_is_array(tools))
+                return diag_set(reterr, -EPROTO, "mcp server '%s': invalid answer to tools/list",
+                                c->name);
+        json_array_foreach(tools, i, t)
+        {
+                if (c->n_tools >= MCP_CLIENT_TOOLS_MAX) {
+                        (*ignored)++;
+                        continue;
+                }
+                r = add_tool(c, t);
+                if (r < 0)
+                        return diag_set(reterr, r, "mcp server '%s': out of memory", c->name);
+                if (r == 0)
+                        (*skipped)++;
+        }
+        next = json_object_get(result, "nextCursor");
+        if (!json_is_string(next) || json_string_length(next) == 0)
+                return 0;
+        *ret_cursor = strdup(json_string_value(next));
+        if (!*ret_cursor)
+                return diag_set(reterr, -ENOMEM, "mcp server '%s': out of memory", c->name);
         return 0;
 }
 
@@ -461,8 +512,6 @@ static int list_tools(struct mcp_client *c, usec_t budget, usec_t deadline, stru
 
         for (pages = 0; pages < TOOLS_PAGES_MAX; pages++) {
                 json_auto_t *params = NULL, *answer = NULL;
-                json_t *result, *tools, *t, *next;
-                size_t i;
                 int r;
 
                 params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
@@ -471,41 +520,12 @@ static int list_tools(struct mcp_client *c, usec_t budget, usec_t deadline, stru
                 r = mcp_request(c, "tools/list", params, deadline, -1, &answer);
                 if (r < 0)
                         return request_diag(c, "tools/list", r, budget, deadline, reterr);
-                if (json_is_object(json_object_get(answer, "error"))) {
-                        json_t *code = json_object_get(json_object_get(answer, "error"), "code");
-
-                        /* A server without tools may not know the method at all. */
-                        if (pages == 0 && json_is_integer(code) &&
-                            json_integer_value(code) == JSONRPC_METHOD_NOT_FOUND)
-                                return 0;
-                        return rpc_error_diag(c, "tools/list", json_object_get(answer, "error"),
-                                              reterr);
-                }
-                result = json_object_get(answer, "result");
-                tools = json_object_get(result, "tools");
-                if (!json_is_array(tools))
-                        return diag_set(reterr, -EPROTO,
-                                        "mcp server '%s': invalid answer to tools/list", c->name);
-                json_array_foreach(tools, i, t)
-                {
-                        if (c->n_tools >= MCP_CLIENT_TOOLS_MAX) {
-                                ignored++;
-                                continue;
-                        }
-                        r = add_tool(c, t);
-                        if (r < 0)
-                                return diag_set(reterr, r, "mcp server '%s': out of memory",
-                                                c->name);
-                        if (r == 0)
-                                skipped++;
-                }
                 cursor = mfree_str(cursor);
-                next = json_object_get(result, "nextCursor");
-                if (!json_is_string(next) || json_string_length(next) == 0)
-                        break;
-                cursor = strdup(json_string_value(next));
+                r = mcp_take_tools(c, answer, pages == 0, &cursor, &skipped, &ignored, reterr);
+                if (r < 0)
+                        return r;
                 if (!cursor)
-                        return diag_set(reterr, -ENOMEM, "mcp server '%s': out of memory", c->name);
+                        break;
         }
 
         /* Only -E2BIG on these short notes, which leaves what fits. */
@@ -540,7 +560,7 @@ int mcp_client_start(const struct mcp_server_config *cfg, char *const *env, usec
                 deadline = start + MCP_CLIENT_START_TIMEOUT_USEC;
         budget = usec_sub(deadline, start);
 
-        r = client_new(cfg->name, &c);
+        r = mcp_client_new(cfg->name, &c);
         if (r < 0)
                 return diag_set(reterr, r, "mcp server '%s': %s", cfg->name, strerror(-r));
         r = build_env(env, cfg->env, &envp);
