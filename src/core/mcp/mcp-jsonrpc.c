@@ -51,6 +51,12 @@ static void id_scan_feed(struct id_scan *s, const char *p, size_t n)
                                         s->value = s->value * 10 + (ch - '0');
                                 continue;
                         }
+                        /* 5.5 or 5e0 is a real, not the integer 5: handle_line() would not
+                         * take it as an answer to request 5 either. */
+                        if (ch == '.' || ch == 'e' || ch == 'E') {
+                                s->state = ID_NONE;
+                                continue;
+                        }
                         s->found = true;
                         if (s->negative)
                                 s->value = -s->value;
