@@ -13,11 +13,11 @@
  *
  * Checked: a request of the server (a "method" and an id) gets exactly one answer with its
  * id (ping and roots/list a result, anything else -32601), a notification or any other line
- * none; an over-long line whose id was found has that integer id when it is JSON at all; initialize
- * is accepted exactly when it answers a protocol version ptc speaks; the tools taken are at most
- * MCP_CLIENT_TOOLS_MAX, each with a name of 1 to 128 bytes without NUL, no two alike, an
- * input schema of type "object", and a registry name of [A-Za-z0-9_] only, at most 200 bytes;
- * a registry of them and its generated Python module (valid UTF-8, no NUL) and execute_code
+ * none; an over-long line whose id was found has that integer id when it is JSON at all;
+ * initialize is accepted exactly when it answers a protocol version ptc speaks; the tools
+ * taken are at most MCP_CLIENT_TOOLS_MAX, each with a name of 1 to 128 bytes, no two alike,
+ * an input schema of type "object", and a registry name of [A-Za-z0-9_] only, at most 200
+ * bytes; a registry of them, its generated Python module (valid UTF-8) and its execute_code
  * schema build; every tools/call answer maps to a JSON object: the error of a JSON-RPC error
  * or of isError, else the structuredContent as it was, else what the text or content gives,
  * and that object survives the redaction and compact JSON. Nothing may crash or leak.
@@ -39,6 +39,7 @@
 
 #include <jansson.h>
 
+#include "basic/buf.h"
 #include "basic/diag.h"
 #include "basic/macro.h"
 #include "basic/strv.h"
@@ -93,22 +94,28 @@ static json_t *expected_reply(struct mcp_client *c, const char *p, size_t n)
 /* What the client wrote since the last look: nothing, or the one answer to @want. */
 static void check_reply(struct feed *f, json_t *want)
 {
-        char buf[65536];
-        ssize_t k = pread(f->client->in_fd, buf, sizeof(buf), f->read_at);
+        struct buf out = BUF_INIT(SIZE_MAX / 2);
+        char chunk[4096];
         const char *method;
         json_t *msg, *id;
+        ssize_t k;
 
+        while ((k = pread(f->client->in_fd, chunk, sizeof(chunk), f->read_at)) > 0) {
+                f->read_at += k;
+                if (buf_append(&out, chunk, (size_t) k) < 0)
+                        abort();
+        }
         if (k < 0)
                 abort();
-        f->read_at += k;
         if (!want) {
-                if (k != 0)
+                if (out.len != 0)
                         abort();
                 return;
         }
-        if (k < 2 || buf[k - 1] != '\n' || memchr(buf, '\n', (size_t) k - 1))
+        if (out.len < 2 || out.data[out.len - 1] != '\n' || memchr(out.data, '\n', out.len - 1))
                 abort();
-        msg = json_loadb(buf, (size_t) k - 1, JSON_REJECT_DUPLICATES, NULL);
+        msg = json_loadb(out.data, out.len - 1, JSON_REJECT_DUPLICATES, NULL);
+        buf_release(&out);
         id = json_object_get(msg, "id");
         method = json_string_value(json_object_get(want, "method"));
         if (!json_is_object(msg) || !json_equal(id, json_object_get(want, "id")) ||

@@ -12,17 +12,16 @@
  *
  * After each line the target waits until no "echo" call runs, no cancelled call is still
  * ending, and an "asked" one only waits for the client's answer to an elicitation (a "block"
- * or "asked" call may wait for a later line), then checks what the server wrote meanwhile: every
- * line one JSON-RPC 2.0 object, either a response (an "id" and a "result" object, or an "error"
- * with an integer code and a string message) or a request or notification of its own
- * (elicitation/create with the next integer id, one at a time, and notifications/cancelled
- * withdrawing it); a request with a string
- * or integer id gets exactly one response with that id while its line is handled (a
- * tools/call of "block" or "asked" may answer later or, cancelled, never), a notification
- * none, a line that is no valid request one error; every response answers some request;
- * initialize answers a protocol version ptc speaks. At the end every call is cancelled (a
- * cancelled call does not answer; one that ended just before may). Nothing may crash, hang (a
- * call still running after 10 s) or leak.
+ * or "asked" call may wait for a later line), then checks what the server wrote meanwhile:
+ * every line one JSON-RPC 2.0 object, either a response (an "id" and a "result" object, or
+ * an "error" with an integer code and a string message) or a request or notification of its
+ * own (elicitation/create with the next integer id, one at a time, and notifications/cancelled
+ * withdrawing it); a request with a string or integer id gets exactly one response with that
+ * id while its line is handled (a tools/call of "block" or "asked" may answer later or,
+ * cancelled, never), a notification none, a line that is no valid request one error; every
+ * response answers some request; initialize answers a protocol version ptc speaks. At the end
+ * every call is cancelled (a cancelled call does not answer; one that ended just before may).
+ * Nothing may crash, hang (a call still running after 10 s) or leak.
  *
  * The corpus (corpus/mcp-server/) replays under meson through fuzz-main.c; scripts/fuzz.sh
  * mcp-server fuzzes it for real (docs/testing.md, "Fuzzing").

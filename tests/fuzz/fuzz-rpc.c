@@ -13,8 +13,8 @@
  * not a JSON object); a "result" only for a request with the right token that names a tool
  * exactly (no byte after an embedded NUL), and only for the first 8 of them; no string in a
  * result and no event holds the secret the redactor knows (an error may echo what the script
- * sent; object keys are not redacted, redact.h); every event is a JSON object; an answer is at most
- * a few times the size of its request. Everything is freed (LeakSanitizer).
+ * sent; object keys are not redacted, redact.h); every event is a JSON object; an answer is
+ * at most a few times the size of its request. Everything is freed (LeakSanitizer).
  *
  * The corpus (corpus/rpc/) replays under meson through fuzz-main.c; scripts/fuzz.sh rpc
  * fuzzes it for real (docs/testing.md, "Fuzzing").
