@@ -7,11 +7,8 @@
  * bytes it came from; a JSON frame's parse must give an object or an error, never crash.
  * After an error the reader is dropped, as a host or agent drops the channel.
  *
- * The corpus (corpus/frame/) replays under meson through fuzz-main.c. The libFuzzer build
- * is made by hand: clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I. -Isrc
- * -I<builddir> on this file, src/core/remote/frame.c, src/core/json/json-write.c and
- * src/basic/{buf,diag}.c with -ljansson; then run it on a copy of the corpus
- * (-max_total_time=60).
+ * The corpus (corpus/frame/) replays under meson through fuzz-main.c; to fuzz for real:
+ * scripts/fuzz.sh frame [SECONDS] (docs/testing.md).
  */
 
 #include <stddef.h>

@@ -4,11 +4,8 @@
  * must be well formed: argv NULL-terminated, the command index in range, no more than the
  * caps, and the guard's answer one of its texts or none.
  *
- * The corpus (corpus/shell-parse/) replays under meson through fuzz-main.c. The
- * libFuzzer build is made by hand: clang -fsanitize=fuzzer,address,undefined
- * -D_GNU_SOURCE -I. -Isrc -I<builddir> on this file, the .c files of src/core/shell/,
- * src/core/tools/terminal-guard.c, src/basic/buf.c, src/basic/diag.c and
- * src/basic/parse-util.c; then run it on a copy of the corpus (-max_total_time=60).
+ * The corpus (corpus/shell-parse/) replays under meson through fuzz-main.c; to fuzz for real:
+ * scripts/fuzz.sh shell-parse [SECONDS] (docs/testing.md).
  */
 
 #include <errno.h>

@@ -4,11 +4,8 @@
  * well formed: exactly one of patch or error, every hunk line inside the
  * patch's copy of the text, paths without NUL, prefixes '+', '-' or ' '.
  *
- * The corpus (corpus/v4a/) replays under meson through fuzz-main.c. The
- * libFuzzer build is made by hand: clang -fsanitize=fuzzer,address,undefined
- * -D_GNU_SOURCE -I. -Isrc -I<builddir> on this file, the .c files of
- * src/core/edit and src/basic/buf.c, utf8.c and diag.c; then run
- * it on a copy of the corpus (-max_total_time=60).
+ * The corpus (corpus/v4a/) replays under meson through fuzz-main.c; to fuzz for real:
+ * scripts/fuzz.sh v4a [SECONDS] (docs/testing.md).
  */
 
 #include <stddef.h>

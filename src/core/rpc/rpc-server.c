@@ -376,7 +376,7 @@ int rpc_server_answer(struct rpc_server *s, const char *line, size_t n, char **r
         if (!json_is_string(toolname))
                 return error_answer(id, ret_answer, "Invalid RPC request: 'tool' must be a string");
         /* JSON_ALLOW_NUL (for arguments such as file content) lets "\u0000" into the name too:
-         * "read_file\u0000x" must not be looked up, and run, as "read_file". */
+         * NAME followed by \u0000 and more must not be looked up, and run, as NAME. */
         if (strlen(json_string_value(toolname)) != json_string_length(toolname))
                 return error_answer(id, ret_answer,
                                     "Invalid RPC request: 'tool' must not contain NUL");
