@@ -9,8 +9,8 @@
  *   - redact_text() returns 1 with a NUL-terminated text of the length it gives, 0 (the text
  *     unchanged) or fails closed with -E2BIG or -ENOMEM;
  *   - no registered secret value (one of REDACT_MIN_SECRET_LEN bytes or more: shorter ones
- *     are ignored by design) appears in the redacted text, nor in any string of the redacted
- *     JSON (object keys are left alone by design, redact.h);
+ *     are ignored by design) appears in the redacted text, nor in any string or object key of
+ *     the redacted JSON;
  *   - redacted JSON is still JSON: it dumps, and the dump loads again;
  *   - no crash, no leak.
  *
@@ -71,7 +71,11 @@ static void check_json_strings(const struct secrets *s, json_t *v)
         else if (json_is_array(v))
                 json_array_foreach(v, i, item) check_json_strings(s, item);
         else if (json_is_object(v))
-                json_object_foreach(v, key, item) check_json_strings(s, item);
+                json_object_foreach(v, key, item)
+                {
+                        check_no_secret(s, key, strlen(key));
+                        check_json_strings(s, item);
+                }
 }
 
 static void fuzz_text(const struct redactor *r, enum redact_mode mode, const struct secrets *s,

@@ -12,8 +12,8 @@
  * "error" (a string); "id" is the request's own (null when there was none or the line was
  * not a JSON object); a "result" only for a request with the right token that names a tool
  * exactly (no byte after an embedded NUL), and only for the first 8 of them; no string in a
- * result and no event holds the secret the redactor knows (an error may echo what the script
- * sent; object keys are not redacted, redact.h); every event is a JSON object; an answer is
+ * result (values and keys) and no event holds the secret the redactor knows (an error may
+ * echo what the script sent); every event is a JSON object; an answer is
  * at most a few times the size of its request. Everything is freed (LeakSanitizer).
  *
  * The corpus (corpus/rpc/) replays under meson through fuzz-main.c; scripts/fuzz.sh rpc
@@ -68,7 +68,7 @@ static int on_event(void *userdata, const char *line, size_t n)
         return 0;
 }
 
-/* Whether a string inside @v holds the secret (object keys are not redacted: redact.h). */
+/* Whether a string inside @v, or an object key, holds the secret. */
 static bool holds_secret(json_t *v)
 {
         const char *key;
@@ -80,7 +80,7 @@ static bool holds_secret(json_t *v)
                               strlen(SECRET)) != NULL;
         json_object_foreach(v, key, child)
         {
-                if (holds_secret(child))
+                if (memmem(key, strlen(key), SECRET, strlen(SECRET)) || holds_secret(child))
                         return true;
         }
         json_array_foreach(v, i, child)

@@ -418,6 +418,22 @@ def test_fake_result_mapping(ptc):
     assert r.data["tool_calls_made"] == 14, r
 
 
+def test_fake_secret_as_a_key_is_redacted(ptc):
+    """A secret is redacted where it is an object key of a result too (docs/security.md 1),
+    and two keys that meet under one redacted name both stay."""
+    secret = "zq" + "Hx7p" * 6
+    cfg = config(ptc, {"fake": fake(ptc, "normal")})
+    r, out = run_json(ptc, cfg, f'''
+        import json
+        import hermes_tools as h
+        s = {secret[::-1]!r}[::-1]
+        res = h.fake_echo(text=json.dumps({{s: 1, "id " + s: 2, "id " + s[::-1]: 3}}))
+        print(json.dumps({{"leaked": s in json.dumps(res), "values": sorted(res.values()),
+                           "redacted_keys": sum("***" in k for k in res)}}))
+    ''', env={"PTC_TEST_API_KEY": secret})
+    assert out == {"leaked": False, "values": [1, 2, 3], "redacted_keys": 2}, r
+
+
 def test_fake_stubs_valid_tools_only(ptc):
     mark = marker()
     cfg = config(ptc, {"fake": fake(ptc, "normal", mark)})

@@ -800,11 +800,13 @@ static void test_redact_json_nested(void **state)
         v = json_loads("{\"a\": \"sk-abcdefghijklmnop1234\","
                        " \"b\": [1, \"x\", {\"c\": \"OPENAI_API_KEY=abcdefghijklmnopqrstuvwxyz\"},"
                        "        [\"pw=hunter2hunter2\", null, true]],"
-                       " \"sk-abcdefghijklmnop1234\": \"key names stay\","
+                       " \"sk-abcdefghijklmnop1234\": \"a key is redacted too\","
+                       " \"token hunter2hunter2\": 1, \"token hunter2hunter2 \": 2,"
+                       " \"token ***\": 3,"
                        " \"d\": {\"e\": {\"f\": \"ok\"}}}",
                        0, &err);
         assert_non_null(v);
-        assert_int_equal(redact_json(r, REDACT_FULL, v), 3);
+        assert_int_equal(redact_json(r, REDACT_FULL, v), 6);
         assert_json_str(json_object_get(v, "a"), "sk-abc...1234");
         b = json_object_get(v, "b");
         assert_int_equal(json_array_size(b), 4);
@@ -813,7 +815,12 @@ static void test_redact_json_nested(void **state)
         assert_json_str(json_object_get(json_array_get(b, 2), "c"), "OPENAI_API_KEY=abcdef...wxyz");
         assert_json_str(json_array_get(json_array_get(b, 3), 0), "pw=***");
         assert_true(json_is_null(json_array_get(json_array_get(b, 3), 1)));
-        assert_json_str(json_object_get(v, "sk-abcdefghijklmnop1234"), "key names stay");
+        assert_null(json_object_get(v, "sk-abcdefghijklmnop1234"));
+        assert_json_str(json_object_get(v, "sk-abc...1234"), "a key is redacted too");
+        /* Keys that meet under one redacted name: none is lost. */
+        assert_int_equal(json_integer_value(json_object_get(v, "token ***")), 3);
+        assert_int_equal(json_integer_value(json_object_get(v, "token *** ")), 2);
+        assert_int_equal(json_integer_value(json_object_get(v, "token *** (2)")), 1);
         assert_json_str(json_object_get(json_object_get(json_object_get(v, "d"), "e"), "f"), "ok");
 
         json_decref(v);

@@ -5,6 +5,8 @@
 #include "core/output/redact.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -35,6 +37,60 @@ static json_t *redact_json_string(const struct redactor *r, enum redact_mode mod
         return j;
 }
 
+/*
+ * Redact the keys of object @v: a secret is a secret as a key too (a tool's result keyed by
+ * what it found). A key changed is moved to its redacted name; when that name is taken
+ * (two keys that differ only in their secrets), the value goes under "NAME (2)", "(3)", ...
+ * so none is lost. Returns the number of keys changed or a negative errno.
+ */
+static int redact_json_keys(const struct redactor *r, enum redact_mode mode, json_t *v)
+{
+        json_auto_t *moves = NULL; /* [[old key, new key], ...]: not while iterating */
+        int count = 0;
+
+        for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
+                const char *key = json_object_iter_key(it);
+                _cleanup_free_ char *out = NULL;
+                size_t len = 0;
+                json_t *move;
+                int e;
+
+                e = redact_text(r, mode, key, strlen(key), &out, &len);
+                if (e < 0)
+                        return e;
+                if (e == 0)
+                        continue;
+                if (!moves && !(moves = json_array()))
+                        return -ENOMEM;
+                /* Cut inside a character (not UTF-8 any more): fail closed, as for values. */
+                move = json_pack("[s, s%]", key, out, len) ?: json_pack("[s, s]", key, "***");
+                if (!move || json_array_append_new(moves, move) < 0)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < json_array_size(moves); i++) {
+                const char *from = json_string_value(json_array_get(json_array_get(moves, i), 0));
+                const char *to = json_string_value(json_array_get(json_array_get(moves, i), 1));
+                json_t *value = json_incref(json_object_get(v, from));
+                _cleanup_free_ char *name = NULL;
+
+                if (!value)
+                        continue;
+                (void) json_object_del(v, from);
+                for (unsigned n = 2; json_object_get(v, name ?: to); n++) {
+                        free(name);
+                        if (asprintf(&name, "%s (%u)", to, n) < 0) {
+                                name = NULL;
+                                json_decref(value);
+                                return -ENOMEM;
+                        }
+                }
+                if (json_object_set_new(v, name ?: to, value) < 0)
+                        return -ENOMEM;
+                count++;
+        }
+        return count;
+}
+
 static int redact_json_walk(const struct redactor *r, enum redact_mode mode, json_t *v,
                             unsigned depth)
 {
@@ -63,6 +119,10 @@ static int redact_json_walk(const struct redactor *r, enum redact_mode mode, jso
                                 count += e;
                         }
                 }
+                e = redact_json_keys(r, mode, v);
+                if (e < 0)
+                        return e;
+                count += e;
         } else if (json_is_array(v)) {
                 for (size_t i = 0; i < json_array_size(v); i++) {
                         json_t *child = json_array_get(v, i);

@@ -77,8 +77,9 @@ _must_check_ int redact_text(const struct redactor *r, enum redact_mode mode, co
 _must_check_ int redact_has_vendor_key(const char *s, size_t n);
 
 /*
- * Redact every string inside @v (object values, array items; object keys
- * are left alone) in place with @mode. Returns the number of strings changed,
+ * Redact every string inside @v (object values, array items and object keys:
+ * a key changed moves to its redacted name, "NAME (2)" when that is taken)
+ * in place with @mode. Returns the number of strings changed,
  * or a negative errno as redact_text() (-E2BIG also for nesting deeper than 64
  * levels). On an error @v may be partly redacted: the caller must drop it.
  */
