@@ -26,6 +26,7 @@
 #include "basic/path-util.h"
 #include "basic/strv.h"
 #include "core/mcp/mcp-client-internal.h"
+#include "core/spawn/proc-tree.h"
 #include "core/spawn/spawn.h"
 
 static usec_t usec_sub(usec_t a, usec_t b)
@@ -679,6 +680,10 @@ struct mcp_client *mcp_client_free(struct mcp_client *c)
                 /* Returns: SIGKILL was sent. ECHILD: someone else reaped it. */
                 while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
                         ;
+                /* Nothing of the server outlives this call, also under load. */
+                if (proc_group_wait_gone(c->pid, now_usec() + STOP_GRACE_USEC) < 0)
+                        log_debug("mcp server '%s': a process of its group outlived SIGKILL",
+                                  c->name);
         }
         if (c->reader_started) {
                 mcp_efd_signal(c->stop_fd);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "basic/compat/pidfd.h"
 #include "basic/fd-util.h"
+#include "basic/macro.h"
 #include "basic/parse-util.h"
 
 /* A tree larger than this is cut off; the next round finds the rest. */
@@ -168,6 +171,73 @@ static bool is_zombie(pid_t pid)
         /* The state follows the last ')' (the command name may contain one). */
         rp = strrchr(buf, ')');
         return !rp || rp[1] == 0 || rp[2] == 'Z' || rp[2] == 'X';
+}
+
+/* The processes of group @pgid that are not zombies, from /proc/N/stat. */
+static void group_members(pid_t pgid, struct pidset *s)
+{
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                char path[sizeof("/proc//stat") + sizeof(de->d_name)], buf[512], state;
+                _cleanup_close_ int fd = -EBADF;
+                int ppid, pgrp;
+                int64_t pid;
+                ssize_t k;
+                char *rp;
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                (void) snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                k = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+                if (k <= 0)
+                        continue;
+                buf[k] = 0;
+                /* After the last ')' (the command name may hold one): state, ppid, pgrp. */
+                rp = strrchr(buf, ')');
+                if (!rp || sscanf(rp + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
+                        continue;
+                if (pgrp == (int) pgid && state != 'Z' && state != 'X' &&
+                    safe_atoi64(de->d_name, &pid) >= 0)
+                        (void) pidset_add(s, (pid_t) pid);
+        }
+        closedir(d);
+}
+
+int proc_group_wait_gone(pid_t pgid, usec_t deadline)
+{
+        for (;;) {
+                struct pollfd pfd[64];
+                struct pidset s = {};
+                nfds_t n = 0;
+                int k;
+
+                group_members(pgid, &s);
+                for (size_t i = 0; i < s.n && n < ELEMENTSOF(pfd); i++) {
+                        int fd = pidfd_open_compat(s.p[i]);
+
+                        if (fd >= 0)
+                                pfd[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+                }
+                free(s.p);
+                if (s.n == 0)
+                        return 0;
+                /*
+                 * Readable once that process has exited: then look again. Without pidfds
+                 * (before Linux 5.3) a millisecond's sleep stands in for the event.
+                 */
+                do
+                        k = poll(pfd, n, n > 0 ? poll_timeout_ms(deadline) : 1);
+                while (k < 0 && errno == EINTR);
+                for (nfds_t i = 0; i < n; i++)
+                        safe_close(pfd[i].fd);
+                if (k == 0 && now_usec() >= deadline)
+                        return -ETIMEDOUT;
+        }
 }
 
 /* @root's tree, and with @orphans (non-NULL) every other child of our main thread and its tree. */

@@ -44,5 +44,13 @@ int proc_signal_execution(pid_t root, bool include_root, bool orphans_too, int s
  */
 int proc_kill_execution(pid_t root, bool orphans_too, usec_t timeout);
 
+/*
+ * Wait until no process of group @pgid is alive (zombies do not count: their reaper is not
+ * ours to wait for), at most until @deadline (CLOCK_MONOTONIC). For after a SIGKILL to the
+ * group: a process killed is gone only once it has run, which under load is not at once.
+ * The members are found in /proc and waited for on their pidfds. 0, or -ETIMEDOUT.
+ */
+int proc_group_wait_gone(pid_t pgid, usec_t deadline);
+
 /* Reap every exited orphan attached to ptc's main thread, except @keep. */
 void proc_reap_orphans(pid_t keep);
