@@ -61,15 +61,22 @@ static int on_event(const char *line, size_t len, void *userdata)
         return 0;
 }
 
-/* The call's timeout (its own, capped by the server's largest) as "timeout" takes it. */
-static int set_timeout(struct mcp_call *c, struct ptc_diag *d)
+/* The call's timeout in seconds: its own, capped by the server's largest. */
+static double call_timeout(const struct mcp_call *c)
 {
         json_t *t = json_object_get(c->arguments, "timeout");
-        double timeout = c->server->max_timeout;
+
+        if (c->tool || !json_is_number(t))
+                return c->server->max_timeout;
+        return MIN(json_number_value(t), c->server->max_timeout);
+}
+
+/* What is left of the call's timeout after its wait for a place, as "timeout" takes it. */
+static int set_timeout(struct mcp_call *c, struct ptc_diag *d)
+{
+        double timeout = call_timeout(c) - (double) c->waited / USEC_PER_SEC;
         char text[64];
 
-        if (json_is_number(t))
-                timeout = MIN(json_number_value(t), c->server->max_timeout);
         /*
          * Milliseconds, as the text "timeout" parses; a positive timeout below
          * 1 ms (the request checked it is positive) is 1 ms, never 0.
@@ -143,7 +150,7 @@ static json_t *execute_code(struct mcp_call *c)
 
 static json_t *direct_tool(struct mcp_call *c)
 {
-        usec_t deadline = now_usec() + (usec_t) (c->server->max_timeout * (double) USEC_PER_SEC);
+        usec_t deadline = c->arrived + (usec_t) (c->server->max_timeout * (double) USEC_PER_SEC);
         struct ptc_diag d = {};
         json_t *res = NULL, *err, *ok;
         int r;
@@ -196,12 +203,55 @@ static void log_cancelled(struct mcp_server *s, json_t *id)
                               (long long) json_integer_value(id));
 }
 
+/*
+ * Wait for one of the MCP_CALLS_RUNNING_MAX places, at most the call's timeout from its
+ * arrival. True with the place taken; false when the call was cancelled meanwhile or its
+ * timeout passed in line.
+ */
+static bool take_place(struct mcp_call *c)
+{
+        struct mcp_server *s = c->server;
+        usec_t until = c->arrived + (usec_t) (call_timeout(c) * (double) USEC_PER_SEC);
+        struct timespec ts = {.tv_sec = (time_t) (until / USEC_PER_SEC),
+                              .tv_nsec = (long) (until % USEC_PER_SEC) * 1000};
+        bool taken = false;
+
+        pthread_mutex_lock(&s->lock);
+        while (!c->cancelled && s->n_running >= MCP_CALLS_RUNNING_MAX)
+                if (pthread_cond_timedwait(&s->place, &s->lock, &ts) == ETIMEDOUT)
+                        break;
+        if (!c->cancelled && s->n_running < MCP_CALLS_RUNNING_MAX) {
+                s->n_running++;
+                taken = true;
+        }
+        pthread_mutex_unlock(&s->lock);
+        c->waited = now_usec() - c->arrived;
+        return taken;
+}
+
+static void leave_place(struct mcp_server *s)
+{
+        pthread_mutex_lock(&s->lock);
+        s->n_running--;
+        pthread_cond_signal(&s->place);
+        pthread_mutex_unlock(&s->lock);
+}
+
 static void *call_thread(void *userdata)
 {
         struct mcp_call *c = userdata;
         struct mcp_server *s = c->server;
-        json_t *result = c->tool ? direct_tool(c) : execute_code(c);
+        json_t *result = NULL;
         bool cancelled;
+
+        if (take_place(c)) {
+                result = c->tool ? direct_tool(c) : execute_code(c);
+                leave_place(s);
+        } else
+                result = mcpserver_tool_error(
+                        "not run: the call's whole timeout (%.3g s) passed waiting for one of "
+                        "the %d calls running at once on this server to end",
+                        call_timeout(c), MCP_CALLS_RUNNING_MAX);
 
         pthread_mutex_lock(&s->lock);
         cancelled = c->cancelled;
@@ -235,6 +285,7 @@ void mcpserver_call_start(struct mcp_server *s, json_t *id, const struct tool *t
                 return;
         }
         c->server = s;
+        c->arrived = now_usec();
         c->cancel_fd = -EBADF;
         c->id = json_incref(id);
         c->tool = tool;
@@ -294,6 +345,8 @@ static void cancel_locked(struct mcp_call *c)
         uint64_t one = 1;
 
         c->cancelled = true;
+        /* A call waiting for a place gives up its wait. */
+        pthread_cond_broadcast(&c->server->place);
         if (c->x)
                 ptc_execution_cancel(c->x);
         else

@@ -41,6 +41,7 @@ static void server_free(struct mcp_server *s)
         pthread_mutex_destroy(&s->out_lock);
         pthread_mutex_destroy(&s->lock);
         pthread_cond_destroy(&s->idle);
+        pthread_cond_destroy(&s->place);
         free(s);
 }
 
@@ -107,6 +108,7 @@ int mcpserver_new(ptc_engine *e, int out_fd, bool expose_tools, double max_timeo
         pthread_condattr_init(&ca);
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
         pthread_cond_init(&s->idle, &ca);
+        pthread_cond_init(&s->place, &ca);
         pthread_condattr_destroy(&ca);
         r = mcpserver_tools_list_build(s);
         if (r >= 0)

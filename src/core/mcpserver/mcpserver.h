@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "basic/macro.h"
+#include "basic/time-util.h"
 #include "ptc/ptc.h"
 
 struct approver;
@@ -34,8 +35,13 @@ struct tool;
 
 /* Longest message accepted; a longer line is answered -32600 and skipped. */
 #define MCP_MESSAGE_MAX (16u * 1024 * 1024)
-/* tools/call requests running at once; more are refused (-32000). */
-#define MCP_CALLS_MAX 32
+/*
+ * tools/call requests running at once; more wait in line for a place, each at most its own
+ * timeout (the wait counts against it), and past MCP_CALLS_MAX in flight they are refused
+ * (-32000).
+ */
+#define MCP_CALLS_RUNNING_MAX 32
+#define MCP_CALLS_MAX 1024
 /* At the end: how long running calls get to wind down. */
 #define MCP_SHUTDOWN_SEC 10
 
@@ -56,6 +62,8 @@ struct mcp_call {
         ptc_execution *x;        /* execute_code: created before the thread starts */
         int cancel_fd;           /* an exposed tool: eventfd, readable once cancelled */
         bool cancelled;          /* under server.lock */
+        usec_t arrived;          /* CLOCK_MONOTONIC: its timeout counts from here */
+        usec_t waited;           /* how long it waited for a place to run */
 };
 
 struct mcp_server {
@@ -75,9 +83,11 @@ struct mcp_server {
 
         pthread_mutex_t lock; /* calls, n_calls, refs, client_elicits, elicit* */
         pthread_cond_t idle;  /* a call ended */
+        pthread_cond_t place; /* a running call ended, or a waiting one was cancelled */
         struct mcp_call *calls;
-        size_t n_calls;
-        unsigned refs; /* ptc_mcp_serve() + one per call thread */
+        size_t n_calls;   /* in flight: running or waiting for a place */
+        size_t n_running; /* at most MCP_CALLS_RUNNING_MAX */
+        unsigned refs;    /* ptc_mcp_serve() + one per call thread */
 
         /* The policy's asks (mcpserver-elicit.c). */
         struct approver *approver;   /* the calls' approver: asks the client */
