@@ -222,7 +222,8 @@ static void drain(struct session *x)
 
 /*
  * Whether the server waits for the client: no call of "echo" runs (it must end while its
- * line is handled), no cancelled call is still ending (withdrawing its elicitation), and a
+ * line is handled; one waiting in line behind 32 running calls answers once a place frees,
+ * MCP_CALLS_RUNNING_MAX), no cancelled call is still ending (withdrawing its elicitation), and a
  * call of "asked" is only there while an elicitation waits for the client's response (the
  * other asks wait for their turn, one question at a time).
  */
@@ -234,7 +235,7 @@ static bool settled(struct session *x)
         for (struct mcp_call *c = x->server->calls; c; c = c->next) {
                 const char *name = c->tool ? c->tool->name : "";
 
-                busy = busy || c->cancelled || strcmp(name, "echo") == 0;
+                busy = busy || c->cancelled || (strcmp(name, "echo") == 0 && c->running);
                 asked = asked || strcmp(name, "asked") == 0;
         }
         pthread_mutex_unlock(&x->server->lock);
@@ -302,10 +303,12 @@ static void expect(struct session *x, const char *line, size_t n)
                 return;
         }
         name = json_object_get(params, "name");
+        /* "echo" too: it waits in line when 32 calls run. */
         if (strcmp(json_string_value(method), "tools/call") == 0 && json_is_object(params) &&
             json_is_string(name) &&
             (strcmp(json_string_value(name), "block") == 0 ||
-             strcmp(json_string_value(name), "asked") == 0)) {
+             strcmp(json_string_value(name), "asked") == 0 ||
+             strcmp(json_string_value(name), "echo") == 0)) {
                 if (json_array_append(x->may_answer, id) < 0)
                         abort();
         }

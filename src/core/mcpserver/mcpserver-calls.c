@@ -222,7 +222,7 @@ static bool take_place(struct mcp_call *c)
                         break;
         if (!c->cancelled && s->n_running < MCP_CALLS_RUNNING_MAX) {
                 s->n_running++;
-                taken = true;
+                c->running = taken = true;
         }
         pthread_mutex_unlock(&s->lock);
         c->waited = now_usec() - c->arrived;

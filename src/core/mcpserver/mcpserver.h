@@ -62,6 +62,7 @@ struct mcp_call {
         ptc_execution *x;        /* execute_code: created before the thread starts */
         int cancel_fd;           /* an exposed tool: eventfd, readable once cancelled */
         bool cancelled;          /* under server.lock */
+        bool running;            /* under server.lock: it has its place (not in line) */
         usec_t arrived;          /* CLOCK_MONOTONIC: its timeout counts from here */
         usec_t waited;           /* how long it waited for a place to run */
 };
