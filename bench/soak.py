@@ -101,8 +101,8 @@ def processes_naming(marker):
     return found
 
 
-def tree_rss_kib(root):
-    """Summed RSS of @root and its descendants."""
+def tree_rss_kib(roots):
+    """Summed RSS of the processes @roots and their descendants."""
     children = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -113,9 +113,12 @@ def tree_rss_kib(root):
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
         children.setdefault(ppid, []).append(int(d))
-    total, todo = 0, [root]
+    total, todo, seen = 0, list(roots), set()
     while todo:
         p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
         total += proc_rss_kib(p)
         todo.extend(children.get(p, []))
     return total
@@ -286,7 +289,7 @@ def cmd_mcp(a):
 
 def sample_peak(root_pids, stop, peak):
     while not stop.is_set():
-        peak[0] = max(peak[0], sum(tree_rss_kib(p) for p in root_pids()))
+        peak[0] = max(peak[0], tree_rss_kib(root_pids()))
         stop.wait(0.02)
 
 
@@ -335,14 +338,14 @@ def cmd_load(a):
     procs = []
     stop, peak = threading.Event(), [0]
     sampler = threading.Thread(target=sample_peak,
-                               args=(lambda: [p.pid for p, _ in procs], stop, peak))
+                               args=(lambda: [p.pid for p, _ in list(procs)], stop, peak))
+    sampler.start()
     t0 = time.monotonic()
     for i in range(a.n):
         procs.append((subprocess.Popen([a.ptc, "run", "--timeout", str(LOAD_TIMEOUT), "-c",
                                         code + script_for(i)],
                                        cwd=str(s.work), env=s.env, stdout=subprocess.PIPE,
                                        stderr=subprocess.DEVNULL), i))
-    sampler.start()
     walls, failures = [], []
     for p, i in procs:
         out, _ = p.communicate(timeout=LOAD_TIMEOUT + 30)
