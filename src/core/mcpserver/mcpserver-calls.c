@@ -214,18 +214,21 @@ static bool take_place(struct mcp_call *c)
         usec_t until = c->arrived + (usec_t) (call_timeout(c) * (double) USEC_PER_SEC);
         struct timespec ts = {.tv_sec = (time_t) (until / USEC_PER_SEC),
                               .tv_nsec = (long) (until % USEC_PER_SEC) * 1000};
-        bool taken = false;
+        bool taken = false, queued = false;
 
         pthread_mutex_lock(&s->lock);
-        while (!c->cancelled && s->n_running >= MCP_CALLS_RUNNING_MAX)
+        while (!c->cancelled && s->n_running >= MCP_CALLS_RUNNING_MAX) {
+                queued = true;
                 if (pthread_cond_timedwait(&s->place, &s->lock, &ts) == ETIMEDOUT)
                         break;
+        }
         if (!c->cancelled && s->n_running < MCP_CALLS_RUNNING_MAX) {
                 s->n_running++;
                 c->running = taken = true;
         }
         pthread_mutex_unlock(&s->lock);
-        c->waited = now_usec() - c->arrived;
+        /* Only a wait in line counts against the timeout, not the thread's start. */
+        c->waited = queued ? now_usec() - c->arrived : 0;
         return taken;
 }
 
