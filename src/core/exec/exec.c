@@ -2,7 +2,6 @@
 #include "core/exec/exec.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,9 +32,7 @@
 #include "core/exec/result.h"
 #include "core/exec/staging.h"
 #include "core/loop/loop.h"
-#include "core/output/ansi.h"
 #include "core/output/capture.h"
-#include "core/output/redact.h"
 #include "core/registry/registry.h"
 #include "core/remote/backend.h"
 #include "core/rpc/rpc-server.h"
@@ -50,8 +47,6 @@
 /* After the script exits, how long leftover writers may keep its pipes open. */
 #define DRAIN_USEC (500 * USEC_PER_MSEC)
 #define READS_PER_WAKEUP 4
-#define SPILL_KEEP_FILES 50
-#define SPILL_KEEP_SECONDS (24 * 3600)
 
 enum phase {
         PHASE_RUNNING,
@@ -347,90 +342,6 @@ int exec_make_token(char out[65])
         return 0;
 }
 
-/* Keep the spill directory bounded: drop old files and all but the newest few. */
-static void prune_spill_dir(const char *dir, const char *keep)
-{
-        struct entry {
-                char name[64];
-                time_t mtime;
-        } ents[256];
-        size_t n = 0;
-        time_t now = time(NULL);
-        DIR *d = opendir(dir);
-        struct dirent *de;
-
-        if (!d)
-                return;
-        while ((de = readdir(d)) && n < ELEMENTSOF(ents)) {
-                struct stat st;
-                if (strncmp(de->d_name, "stdout-", 7) != 0 || strlen(de->d_name) >= 64)
-                        continue;
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue;
-                snprintf(ents[n].name, sizeof(ents[n].name), "%s", de->d_name);
-                ents[n].mtime = st.st_mtime;
-                n++;
-        }
-        for (size_t i = 0; i < n; i++) {
-                size_t newer = 0;
-                _cleanup_free_ char *full = path_join(dir, ents[i].name);
-
-                if (!full || (keep && strcmp(full, keep) == 0))
-                        continue;
-                for (size_t j = 0; j < n; j++)
-                        if (ents[j].mtime > ents[i].mtime)
-                                newer++;
-                if (now - ents[i].mtime > SPILL_KEEP_SECONDS || newer >= SPILL_KEEP_FILES)
-                        (void) unlinkat(dirfd(d), ents[i].name, 0);
-        }
-        closedir(d);
-}
-
-struct filter_ctx {
-        const struct redactor *redactor;
-        int failed; /* the redaction's own failure (-errno), not the spill file's */
-};
-
-/* ANSI strip + redaction of one spill chunk (capture_filter_spill); an error fails the spill. */
-static int spill_filter(const char *chunk, size_t n, char **ret, size_t *ret_len, void *userdata)
-{
-        struct filter_ctx *f = userdata;
-        _cleanup_free_ char *copy = malloc(n + 1);
-        size_t len;
-        int r;
-
-        if (!copy)
-                return (f->failed = -ENOMEM);
-        memcpy(copy, chunk, n);
-        copy[n] = 0;
-        len = ansi_strip(copy, n);
-        r = redact_text(f->redactor, REDACT_FULL, copy, len, ret, ret_len);
-        if (r < 0)
-                f->failed = r;
-        if (r != 0)
-                return r;
-        *ret_len = len;
-        *ret = TAKE_PTR(copy);
-        return 1;
-}
-
-/* Capture text -> ANSI strip -> redact, the seed's order after truncation. */
-static int postprocess(const struct redactor *r, struct capture_text *t)
-{
-        char *red = NULL;
-        size_t len;
-        int k;
-
-        t->len = ansi_strip(t->text, t->len);
-        k = redact_text(r, REDACT_FULL, t->text, t->len, &red, &len);
-        if (k <= 0)
-                return k;
-        free(t->text);
-        t->text = red;
-        t->len = len;
-        return 0;
-}
-
 int exec_child_env(const struct exec_opts *o, const struct staging *st, const char *token,
                    char ***ret)
 {
@@ -609,18 +520,6 @@ static int start_child(struct execution *e, int out_fd, int err_fd, struct diag 
         e->pidfd = sp.pidfd;
         e->status_fd = sp.status_fd;
         return 0;
-}
-
-int exec_capture_init(const struct exec_opts *o, struct capture *out, struct capture *err)
-{
-        const struct ptc_config *c = o->config;
-        _cleanup_free_ char *spdir = xdg_cache_path("ptc/spill");
-        int r;
-
-        r = capture_init(out, (size_t) c->max_stdout_bytes * 2 / 5,
-                         (size_t) c->max_stdout_bytes - (size_t) c->max_stdout_bytes * 2 / 5,
-                         CAPTURE_THOUSANDS, spdir, EXEC_SPILL_MAX);
-        return r < 0 ? r : capture_init(err, (size_t) c->max_stderr_bytes, 0, 0, NULL, 0);
 }
 
 static int setup(struct execution *e, struct diag *reterr)
@@ -814,101 +713,6 @@ void exec_event_timeout(const struct exec_opts *o)
 {
         event_emit(o->events, "limit",
                    json_pack("{s:s, s:f}", "limit", "timeout", "timeout", o->config->timeout));
-}
-
-int exec_result(const struct exec_opts *o, struct capture *cout, struct capture *cerr,
-                struct result_input *in, bool redact_log, json_t **ret,
-                enum exec_status *ret_status)
-{
-        struct capture_text out = {}, err = {};
-        _cleanup_free_ char *spill = NULL, *withheld = NULL;
-        json_t *res;
-        int r, red;
-
-        r = capture_text(cout, &out);
-        if (r >= 0)
-                r = capture_text(cerr, &err);
-        if (r < 0) {
-                free(out.text);
-                free(err.text);
-                return r;
-        }
-        red = postprocess(o->redactor, &out);
-        if (red >= 0)
-                red = postprocess(o->redactor, &err);
-        /* A log made elsewhere (a remote agent's) is redacted here like the output. */
-        if (red >= 0 && in->log && redact_log)
-                red = redact_json(o->redactor, REDACT_FULL, in->log);
-
-        /* An unfiltered spill could hold a secret: it goes with any redaction failure. */
-        if (capture_spill_path(cout)) {
-                struct filter_ctx f = {.redactor = o->redactor};
-                if (red < 0)
-                        capture_drop_spill(cout);
-                else if ((r = capture_filter_spill(cout, spill_filter, &f)) < 0) {
-                        /*
-                         * The spill is gone either way. A redaction that failed withholds
-                         * the output too; a disk that filled up while the filtered copy
-                         * was written only loses the spill file, and the result says so.
-                         */
-                        if (f.failed < 0)
-                                red = f.failed;
-                        else
-                                cout->spill_error = r;
-                }
-        }
-        if (capture_spill_path(cout)) {
-                _cleanup_free_ char *dir = NULL;
-                char *slash;
-
-                spill = strdup(capture_spill_path(cout));
-                dir = spill ? strdup(spill) : NULL;
-                slash = dir ? strrchr(dir, '/') : NULL;
-                if (slash) {
-                        *slash = 0;
-                        prune_spill_dir(dir, spill);
-                }
-        }
-
-        in->stdout_text = out.text;
-        in->stdout_len = out.len;
-        in->stderr_text = err.text;
-        in->stderr_len = err.len;
-        in->timeout = o->config->timeout;
-        in->truncated = out.truncated;
-        in->stdout_total = out.total;
-        in->stdout_omitted = out.omitted;
-        in->spill_path = spill;
-        in->spill_error = cout->spill_error;
-        if (red < 0) {
-                /*
-                 * Fail closed: text whose redaction failed may hold a secret, so none of
-                 * it goes out, only why (docs/protocol.md, "Redaction").
-                 */
-                if (asprintf(&withheld, "Output withheld: redaction failed (%s)",
-                             redact_strerror(red)) < 0) {
-                        withheld = NULL;
-                        free(out.text);
-                        free(err.text);
-                        return -ENOMEM;
-                }
-                in->status = EXEC_ERROR;
-                in->stdout_text = in->stderr_text = "";
-                in->stdout_len = in->stderr_len = 0;
-                in->truncated = false;
-                in->spill_path = NULL;
-                in->error = withheld;
-                if (redact_log)
-                        in->log = NULL;
-        }
-        res = result_build(in);
-        free(out.text);
-        free(err.text);
-        if (!res)
-                return -ENOMEM;
-        *ret = res;
-        *ret_status = in->status;
-        return 0;
 }
 
 static int finish(struct execution *e, json_t **ret, enum exec_status *ret_status)
