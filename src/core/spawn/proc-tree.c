@@ -153,24 +153,38 @@ static void expand_tree(struct pidset *s)
                 (void) collect_children(s->p[i], false, s);
 }
 
-static bool is_zombie(pid_t pid)
+/*
+ * From /proc/@pid/stat: the state letter and the process group. False when the process is
+ * gone or its stat cannot be read.
+ */
+static bool read_stat(const char *pid, char *ret_state, int *ret_pgrp)
 {
-        char path[64], buf[512];
+        char path[sizeof("/proc//stat") + 32], buf[512];
         _cleanup_close_ int fd = -EBADF;
+        int ppid;
         ssize_t k;
         char *rp;
 
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        (void) snprintf(path, sizeof(path), "/proc/%.31s/stat", pid);
         fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return true; /* gone */
-        k = read(fd, buf, sizeof(buf) - 1);
+        k = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
         if (k <= 0)
-                return true;
+                return false;
         buf[k] = 0;
-        /* The state follows the last ')' (the command name may contain one). */
+        /* After the last ')' (the command name may hold one): state, ppid, pgrp. */
         rp = strrchr(buf, ')');
-        return !rp || rp[1] == 0 || rp[2] == 'Z' || rp[2] == 'X';
+        return rp && sscanf(rp + 1, " %c %d %d", ret_state, &ppid, ret_pgrp) == 3;
+}
+
+static bool is_zombie(pid_t pid)
+{
+        char name[32], state;
+        int pgrp;
+
+        (void) snprintf(name, sizeof(name), "%d", (int) pid);
+        if (!read_stat(name, &state, &pgrp))
+                return true; /* gone */
+        return state == 'Z' || state == 'X';
 }
 
 /* The processes of group @pgid that are not zombies, from /proc/N/stat. */
@@ -182,24 +196,12 @@ static void group_members(pid_t pgid, struct pidset *s)
         if (!d)
                 return;
         while ((de = readdir(d))) {
-                char path[sizeof("/proc//stat") + sizeof(de->d_name)], buf[512], state;
-                _cleanup_close_ int fd = -EBADF;
-                int ppid, pgrp;
                 int64_t pid;
-                ssize_t k;
-                char *rp;
+                char state;
+                int pgrp;
 
-                if (de->d_name[0] < '1' || de->d_name[0] > '9')
-                        continue;
-                (void) snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                k = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-                if (k <= 0)
-                        continue;
-                buf[k] = 0;
-                /* After the last ')' (the command name may hold one): state, ppid, pgrp. */
-                rp = strrchr(buf, ')');
-                if (!rp || sscanf(rp + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
+                if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+                    !read_stat(de->d_name, &state, &pgrp))
                         continue;
                 if (pgrp == (int) pgid && state != 'Z' && state != 'X' &&
                     safe_atoi64(de->d_name, &pid) >= 0)
