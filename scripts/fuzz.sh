@@ -12,12 +12,13 @@
 # status 1; add that input to the corpus once it is fixed, so CI replays it. New inputs that
 # add coverage are merged, minimised, into build-fuzz/corpus/NAME/; copy the ones worth
 # keeping into tests/fuzz/corpus/NAME/ (small ones: the replay runs in every CI).
-# The last line is a summary: TARGET, executions, coverage, seconds, findings.
+# The last line is a summary: TARGET, executions, coverage, seconds taken, findings. Pass
+# -- -runs=N to stop after N executions (the campaign: scripts/fuzz.sh NAME 1200 -- -runs=10000000).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-        sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+        sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//' >&2
         exit 2
 }
 
@@ -48,14 +49,19 @@ esac
 command -v clang >/dev/null || { echo "fuzz.sh: clang is needed (apt-get install clang)" >&2; exit 2; }
 
 dir=build-fuzz
-if [ ! -f "$dir/build.ninja" ]; then
-        CC=clang meson setup "$dir" --buildtype=debugoptimized -Dtests=enabled -Dfuzzing=true \
-                -Db_sanitize=address,undefined -Db_lundef=false \
-                "-Dc_args=-fno-sanitize-recover=undefined -fno-omit-frame-pointer" >/dev/null ||
-                { echo "fuzz.sh: meson setup $dir failed" >&2; exit 1; }
-fi
-ninja -C "$dir" "tests/fuzz-$target" >"$dir/ninja-$target.log" 2>&1 ||
-        { tail -n 30 "$dir/ninja-$target.log" >&2; echo "fuzz.sh: build failed" >&2; exit 1; }
+mkdir -p "$dir"
+# Two fuzz.sh at once (one a CPU) must not configure or build the same objects together.
+{
+        flock 9
+        if [ ! -f "$dir/build.ninja" ]; then
+                CC=clang meson setup "$dir" --buildtype=debugoptimized -Dtests=enabled -Dfuzzing=true \
+                        -Db_sanitize=address,undefined -Db_lundef=false \
+                        "-Dc_args=-fno-sanitize-recover=undefined -fno-omit-frame-pointer" >/dev/null ||
+                        { echo "fuzz.sh: meson setup $dir failed" >&2; exit 1; }
+        fi
+        ninja -C "$dir" "tests/fuzz-$target" >"$dir/ninja-$target.log" 2>&1 ||
+                { tail -n 30 "$dir/ninja-$target.log" >&2; echo "fuzz.sh: build failed" >&2; exit 1; }
+} 9>"$dir/.build-lock"
 
 corpus="$dir/corpus/$target"
 findings="$dir/findings/$target"
@@ -64,15 +70,17 @@ seed="tests/fuzz/corpus/$target"
 log="$dir/fuzz-$target.log"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+start=$SECONDS
 "$dir/tests/fuzz-$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -malloc_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/" "$@" \
         "$corpus" "$seed" >"$log" 2>&1
 rc=$?
+elapsed=$((SECONDS - start))
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
 found=$(find "$findings" -type f | wc -l)
 if [ $rc -ne 0 ]; then
         grep -E "ERROR|SUMMARY|artifact" "$log" | head -n 20 >&2
 fi
-echo "$target: ${execs:-0} executions, coverage ${cov:-0}, $seconds s, $found findings (log: $log)"
+echo "$target: ${execs:-0} executions, coverage ${cov:-0}, $elapsed s, $found findings (log: $log)"
 [ $rc -eq 0 ] && [ "$found" -eq 0 ]
