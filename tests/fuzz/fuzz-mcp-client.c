@@ -167,9 +167,9 @@ static void feed_line(struct feed *f)
 
 /*
  * Send a request (in thought) and feed lines until its answer comes. Returns true with
- * *ret (the response, or NULL and *ret_oversized), false when the input ended first.
+ * *ret and *ret_error as struct pending has them, false when the input ended first.
  */
-static bool await_answer(struct feed *f, json_t **ret, bool *ret_oversized)
+static bool await_answer(struct feed *f, json_t **ret, int *ret_error)
 {
         struct mcp_client *c = f->client;
         struct pending *p = calloc(1, sizeof(*p));
@@ -191,14 +191,24 @@ static bool await_answer(struct feed *f, json_t **ret, bool *ret_oversized)
         c->pending = p->next; /* the only one */
         pthread_mutex_unlock(&c->lock);
         done = p->done;
-        if (done && !!p->answer == p->oversized)
+        /* A response to our request: an object with our id; not JSON: the parser's message,
+         * printable ASCII; too long: nothing. */
+        if (done && p->error == 0 &&
+            (!json_is_object(p->answer) ||
+             json_integer_value(json_object_get(p->answer, "id")) != p->id))
                 abort();
-        /* A response to our request: an object with our id. */
-        if (p->answer && (!json_is_object(p->answer) ||
-                          json_integer_value(json_object_get(p->answer, "id")) != p->id))
+        if (done && p->error == -EBADMSG) {
+                const char *why = json_string_value(p->answer);
+
+                for (; why && *why; why++)
+                        if (*why < 0x20 || *why >= 0x7f)
+                                abort();
+        }
+        if (done && ((p->error == -E2BIG) != !p->answer ||
+                     (p->error != 0 && p->error != -E2BIG && p->error != -EBADMSG)))
                 abort();
         *ret = TAKE_PTR(p->answer);
-        *ret_oversized = p->oversized;
+        *ret_error = p->error;
         mcp_pending_free(p);
         return done;
 }
@@ -330,7 +340,7 @@ static void session(const uint8_t *data, size_t size, size_t line_max, const str
         struct feed f = {.p = (const char *) data, .end = (const char *) data + size};
         struct mcp_client *c = NULL;
         json_t *answer = NULL;
-        bool oversized;
+        int error;
         char *cursor = NULL;
         size_t skipped = 0, ignored = 0;
         const char *tool;
@@ -345,7 +355,7 @@ static void session(const uint8_t *data, size_t size, size_t line_max, const str
         c->line.cap = line_max;
         f.client = c;
 
-        if (!await_answer(&f, &answer, &oversized) || oversized)
+        if (!await_answer(&f, &answer, &error) || error)
                 goto out;
         r = mcp_check_initialize(c, answer, &d);
         check_initialize(answer, r, &d);
@@ -354,7 +364,7 @@ static void session(const uint8_t *data, size_t size, size_t line_max, const str
                 goto out;
 
         for (int page = 0; page < TOOLS_PAGES_MAX; page++) {
-                if (!await_answer(&f, &answer, &oversized) || oversized)
+                if (!await_answer(&f, &answer, &error) || error)
                         goto out;
                 r = mcp_take_tools(c, answer, page == 0, &cursor, &skipped, &ignored, &d);
                 answer = drop(answer);
@@ -372,8 +382,8 @@ static void session(const uint8_t *data, size_t size, size_t line_max, const str
                 goto out; /* the start failed */
 
         tool = mcp_client_tool_count(c) > 0 ? mcp_client_tool(c, 0)->name : "tool";
-        while (await_answer(&f, &answer, &oversized)) {
-                if (answer)
+        while (await_answer(&f, &answer, &error)) {
+                if (!error)
                         check_call(c, tool, answer, red);
                 answer = drop(answer);
         }

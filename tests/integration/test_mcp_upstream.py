@@ -39,7 +39,8 @@ PY = "/usr/bin/python3"
 
 # The fake's valid tools (tests/unit/fake-mcp-server.py TOOLS), in its order.
 FAKE_TOOLS = ["echo", "add", "fail", "image", "json_text", "list_text", "multi_text", "big",
-              "sleep", "hang", "crash", "rpc_error", "pids", "ping_client", "noschema_type"]
+              "sleep", "hang", "crash", "rpc_error", "pids", "ping_client", "noschema_type",
+              "not_json"]
 # The fake's invalid entries that must be skipped (their would-be stub names).
 FAKE_INVALID = ["fake_no_schema", "fake_bad_schema", "fake_array_schema", "fake_x" + "x" * 20]
 

@@ -17,6 +17,7 @@ MODE selects a behavior:
   fork-child     fork a child that sleeps 60 s (the tool "pids" names both)
   ignore-term    ignore SIGTERM and stdin EOF (the client must SIGKILL)
   bad-version    answer initialize with an unsupported protocol version
+  not-json-list  answer tools/list with a line jansson refuses (a \u0000 in a description)
 LOGFILE, when given, receives every line read from stdin (flushed at once).
 """
 
@@ -58,6 +59,8 @@ TOOLS = [
     {"name": "ping_client", "description": "Send requests to the client.",
      "inputSchema": {"type": "object"}},
     {"name": "noschema_type", "inputSchema": {"properties": {}}},
+    {"name": "not_json", "description": "An answer jansson refuses (kind: nul or bigint).",
+     "inputSchema": {"type": "object", "properties": {"kind": {"type": "string"}}}},
     # Invalid entries the client must skip.
     {"name": "", "inputSchema": {"type": "object"}},
     {"name": "no_schema"},
@@ -141,6 +144,11 @@ def call_tool(mid, params):
                    "meta": {"id": 2}}
         send_raw('{"result": ' + json.dumps(payload) + ', "jsonrpc": "2.0", "id": '
                  + json.dumps(mid) + '}')
+    elif name == "not_json":
+        # Valid JSON to Python, not to jansson: a NUL in a string, an integer past 64 bits.
+        value = "a\x00b" if args.get("kind") == "nul" else 2 ** 70
+        send_raw('{"jsonrpc": "2.0", "id": ' + json.dumps(mid) + ', "result": {"content": [], '
+                 '"structuredContent": {"v": ' + json.dumps(value) + '}}}')
     elif name == "sleep":
         time.sleep(args.get("ms", 200) / 1000.0)
         answer(mid, {"content": [], "structuredContent": {"slept": args.get("ms", 200)}})
@@ -158,6 +166,10 @@ def call_tool(mid, params):
 
 
 def list_tools(mid, params):
+    if MODE == "not-json-list":
+        bad = [{"name": "nul", "description": "a\x00b", "inputSchema": {"type": "object"}}]
+        send_raw(json.dumps({"jsonrpc": "2.0", "id": mid, "result": {"tools": bad}}))
+        return
     if MODE != "paged-tools":
         answer(mid, {"tools": TOOLS})
         return

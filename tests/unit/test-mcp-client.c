@@ -132,7 +132,7 @@ static void assert_error_text(json_t *res, const char *text)
 static const char *const valid_tools[] = {
         "echo",       "add",  "fail",        "image",         "json_text", "list_text",
         "multi_text", "big",  "big_id_last", "sleep",         "hang",      "crash",
-        "rpc_error",  "pids", "ping_client", "noschema_type",
+        "rpc_error",  "pids", "ping_client", "noschema_type", "not_json",
 };
 
 static void assert_tool_list(struct mcp_client *c)
@@ -269,6 +269,22 @@ static void test_mcp_client_start_bad_version(void **state)
         assert_string_equal(d.message,
                             "mcp server 'fake': unsupported protocol version '1999-01-01' (ptc "
                             "speaks 2025-11-25, 2025-06-18 and 2025-03-26)");
+}
+
+static void test_mcp_client_start_not_json_list(void **state)
+{
+        struct mcp_client *c = NULL;
+        struct diag d = {};
+        usec_t t0 = now_usec();
+
+        /* The answer names its id: the start fails at once with the parser's word, instead of
+         * waiting out its 20 s. */
+        assert_int_equal(start_fake("not-json-list", NULL, 20 * USEC_PER_SEC, NULL, &c, &d),
+                         -EPROTO);
+        assert_null(c);
+        assert_non_null(strstr(d.message, "mcp server 'fake': answer to tools/list is not JSON ("));
+        assert_non_null(strstr(d.message, "\\u0000"));
+        assert_true(now_usec() - t0 < 10 * USEC_PER_SEC);
 }
 
 /* ---- tools/call ---- */
@@ -511,6 +527,31 @@ static void test_mcp_client_oversized_line(void **state)
         }
 }
 
+static void test_mcp_client_not_json_answer(void **state)
+{
+        _cleanup_mcp_client_ struct mcp_client *c = start_ok("normal", NULL);
+        const char *kinds[] = {"{\"kind\": \"nul\"}", "{\"kind\": \"bigint\"}"};
+
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                json_auto_t *args = json_loads(kinds[i], 0, NULL);
+                json_auto_t *res = NULL;
+                usec_t t0 = now_usec();
+                const char *e;
+
+                assert_non_null(args);
+                assert_int_equal(mcp_client_call(c, "not_json", args,
+                                                 now_usec() + 30 * USEC_PER_SEC, -1, &res),
+                                 0);
+                e = json_string_value(json_object_get(res, "error"));
+                assert_non_null(e);
+                assert_non_null(strstr(e, "mcp server 'fake': the answer to tools/call "
+                                          "'not_json' is not JSON ("));
+                assert_true(now_usec() - t0 < 15 * USEC_PER_SEC);
+                assert_true(mcp_client_is_alive(c));
+                assert_call(c, "echo", "{\"text\": \"after\"}", "{\"text\": \"after\"}");
+        }
+}
+
 static void test_mcp_client_server_ping(void **state)
 {
         _cleanup_mcp_client_ struct mcp_client *c = start_ok("server-ping", NULL);
@@ -632,6 +673,7 @@ int main(void)
                 cmocka_unit_test(test_mcp_client_start_exit_at_start),
                 cmocka_unit_test(test_mcp_client_start_slow_init),
                 cmocka_unit_test(test_mcp_client_start_bad_version),
+                cmocka_unit_test(test_mcp_client_start_not_json_list),
                 cmocka_unit_test(test_mcp_client_call_mapping),
                 cmocka_unit_test(test_mcp_client_call_concurrent),
                 cmocka_unit_test_setup_teardown(test_mcp_client_call_deadline, setup, teardown),
@@ -640,6 +682,7 @@ int main(void)
                 cmocka_unit_test(test_mcp_client_call_crash_on_call),
                 cmocka_unit_test(test_mcp_client_garbage_lines),
                 cmocka_unit_test(test_mcp_client_oversized_line),
+                cmocka_unit_test(test_mcp_client_not_json_answer),
                 cmocka_unit_test(test_mcp_client_server_ping),
                 cmocka_unit_test(test_mcp_client_free_kills_group),
                 cmocka_unit_test(test_mcp_client_free_sigkill),

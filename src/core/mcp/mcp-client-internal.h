@@ -79,8 +79,9 @@ struct id_scan {
 struct pending {
         int64_t id;
         int efd;        /* eventfd written when done, or when the client dies */
-        json_t *answer; /* the whole response message, owned; NULL when oversized */
-        bool oversized;
+        json_t *answer; /* the whole response message, owned; with error -EBADMSG a string
+                         * (the parser's message); NULL with -E2BIG */
+        int error;      /* 0, -E2BIG (over MCP_CLIENT_MESSAGE_MAX) or -EBADMSG (not JSON) */
         bool done;
         struct pending *next;
 };

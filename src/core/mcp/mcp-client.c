@@ -195,6 +195,12 @@ int mcp_client_call(struct mcp_client *c, const char *tool, json_t *args, usec_t
                                     "mcp server '%s': the answer to tools/call '%s' is larger "
                                     "than %u MiB",
                                     c->name, tool, MCP_CLIENT_MESSAGE_MAX / (1024 * 1024));
+        case -EBADMSG:
+                return error_result(ret,
+                                    "mcp server '%s': the answer to tools/call '%s' is not JSON "
+                                    "(%s)",
+                                    c->name, tool,
+                                    json_is_string(answer) ? json_string_value(answer) : "?");
         case -ENOMEM:
                 return r;
         case -ESRCH:
@@ -380,10 +386,13 @@ static int exited_diag(struct mcp_client *c, usec_t deadline, struct diag *reter
                         sig ? "signal" : "status", status);
 }
 
-/* Map a failed start-up request to the diag. */
-static int request_diag(struct mcp_client *c, const char *method, int r, usec_t budget,
-                        usec_t deadline, struct diag *reterr)
+/* Map a failed start-up request to the diag; @answer is what mcp_request() left (the parser's
+ * message with -EBADMSG). */
+static int request_diag(struct mcp_client *c, const char *method, int r, json_t *answer,
+                        usec_t budget, usec_t deadline, struct diag *reterr)
 {
+        const char *why = json_string_value(answer);
+
         char secs[32];
 
         switch (r) {
@@ -396,6 +405,9 @@ static int request_diag(struct mcp_client *c, const char *method, int r, usec_t 
         case -E2BIG:
                 return diag_set(reterr, -EPROTO, "mcp server '%s': answer to %s larger than %u MiB",
                                 c->name, method, MCP_CLIENT_MESSAGE_MAX / (1024 * 1024));
+        case -EBADMSG:
+                return diag_set(reterr, -EPROTO, "mcp server '%s': answer to %s is not JSON (%s)",
+                                c->name, method, why ? why : "?");
         default:
                 return diag_set(reterr, r, "mcp server '%s': %s failed: %s", c->name, method,
                                 strerror(-r));
@@ -448,7 +460,7 @@ static int initialize(struct mcp_client *c, usec_t budget, usec_t deadline, stru
                 return diag_set(reterr, -ENOMEM, "mcp server '%s': out of memory", c->name);
         r = mcp_request(c, "initialize", params, deadline, -1, &answer);
         if (r < 0)
-                return request_diag(c, "initialize", r, budget, deadline, reterr);
+                return request_diag(c, "initialize", r, answer, budget, deadline, reterr);
         r = mcp_check_initialize(c, answer, reterr);
         if (r < 0)
                 return r;
@@ -457,7 +469,7 @@ static int initialize(struct mcp_client *c, usec_t budget, usec_t deadline, stru
         if (r == -EPIPE)
                 return exited_diag(c, deadline, reterr);
         if (r < 0)
-                return request_diag(c, "initialize", r, budget, deadline, reterr);
+                return request_diag(c, "initialize", r, NULL, budget, deadline, reterr);
         return 0;
 }
 
@@ -520,7 +532,7 @@ static int list_tools(struct mcp_client *c, usec_t budget, usec_t deadline, stru
                         return diag_set(reterr, -ENOMEM, "mcp server '%s': out of memory", c->name);
                 r = mcp_request(c, "tools/list", params, deadline, -1, &answer);
                 if (r < 0)
-                        return request_diag(c, "tools/list", r, budget, deadline, reterr);
+                        return request_diag(c, "tools/list", r, answer, budget, deadline, reterr);
                 cursor = mfree_str(cursor);
                 r = mcp_take_tools(c, answer, pages == 0, &cursor, &skipped, &ignored, reterr);
                 if (r < 0)

@@ -113,15 +113,16 @@ static void id_scan_feed(struct id_scan *s, const char *p, size_t n)
         }
 }
 
-/* Hand @msg (or "oversized") to the caller waiting for @id; a late answer is dropped. */
-static void deliver(struct mcp_client *c, int64_t id, json_t *msg, bool oversized)
+/* Hand @msg (or @error, see struct pending) to the caller waiting for @id; a late answer is
+ * dropped. */
+static void deliver(struct mcp_client *c, int64_t id, json_t *msg, int error)
 {
         pthread_mutex_lock(&c->lock);
         for (struct pending *p = c->pending; p; p = p->next) {
                 if (p->id != id || p->done)
                         continue;
                 p->answer = json_incref(msg);
-                p->oversized = oversized;
+                p->error = error;
                 p->done = true;
                 mcp_efd_signal(p->efd);
                 break;
@@ -153,6 +154,7 @@ static void handle_line(struct mcp_client *c, const char *p, size_t n)
 {
         json_auto_t *msg = NULL;
         json_t *method, *id;
+        json_error_t error;
         size_t i;
 
         for (i = 0; i < n; i++)
@@ -160,7 +162,28 @@ static void handle_line(struct mcp_client *c, const char *p, size_t n)
                         break;
         if (i == n)
                 return; /* an empty line is not a message */
-        msg = json_loadb(p, n, 0, NULL);
+        msg = json_loadb(p, n, 0, &error);
+        if (!msg) {
+                /* Not JSON (a \u0000, an integer past 64 bits, a cut line): if it names one
+                 * of our requests, that caller hears why now instead of waiting out its
+                 * deadline. */
+                struct id_scan scan = {};
+
+                atomic_fetch_add(&c->n_malformed, 1);
+                id_scan_feed(&scan, p, n);
+                id_scan_feed(&scan, " ", 1); /* ends an id the line ends with */
+                if (scan.found) {
+                        json_auto_t *why = NULL;
+
+                        /* The parser's message may quote the hostile bytes: keep it ASCII. */
+                        for (char *t = error.text; *t; t++)
+                                if ((unsigned char) *t < 0x20 || (unsigned char) *t >= 0x7f)
+                                        *t = '?';
+                        why = json_sprintf("%s at column %d", error.text, error.column);
+                        deliver(c, scan.value, why, -EBADMSG);
+                }
+                return;
+        }
         if (!json_is_object(msg)) {
                 atomic_fetch_add(&c->n_malformed, 1);
                 return;
@@ -177,7 +200,7 @@ static void handle_line(struct mcp_client *c, const char *p, size_t n)
                 atomic_fetch_add(&c->n_malformed, 1);
                 return;
         }
-        deliver(c, json_integer_value(id), msg, false);
+        deliver(c, json_integer_value(id), msg, 0);
 }
 
 static void line_done(struct mcp_client *c)
@@ -210,7 +233,7 @@ void mcp_feed_stdout(struct mcp_client *c, const char *p, size_t n)
                 if (c->discarding) {
                         atomic_fetch_add(&c->n_oversized, 1);
                         if (c->scan.found)
-                                deliver(c, c->scan.value, NULL, true);
+                                deliver(c, c->scan.value, NULL, -E2BIG);
                         c->discarding = false;
                 } else {
                         handle_line(c, buf_str(&c->line), c->line.len);
@@ -257,7 +280,8 @@ static int send_cancelled(struct mcp_client *c, int64_t id, const char *reason)
  * Send request @method with @params (borrowed) and wait for its answer.
  * Returns 0 with *ret the whole response message (owned); -ETIMEDOUT;
  * -ECANCELED (@cancel_fd readable); -ESRCH (the server is not running);
- * -E2BIG (the answer was over MCP_CLIENT_MESSAGE_MAX); -ENOMEM. On
+ * -E2BIG (the answer was over MCP_CLIENT_MESSAGE_MAX); -EBADMSG (the answer was not JSON:
+ * *ret is a string, the parser's message, owned, or NULL without memory); -ENOMEM. On
  * timeout and cancel the server gets notifications/cancelled, except for
  * initialize, which MCP forbids cancelling.
  */
@@ -343,8 +367,8 @@ int mcp_request(struct mcp_client *c, const char *method, json_t *params, usec_t
         pthread_mutex_unlock(&c->lock);
 
         if (r == 0) {
-                r = p->oversized ? -E2BIG : 0;
-                if (r == 0)
+                r = p->error;
+                if (r != -E2BIG)
                         *ret = TAKE_PTR(p->answer);
         } else if ((r == -ETIMEDOUT || r == -ECANCELED) && strcmp(method, "initialize") != 0) {
                 /* Best effort: a late answer is dropped by deliver() either way. */
