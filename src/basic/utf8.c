@@ -108,6 +108,15 @@ static inline bool scan_text(const char *s, size_t n, bool no_escapes)
         return true;
 }
 
+size_t utf8_prefix_len(const char *s, size_t n, size_t max)
+{
+        if (n <= max)
+                return n;
+        while (max > 0 && ((unsigned char) s[max] & 0xC0) == 0x80)
+                max--;
+        return max;
+}
+
 bool utf8_is_valid(const char *s, size_t n)
 {
         return scan_text(s, n, false);

@@ -24,6 +24,12 @@ bool utf8_is_valid(const char *p, size_t n);
  */
 char *utf8_sanitize(const char *p, size_t n, size_t *ret_len, size_t *ret_chars);
 
+/*
+ * Length of the longest prefix of UTF-8 @s (@n bytes) no longer than @max bytes that does not
+ * end inside a character: where to cut text to fit a cap.
+ */
+size_t utf8_prefix_len(const char *s, size_t n, size_t max);
+
 /* Number of code points in valid UTF-8 @p. */
 size_t utf8_count_chars(const char *p, size_t n);
 

@@ -102,6 +102,19 @@ def test_unknown_tool(ptc):
     assert r.data["tool_calls_made"] == 0
 
 
+def test_unknown_tool_long_name_is_cut(ptc):
+    # The script chooses the name, up to a frame long: the error repeats 128 bytes of it,
+    # whole characters (the 43rd "é" would be cut in half), then "...".
+    r = rpc_run(ptc, """
+        print(_json.dumps(call('x' + '\u00e9' * 100000, {})))
+        """, "--tools", "read_file")
+    expect(r, 0, "success")
+    assert r.output_json() == {
+        "id": 1,
+        "error": "Tool 'x" + "\u00e9" * 63 + "...' is not available in execute_code. "
+                 "Available: read_file"}, r
+
+
 def test_disabled_tool_refused_by_server(ptc):
     r = rpc_run(ptc, """
         print(_json.dumps(call('write_file', {'path': 'x.txt', 'content': 'no'})))

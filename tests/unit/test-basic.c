@@ -108,6 +108,17 @@ static void check_escape(const char *in, size_t n, const char *want)
         assert_memory_equal(u, in, n);
 }
 
+static void test_utf8_prefix_len(void **state)
+{
+        const char *s = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"; /* a é € 😀: 1+2+3+4 bytes */
+        static const size_t want[] = {0, 1, 1, 3, 3, 3, 6, 6, 6, 6, 10, 10};
+
+        for (size_t max = 0; max < ELEMENTSOF(want); max++)
+                assert_int_equal(utf8_prefix_len(s, 10, max), want[max]);
+        assert_int_equal(utf8_prefix_len(s, 2, 1), 1);
+        assert_int_equal(utf8_prefix_len("", 0, 5), 0);
+}
+
 static void test_utf8_escape_bytes(void **state)
 {
         (void) state;
@@ -423,6 +434,7 @@ int main(void)
                 cmocka_unit_test(test_buf_steal_empty),
                 cmocka_unit_test(test_memfd_with_data),
                 cmocka_unit_test(test_utf8_sanitize_like_python),
+                cmocka_unit_test(test_utf8_prefix_len),
                 cmocka_unit_test(test_utf8_escape_bytes),
                 cmocka_unit_test(test_utf8_unescape_bytes),
                 cmocka_unit_test(test_strv_split_and_contains),

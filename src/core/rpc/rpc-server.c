@@ -31,6 +31,8 @@
 #include "core/tools/tool.h"
 
 #define READ_CHUNK (64 * 1024)
+/* How much of an unknown tool's name its error repeats (registered names are far shorter). */
+#define UNKNOWN_TOOL_ECHO_MAX 128
 
 struct rpc_conn {
         struct rpc_server *server;
@@ -387,9 +389,15 @@ int rpc_server_answer(struct rpc_server *s, const char *line, size_t n, char **r
         t = registry_find(s->o.registry, json_string_value(toolname));
         if (!t) {
                 _cleanup_free_ char *names = registry_names(s->o.registry);
+                const char *name = json_string_value(toolname);
+                size_t len = json_string_length(toolname);
+                /* The script chose the name, up to a frame long: echo the start of it. */
+                size_t shown = utf8_prefix_len(name, len, UNKNOWN_TOOL_ECHO_MAX);
+
                 return error_answer(id, ret_answer,
-                                    "Tool '%s' is not available in execute_code. Available: %s",
-                                    json_string_value(toolname), names ? names : "");
+                                    "Tool '%.*s%s' is not available in execute_code. Available: %s",
+                                    (int) shown, name, shown < len ? "..." : "",
+                                    names ? names : "");
         }
         count = take_budget(s);
         if (count == 0) {

@@ -119,7 +119,6 @@ GumboNode *html_next_node(const GumboNode *root, GumboNode *node, bool descend);
 bool html_is_dropped(const GumboNode *node);
 bool html_is_ws(unsigned char c);
 size_t html_ws_len(const char *s, size_t n);
-size_t html_utf8_cut(const char *s, size_t n, size_t max);
 int html_collect_text(GumboNode *root, bool raw, struct buf *b);
 size_t html_collapse_ws(char *s, size_t n);
 char *html_text_of(GumboNode *root);

@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 
 #include "basic/buf.h"
+#include "basic/utf8.h"
 #include "core/web/html-markdown-internal.h"
 
 /* ---- elements ---- */
@@ -255,7 +256,7 @@ static void image(struct md *m, GumboNode *node)
                 src = lazy;
         if (alt) {
                 /* Cut on a character boundary: strndup() alone may split one in two. */
-                alt_c = strndup(alt, html_utf8_cut(alt, strlen(alt), HTML_MARKDOWN_SHORT_MAX));
+                alt_c = strndup(alt, utf8_prefix_len(alt, strlen(alt), HTML_MARKDOWN_SHORT_MAX));
                 if (!alt_c) {
                         m->err = -ENOMEM;
                         return;
@@ -878,7 +879,7 @@ static int find_title(const struct doc_info *info, char **ret)
 
                 free(t);
                 /* Cut on a character boundary: strndup() alone may split one in two. */
-                t = strndup(c, html_utf8_cut(c, strlen(c), HTML_MARKDOWN_SHORT_MAX));
+                t = strndup(c, utf8_prefix_len(c, strlen(c), HTML_MARKDOWN_SHORT_MAX));
                 if (!t)
                         return -ENOMEM;
                 (void) html_collapse_ws(t, strlen(t));
@@ -973,7 +974,7 @@ int html_to_markdown(const char *html, size_t n, const char *base_url, size_t ma
                                 *ret_title = NULL;
                         return 0;
                 }
-                len = html_utf8_cut(html, n, MIN(len / 2, PARSE_FALLBACK_BYTES));
+                len = utf8_prefix_len(html, n, MIN(len / 2, PARSE_FALLBACK_BYTES));
         }
         r = convert_output(out, base_url, max_out, ret_markdown, ret_title);
         /* The arena owns every byte gumbo allocated; gumbo_destroy_output is not needed. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "basic/utf8.h"
 #include "core/web/html-markdown-internal.h"
 
 /* ---- tree helpers ---- */
@@ -194,16 +195,6 @@ size_t html_ws_len(const char *s, size_t n)
         return 0;
 }
 
-/* Length of the longest prefix of @s no longer than @max that ends on a UTF-8 boundary. */
-size_t html_utf8_cut(const char *s, size_t n, size_t max)
-{
-        if (n <= max)
-                return n;
-        while (max > 0 && ((unsigned char) s[max] & 0xC0) == 0x80)
-                max--;
-        return max;
-}
-
 /*
  * Append the text of @root's subtree to @b. @raw keeps whitespace and turns
  * <br> and block boundaries into newlines (for <pre>); otherwise the result
@@ -223,7 +214,7 @@ int html_collect_text(GumboNode *root, bool raw, struct buf *b)
                         size_t n = strlen(t);
                         size_t room = b->cap - b->len;
 
-                        r = buf_append(b, t, html_utf8_cut(t, n, room));
+                        r = buf_append(b, t, utf8_prefix_len(t, n, room));
                 } else if (html_is_element(node) && node != root) {
                         if (html_is_dropped(node))
                                 descend = false;

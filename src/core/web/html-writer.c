@@ -10,6 +10,7 @@
 
 #include <curl/curl.h>
 
+#include "basic/utf8.h"
 #include "core/web/html-markdown-internal.h"
 
 /* ---- the Markdown writer ---- */
@@ -22,7 +23,7 @@ void md_raw(struct md *m, const char *s, size_t n)
                 return;
         r = buf_append(&m->out, s, n);
         if (r == -E2BIG) {
-                size_t k = html_utf8_cut(s, n, m->out.cap - m->out.len);
+                size_t k = utf8_prefix_len(s, n, m->out.cap - m->out.len);
 
                 if (buf_append(&m->out, s, k) < 0) {
                         /* Cannot fail: k bytes fit under the cap and were reserved. */
