@@ -274,6 +274,12 @@ RULE_CASES = [
     ("web_extract", {"urls": ["https://DB.Internal.Example.com:8443/x"]}, "deny", 5),
     ("web_extract", {"urls": ["http://169.254.169.254/latest"]}, "deny", 5),
     ("web_extract", {"urls": ["https://internal.example.com/"]}, "allow", None),
+    # One spelling per host: curl's IPv4 forms, an IPv4-mapped IPv6 address, a trailing dot.
+    ("web_extract", {"urls": ["http://169.16689662/"]}, "deny", 5),
+    ("web_extract", {"urls": ["http://0xa9fea9fe/"]}, "deny", 5),
+    ("web_extract", {"urls": ["http://[::ffff:169.254.169.254]/"]}, "deny", 5),
+    ("web_extract", {"urls": ["http://[::FFFF:a9fe:a9fe]:80/"]}, "deny", 5),
+    ("web_extract", {"urls": ["https://db.internal.example.com./x"]}, "deny", 5),
     ("github_create_issue", {"title": "x"}, "ask", 6),
     ("web_search", {"query": "x"}, "deny", 7),
     ("read_file", {"path": "x"}, "allow", None),

@@ -5,7 +5,9 @@
  * memory so core frees them without knowing curl.
  */
 
+#include <arpa/inet.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,27 +59,47 @@ static bool url_has_password(const char *url)
         return found;
 }
 
+/*
+ * One spelling, the one a policy rule names, for each host curl would connect to: lower case,
+ * without brackets, without the trailing dot ("localhost." is "localhost"), an IPv4-mapped
+ * IPv6 address as the IPv4 address it reaches ("::ffff:127.0.0.1" is "127.0.0.1"). curl's
+ * parser already writes IPv4 literals one way ("127.1", "0x7f.1" and "2130706433" are
+ * "127.0.0.1"). A host that is not ASCII stays as written: curl refuses to fetch it (its IDN
+ * step depends on the locale, which ptc leaves "C"), so no other spelling reaches it.
+ */
 static char *url_host(const char *url)
 {
         _cleanup_(curl_freep) char *host = NULL;
         CURLU *u = curl_url();
+        CURLUcode uc;
         char *ret = NULL;
+        size_t n;
 
         if (!u)
                 return NULL;
-        if (curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
-            curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK && host && host[0]) {
-                size_t n = strlen(host);
-
-                if (host[0] == '[' && n > 2 && host[n - 1] == ']')
-                        ret = strndup(host + 1, n - 2);
-                else
-                        ret = strdup(host);
-                for (char *p = ret; p && *p; p++)
-                        if (*p >= 'A' && *p <= 'Z')
-                                *p = (char) (*p - 'A' + 'a');
-        }
+        uc = curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME);
+        if (uc == CURLUE_OK)
+                uc = curl_url_get(u, CURLUPART_HOST, &host, 0);
         curl_url_cleanup(u);
+        if (uc != CURLUE_OK || !host || !host[0])
+                return NULL;
+        n = strlen(host);
+        if (host[0] == '[' && n > 2 && host[n - 1] == ']') {
+                struct in6_addr a6;
+                char v4[INET_ADDRSTRLEN];
+
+                host[n - 1] = '\0';
+                if (inet_pton(AF_INET6, host + 1, &a6) == 1 && IN6_IS_ADDR_V4MAPPED(&a6) &&
+                    inet_ntop(AF_INET, &a6.s6_addr[12], v4, sizeof(v4)))
+                        return strdup(v4);
+                return strdup(host + 1);
+        }
+        if (n > 1 && host[n - 1] == '.')
+                host[n - 1] = '\0';
+        ret = strdup(host);
+        for (char *p = ret; p && *p; p++)
+                if (*p >= 'A' && *p <= 'Z')
+                        *p = (char) (*p - 'A' + 'a');
         return ret;
 }
 

@@ -61,9 +61,10 @@ struct web_module {
         /* Whether @url, parsed by curl's URL parser, has a non-empty userinfo password. */
         bool (*url_has_password)(const char *url);
         /*
-         * The host of @url as curl's URL parser reads it (the one that fetches it), lower
-         * case, without brackets around an IPv6 address: a new string (free()), or NULL
-         * when @url does not parse or has no host.
+         * The host of @url as curl's URL parser reads it (the one that fetches it), in one
+         * spelling per host: lower case, no brackets around an IPv6 address, no trailing
+         * dot, an IPv4-mapped IPv6 address as its IPv4 address. A new string (free()), or
+         * NULL when @url does not parse or has no host.
          */
         char *(*url_host)(const char *url);
 };
