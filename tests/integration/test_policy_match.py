@@ -280,6 +280,8 @@ RULE_CASES = [
     ("web_extract", {"urls": ["http://[::ffff:169.254.169.254]/"]}, "deny", 5),
     ("web_extract", {"urls": ["http://[::FFFF:a9fe:a9fe]:80/"]}, "deny", 5),
     ("web_extract", {"urls": ["https://db.internal.example.com./x"]}, "deny", 5),
+    ("web_extract", {"urls": ["http://%31%36%39.254.169.254/"]}, "deny", 5),
+    ("web_extract", {"urls": ["http://%31%36%39.16689662./"]}, "deny", 5),
     ("github_create_issue", {"title": "x"}, "ask", 6),
     ("web_search", {"query": "x"}, "deny", 7),
     ("read_file", {"path": "x"}, "allow", None),

@@ -62,8 +62,8 @@ static bool url_has_password(const char *url)
 /*
  * One spelling, the one a policy rule names, for each host curl would connect to: lower case,
  * without brackets, without the trailing dot ("localhost." is "localhost"), an IPv4-mapped
- * IPv6 address as the IPv4 address it reaches ("::ffff:127.0.0.1" is "127.0.0.1"). curl's
- * parser already writes IPv4 literals one way ("127.1", "0x7f.1" and "2130706433" are
+ * IPv6 address as the IPv4 address it reaches ("::ffff:127.0.0.1" is "127.0.0.1"), an IPv4
+ * address in dotted decimal ("127.1", "0x7f.1", "2130706433" and "%31%32%37.1" are
  * "127.0.0.1"). A host that is not ASCII stays as written: curl refuses to fetch it (its IDN
  * step depends on the locale, which ptc leaves "C"), so no other spelling reaches it.
  */
@@ -71,6 +71,8 @@ static char *url_host(const char *url)
 {
         _cleanup_(curl_freep) char *host = NULL;
         CURLU *u = curl_url();
+        char v4[INET_ADDRSTRLEN];
+        struct in_addr a4;
         CURLUcode uc;
         char *ret = NULL;
         size_t n;
@@ -86,17 +88,22 @@ static char *url_host(const char *url)
         n = strlen(host);
         if (host[0] == '[' && n > 2 && host[n - 1] == ']') {
                 struct in6_addr a6;
-                char v4[INET_ADDRSTRLEN];
 
                 host[n - 1] = '\0';
                 if (inet_pton(AF_INET6, host + 1, &a6) == 1 && IN6_IS_ADDR_V4MAPPED(&a6) &&
                     inet_ntop(AF_INET, &a6.s6_addr[12], v4, sizeof(v4)))
                         return strdup(v4);
-                return strdup(host + 1);
+                ret = strdup(host + 1);
+        } else {
+                if (n > 1 && host[n - 1] == '.')
+                        host[n - 1] = '\0';
+                /* A host curl percent-decoded ("%31%32%37.1") is not rewritten by curl, but
+                 * the resolver still reads it as an address: as web-fetch.c's guard does,
+                 * take every spelling inet_aton() takes. */
+                if (inet_aton(host, &a4) != 0 && inet_ntop(AF_INET, &a4, v4, sizeof(v4)))
+                        return strdup(v4);
+                ret = strdup(host);
         }
-        if (n > 1 && host[n - 1] == '.')
-                host[n - 1] = '\0';
-        ret = strdup(host);
         for (char *p = ret; p && *p; p++)
                 if (*p >= 'A' && *p <= 'Z')
                         *p = (char) (*p - 'A' + 'a');
