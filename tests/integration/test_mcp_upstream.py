@@ -579,6 +579,24 @@ def test_fake_garbage_lines(ptc):
     assert out == [{"text": "one"}, {"sum": 3}, {"text": "two"}], r
 
 
+def test_fake_answer_that_is_not_json_fails_that_call(ptc):
+    cfg = config(ptc, {"fake": fake(ptc, "normal")})
+    r, out = run_json(ptc, cfg, '''
+        import json, time
+        import hermes_tools as h
+        t0 = time.monotonic()
+        nul, big = h.fake_not_json(kind="nul"), h.fake_not_json(kind="bigint")
+        print(json.dumps({"nul": nul, "big": big, "fast": time.monotonic() - t0 < 10,
+                          "after": h.fake_echo(text="still here")}))
+    ''', timeout=60)
+    for k in ("nul", "big"):
+        assert set(out[k]) == {"error"}, r
+        assert out[k]["error"].startswith(
+            "mcp server 'fake': the answer to tools/call 'not_json' is not JSON ("), r
+    assert "too big integer" in out["big"]["error"], r
+    assert out["fast"] and out["after"] == {"text": "still here"}, r
+
+
 def test_fake_paged_tools(ptc):
     cfg = config(ptc, {"fake": fake(ptc, "paged-tools")})
     r = ptc.run_ptc(["stubs", "--config", cfg])
@@ -694,6 +712,22 @@ def test_bad_protocol_version_is_left_out(ptc):
     ''')
     assert out == [], r
     assert "warning" in r.stderr.lower() and "'old'" in r.stderr, r
+
+
+def test_tools_list_that_is_not_json_is_left_out_at_once(ptc):
+    # Valid JSON to Python, not to jansson (a \u0000): the start fails as soon as the line
+    # comes, naming the parser's reason, instead of waiting out the 60 s start timeout.
+    cfg = config(ptc, {"nul": fake(ptc, "not-json-list"), "good": fake(ptc, "normal")})
+    r, out = run_json(ptc, cfg, '''
+        import json
+        import hermes_tools as h
+        print(json.dumps({"nul": [n for n in dir(h) if n.startswith("nul_")],
+                          "good": h.good_echo(text="fine")}))
+    ''', timeout=30)
+    assert out == {"nul": [], "good": {"text": "fine"}}, r
+    assert r.elapsed < 15, r
+    assert "mcp server 'nul': answer to tools/list is not JSON (" in r.stderr, r
+    assert "its tools are left out" in r.stderr, r
 
 
 # --- no process left -----------------------------------------------------------------------
