@@ -224,8 +224,8 @@ static void drain(struct session *x)
  * Whether the server waits for the client: no call of "echo" runs (it must end while its
  * line is handled; one waiting in line behind 32 running calls answers once a place frees,
  * MCP_CALLS_RUNNING_MAX), no cancelled call is still ending (withdrawing its elicitation), and a
- * call of "asked" is only there while an elicitation waits for the client's response (the
- * other asks wait for their turn, one question at a time).
+ * running call of "asked" is only there while an elicitation waits for the client's response
+ * (the other asks wait for their turn, one question at a time; one in line waits for a place).
  */
 static bool settled(struct session *x)
 {
@@ -236,7 +236,8 @@ static bool settled(struct session *x)
                 const char *name = c->tool ? c->tool->name : "";
 
                 busy = busy || c->cancelled || (strcmp(name, "echo") == 0 && c->running);
-                asked = asked || strcmp(name, "asked") == 0;
+                /* One waiting in line has not asked yet, nor will until a place frees. */
+                asked = asked || (strcmp(name, "asked") == 0 && c->running);
         }
         pthread_mutex_unlock(&x->server->lock);
         /* After the look at the calls: a call answers before it leaves the list. */
