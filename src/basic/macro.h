@@ -27,8 +27,31 @@
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
+/*
+ * MIN and MAX evaluate each argument once, as a function would: MAX(m, scan(...)) calls
+ * scan() once (with the plain ternary a recursive walk inside MAX doubled at every level).
+ * The locals get names of their own per use (__COUNTER__), so MAX(MAX(a, b), c) shadows
+ * nothing. Not for constant expressions (array sizes, initializers): CONST_MIN/CONST_MAX.
+ */
+#define MACRO_CONCAT_(a, b) a##b
+#define MACRO_CONCAT(a, b) MACRO_CONCAT_(a, b)
+#define MACRO_UNIQ(name, uniq) MACRO_CONCAT(uniq_##name##_, uniq)
+#define MIN_(ua, a, ub, b)                                                                     \
+        __extension__({                                                                        \
+                const __typeof__(a) MACRO_UNIQ(A, ua) = (a);                                   \
+                const __typeof__(b) MACRO_UNIQ(B, ub) = (b);                                   \
+                MACRO_UNIQ(A, ua) < MACRO_UNIQ(B, ub) ? MACRO_UNIQ(A, ua) : MACRO_UNIQ(B, ub); \
+        })
+#define MAX_(ua, a, ub, b)                                                                     \
+        __extension__({                                                                        \
+                const __typeof__(a) MACRO_UNIQ(A, ua) = (a);                                   \
+                const __typeof__(b) MACRO_UNIQ(B, ub) = (b);                                   \
+                MACRO_UNIQ(A, ua) > MACRO_UNIQ(B, ub) ? MACRO_UNIQ(A, ua) : MACRO_UNIQ(B, ub); \
+        })
+#define MIN(a, b) MIN_(__COUNTER__, (a), __COUNTER__, (b))
+#define MAX(a, b) MAX_(__COUNTER__, (a), __COUNTER__, (b))
+#define CONST_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define CONST_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* Take ownership of a pointer: returns it and leaves NULL behind. */
 #define TAKE_PTR(p)                  \
