@@ -174,12 +174,16 @@ static void check_secret(const struct web_module *m, const char *url)
                 abort();
 }
 
-/* The host as url_host() promises it: no brackets, no ASCII upper case. */
+/* The host as url_host() promises it: no brackets, no ASCII upper case, no trailing dot. */
 static void check_host(const char *host)
 {
+        size_t n = strlen(host);
+
         for (const char *p = host; *p; p++)
                 if ((*p >= 'A' && *p <= 'Z') || *p == '[' || *p == ']')
                         abort();
+        if (n > 1 && host[n - 1] == '.')
+                abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

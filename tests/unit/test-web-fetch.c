@@ -969,6 +969,8 @@ static void test_web_fetch_many_guard_literals_before_curl(void **state)
                 "http://%32130706433/", /* "2130706433" */
                 "http://[::ffff:7f00:1]/",
                 "http://%31%36%39.254.169.254/",
+                "http://127.0.0.1./", /* as the policy reads it */
+                "http://127.1./",
         };
         struct web_request reqs[ELEMENTSOF(urls)];
         struct web_response resps[ELEMENTSOF(urls)];

@@ -223,8 +223,15 @@ static bool literal_is_refused(const char *host, bool allow_private)
          * those spellings and a little more (anything after a blank), never fewer.
          */
         struct sockaddr_in in = {.sin_family = AF_INET};
-        if (inet_aton(host, &in.sin_addr) == 0)
-                return false;
+        if (inet_aton(host, &in.sin_addr) == 0) {
+                /* "127.0.0.1." too: the policy reads it as that address (url_host()). */
+                if (n < 2 || n - 1 >= sizeof(tmp) || host[n - 1] != '.')
+                        return false;
+                memcpy(tmp, host, n - 1);
+                tmp[n - 1] = '\0';
+                if (inet_aton(tmp, &in.sin_addr) == 0)
+                        return false;
+        }
         return !net_guard_check((const struct sockaddr *) &in, sizeof(in), allow_private);
 }
 

@@ -95,8 +95,8 @@ static char *url_host(const char *url)
                         return strdup(v4);
                 ret = strdup(host + 1);
         } else {
-                if (n > 1 && host[n - 1] == '.')
-                        host[n - 1] = '\0';
+                while (n > 1 && host[n - 1] == '.')
+                        host[--n] = '\0';
                 /* A host curl percent-decoded ("%31%32%37.1") is not rewritten by curl, but
                  * the resolver still reads it as an address: as web-fetch.c's guard does,
                  * take every spelling inet_aton() takes. */
