@@ -242,6 +242,18 @@ def test_pdf_to_text(ptc, web):
     assert "%PDF" not in e["content"] and "endobj" not in e["content"], e
 
 
+def test_page_the_html_parser_crashes_on_costs_that_page(ptc, web):
+    # gumbo asserts on this page; the conversion runs in a forked copy, so ptc, the other
+    # page and the result survive.
+    urls = [web.site.url("/gumbo-abort"), web.site.url("/page")]
+    d, r = run_extract(ptc, config(ptc), urls)
+    bad, good = results(d, 2)
+    assert bad["error"] == ("the page's HTML could not be converted: the HTML parser crashed "
+                            "(SIGABRT)"), bad
+    assert bad["content"] == "" and bad["url"] == urls[0], bad
+    assert good["title"] == "Fixture Page Title" and good["error"] is None, good
+
+
 def test_image_is_an_error_naming_the_type(ptc, web):
     e = one(ptc, config(ptc), web.site.url("/img.png"))
     assert isinstance(e["error"], str) and "image/png" in e["error"], e

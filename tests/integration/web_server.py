@@ -26,6 +26,7 @@ clears the logs before each test.
 
 import gzip
 import json
+import pathlib
 import threading
 import time
 import urllib.parse
@@ -34,6 +35,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 # --- page bodies ---------------------------------------------------------------
+
+# A page Debian's gumbo 0.10.1 asserts on (found by fuzz-html; its corpus keeps it).
+GUMBO_ABORT_PAGE = (pathlib.Path(__file__).resolve().parents[1] / "fuzz" / "corpus" / "html" /
+                    "b726e86008af638d07066225f8a9a8098fa6fbed").read_bytes()
 
 # A 1x1 transparent PNG.
 PNG_1X1 = bytes.fromhex(
@@ -250,6 +255,8 @@ class Handler(BaseHTTPRequestHandler):
                               "text/html; charset=ISO-8859-1")
         if p == "/cp1252":
             return self._send(200, CP1252_PAGE.encode("windows-1252"), "text/html")
+        if p == "/gumbo-abort":
+            return self._send(200, GUMBO_ABORT_PAGE, "text/html; charset=utf-8")
         if p == "/plain":
             return self._send(200, PLAIN_TEXT, "text/plain; charset=utf-8")
         if p == "/data.json":

@@ -19,6 +19,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,7 @@
 #include "basic/path-util.h"
 #include "basic/utf8.h"
 #include "core/output/capture.h"
+#include "core/spawn/fork-call.h"
 #include "core/tools/terminal-process.h"
 #include "core/tools/tool-util.h"
 #include "core/web/charset.h"
@@ -295,6 +298,85 @@ static int pdf_to_text(const struct tool_ctx *ctx, const char *body, size_t n, u
         return 0;
 }
 
+/* A page's HTML to convert in the forked copy (html_to_markdown_isolated()). */
+struct html_job {
+        const struct web_module *m;
+        const char *html;
+        size_t n;
+        const char *base_url;
+};
+
+/* In the copy: the Markdown's length (8 bytes), the Markdown, then the title if any. */
+static int html_job_run(int out_fd, void *userdata)
+{
+        const struct html_job *j = userdata;
+        _cleanup_free_ char *markdown = NULL, *title = NULL;
+        uint64_t len;
+        int r;
+
+        r = j->m->html_to_markdown(j->html, j->n, j->base_url, WEB_EXTRACT_MARKDOWN_MAX, &markdown,
+                                   &title);
+        if (r < 0)
+                return r;
+        len = strlen(markdown);
+        if (write_all(out_fd, &len, sizeof(len)) < 0 || write_all(out_fd, markdown, len) < 0 ||
+            (title && write_all(out_fd, title, strlen(title)) < 0))
+                return -EPIPE;
+        return 0;
+}
+
+/*
+ * Convert a page's HTML in a forked copy of ptc: gumbo, the HTML parser, asserts on some
+ * input (Debian's 0.10.1: "handle_in_table: Assertion ... failed", found by fuzz-html), and
+ * an abort there must cost this page, not ptc with every result it holds. A page the parser
+ * crashes on is an entry with an error (*ret_error); -ENOMEM and the like fail the call.
+ */
+static int html_to_markdown_isolated(const struct tool_ctx *ctx, struct html_job *j,
+                                     char **ret_content, size_t *ret_len, char **ret_title,
+                                     char **ret_error)
+{
+        _cleanup_free_ char *out = NULL;
+        size_t out_len = 0;
+        uint64_t len;
+        int r, sig = 0;
+
+        /* The title is at most 4 KiB (html-markdown.c): 64 KiB is room to spare. */
+        r = fork_call(html_job_run, j, sizeof(len) + WEB_EXTRACT_MARKDOWN_MAX + 64 * 1024,
+                      ctx->deadline, ctx->cancel_fd, &out, &out_len, &sig);
+        switch (r) {
+        case 0:
+                break;
+        case -ECHILD:
+                return asprintf(ret_error,
+                                "the page's HTML could not be converted: the HTML "
+                                "parser crashed (SIG%s)",
+                                sigabbrev_np(sig) ?: "?") < 0
+                               ? -ENOMEM
+                               : 0;
+        case -ETIMEDOUT:
+        case -ECANCELED:
+                return asprintf(ret_error, "the page's HTML could not be converted: %s",
+                                r == -ETIMEDOUT ? "out of time" : "cancelled") < 0
+                               ? -ENOMEM
+                               : 0;
+        default:
+                return r;
+        }
+        memcpy(&len, out, MIN(out_len, sizeof(len)));
+        if (out_len < sizeof(len) || len > out_len - sizeof(len))
+                return -EPROTO;
+        *ret_content = strndup(out + sizeof(len), len);
+        if (!*ret_content)
+                return -ENOMEM;
+        *ret_len = len;
+        if (out_len > sizeof(len) + len) {
+                *ret_title = strdup(out + sizeof(len) + len);
+                if (!*ret_title)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 /*
  * Turn one response into its entry: url, title, content, error. Returns 0 or
  * -ENOMEM; a page that cannot be used is an entry with an error.
@@ -329,11 +411,15 @@ static int entry_from_response(const struct web_module *m, const struct tool_ctx
                                             true, &utf8, &utf8_len);
                         if (r < 0)
                                 return r;
-                        r = m->html_to_markdown(utf8, utf8_len, resp->final_url ?: requested,
-                                                WEB_EXTRACT_MARKDOWN_MAX, &content, &title);
+                        r = html_to_markdown_isolated(
+                                ctx,
+                                &(struct html_job){.m = m,
+                                                   .html = utf8,
+                                                   .n = utf8_len,
+                                                   .base_url = resp->final_url ?: requested},
+                                &content, &content_len, &title, &error);
                         if (r < 0)
                                 return r;
-                        content_len = strlen(content);
                         break;
                 }
                 case PAGE_TEXT:
