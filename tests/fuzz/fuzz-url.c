@@ -174,7 +174,8 @@ static void check_secret(const struct web_module *m, const char *url)
                 abort();
 }
 
-/* The host as url_host() promises it: no brackets, no ASCII upper case, no trailing dot. */
+/* The host as url_host() promises it: no brackets, no ASCII upper case, not one trailing dot
+ * ("a." is "a"; "a.." stays what it is, a name no resolver takes). */
 static void check_host(const char *host)
 {
         size_t n = strlen(host);
@@ -182,7 +183,7 @@ static void check_host(const char *host)
         for (const char *p = host; *p; p++)
                 if ((*p >= 'A' && *p <= 'Z') || *p == '[' || *p == ']')
                         abort();
-        if (n > 1 && host[n - 1] == '.')
+        if (n > 1 && host[n - 1] == '.' && host[n - 2] != '.')
                 abort();
 }
 

@@ -225,7 +225,7 @@ static bool literal_is_refused(const char *host, bool allow_private)
         struct sockaddr_in in = {.sin_family = AF_INET};
         if (inet_aton(host, &in.sin_addr) == 0) {
                 /* "127.0.0.1." too: the policy reads it as that address (url_host()). */
-                if (n < 2 || n - 1 >= sizeof(tmp) || host[n - 1] != '.')
+                if (n < 2 || n - 1 >= sizeof(tmp) || host[n - 1] != '.' || host[n - 2] == '.')
                         return false;
                 memcpy(tmp, host, n - 1);
                 tmp[n - 1] = '\0';

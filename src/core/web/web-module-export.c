@@ -95,7 +95,8 @@ static char *url_host(const char *url)
                         return strdup(v4);
                 ret = strdup(host + 1);
         } else {
-                while (n > 1 && host[n - 1] == '.')
+                /* "a." is "a"; "a.." is no name a resolver takes, and stays as it is. */
+                if (n > 1 && host[n - 1] == '.' && host[n - 2] != '.')
                         host[--n] = '\0';
                 /* A host curl percent-decoded ("%31%32%37.1") is not rewritten by curl, but
                  * the resolver still reads it as an address: as web-fetch.c's guard does,
