@@ -31,10 +31,17 @@ _noreturn_ static void run_copy(fork_call_fn fn, void *userdata, int out_fd, pid
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
                 _exit(ESRCH);
-        /* What a crashing library prints (an assertion's text) is not ptc's to show: the
-         * caller names the crash. */
-        devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (devnull < 0 || dup2(devnull, STDERR_FILENO) < 0)
+        /* Only the result pipe stays: a copy of another thread's pipe end (a terminal
+         * command's output) would keep that pipe open while the copy runs. What a crashing
+         * library prints (an assertion's text) is not ptc's to show: the caller names the
+         * crash. */
+        if (out_fd <= STDERR_FILENO) /* ptc started without stdio: keep it off 0-2 */
+                out_fd = fcntl(out_fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+        if (out_fd < 0 || close_all_fds_but(&out_fd, 1) < 0)
+                _exit(errno);
+        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(devnull, STDOUT_FILENO) < 0 ||
+            dup2(devnull, STDERR_FILENO) < 0)
                 _exit(errno);
         r = fn(out_fd, userdata);
         _exit(r < 0 ? MIN(-r, 255) : 0);
