@@ -9,7 +9,8 @@
  *    on a line and never two blank lines in a row, as html-markdown.h promises; the title is
  *    NULL or valid UTF-8, trimmed and at most HTML_MARKDOWN_SHORT_MAX bytes;
  *  - the marker never shows when the script holds it: gumbo's own parse of the same page
- *    says where it landed (when the page has no '&', an entity cannot forge it elsewhere).
+ *    says where it landed (when the page has no '&', an entity cannot forge it elsewhere;
+ *    a page whose own conversion spells it, through dropped NUL bytes say, is let be).
  * Deep nesting and big inputs must stay within libFuzzer's time limit: the converter bounds
  * gumbo's parse itself.
  *
@@ -206,6 +207,20 @@ static GumboOutput *parse_guarded(const char *doc, size_t n)
         return out;
 }
 
+/*
+ * Whether the page spells the marker by itself once converted, without the script: text
+ * around what the conversion drops (NUL bytes, empty elements) can join into it, also
+ * across the point where the script went in. Then the marker in the Markdown is no leak.
+ */
+static bool forges_marker(const uint8_t *data, size_t size, const char *base, size_t max_out)
+{
+        _cleanup_free_ char *md = NULL, *title = NULL;
+
+        if (convert_guarded((const char *) data, size, base, max_out, &md, &title) != 0)
+                return true; /* gumbo asserted: nothing to compare with, give the benefit */
+        return strstr(md, MARKER) || (title && strstr(title, MARKER));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         _cleanup_free_ char *doc = NULL, *md = NULL, *title = NULL;
@@ -257,7 +272,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         w = marker_where(out->document);
         gumbo_destroy_output(&kGumboDefaultOptions, out);
-        if (w == IN_SCRIPT && (strstr(md, MARKER) || (title && strstr(title, MARKER))))
+        if (w == IN_SCRIPT && (strstr(md, MARKER) || (title && strstr(title, MARKER))) &&
+            !forges_marker(data, size, base, max_out))
                 abort();
         return 0;
 }
