@@ -234,10 +234,12 @@ static bool settled(struct session *x)
         pthread_mutex_lock(&x->server->lock);
         for (struct mcp_call *c = x->server->calls; c; c = c->next) {
                 const char *name = c->tool ? c->tool->name : "";
+                /* Running, or about to: its thread takes a free place when it starts. One
+                 * waiting in line (every place taken) does nothing until a place frees. */
+                bool on = c->running || x->server->n_running < MCP_CALLS_RUNNING_MAX;
 
-                busy = busy || c->cancelled || (strcmp(name, "echo") == 0 && c->running);
-                /* One waiting in line has not asked yet, nor will until a place frees. */
-                asked = asked || (strcmp(name, "asked") == 0 && c->running);
+                busy = busy || c->cancelled || (strcmp(name, "echo") == 0 && on);
+                asked = asked || (strcmp(name, "asked") == 0 && on);
         }
         pthread_mutex_unlock(&x->server->lock);
         /* After the look at the calls: a call answers before it leaves the list. */
