@@ -119,6 +119,20 @@ GumboNode *html_next_node(const GumboNode *root, GumboNode *node, bool descend);
 bool html_is_dropped(const GumboNode *node);
 bool html_is_ws(unsigned char c);
 size_t html_ws_len(const char *s, size_t n);
+/*
+ * gumbo's own UTF-8 is not always valid: a numeric character reference past what an int
+ * holds can come out as a stray byte (found by fuzz-html). html_valid_utf8() replaces such
+ * text of *s (*len bytes) as Python's decoder would (U+FFFD), cuts it again to @cap on a
+ * character boundary and drops a blank the cut leaves at the end (a new string in *s). 0 or
+ * -ENOMEM.
+ */
+int html_valid_utf8(char **s, size_t *len, size_t cap);
+/*
+ * The writer's finished output @b: made valid UTF-8 as html_valid_utf8() does, trailing
+ * blanks stripped from every line, at most one blank line in a row, the ends trimmed. 0 or
+ * -ENOMEM.
+ */
+int md_finish(struct buf *b);
 int html_collect_text(GumboNode *root, bool raw, struct buf *b);
 size_t html_collapse_ws(char *s, size_t n);
 char *html_text_of(GumboNode *root);

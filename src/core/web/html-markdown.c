@@ -779,38 +779,6 @@ static void convert(struct md *m, GumboNode *root)
         }
 }
 
-/* Strip trailing blanks on every line, keep at most one blank line in a row, trim the ends. */
-static void normalize(struct buf *b)
-{
-        size_t r = 0, w = 0;
-        bool blank = false;
-
-        while (r < b->len) {
-                const char *nl = memchr(b->data + r, '\n', b->len - r);
-                size_t e = nl ? (size_t) (nl - b->data) : b->len, len;
-
-                len = e - r;
-                while (len > 0 && (b->data[r + len - 1] == ' ' || b->data[r + len - 1] == '\t'))
-                        len--;
-                if (len == 0)
-                        blank = true;
-                else {
-                        if (w > 0) {
-                                b->data[w++] = '\n';
-                                if (blank)
-                                        b->data[w++] = '\n';
-                        }
-                        memmove(b->data + w, b->data + r, len);
-                        w += len;
-                        blank = false;
-                }
-                r = e + 1;
-        }
-        b->len = w;
-        if (b->data)
-                b->data[w] = 0;
-}
-
 struct doc_info {
         GumboNode *title, *og_title, *h1, *base, *main, *article, *body;
         unsigned articles;
@@ -937,12 +905,22 @@ static int convert_output(GumboOutput *out, const char *base_url, size_t max_out
                 buf_release(&m.out);
                 return r;
         }
-        normalize(&m.out);
+        if (md_finish(&m.out) < 0) {
+                buf_release(&m.out);
+                return -ENOMEM;
+        }
         *ret_markdown = m.out.data ? buf_steal(&m.out, NULL) : strdup("");
         if (!*ret_markdown)
                 return -ENOMEM;
-        if (ret_title)
+        if (ret_title) {
+                size_t tlen = title ? strlen(title) : 0;
+
+                if (html_valid_utf8(&title, &tlen, HTML_MARKDOWN_SHORT_MAX) < 0)
+                        return -ENOMEM;
+                if (title && !*title)
+                        title = mfree_str(title);
                 *ret_title = TAKE_PTR(title);
+        }
         return 0;
 }
 

@@ -348,3 +348,71 @@ int md_set_base(struct md *m, const char *url)
         m->base = h;
         return 0;
 }
+
+/* ---- the finished output ---- */
+
+/* Strip trailing blanks on every line, keep at most one blank line in a row, trim the ends. */
+static void normalize(struct buf *b)
+{
+        size_t r = 0, w = 0;
+        bool blank = false;
+
+        while (r < b->len) {
+                const char *nl = memchr(b->data + r, '\n', b->len - r);
+                size_t e = nl ? (size_t) (nl - b->data) : b->len, len;
+
+                len = e - r;
+                while (len > 0 && (b->data[r + len - 1] == ' ' || b->data[r + len - 1] == '\t'))
+                        len--;
+                if (len == 0)
+                        blank = true;
+                else {
+                        if (w > 0) {
+                                b->data[w++] = '\n';
+                                if (blank)
+                                        b->data[w++] = '\n';
+                        }
+                        memmove(b->data + w, b->data + r, len);
+                        w += len;
+                        blank = false;
+                }
+                r = e + 1;
+        }
+        b->len = w;
+        if (b->data)
+                b->data[w] = 0;
+}
+
+int html_valid_utf8(char **s, size_t *len, size_t cap)
+{
+        char *fixed;
+        size_t n;
+
+        if (!*s || utf8_is_valid(*s, *len))
+                return 0;
+        fixed = utf8_sanitize(*s, *len, &n, NULL);
+        if (!fixed)
+                return -ENOMEM;
+        n = utf8_prefix_len(fixed, n, cap);
+        while (n > 0 && (fixed[n - 1] == ' ' || fixed[n - 1] == '\t'))
+                n--;
+        fixed[n] = '\0';
+        free(*s);
+        *s = fixed;
+        *len = n;
+        return 0;
+}
+
+int md_finish(struct buf *b)
+{
+        if (b->data && !utf8_is_valid(b->data, b->len)) {
+                size_t n;
+                _cleanup_free_ char *fixed = utf8_sanitize(b->data, b->len, &n, NULL);
+
+                buf_reset(b);
+                if (!fixed || buf_append(b, fixed, utf8_prefix_len(fixed, n, b->cap)) < 0)
+                        return -ENOMEM;
+        }
+        normalize(b);
+        return 0;
+}
