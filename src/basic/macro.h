@@ -31,7 +31,8 @@
  * MIN and MAX evaluate each argument once, as a function would: MAX(m, scan(...)) calls
  * scan() once (with the plain ternary a recursive walk inside MAX doubled at every level).
  * The locals get names of their own per use (__COUNTER__), so MAX(MAX(a, b), c) shadows
- * nothing. Not for constant expressions (array sizes, initializers): CONST_MIN/CONST_MAX.
+ * nothing. Not for constant expressions (array sizes, initializers), where a statement
+ * expression is not allowed: those write the comparison out.
  */
 #define MACRO_CONCAT_(a, b) a##b
 #define MACRO_CONCAT(a, b) MACRO_CONCAT_(a, b)
@@ -50,8 +51,6 @@
         })
 #define MIN(a, b) MIN_(__COUNTER__, (a), __COUNTER__, (b))
 #define MAX(a, b) MAX_(__COUNTER__, (a), __COUNTER__, (b))
-#define CONST_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define CONST_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* Take ownership of a pointer: returns it and leaves NULL behind. */
 #define TAKE_PTR(p)                  \
