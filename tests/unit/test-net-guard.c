@@ -228,6 +228,22 @@ static void test_net_guard_host_is_metadata_names(void **state)
         assert_false(net_guard_host_is_metadata(NULL));
 }
 
+static void test_net_guard_host_len_drops_one_dot_after_a_label(void **state)
+{
+        static const struct {
+                const char *host;
+                size_t len;
+        } cases[] = {
+                {"localhost.", 9}, {"localhost", 9}, {"127.0.0.1.", 9}, {"a.", 1},
+                {"a..", 3},        {".", 1},         {"", 0},           {"..", 2},
+        };
+        (void) state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                if (net_guard_host_len(cases[i].host) != cases[i].len)
+                        fail_msg("net_guard_host_len(\"%s\") is %zu, not %zu", cases[i].host,
+                                 net_guard_host_len(cases[i].host), cases[i].len);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -236,6 +252,7 @@ int main(void)
                 cmocka_unit_test(test_net_addr_classify_bad_input),
                 cmocka_unit_test(test_net_guard_check_policy),
                 cmocka_unit_test(test_net_guard_host_is_metadata_names),
+                cmocka_unit_test(test_net_guard_host_len_drops_one_dot_after_a_label),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -191,12 +191,21 @@ bool net_guard_check(const struct sockaddr *sa, socklen_t len, bool allow_privat
  *                                                        "private" by itself)
  * They are refused by name so that allow_private (which admits 169.254/16)
  * cannot reach them through a resolver that maps them elsewhere. Hosts are
- * matched case-insensitively, with or without one trailing dot.
+ * matched case-insensitively, with or without one trailing dot (net_guard_host_len()).
  */
 static const char *const metadata_hosts[] = {
         "metadata.google.internal",   "metadata.goog",           "metadata", "instance-data",
         "instance-data.ec2.internal", "metadata.tencentyun.com",
 };
+
+size_t net_guard_host_len(const char *host)
+{
+        size_t n = strlen(host);
+
+        if (n > 1 && host[n - 1] == '.' && host[n - 2] != '.')
+                n--;
+        return n;
+}
 
 bool net_guard_host_is_metadata(const char *host)
 {
@@ -204,9 +213,7 @@ bool net_guard_host_is_metadata(const char *host)
 
         if (!host)
                 return false;
-        n = strlen(host);
-        if (n > 0 && host[n - 1] == '.')
-                n--;
+        n = net_guard_host_len(host);
         for (size_t i = 0; i < ELEMENTSOF(metadata_hosts); i++)
                 if (strlen(metadata_hosts[i]) == n && strncasecmp(host, metadata_hosts[i], n) == 0)
                         return true;

@@ -33,3 +33,10 @@ bool net_guard_check(const struct sockaddr *sa, socklen_t len, bool allow_privat
 
 /* Host names that are refused before any lookup (metadata.google.internal, ...). */
 bool net_guard_host_is_metadata(const char *host);
+
+/*
+ * The length of @host without its one trailing dot ("localhost." names "localhost", as the
+ * resolver reads it), the one spelling the guard and the policy compare. Only a dot after a
+ * label is dropped: "a.." and "." are no names a resolver takes, and stay as they are.
+ */
+size_t net_guard_host_len(const char *host);

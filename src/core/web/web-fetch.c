@@ -225,10 +225,12 @@ static bool literal_is_refused(const char *host, bool allow_private)
         struct sockaddr_in in = {.sin_family = AF_INET};
         if (inet_aton(host, &in.sin_addr) == 0) {
                 /* "127.0.0.1." too: the policy reads it as that address (url_host()). */
-                if (n < 2 || n - 1 >= sizeof(tmp) || host[n - 1] != '.' || host[n - 2] == '.')
+                size_t len = net_guard_host_len(host);
+
+                if (len == n || len >= sizeof(tmp))
                         return false;
-                memcpy(tmp, host, n - 1);
-                tmp[n - 1] = '\0';
+                memcpy(tmp, host, len);
+                tmp[len] = '\0';
                 if (inet_aton(tmp, &in.sin_addr) == 0)
                         return false;
         }

@@ -15,6 +15,7 @@
 
 #include "basic/macro.h"
 #include "core/web/html-markdown.h"
+#include "core/web/net-guard.h"
 #include "core/web/web-fetch.h"
 #include "core/web/web-module.h"
 #include "ptc-version.h"
@@ -95,9 +96,7 @@ static char *url_host(const char *url)
                         return strdup(v4);
                 ret = strdup(host + 1);
         } else {
-                /* "a." is "a"; "a.." is no name a resolver takes, and stays as it is. */
-                if (n > 1 && host[n - 1] == '.' && host[n - 2] != '.')
-                        host[--n] = '\0';
+                host[net_guard_host_len(host)] = '\0'; /* "a." is "a" */
                 /* A host curl percent-decoded ("%31%32%37.1") is not rewritten by curl, but
                  * the resolver still reads it as an address: as web-fetch.c's guard does,
                  * take every spelling inet_aton() takes. */
