@@ -153,8 +153,8 @@ def test_pkg_config_file(installed):
     static = pkg_config(dest, d, "--static", "--libs")
     for lib in ("-ljansson", "-lyaml", "-lpcre2-8", "-lseccomp"):
         assert lib in static and lib not in libs, (lib, static, libs)
-    # libcurl and gumbo are ptc-web.so's, loaded at run time: libptc.a does not need them
-    for lib in ("-lcurl", "-lgumbo"):
+    # libcurl, gumbo and libidn2 are ptc-web.so's, loaded at run time: libptc.a does not need them
+    for lib in ("-lcurl", "-lgumbo", "-lidn2"):
         assert lib not in static, (lib, static)
     pc = (d["libdir"] / "pkgconfig/ptc.pc").read_text()
     assert re.search(r"^Requires.private: .*jansson", pc, re.M), pc
@@ -282,14 +282,14 @@ def needed(path):
     return re.findall(r"\(NEEDED\).*\[(.+)\]", p.stdout)
 
 
-def test_only_the_web_module_links_libcurl_and_gumbo(installed):
+def test_only_the_web_module_links_libcurl_gumbo_and_libidn2(installed):
     _, d = installed
-    web = re.compile(r"lib(curl|gumbo)\.")
+    web = re.compile(r"lib(curl|gumbo|idn2)\.")
     for obj in (d["bindir"] / "ptc", d["libdir"] / f"libptc.so.{project_version()}"):
         assert not [n for n in needed(obj) if web.match(n)], (obj, needed(obj))
     mod = needed(d["libdir"] / "ptc/ptc-web.so")
-    assert any(n.startswith("libcurl.") for n in mod) and any(
-        n.startswith("libgumbo.") for n in mod), mod
+    for lib in ("libcurl.", "libgumbo.", "libidn2."):
+        assert any(n.startswith(lib) for n in mod), (lib, mod)
 
 
 PAGE = (b"<html><head><title>Staged page</title></head>"

@@ -116,6 +116,8 @@ def test_ptc_tool_applies_the_policy(ptc):
     ("policy:\n  rules:\n    - {tool: terminal, match: 'echo \"x', action: deny}\n",
      ["does not parse"]),
     ("policy:\n  rules:\n    - {tool: terminal, match: [], action: deny}\n", ["empty list"]),
+    ("policy:\n  rules:\n    - {tool: web_extract, match: bücher.de, action: deny}\n",
+     ["policy.rules[0].match", "invalid host pattern 'bücher.de'", "xn-- form"]),
     ("policy:\n  rules:\n    - {tool: terminal, action: deny, colour: red}\n",
      ["policy.rules[0]", "colour"]),
 ])

@@ -220,7 +220,7 @@ policy:
       match: ".env"
       action: ask
     - tool: web_extract
-      match: ["*.internal.example.com", "169.254.*"]
+      match: ["*.internal.example.com", "169.254.*", "xn--bcher-kva.example"]
       action: deny
     - tool: "github_*"
       action: ask
@@ -282,6 +282,13 @@ RULE_CASES = [
     ("web_extract", {"urls": ["https://db.internal.example.com./x"]}, "deny", 5),
     ("web_extract", {"urls": ["http://%31%36%39.254.169.254/"]}, "deny", 5),
     ("web_extract", {"urls": ["http://%31%36%39.16689662./"]}, "deny", 5),
+    # An internationalised name as web_extract fetches it: UTS #46 in its xn-- form, width
+    # and compatibility forms folded ("①⑥⑨" is "169").
+    ("web_extract", {"urls": ["https://BÜCHER.example/x"]}, "deny", 5),
+    ("web_extract", {"urls": ["https://b%C3%BCcher.example./x"]}, "deny", 5),
+    ("web_extract", {"urls": ["http://①⑥⑨.254.169.254/"]}, "deny", 5),
+    ("web_extract", {"urls": ["https://db.ｉｎｔｅｒｎａｌ.example.com/"]}, "deny", 5),
+    ("web_extract", {"urls": ["https://bucher.example/"]}, "allow", None),
     ("github_create_issue", {"title": "x"}, "ask", 6),
     ("web_search", {"query": "x"}, "deny", 7),
     ("read_file", {"path": "x"}, "allow", None),

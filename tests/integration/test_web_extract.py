@@ -424,13 +424,55 @@ def test_allow_private_urls_fetches_loopback(ptc, web):
 
 @pytest.mark.parametrize("url", ["http://169.254.169.254/latest/meta-data/",
                                  "http://metadata.google.internal/computeMetadata/v1/",
-                                 "http://[::ffff:169.254.169.254]/latest/meta-data/"])
+                                 "http://[::ffff:169.254.169.254]/latest/meta-data/",
+                                 "http://①⑥⑨.254.169.254/latest/meta-data/",
+                                 "http://ｍｅｔａｄａｔａ.google.internal/computeMetadata/v1/"])
 def test_metadata_blocked_even_with_allow_private(ptc, web, url):
     d, r = run_extract(ptc, config(ptc, timeout=3), [url])
     e = results(d, 1)[0]
     assert isinstance(e["error"], str) and e["error"].startswith("Blocked"), e
     assert e["content"] == "", e
     assert r.elapsed < 3, r.elapsed
+
+
+# --- internationalised host names ------------------------------------------------------------
+
+# A name that is not ASCII is fetched by its UTS #46 ASCII form, which also folds width and
+# compatibility forms: "①②⑦.0.0.1" is 127.0.0.1 and "ｌｏｃａｌｈｏｓｔ" is localhost, the only
+# internationalised names a test without DNS can fetch, and SSRF spellings the guard must see
+# through. (A real one, "bücher.de", is fetched as "xn--bcher-kva.de".)
+IDN_LOOPBACK = ["①②⑦.0.0.1", "ｌｏｃａｌｈｏｓｔ", "%E2%91%A0%E2%91%A1%E2%91%A6.0.0.1"]
+
+
+@pytest.mark.parametrize("host", IDN_LOOPBACK, ids=["circled", "fullwidth", "percent"])
+def test_internationalised_host_is_fetched_by_its_ascii_name(ptc, web, host):
+    url = f"http://{host}:{web.site.port}/page"
+    e = one(ptc, config(ptc), url)
+    ok_entry(e)
+    assert e["title"] == "Fixture Page Title", e
+    assert e["url"] == url, e  # as the script wrote it
+    assert web.site.paths() == ["/page"], web.site.paths()
+
+
+@pytest.mark.parametrize("host", IDN_LOOPBACK, ids=["circled", "fullwidth", "percent"])
+def test_internationalised_loopback_blocked_by_default(ptc, web, host):
+    e = one(ptc, config(ptc, allow_private=False), f"http://{host}:{web.site.port}/ssrf")
+    assert e["error"] == BLOCKED_PRIVATE, e
+    assert web.site.requests() == [], web.site.paths()
+
+
+def test_redirect_to_internationalised_host_followed(ptc, web):
+    e = one(ptc, config(ptc), web.site.url("/to-idn"))
+    ok_entry(e)
+    assert e["title"] == "Fixture Page Title", e
+    assert web.site.paths() == ["/to-idn", "/page"], web.site.paths()
+
+
+def test_invalid_internationalised_host_is_an_error(ptc, web):
+    e = one(ptc, config(ptc), "http://\u0300a.example/")
+    assert e["error"] == ("invalid URL (its host is no valid domain name: string contains a "
+                          "forbidden leading combining character)"), e
+    assert e["content"] == "", e
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://127.0.0.1:21/x",

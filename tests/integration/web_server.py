@@ -234,6 +234,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(302, "", headers={"Location": "/loop-b"})
         if p == "/loop-b":
             return self._send(302, "", headers={"Location": "/loop-a"})
+        if p == "/to-idn":
+            # UTF-8 in the header, as servers send it (http.server writes latin-1).
+            loc = f"http://①②⑦.0.0.1:{self.server.port}/page"
+            return self._send(302, "", headers={"Location": loc.encode().decode("latin-1")})
         if p == "/to-metadata":
             return self._send(302, "", headers={
                 "Location": "http://169.254.169.254/latest/meta-data"})

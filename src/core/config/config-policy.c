@@ -266,7 +266,9 @@ static int check_rule(struct ctx *x, const struct node *vn, const char *key,
                                 return r;
                 } else if (rule->subject == POLICY_SUBJECT_HOST && !is_host_glob(p, strlen(p)))
                         return config_fail_text(x, rule->line, mkey, "host pattern", p, strlen(p),
-                                                "host names and globs, e.g. *.example.com");
+                                                "host names and globs in ASCII, e.g. "
+                                                "*.example.com; an internationalised name in "
+                                                "its xn-- form, as web_extract fetches it");
         }
         return 0;
 }

@@ -17,6 +17,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/socket.h>
 
 enum net_addr_class {

@@ -4,11 +4,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <locale.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -21,6 +23,7 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "core/web/net-guard.h"
+#include "core/web/web-idn.h"
 
 #define USER_AGENT "ptc/" PTC_VERSION " (+web_extract)"
 #define BLOCKED_TEXT "Blocked: URL targets a private or internal network address"
@@ -46,9 +49,19 @@
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_result = CURLE_FAILED_INIT;
 
+/*
+ * curl maps a redirect's internationalised host itself, with libidn2, from the locale's
+ * charset; ptc's locale stays "C", where that refuses every name that is not ASCII. So the
+ * fetching thread reads UTF-8 while curl works (uselocale(): that thread only, LC_CTYPE
+ * only). (locale_t) 0 when C.UTF-8 is missing: such a redirect then ends in "invalid URL".
+ * The script's own URLs are mapped before curl sees them (web-idn.h), locale or not.
+ */
+static locale_t utf8_ctype;
+
 static void curl_init_once(void)
 {
         curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+        utf8_ctype = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t) 0);
 }
 
 struct xfer {
@@ -56,6 +69,7 @@ struct xfer {
         struct web_response *resp;
         CURL *easy; /* NULL when the request ended before curl ran */
         struct curl_slist *headers;
+        char *ascii_url; /* req->url with its host mapped to ASCII (web-idn.h), or NULL */
         struct buf body;
         usec_t timeout; /* effective total timeout (request's, cut by the deadline) */
         usec_t connect_timeout;
@@ -186,6 +200,12 @@ static bool opaque_scheme(const char *url, char *out, size_t size)
         return strcmp(out, "http") != 0 && strcmp(out, "https") != 0;
 }
 
+/* The URL curl is given: the request's, its host in ASCII. Borrowed. */
+static const char *xfer_url(const struct xfer *x)
+{
+        return x->ascii_url ?: x->req->url;
+}
+
 /* The URL curl is working on now (after redirects, the latest one). Borrowed. */
 static const char *current_url(struct xfer *x)
 {
@@ -194,7 +214,7 @@ static const char *current_url(struct xfer *x)
         if (x->easy && curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &u) == CURLE_OK && u &&
             u[0])
                 return u;
-        return x->req->url;
+        return xfer_url(x);
 }
 
 /* Is @host (from a URL: IPv6 in brackets) a literal address the guard refuses? */
@@ -347,7 +367,7 @@ static CURLcode set_options(struct xfer *x, bool post, long max_redirects)
         CURL *e = x->easy;
         CURLcode rc = CURLE_OK;
 
-        rc = rc ?: curl_easy_setopt(e, CURLOPT_URL, req->url);
+        rc = rc ?: curl_easy_setopt(e, CURLOPT_URL, xfer_url(x));
         rc = rc ?: curl_easy_setopt(e, CURLOPT_PRIVATE, x);
         rc = rc ?: curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
         /* Threads: no SIGALRM for DNS timeouts, and no signal handler games. */
@@ -430,6 +450,7 @@ static int xfer_start(struct xfer *x, CURLM *multi, usec_t now, usec_t deadline)
         const struct web_request *req = x->req;
         struct web_response *resp = x->resp;
         char *scheme = NULL, *host = NULL;
+        const char *reason = NULL;
         long max_redirects;
         bool post;
         int r;
@@ -450,13 +471,20 @@ static int xfer_start(struct xfer *x, CURLM *multi, usec_t now, usec_t deadline)
 
         if (!req->url || strnlen(req->url, WEB_FETCH_URL_MAX + 1) > WEB_FETCH_URL_MAX)
                 return set_error(resp, req->url ? "invalid URL (too long)" : "invalid URL");
-        r = url_parts(req->url, &scheme, &host, NULL);
+        /* Before any check: the guard and curl see the same name. */
+        r = web_idn_url_to_ascii(req->url, &x->ascii_url, &reason);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return set_error(resp, "invalid URL (its host is no valid domain name: %s)",
+                                 reason);
+        r = url_parts(xfer_url(x), &scheme, &host, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
                 char other[WEB_FETCH_SCHEME_MAX + 1];
 
-                if (opaque_scheme(req->url, other, sizeof(other)))
+                if (opaque_scheme(xfer_url(x), other, sizeof(other)))
                         return set_error(resp, "unsupported URL scheme '%s' (only http and https)",
                                          other);
                 return set_error(resp, "invalid URL");
@@ -537,7 +565,10 @@ static int take_info(struct xfer *x)
                 resp->status = status;
         if (!resp->final_url &&
             curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &s) == CURLE_OK && s) {
-                resp->final_url = strdup(s);
+                /* Not redirected: the URL as the script wrote it, not its ASCII host. */
+                bool as_given = x->ascii_url && strcmp(s, x->ascii_url) == 0;
+
+                resp->final_url = strdup(as_given ? x->req->url : s);
                 if (!resp->final_url)
                         return -ENOMEM;
         }
@@ -854,6 +885,7 @@ static void xfers_free(CURLM *multi, struct xfer *xs, size_t n)
                         curl_easy_cleanup(x->easy);
                 }
                 curl_slist_free_all(x->headers);
+                free(x->ascii_url);
                 buf_release(&x->body);
         }
         free(xs);
@@ -862,6 +894,7 @@ static void xfers_free(CURLM *multi, struct xfer *xs, size_t n)
 int web_fetch_many(const struct web_request *reqs, size_t n, struct web_response *resps,
                    usec_t deadline, int cancel_fd)
 {
+        locale_t caller_locale = (locale_t) 0;
         struct xfer *xs;
         CURLM *multi;
         usec_t now;
@@ -883,6 +916,8 @@ int web_fetch_many(const struct web_request *reqs, size_t n, struct web_response
                 free(xs);
                 return -ENOMEM;
         }
+        if (utf8_ctype)
+                caller_locale = uselocale(utf8_ctype);
 
         if (cancel_requested(cancel_fd)) {
                 for (size_t i = 0; i < n && r >= 0; i++) {
@@ -902,6 +937,8 @@ int web_fetch_many(const struct web_request *reqs, size_t n, struct web_response
 
         xfers_free(multi, xs, n);
         (void) curl_multi_cleanup(multi);
+        if (caller_locale)
+                (void) uselocale(caller_locale);
         if (r < 0)
                 for (size_t i = 0; i < n; i++)
                         web_response_release(&resps[i]);

@@ -17,6 +17,7 @@
 #include "core/web/html-markdown.h"
 #include "core/web/net-guard.h"
 #include "core/web/web-fetch.h"
+#include "core/web/web-idn.h"
 #include "core/web/web-module.h"
 #include "ptc-version.h"
 
@@ -65,8 +66,9 @@ static bool url_has_password(const char *url)
  * without brackets, without the trailing dot ("localhost." is "localhost"), an IPv4-mapped
  * IPv6 address as the IPv4 address it reaches ("::ffff:127.0.0.1" is "127.0.0.1"), an IPv4
  * address in dotted decimal ("127.1", "0x7f.1", "2130706433" and "%31%32%37.1" are
- * "127.0.0.1"). A host that is not ASCII stays as written: curl refuses to fetch it (its IDN
- * step depends on the locale, which ptc leaves "C"), so no other spelling reaches it.
+ * "127.0.0.1"), an internationalised name in ASCII as web_extract fetches it ("Bücher.de" is
+ * "xn--bcher-kva.de", "①②⑦.0.0.1" is "127.0.0.1": web-idn.h). A name that is not ASCII and
+ * no valid domain name stays as written: web_extract refuses to fetch it.
  */
 static char *url_host(const char *url)
 {
@@ -96,13 +98,18 @@ static char *url_host(const char *url)
                         return strdup(v4);
                 ret = strdup(host + 1);
         } else {
-                host[net_guard_host_len(host)] = '\0'; /* "a." is "a" */
+                _cleanup_free_ char *ascii = NULL;
+                char *name = host;
+
+                if (web_idn_host_to_ascii(host, &ascii, NULL) > 0)
+                        name = ascii;
+                name[net_guard_host_len(name)] = '\0'; /* "a." is "a" */
                 /* A host curl percent-decoded ("%31%32%37.1") is not rewritten by curl, but
                  * the resolver still reads it as an address: as web-fetch.c's guard does,
                  * take every spelling inet_aton() takes. */
-                if (inet_aton(host, &a4) != 0 && inet_ntop(AF_INET, &a4, v4, sizeof(v4)))
+                if (inet_aton(name, &a4) != 0 && inet_ntop(AF_INET, &a4, v4, sizeof(v4)))
                         return strdup(v4);
-                ret = strdup(host);
+                ret = strdup(name);
         }
         for (char *p = ret; p && *p; p++)
                 if (*p >= 'A' && *p <= 'Z')
