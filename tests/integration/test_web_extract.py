@@ -468,6 +468,16 @@ def test_redirect_to_internationalised_host_followed(ptc, web):
     assert web.site.paths() == ["/to-idn", "/page"], web.site.paths()
 
 
+def test_host_mapping_to_a_port_or_user_is_an_error(ptc, web):
+    # FULLWIDTH COLON and COMMERCIAL AT map to ":" and "@": a host that would split the URL.
+    urls = [f"http://127.0.0.1\uff1a{web.site.port}/page", "http://a\uff20127.0.0.1/page"]
+    d, _ = run_extract(ptc, config(ptc), urls)
+    for e in results(d, 2):
+        assert e["error"] == ("invalid URL (its host is no valid domain name: it maps to "
+                              "characters no host name has)"), e
+    assert web.site.requests() == [], web.site.paths()
+
+
 def test_invalid_internationalised_host_is_an_error(ptc, web):
     e = one(ptc, config(ptc), "http://\u0300a.example/")
     assert e["error"] == ("invalid URL (its host is no valid domain name: string contains a "

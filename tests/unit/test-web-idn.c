@@ -53,6 +53,12 @@ static void test_web_idn_host_to_ascii_refuses_invalid_names(void **state)
                 "\xc3\xa9\xd7\x90.de", /* left-to-right and right-to-left in a label */
                 "ab--cd-\xc3\xa9.de",  /* "--" in the third and fourth place */
                 "\xff\xfe.de",         /* not UTF-8 */
+                "127.0.0.1\xef\xbc\x9a"
+                "80", /* FULLWIDTH COLON: "127.0.0.1:80" */
+                "a\xef\xbc\xa0"
+                "b.de",         /* FULLWIDTH COMMERCIAL AT: "a@b.de" */
+                "\xef\xb9\x88", /* a vertical "]" (the fuzz-url finding) */
+                "\xc2\xad",     /* SOFT HYPHEN: nothing */
         };
         (void) state;
         for (size_t i = 0; i < ELEMENTSOF(hosts); i++) {
@@ -99,6 +105,29 @@ static void test_web_idn_url_to_ascii_nothing_to_do(void **state)
         }
 }
 
+static void test_web_idn_url_to_ascii_refuses_what_would_split_the_url(void **state)
+{
+        static const char *const urls[] = {
+                "http://127.0.0.1\xef\xbc\x9a"
+                "8080/", /* ":8080" */
+                "http://evil.example\xef\xbc\x8f"
+                "x.good.example/", /* "/": FULLWIDTH SOLIDUS */
+                "http://a\xef\xbc\xa0"
+                "169.254.169.254/", /* "@" */
+                "http://a\xef\xbc\x83"
+                "b.de/", /* "#" */
+        };
+        (void) state;
+        for (size_t i = 0; i < ELEMENTSOF(urls); i++) {
+                const char *reason = NULL;
+                char *u = (char *) 1;
+
+                assert_int_equal(web_idn_url_to_ascii(urls[i], &u, &reason), -EINVAL);
+                assert_null(u);
+                assert_string_equal(reason, "it maps to characters no host name has");
+        }
+}
+
 static void test_web_idn_url_to_ascii_refuses_invalid_host(void **state)
 {
         const char *reason = NULL;
@@ -121,6 +150,7 @@ int main(void)
                 cmocka_unit_test(test_web_idn_host_to_ascii_refuses_invalid_names),
                 cmocka_unit_test(test_web_idn_url_to_ascii),
                 cmocka_unit_test(test_web_idn_url_to_ascii_nothing_to_do),
+                cmocka_unit_test(test_web_idn_url_to_ascii_refuses_what_would_split_the_url),
                 cmocka_unit_test(test_web_idn_url_to_ascii_refuses_invalid_host),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,23 @@ static bool is_ascii(const char *s)
         return true;
 }
 
+/*
+ * Without IDNA's STD3 rules (which curl does not use either, and which libidn2 2.3 applies by
+ * dropping the characters they refuse: "a＠b" would become "ab") compatibility forms map to
+ * any ASCII: "127.0.0.1：80" to "127.0.0.1:80", "a＠b" to "a@b", "﹈" to "]". A host made so
+ * would split the URL it is put back into; only what a host name holds may come out.
+ */
+static bool is_host_name(const char *s)
+{
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                      (*s >= '0' && *s <= '9') || *s == '-' || *s == '.' || *s == '_'))
+                        return false;
+        return true;
+}
+
 int web_idn_host_to_ascii(const char *host, char **ret, const char **ret_reason)
 {
         uint8_t *out = NULL;
@@ -39,6 +56,12 @@ int web_idn_host_to_ascii(const char *host, char **ret, const char **ret_reason)
         if (rc != IDN2_OK) {
                 if (ret_reason)
                         *ret_reason = idn2_strerror(rc);
+                return -EINVAL;
+        }
+        if (!is_host_name((const char *) out)) {
+                idn2_free(out);
+                if (ret_reason)
+                        *ret_reason = "it maps to characters no host name has";
                 return -EINVAL;
         }
         /* libidn2 allocates with its own malloc: copy, so the caller frees with free(). */
@@ -75,7 +98,7 @@ int web_idn_url_to_ascii(const char *url, char **ret, const char **ret_reason)
                 } else if (uc == CURLUE_OUT_OF_MEMORY) {
                         r = -ENOMEM;
                 } else {
-                        /* A name that maps to what no URL may hold ("a b"): not a host. */
+                        /* curl refuses the mapped name even so. */
                         if (ret_reason)
                                 *ret_reason = "the name it maps to is not a host name";
                         r = -EINVAL;

@@ -12,9 +12,10 @@
 
 /*
  * @host (UTF-8, as curl's URL parser gives it) in ASCII. Returns 0 with *ret NULL when it
- * is ASCII already (nothing to do), 1 with *ret the mapped name (caller frees), -ENOMEM, or
- * -EINVAL when it is no valid name; then *ret_reason (when not NULL) is libidn2's reason, a
- * static string.
+ * is ASCII already (nothing to do), 1 with *ret the mapped name (caller frees; only letters,
+ * digits, '-', '_' and '.'), -ENOMEM, or -EINVAL when it is no valid name or maps to other
+ * characters ("127.0.0.1：80" to "127.0.0.1:80"); then *ret_reason (when not NULL) says why,
+ * a static string.
  */
 int web_idn_host_to_ascii(const char *host, char **ret, const char **ret_reason);
 
