@@ -217,6 +217,16 @@ static const char *current_url(struct xfer *x)
         return xfer_url(x);
 }
 
+/* Is @host, which may not be ASCII yet, a metadata name? True, too, when it does not map. */
+static bool host_is_metadata(const char *host)
+{
+        _cleanup_free_ char *ascii = NULL;
+
+        if (web_idn_host_to_ascii(host, &ascii, NULL) < 0)
+                return true;
+        return net_guard_host_is_metadata(ascii ?: host);
+}
+
 /* Is @host (from a URL: IPv6 in brackets) a literal address the guard refuses? */
 static bool literal_is_refused(const char *host, bool allow_private)
 {
@@ -282,13 +292,16 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
                 /*
                  * A redirect may name a metadata host; its address may be one
                  * only the name gives away (a resolver mapping it into an
-                 * allowed private range). On -ENOMEM refuse: fail closed.
+                 * allowed private range). curl keeps a redirect's name as the
+                 * server wrote it ("ｍｅｔａｄａｔａ.goog"), so it is judged by
+                 * the ASCII name curl resolved. On -ENOMEM, or a name that does
+                 * not map as curl's did, refuse: fail closed.
                  */
                 if (url_parts(current_url(x), NULL, &host, NULL) == -ENOMEM) {
                         x->blocked = true;
                         return CURL_SOCKET_BAD;
                 }
-                refused = host && net_guard_host_is_metadata(host);
+                refused = host && host_is_metadata(host);
                 curl_free(host);
                 if (refused) {
                         x->blocked = true;
