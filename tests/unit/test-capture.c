@@ -131,6 +131,81 @@ static void test_capture_text_small_exact(void **state)
         capture_release(NULL);
 }
 
+/* A seam that cuts the head 3 bytes early and starts the tail 2 bytes late, and checks
+ * it is shown the context around the cut. */
+static int seam_shift(const char *s, size_t n, size_t want, bool forward, size_t *ret_cut,
+                      void *userdata)
+{
+        size_t *calls = userdata;
+
+        (*calls)++;
+        if (!forward) {
+                /* The head's context follows the cut. */
+                assert_true(n >= want + 4);
+                *ret_cut = want - 3;
+        } else {
+                assert_true(want >= 4);
+                *ret_cut = want + 2;
+        }
+        return 0;
+}
+
+static void test_capture_text_cut_context(void **state)
+{
+        struct capture c;
+        struct capture_text t;
+        size_t calls = 0;
+        char data[200];
+
+        for (size_t i = 0; i < sizeof(data); i++)
+                data[i] = (char) ('a' + i % 26);
+        assert_int_equal(capture_init(&c, 10, 10, 0, NULL, 0), 0);
+        assert_int_equal(capture_set_context(&c, 8), 0);
+        /* Small enough to be whole: the context is not shown. */
+        assert_int_equal(capture_feed(&c, data, 20), 0);
+        assert_int_equal(capture_text_cut(&c, seam_shift, &calls, &t), 0);
+        assert_int_equal(calls, 0);
+        assert_int_equal(t.len, 20);
+        assert_false(t.truncated);
+        free(t.text);
+        /* Past the caps: the head ends 3 bytes early, the tail starts 2 bytes late. */
+        assert_int_equal(capture_feed(&c, data + 20, 180), 0);
+        assert_true(capture_truncated(&c));
+        assert_int_equal(capture_text_cut(&c, seam_shift, &calls, &t), 0);
+        assert_int_equal(calls, 2);
+        assert_true(t.truncated);
+        assert_int_equal(t.omitted, 200 - 7 - 8);
+        assert_memory_equal(t.text, "abcdefg\n\n...", 12);
+        assert_memory_equal(t.text + t.len - 8, data + 192, 8);
+        free(t.text);
+        /* Without a seam: exactly head_max and tail_max. */
+        assert_int_equal(capture_text(&c, &t), 0);
+        assert_int_equal(t.omitted, 180);
+        assert_memory_equal(t.text, "abcdefghij\n\n", 12);
+        free(t.text);
+        assert_int_equal(capture_set_context(&c, 8), -EINVAL);
+        capture_release(&c);
+}
+
+/* Head only (stderr): the cut before the head's end, nothing shown past it. */
+static void test_capture_text_cut_head_only(void **state)
+{
+        struct capture c;
+        struct capture_text t;
+        size_t calls = 0;
+
+        assert_int_equal(capture_init(&c, 10, 0, 0, NULL, 0), 0);
+        assert_int_equal(capture_set_context(&c, 8), 0);
+        assert_int_equal(capture_feed(&c, "0123456789ABCDEFGHIJKLMNOP", 26), 0);
+        assert_int_equal(capture_text_cut(&c, seam_shift, &calls, &t), 0);
+        assert_string_equal(t.text, "0123456");
+        free(t.text);
+        assert_int_equal(capture_text(&c, &t), 0);
+        assert_string_equal(t.text, "0123456789");
+        free(t.text);
+        capture_release(&c);
+}
+
 static void test_capture_text_empty(void **state)
 {
         struct capture c;
@@ -481,10 +556,12 @@ static void test_capture_spill_write_error(void **state)
 
 struct filter_log {
         size_t calls, max_chunk, begin_chunks, begin_without_end, not_valid, bad_end;
+        bool last_seen;
         bool null_result;
 };
 
-static int filter_upper(const char *chunk, size_t n, char **ret, size_t *ret_len, void *userdata)
+static int filter_upper(const char *chunk, size_t n, bool last, char **ret, size_t *ret_len,
+                        void *userdata)
 {
         struct filter_log *l = userdata;
         char *o = malloc(n + 1);
@@ -500,11 +577,15 @@ static int filter_upper(const char *chunk, size_t n, char **ret, size_t *ret_len
         return 1;
 }
 
-static int filter_observe(const char *chunk, size_t n, char **ret, size_t *ret_len, void *userdata)
+static int filter_observe(const char *chunk, size_t n, bool last, char **ret, size_t *ret_len,
+                          void *userdata)
 {
         struct filter_log *l = userdata;
         const char *b;
 
+        /* Only the final chunk says it is the last. */
+        assert_int_equal(l->last_seen, 0);
+        l->last_seen = last;
         l->calls++;
         l->max_chunk = MAX(l->max_chunk, n);
         if (!utf8_is_valid(chunk, n))
@@ -519,7 +600,7 @@ static int filter_observe(const char *chunk, size_t n, char **ret, size_t *ret_l
 }
 
 /* Fails on the second chunk, as a redaction that ran out of memory. */
-static int filter_fail_second(const char *chunk, size_t n, char **ret, size_t *ret_len,
+static int filter_fail_second(const char *chunk, size_t n, bool last, char **ret, size_t *ret_len,
                               void *userdata)
 {
         struct filter_log *l = userdata;
@@ -647,6 +728,7 @@ static void test_capture_filter_spill_sanitizes(void **state)
         assert_int_equal(capture_filter_spill(c, filter_observe, &l), 0);
         assert_int_equal(l.calls, 1);
         assert_int_equal(l.not_valid, 0);
+        assert_true(l.last_seen);
         got = slurp(capture_spill_path(c), &len);
         assert_string_equal(got, "0123456789abcdef0123456789abcdef"
                                  "bad \xEF\xBF\xBD\xEF\xBF\xBD end\n");
@@ -677,69 +759,7 @@ static void test_capture_filter_spill_no_newline_utf8(void **state)
         assert_true(l.calls >= 3);
         assert_true(l.max_chunk <= MIB);
         assert_int_equal(l.not_valid, 0);
-        got = slurp(capture_spill_path(c), &len);
-        assert_int_equal(len, n);
-        assert_memory_equal(got, data, n);
-        free(got);
-        capture_release(c);
-        free(c);
-        assert_int_equal(rm_rf(dir), 0);
-        free(data);
-        free(dir);
-}
-
-static void test_capture_filter_spill_begin_block_whole(void **state)
-{
-        static const char key[] = "-----BEGIN RSA PRIVATE KEY-----\n"
-                                  "MIIEpAIBAAKCAQEAx1234567890abcdefghijklmnopqrstuvwxyzABCDEFGH\n"
-                                  "MIIEpAIBAAKCAQEAx1234567890abcdefghijklmnopqrstuvwxyzABCDEFGH\n"
-                                  "MIIEpAIBAAKCAQEAx1234567890abcdefghijklmnopqrstuvwxyzABCDEFGH\n"
-                                  "-----END RSA PRIVATE KEY-----\n";
-        char *dir = make_tmpdir();
-        size_t before = MIB - 100, after = 2 * MIB, n = before + strlen(key) + after, len;
-        char *data = malloc(n + 1), *fill = lines(after), *got;
-        struct filter_log l = {};
-        struct capture *c;
-
-        /* The key block starts 100 bytes before the 1 MiB boundary and ends after it. */
-        assert_non_null(data);
-        memcpy(data, fill, before);
-        data[before - 1] = '\n';
-        memcpy(data + before, key, strlen(key));
-        memcpy(data + before + strlen(key), fill, after);
-        data[n] = 0;
-
-        c = spill_with(dir, data, n);
-        assert_int_equal(capture_filter_spill(c, filter_observe, &l), 0);
-        assert_int_equal(l.begin_chunks, 1);
-        assert_int_equal(l.begin_without_end, 0);
-        assert_true(l.max_chunk <= 2 * MIB);
-        got = slurp(capture_spill_path(c), &len);
-        assert_int_equal(len, n);
-        assert_memory_equal(got, data, n);
-        free(got);
-        capture_release(c);
-        free(c);
-        assert_int_equal(rm_rf(dir), 0);
-        free(fill);
-        free(data);
-        free(dir);
-}
-
-static void test_capture_filter_spill_unclosed_begin_bounded(void **state)
-{
-        /* A BEGIN that never ends: chunks stay within 2 MiB and nothing is lost. */
-        char *dir = make_tmpdir();
-        size_t n = 5 * MIB, len;
-        char *data = lines(n), *got;
-        struct filter_log l = {};
-        struct capture *c;
-
-        memcpy(data + 1000, "-----BEGIN OPENSSH PRIVATE KEY-----", 35);
-        c = spill_with(dir, data, n);
-        assert_int_equal(capture_filter_spill(c, filter_observe, &l), 0);
-        assert_true(l.max_chunk <= 2 * MIB);
-        assert_true(l.calls >= 3);
+        assert_true(l.last_seen);
         got = slurp(capture_spill_path(c), &len);
         assert_int_equal(len, n);
         assert_memory_equal(got, data, n);
@@ -789,9 +809,9 @@ int main(void)
                 cmocka_unit_test(test_capture_filter_spill_failure_removes),
                 cmocka_unit_test(test_capture_filter_spill_sanitizes),
                 cmocka_unit_test(test_capture_filter_spill_no_newline_utf8),
-                cmocka_unit_test(test_capture_filter_spill_begin_block_whole),
-                cmocka_unit_test(test_capture_filter_spill_unclosed_begin_bounded),
                 cmocka_unit_test(test_capture_filter_spill_none),
+                cmocka_unit_test(test_capture_text_cut_context),
+                cmocka_unit_test(test_capture_text_cut_head_only),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,17 +10,17 @@
 
 #include "basic/buf.h"
 #include "basic/utf8.h"
-#include "core/output/redact.h"
+#include "core/output/redact-stream.h"
 
 struct event_sink {
         event_write_fn write;
         void *userdata;
         const struct redactor *red;
         usec_t start;
-        pthread_mutex_t lock; /* the writer, held, dropped */
-        struct buf held[2];   /* stdout's and stderr's bytes since their last line end */
-        size_t sent[2];       /* output bytes of each stream that went out */
-        bool capped[2];       /* EVENTS_OUTPUT_MAX reached: no more of that stream */
+        pthread_mutex_t lock;          /* the writer, held, dropped */
+        struct redact_stream *held[2]; /* stdout's and stderr's bytes not yet out */
+        size_t sent[2];                /* output bytes of each stream that went out */
+        bool capped[2];                /* EVENTS_OUTPUT_MAX reached: no more of that stream */
         size_t dropped;
 };
 
@@ -37,7 +37,10 @@ int event_sink_new(event_write_fn write, void *userdata, const struct redactor *
         s->start = now_usec();
         pthread_mutex_init(&s->lock, NULL);
         for (size_t i = 0; i < 2; i++)
-                s->held[i] = (struct buf) BUF_INIT(EVENTS_LINE_MAX * 2);
+                if (redact_stream_new(red, REDACT_FULL, EVENTS_LINE_MAX, &s->held[i]) < 0) {
+                        event_sink_free(s);
+                        return -ENOMEM;
+                }
         *ret = s;
         return 0;
 }
@@ -46,8 +49,8 @@ struct event_sink *event_sink_free(struct event_sink *s)
 {
         if (!s)
                 return NULL;
-        buf_release(&s->held[0]);
-        buf_release(&s->held[1]);
+        redact_stream_free(s->held[0]);
+        redact_stream_free(s->held[1]);
         pthread_mutex_destroy(&s->lock);
         free(s);
         return NULL;
@@ -90,12 +93,11 @@ void event_emit(struct event_sink *s, const char *type, json_t *fields)
         pthread_mutex_unlock(&s->lock);
 }
 
-/* One piece of output (a line, or EVENTS_LINE_MAX bytes of one), redacted, under the lock. */
+/* One redacted piece of output (a line, or a piece of one), under the lock. */
 static void output_locked(struct event_sink *s, bool is_err, const char *p, size_t n)
 {
-        _cleanup_free_ char *red = NULL, *text = NULL;
-        size_t len = n, tlen;
-        int r;
+        _cleanup_free_ char *text = NULL;
+        size_t tlen;
 
         if (s->capped[is_err])
                 return;
@@ -109,12 +111,7 @@ static void output_locked(struct event_sink *s, bool is_err, const char *p, size
         }
         s->sent[is_err] += n;
 
-        r = redact_text(s->red, REDACT_FULL, p, n, &red, &len);
-        if (r < 0) {
-                s->dropped++; /* not known to be free of secrets: withheld */
-                return;
-        }
-        text = utf8_sanitize(r > 0 ? red : p, r > 0 ? len : n, &tlen, NULL);
+        text = utf8_sanitize(p, n, &tlen, NULL);
         if (!text) {
                 s->dropped++;
                 return;
@@ -124,45 +121,42 @@ static void output_locked(struct event_sink *s, bool is_err, const char *p, size
                                is_err ? "stderr" : "stdout", "text", text, tlen));
 }
 
-/* Where a full piece without a line end is cut: before a UTF-8 sequence it would split. */
-static size_t piece_end(const struct buf *h)
+static int emit_stdout(void *userdata, const char *text, size_t n)
 {
-        const unsigned char *d = (const unsigned char *) h->data;
-        size_t i = h->len - 1, want;
+        output_locked(userdata, false, text, n);
+        return 0;
+}
 
-        while (i > 0 && h->len - i < 4 && (d[i] & 0xC0) == 0x80)
-                i--;
-        want = d[i] < 0x80 ? 1 : (d[i] & 0xE0) == 0xC0 ? 2 : (d[i] & 0xF0) == 0xE0 ? 3 : 4;
-        return i > 0 && i + want > h->len ? i : h->len;
+static int emit_stderr(void *userdata, const char *text, size_t n)
+{
+        output_locked(userdata, true, text, n);
+        return 0;
 }
 
 void event_output(struct event_sink *s, bool is_err, const char *p, size_t n)
 {
-        struct buf *h;
+        redact_emit_fn emit = is_err ? emit_stderr : emit_stdout;
 
         if (!s || n == 0)
                 return;
         pthread_mutex_lock(&s->lock);
-        h = &s->held[is_err];
         while (n > 0) {
                 const char *nl = memchr(p, '\n', n);
                 size_t take = nl ? (size_t) (nl - p) + 1 : n;
+                int r;
 
-                if (h->len + take > EVENTS_LINE_MAX)
-                        take = EVENTS_LINE_MAX - h->len;
-                if (buf_append(h, p, take) < 0) {
-                        s->dropped++;
-                        break;
-                }
+                /*
+                 * A line's end is a seam: the line goes out at once. Within a line, the
+                 * stream cuts pieces of EVENTS_LINE_MAX bytes only where no secret or
+                 * pattern match crosses the cut (redact-stream.h).
+                 */
+                r = redact_stream_feed(s->held[is_err], p, take, emit, s);
+                if (r >= 0 && nl)
+                        r = redact_stream_flush(s->held[is_err], emit, s);
+                if (r < 0)
+                        s->dropped++; /* not known to be free of secrets: withheld */
                 p += take;
                 n -= take;
-                if (h->len > 0 && (h->data[h->len - 1] == '\n' || h->len >= EVENTS_LINE_MAX)) {
-                        size_t cut = h->data[h->len - 1] == '\n' ? h->len : piece_end(h);
-
-                        output_locked(s, is_err, h->data, cut);
-                        memmove(h->data, h->data + cut, h->len - cut);
-                        h->len -= cut;
-                }
         }
         pthread_mutex_unlock(&s->lock);
 }
@@ -172,11 +166,10 @@ void event_output_flush(struct event_sink *s)
         if (!s)
                 return;
         pthread_mutex_lock(&s->lock);
-        for (int i = 0; i < 2; i++)
-                if (s->held[i].len > 0) {
-                        output_locked(s, i == 1, s->held[i].data, s->held[i].len);
-                        s->held[i].len = 0;
-                }
+        if (redact_stream_flush(s->held[0], emit_stdout, s) < 0)
+                s->dropped++;
+        if (redact_stream_flush(s->held[1], emit_stderr, s) < 0)
+                s->dropped++;
         pthread_mutex_unlock(&s->lock);
 }
 

@@ -8,8 +8,9 @@
  * has "event" (its type) and "t" (seconds since the run started, millisecond precision).
  *
  * Nothing a script could learn of a secret leaves: argument previews and output are
- * redacted with the run's redactor (output line by line, so a secret is never cut in two
- * between events; a line longer than EVENTS_LINE_MAX goes in pieces), and an event whose
+ * redacted with the run's redactor (output line by line; a line longer than EVENTS_LINE_MAX
+ * goes in pieces, cut only where no secret or pattern match crosses the cut, judged with
+ * redact_stream_hold() bytes after it: redact-stream.h), and an event whose
  * redaction fails is dropped (fail closed), counted in the end event's "events_dropped".
  *
  * Thread context: emitted from the run's thread and the RPC worker threads at once; the
@@ -26,7 +27,7 @@
 
 struct redactor;
 
-/* Output bytes held for a line's end before they go out anyway. */
+/* The most output bytes of one event: a longer line goes in pieces. */
 #define EVENTS_LINE_MAX 4096
 /* Output bytes of one stream that go out as events (the spill file's cap): past it, one
  * "limit" event ({"limit": "output", "stream"}) and no more of that stream. */

@@ -17,11 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/buf.h"
 #include "basic/fd-util.h"
 #include "basic/path-util.h"
 #include "core/exec/result.h"
 #include "core/output/ansi.h"
 #include "core/output/capture.h"
+#include "core/output/redact-stream.h"
 #include "core/output/redact.h"
 
 #define SPILL_KEEP_FILES 50
@@ -67,12 +69,25 @@ static void prune_spill_dir(const char *dir, const char *keep)
 }
 
 struct filter_ctx {
-        const struct redactor *redactor;
+        struct redact_stream *stream; /* the spill's bytes, redacted as one stream */
+        struct buf out;               /* what the stream gave for the current chunk */
         int failed; /* the redaction's own failure (-errno), not the spill file's */
 };
 
-/* ANSI strip + redaction of one spill chunk (capture_filter_spill); an error fails the spill. */
-static int spill_filter(const char *chunk, size_t n, char **ret, size_t *ret_len, void *userdata)
+static int spill_emit(void *userdata, const char *text, size_t n)
+{
+        struct filter_ctx *f = userdata;
+
+        return buf_append(&f->out, text, n);
+}
+
+/*
+ * ANSI strip + redaction of the spill, chunk by chunk (capture_filter_spill): one stream,
+ * so a secret across the chunks' cut is redacted as if the file were whole; an error
+ * fails the spill.
+ */
+static int spill_filter(const char *chunk, size_t n, bool last, char **ret, size_t *ret_len,
+                        void *userdata)
 {
         struct filter_ctx *f = userdata;
         _cleanup_free_ char *copy = malloc(n + 1);
@@ -84,14 +99,26 @@ static int spill_filter(const char *chunk, size_t n, char **ret, size_t *ret_len
         memcpy(copy, chunk, n);
         copy[n] = 0;
         len = ansi_strip(copy, n);
-        r = redact_text(f->redactor, REDACT_FULL, copy, len, ret, ret_len);
-        if (r < 0)
+        buf_reset(&f->out);
+        r = redact_stream_feed(f->stream, copy, len, spill_emit, f);
+        if (r >= 0 && last)
+                r = redact_stream_flush(f->stream, spill_emit, f);
+        explicit_wipe(copy, n);
+        if (r < 0) {
                 f->failed = r;
-        if (r != 0)
                 return r;
-        *ret_len = len;
-        *ret = TAKE_PTR(copy);
-        return 1;
+        }
+        *ret = buf_steal(&f->out, ret_len);
+        return *ret ? 1 : (f->failed = -ENOMEM);
+}
+
+/* The head's end and the tail's start (capture_text_cut()): where no secret is cut. */
+static int seam(const char *s, size_t n, size_t want, bool forward, size_t *ret_cut, void *userdata)
+{
+        const struct redactor *r = userdata;
+        bool safe;
+
+        return redact_find_cut(r, REDACT_FULL, s, n, want, forward, ret_cut, &safe);
 }
 
 /* Capture text -> ANSI strip -> redact, the seed's order after truncation. */
@@ -117,10 +144,19 @@ int exec_capture_init(const struct exec_opts *o, struct capture *out, struct cap
         _cleanup_free_ char *spdir = xdg_cache_path("ptc/spill");
         int r;
 
+        size_t ctx = redact_stream_hold(o->redactor);
+
         r = capture_init(out, (size_t) c->max_stdout_bytes * 2 / 5,
                          (size_t) c->max_stdout_bytes - (size_t) c->max_stdout_bytes * 2 / 5,
                          CAPTURE_THOUSANDS, spdir, EXEC_SPILL_MAX);
-        return r < 0 ? r : capture_init(err, (size_t) c->max_stderr_bytes, 0, 0, NULL, 0);
+        if (r >= 0)
+                r = capture_init(err, (size_t) c->max_stderr_bytes, 0, 0, NULL, 0);
+        /* The bytes around the head's end and the tail's start, to cut where no secret is. */
+        if (r >= 0)
+                r = capture_set_context(out, ctx);
+        if (r >= 0)
+                r = capture_set_context(err, ctx);
+        return r;
 }
 
 int exec_result(const struct exec_opts *o, struct capture *cout, struct capture *cerr,
@@ -132,9 +168,9 @@ int exec_result(const struct exec_opts *o, struct capture *cout, struct capture 
         json_t *res;
         int r, red;
 
-        r = capture_text(cout, &out);
+        r = capture_text_cut(cout, seam, (void *) o->redactor, &out);
         if (r >= 0)
-                r = capture_text(cerr, &err);
+                r = capture_text_cut(cerr, seam, (void *) o->redactor, &err);
         if (r < 0) {
                 free(out.text);
                 free(err.text);
@@ -149,7 +185,11 @@ int exec_result(const struct exec_opts *o, struct capture *cout, struct capture 
 
         /* An unfiltered spill could hold a secret: it goes with any redaction failure. */
         if (capture_spill_path(cout)) {
-                struct filter_ctx f = {.redactor = o->redactor};
+                struct filter_ctx f = {.out = BUF_INIT(SIZE_MAX - 1)};
+
+                r = redact_stream_new(o->redactor, REDACT_FULL, 1024 * 1024, &f.stream);
+                if (r < 0 && red >= 0)
+                        red = r;
                 if (red < 0)
                         capture_drop_spill(cout);
                 else if ((r = capture_filter_spill(cout, spill_filter, &f)) < 0) {
@@ -163,6 +203,10 @@ int exec_result(const struct exec_opts *o, struct capture *cout, struct capture 
                         else
                                 cout->spill_error = r;
                 }
+                redact_stream_free(f.stream);
+                if (f.out.data)
+                        explicit_wipe(f.out.data, f.out.alloc);
+                buf_release(&f.out);
         }
         if (capture_spill_path(cout)) {
                 _cleanup_free_ char *dir = NULL;

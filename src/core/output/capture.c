@@ -23,9 +23,8 @@
 
 #define NOTICE_FMT "\n\n... [OUTPUT TRUNCATED - %s chars omitted out of %s total] ...\n\n"
 
-/* capture_filter_spill(): normal chunk size, and the cap for a chunk that carries a key block. */
+/* capture_filter_spill(): the bytes read and handed to the filter at a time. */
 #define FILTER_CHUNK (1024 * 1024)
-#define FILTER_CHUNK_MAX (2 * 1024 * 1024)
 
 #define SPILL_NAME_TRIES 16
 
@@ -54,6 +53,8 @@ int capture_init(struct capture *c, size_t head_max, size_t tail_max, unsigned f
         *c = (struct capture){
                 .head_max = head_max,
                 .tail_max = tail_max,
+                .head_cap = head_max,
+                .ring_max = tail_max,
                 .flags = flags,
                 .spill_fd = -EBADF,
                 .spill_max = spill_max,
@@ -80,6 +81,28 @@ int capture_init(struct capture *c, size_t head_max, size_t tail_max, unsigned f
 fail:
         capture_release(c);
         return -ENOMEM;
+}
+
+int capture_set_context(struct capture *c, size_t ctx)
+{
+        char *h, *t = NULL;
+
+        if (c->total > 0 || ctx > SIZE_MAX / 4 || c->head_max > SIZE_MAX / 4 ||
+            c->tail_max > SIZE_MAX / 4)
+                return -EINVAL;
+        h = realloc(c->head, MAX(c->head_max + ctx, (size_t) 1));
+        if (!h)
+                return -ENOMEM;
+        c->head = h;
+        if (c->tail_max > 0) {
+                t = realloc(c->tail, c->tail_max + ctx);
+                if (!t)
+                        return -ENOMEM;
+                c->tail = t;
+                c->ring_max = c->tail_max + ctx;
+        }
+        c->head_cap = c->head_max + ctx;
+        return 0;
 }
 
 void capture_release(struct capture *c)
@@ -198,7 +221,7 @@ static int spill_start(struct capture *c)
         r = spill_write(c, c->head, c->head_len);
         if (r < 0)
                 return r;
-        first = MIN(c->tail_len, c->tail_max - c->tail_start);
+        first = MIN(c->tail_len, c->ring_max - c->tail_start);
         r = spill_write(c, c->tail + c->tail_start, first);
         if (r < 0)
                 return r;
@@ -209,22 +232,22 @@ static void tail_append(struct capture *c, const char *p, size_t n)
 {
         size_t end, first;
 
-        if (n >= c->tail_max) {
-                memcpy(c->tail, p + (n - c->tail_max), c->tail_max);
+        if (n >= c->ring_max) {
+                memcpy(c->tail, p + (n - c->ring_max), c->ring_max);
                 c->tail_start = 0;
-                c->tail_len = c->tail_max;
+                c->tail_len = c->ring_max;
                 return;
         }
 
-        end = (c->tail_start + c->tail_len) % c->tail_max;
-        first = MIN(n, c->tail_max - end);
+        end = (c->tail_start + c->tail_len) % c->ring_max;
+        first = MIN(n, c->ring_max - end);
         memcpy(c->tail + end, p, first);
         memcpy(c->tail, p + first, n - first);
 
-        if (c->tail_len + n > c->tail_max) {
+        if (c->tail_len + n > c->ring_max) {
                 /* Overwrote the oldest bytes: the ring now starts right after the newest. */
-                c->tail_start = (c->tail_start + (c->tail_len + n - c->tail_max)) % c->tail_max;
-                c->tail_len = c->tail_max;
+                c->tail_start = (c->tail_start + (c->tail_len + n - c->ring_max)) % c->ring_max;
+                c->tail_len = c->ring_max;
         } else
                 c->tail_len += n;
 }
@@ -249,14 +272,14 @@ int capture_feed(struct capture *c, const void *p, size_t n)
 
         c->total += n;
 
-        k = MIN(n, c->head_max - c->head_len);
+        k = MIN(n, c->head_cap - c->head_len);
         memcpy(c->head + c->head_len, s, k);
         c->head_len += k;
         s += k;
         n -= k;
 
         /* Head-only capture: the rest is counted and dropped. */
-        if (n > 0 && c->tail_max > 0)
+        if (n > 0 && c->ring_max > 0)
                 tail_append(c, s, n);
 
         return r;
@@ -265,7 +288,7 @@ int capture_feed(struct capture *c, const void *p, size_t n)
 /* The ring's bytes in order, in a new buffer (not NUL-terminated). */
 static char *tail_linear(const struct capture *c)
 {
-        size_t first = MIN(c->tail_len, c->tail_max - c->tail_start);
+        size_t first = MIN(c->tail_len, c->ring_max - c->tail_start);
         char *t = malloc(MAX(c->tail_len, (size_t) 1));
 
         if (!t)
@@ -275,15 +298,41 @@ static char *tail_linear(const struct capture *c)
         return t;
 }
 
+/* Where a part ends (!@forward) or begins: @seam's choice near @want, or @want. */
+static int seam_at(capture_seam_fn seam, void *userdata, const char *s, size_t n, size_t want,
+                   bool forward, size_t *ret)
+{
+        size_t c = want;
+        int r;
+
+        if (seam) {
+                r = seam(s, n, want, forward, &c, userdata);
+                if (r < 0)
+                        return r;
+                /* Never past the part's own bytes: into the omitted ones only. */
+                if (forward ? c < want || c > n : c > want)
+                        return -EINVAL;
+        }
+        *ret = c;
+        return 0;
+}
+
 int capture_text(const struct capture *c, struct capture_text *ret)
 {
+        return capture_text_cut(c, NULL, NULL, ret);
+}
+
+int capture_text_cut(const struct capture *c, capture_seam_fn seam, void *userdata,
+                     struct capture_text *ret)
+{
         _cleanup_free_ char *tail = NULL, *h = NULL, *t = NULL, *all = NULL;
-        size_t hl = 0, tl = 0, nl;
+        const char *hw, *tw;
+        size_t hl = 0, tl = 0, nl, hwn, twn, hcut, tcut;
         uint64_t omitted;
-        bool truncated;
+        bool truncated, lost;
         char notice[sizeof(NOTICE_FMT) + 2 * 32], a[32], b[32];
         char *out;
-        int k;
+        int k, r;
 
         *ret = (struct capture_text){.total = c->total};
 
@@ -292,30 +341,57 @@ int capture_text(const struct capture *c, struct capture_text *ret)
                 if (!tail)
                         return -ENOMEM;
         }
-
-        truncated = c->tail_max > 0 && c->total > (uint64_t) c->head_max + c->tail_max;
-        if (!truncated) {
-                /*
-                 * Nothing was cut, so decode the stream as one piece: a character
-                 * straddling the head/tail boundary stays intact (the seed decodes the
-                 * parts separately even here and mangles it).
-                 */
-                size_t n = c->head_len + c->tail_len;
-
-                all = malloc(n + 1);
+        /* Every byte fed is still here (head, then the ring), in order. */
+        lost = c->total > (uint64_t) c->head_len + c->tail_len;
+        if (!lost) {
+                all = malloc(c->head_len + c->tail_len + 1);
                 if (!all)
                         return -ENOMEM;
                 memcpy(all, c->head, c->head_len);
                 if (c->tail_len > 0)
                         memcpy(all + c->head_len, tail, c->tail_len);
-                out = utf8_sanitize(all, n, &ret->len, NULL);
+        }
+
+        if (c->total <= (uint64_t) c->head_max + c->tail_max) {
+                /*
+                 * Nothing was cut, so decode the stream as one piece: a character
+                 * straddling the head/tail boundary stays intact (the seed decodes the
+                 * parts separately even here and mangles it).
+                 */
+                out = utf8_sanitize(all, c->head_len + c->tail_len, &ret->len, NULL);
                 if (!out)
                         return -ENOMEM;
                 ret->text = out;
                 return 0;
         }
 
-        omitted = c->total - c->head_len - c->tail_len;
+        /*
+         * The head ends, and the tail begins, where @seam says no secret crosses: it is
+         * judged on the bytes around the cut (the whole stream when all of it is here,
+         * else the head with the context after it and the ring with the context before
+         * the tail). Bytes it moves out of the parts are counted as omitted.
+         */
+        hw = lost ? c->head : all;
+        hwn = lost ? c->head_len : (size_t) c->total;
+        r = seam_at(seam, userdata, hw, hwn, MIN(c->head_max, hwn), false, &hcut);
+        if (r < 0)
+                return r;
+        truncated = c->tail_max > 0;
+        if (!truncated) {
+                /* Head-only: the bytes past the head are dropped without a notice. */
+                out = utf8_sanitize(hw, hcut, &ret->len, NULL);
+                if (!out)
+                        return -ENOMEM;
+                ret->text = out;
+                return 0;
+        }
+        tw = lost ? tail : all;
+        twn = lost ? c->tail_len : (size_t) c->total;
+        r = seam_at(seam, userdata, tw, twn, twn - MIN(c->tail_max, twn), true, &tcut);
+        if (r < 0)
+                return r;
+
+        omitted = c->total - hcut - (twn - tcut);
         if (c->flags & CAPTURE_THOUSANDS) {
                 format_thousands(omitted, a, sizeof(a));
                 format_thousands(c->total, b, sizeof(b));
@@ -329,8 +405,8 @@ int capture_text(const struct capture *c, struct capture_text *ret)
         nl = (size_t) k;
 
         /* Each part on its own, like the seed: a cut inside a sequence becomes U+FFFD. */
-        h = utf8_sanitize(c->head, c->head_len, &hl, NULL);
-        t = utf8_sanitize(tail, c->tail_len, &tl, NULL);
+        h = utf8_sanitize(hw, hcut, &hl, NULL);
+        t = utf8_sanitize(tw + tcut, twn - tcut, &tl, NULL);
         if (!h || !t)
                 return -ENOMEM;
 
@@ -389,28 +465,8 @@ static size_t utf8_safe_cut(const char *b, size_t n)
         return n;
 }
 
-/*
- * Start of the line holding the last "-----BEGIN" in @b[0..n) that has no
- * "-----END" after it, or SIZE_MAX when every block is closed.
- */
-static size_t open_block_start(const char *b, size_t n)
-{
-        const char *p = b, *last = NULL, *q;
-
-        while ((q = memmem(p, n - (size_t) (p - b), "-----BEGIN", 10))) {
-                last = q;
-                p = q + 10;
-        }
-        if (!last)
-                return SIZE_MAX;
-        p = last + 10;
-        if (memmem(p, n - (size_t) (p - b), "-----END", 8))
-                return SIZE_MAX;
-        q = memrchr(b, '\n', (size_t) (last - b));
-        return q ? (size_t) (q + 1 - b) : 0;
-}
-
-static int filter_chunk(int fd, const char *b, size_t n, capture_filter_fn filter, void *userdata)
+static int filter_chunk(int fd, const char *b, size_t n, bool last, capture_filter_fn filter,
+                        void *userdata)
 {
         _cleanup_free_ char *clean = NULL, *filtered = NULL;
         size_t cl = 0, fl = 0;
@@ -419,7 +475,7 @@ static int filter_chunk(int fd, const char *b, size_t n, capture_filter_fn filte
         clean = utf8_sanitize(b, n, &cl, NULL);
         if (!clean)
                 return -ENOMEM;
-        r = filter(clean, cl, &filtered, &fl, userdata);
+        r = filter(clean, cl, last, &filtered, &fl, userdata);
         if (r < 0)
                 return r;
         if (r > 0)
@@ -428,60 +484,35 @@ static int filter_chunk(int fd, const char *b, size_t n, capture_filter_fn filte
 }
 
 /*
- * The chunk loop. The window b[0..blen) always starts at the first byte not
- * yet written. Each round fills it up to @limit bytes and cuts after the last
- * newline (or at a UTF-8 boundary); when the chunk would end inside an open
- * "-----BEGIN" block, the text before the block's line is written and the
- * block starts the next window, which may then grow to FILTER_CHUNK_MAX. A
- * block that does not close within FILTER_CHUNK_MAX is cut like any text.
- * Every round writes at least one byte or raises the limit once, so the loop
- * ends; memory is the window plus the filter's copies of one chunk.
+ * The chunk loop: FILTER_CHUNK bytes at a time, cut at a UTF-8 character boundary. Where a
+ * chunk ends is the filter's business: it sees the stream's bytes in order and may hold
+ * some back (a secret that a cut would split: core/output/redact-stream.h) until the last.
  */
 static int filter_stream(int in, int out, capture_filter_fn filter, void *userdata)
 {
-        _cleanup_free_ char *b = malloc(FILTER_CHUNK_MAX);
-        size_t blen = 0, limit = FILTER_CHUNK;
+        _cleanup_free_ char *b = malloc(FILTER_CHUNK);
+        size_t blen = 0;
         bool eof = false;
         int r;
 
         if (!b)
                 return -ENOMEM;
-
         for (;;) {
-                size_t cut, open;
-                bool final;
+                size_t cut;
 
-                r = fill(in, b, &blen, limit, &eof);
+                r = fill(in, b, &blen, FILTER_CHUNK, &eof);
                 if (r < 0)
                         return r;
-                if (blen == 0)
-                        return 0;
-
-                final = eof && blen <= limit;
-                if (final)
+                cut = eof ? blen : utf8_safe_cut(b, blen);
+                if (cut == 0 && !eof)
                         cut = blen;
-                else {
-                        const char *nl = memrchr(b, '\n', limit);
-
-                        cut = nl ? (size_t) (nl + 1 - b) : utf8_safe_cut(b, limit);
-                }
-
-                open = final ? SIZE_MAX : open_block_start(b, cut);
-                if (open != SIZE_MAX && open > 0) {
-                        cut = open;
-                        limit = FILTER_CHUNK_MAX;
-                } else if (open == 0 && limit < FILTER_CHUNK_MAX) {
-                        /* The block starts this window: let the window grow instead. */
-                        limit = FILTER_CHUNK_MAX;
-                        continue;
-                } else
-                        limit = FILTER_CHUNK;
-
-                r = filter_chunk(out, b, cut, filter, userdata);
+                r = filter_chunk(out, b, cut, eof, filter, userdata);
                 if (r < 0)
                         return r;
                 memmove(b, b + cut, blen - cut);
                 blen -= cut;
+                if (eof && blen == 0)
+                        return 0;
         }
 }
 

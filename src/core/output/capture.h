@@ -28,9 +28,10 @@ enum {
 struct capture {
         size_t head_max, tail_max;
         unsigned flags;
-        char *head;
+        size_t head_cap, ring_max; /* head_max, tail_max + capture_set_context()'s */
+        char *head;                /* head_cap bytes */
         size_t head_len;
-        char *tail; /* ring buffer of tail_max bytes */
+        char *tail; /* ring buffer of ring_max bytes */
         size_t tail_start, tail_len;
         uint64_t total;
 
@@ -52,6 +53,13 @@ struct capture {
 _must_check_ int capture_init(struct capture *c, size_t head_max, size_t tail_max, unsigned flags,
                               const char *spill_dir, uint64_t spill_max);
 
+/*
+ * Keep @ctx bytes more than the head and the tail show, after the head and before the
+ * tail: what capture_text_cut()'s seam judges a cut with. Before the first feed.
+ * 0, -EINVAL (after a feed) or -ENOMEM.
+ */
+_must_check_ int capture_set_context(struct capture *c, size_t ctx);
+
 /* Free memory, close the spill fd (the spill file is kept). NULL-safe. */
 void capture_release(struct capture *c);
 
@@ -61,7 +69,7 @@ int capture_feed(struct capture *c, const void *p, size_t n);
 
 static inline bool capture_truncated(const struct capture *c)
 {
-        return c->total > (uint64_t) c->head_len + c->tail_len;
+        return c->total > (uint64_t) c->head_max + c->tail_max;
 }
 
 struct capture_text {
@@ -81,6 +89,23 @@ struct capture_text {
 _must_check_ int capture_text(const struct capture *c, struct capture_text *ret);
 
 /*
+ * Where a part of the text is cut: @s[0..n) holds the bytes around the cut, @want is where
+ * the head would end (!@forward) or the tail begin (@forward). Sets *ret_cut to the cut
+ * (at or before @want for the head's end, at or after it for the tail's start): 0, or a
+ * negative errno that fails capture_text_cut().
+ */
+typedef int (*capture_seam_fn)(const char *s, size_t n, size_t want, bool forward, size_t *ret_cut,
+                               void *userdata);
+
+/*
+ * capture_text() with the head's end and the tail's start placed by @seam (NULL: where
+ * head_max and tail_max put them), so that what a cut would split (a secret) is left out
+ * whole: its bytes count as omitted. Returns 0, -ENOMEM or @seam's error.
+ */
+_must_check_ int capture_text_cut(const struct capture *c, capture_seam_fn seam, void *userdata,
+                                  struct capture_text *ret);
+
+/*
  * Path of the spill file, or NULL when none was written. Borrowed.
  */
 static inline const char *capture_spill_path(const struct capture *c)
@@ -89,18 +114,18 @@ static inline const char *capture_spill_path(const struct capture *c)
 }
 
 /*
- * Filter the spill file in place through @filter, in chunks cut after a
- * newline (at most ~1 MiB each), so memory stays bounded. @filter gets a
- * NUL-terminated valid-UTF-8 chunk and returns 1 with a new string in *ret
- * (the caller of the filter frees; length in *ret_len), 0 to keep the chunk,
- * or a negative errno, which fails the whole filtering. A chunk that contains
- * the start of a "-----BEGIN" block without its "-----END" line is carried
- * into the next chunk so multi-line private key blocks are seen whole.
+ * Filter the spill file in place through @filter, in chunks of ~1 MiB cut at a
+ * character boundary, so memory stays bounded. @filter gets the stream's
+ * chunks in order, each NUL-terminated valid UTF-8, @last set on the final
+ * one, and returns 1 with a new string in *ret (its output for the chunk,
+ * maybe empty: it may hold text back for later chunks, and must give all of
+ * it by the last; the caller of the filter frees; length in *ret_len), 0 to
+ * keep the chunk, or a negative errno, which fails the whole filtering.
  * Returns 0, or -errno after removing the spill file (capture_spill_path()
  * is then NULL): the filter removes secrets, so an unfiltered spill never stays.
  */
-typedef int (*capture_filter_fn)(const char *chunk, size_t n, char **ret, size_t *ret_len,
-                                 void *userdata);
+typedef int (*capture_filter_fn)(const char *chunk, size_t n, bool last, char **ret,
+                                 size_t *ret_len, void *userdata);
 _must_check_ int capture_filter_spill(struct capture *c, capture_filter_fn filter, void *userdata);
 
 /*

@@ -124,6 +124,11 @@ size_t redactor_secret_count(const struct redactor *r)
         return r ? r->n_secrets : 0;
 }
 
+size_t redactor_max_secret_len(const struct redactor *r)
+{
+        return r ? r->max_len : 0;
+}
+
 /* The encoded forms of one secret, built before anything is committed to the redactor. */
 struct form_set {
         struct {

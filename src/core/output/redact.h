@@ -52,6 +52,9 @@ _must_check_ int redactor_add_secret(struct redactor *r, const char *value);
 /* Number of registered secret values (for tests and `ptc doctor`). */
 size_t redactor_secret_count(const struct redactor *r);
 
+/* Length of the longest registered secret value (0: none, or @r NULL). */
+size_t redactor_max_secret_len(const struct redactor *r);
+
 /*
  * Redact @n bytes of UTF-8 text @in. Value-based redaction always runs
  * (each occurrence of a value or one of its encodings becomes "***"); the
