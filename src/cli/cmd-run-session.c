@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include "basic/log.h"
+#include "basic/macro.h"
 #include "basic/time-util.h"
 #include "cli/cli.h"
+#include "core/env/env.h"
 
 /* After the run's timeout, how long the server may take to stop the run and answer. */
 #define REPLY_GRACE_SEC 30
@@ -161,23 +163,66 @@ static int print_reply(json_t *rep, bool pretty)
                 (enum ptc_status) json_integer_value(json_object_get(rep, "status")));
 }
 
+/*
+ * The values of this environment's secret-named variables ({"NAME": "value"}): what a cold
+ * `ptc run` from this shell redacts, for the server to redact from this cell (the server
+ * applies its env_passthrough, as a cold run would; docs/sessions.md). Only those
+ * variables, never the rest of the environment. NULL on out of memory.
+ */
+static json_t *client_secrets(void)
+{
+        json_t *o = json_object();
+
+        for (char **e = environ; o && e && *e; e++) {
+                const char *eq = strchr(*e, '=');
+                char name[256];
+                size_t nl;
+
+                if (!eq)
+                        continue;
+                nl = (size_t) (eq - *e);
+                (void) snprintf(name, sizeof(name), "%.*s", (int) MIN(nl, sizeof(name) - 1), *e);
+                /* As env_read_secrets(): a name too long to judge counts as secret. */
+                if (nl < sizeof(name) && !env_name_is_secret(name))
+                        continue;
+                /* A value that is not UTF-8 cannot travel in JSON; it is skipped. */
+                (void) json_object_set_new(o, name, json_string(eq + 1));
+        }
+        return o;
+}
+
+/* Wipe the secrets' values in @req before it is freed. */
+static void wipe_secrets(json_t *req)
+{
+        const char *name;
+        json_t *v;
+
+        json_object_foreach(json_object_get(req, "secrets"), name, v)
+                explicit_wipe((char *) json_string_value(v), json_string_length(v));
+}
+
 int cli_run_in_session(const char *session, bool reset, const char *code, size_t code_len,
                        json_t *options, bool pretty)
 {
         json_auto_t *req = NULL, *rep = NULL;
         int fd = -1, r;
 
-        req = json_pack("{s:s, s:s, s:b, s:s%, s:O}", "op", "run", "session", session, "reset",
-                        reset, "code", code, code_len, "options", options);
+        req = json_pack("{s:s, s:s, s:b, s:s%, s:O, s:o}", "op", "run", "session", session, "reset",
+                        reset, "code", code, code_len, "options", options, "secrets",
+                        client_secrets());
         if (!req) {
                 log_error("the script is not valid UTF-8, or out of memory");
                 return EXIT_USAGE;
         }
-        if (cli_setup_process() < 0)
+        if (cli_setup_process() < 0) {
+                wipe_secrets(req);
                 return EXIT_INTERNAL;
+        }
         r = cli_serve_connect(true, NULL, &fd);
-        if (r < 0)
+        if (r < 0) {
+                wipe_secrets(req);
                 return EXIT_INTERNAL;
+        }
         {
                 const char *t = json_string_value(json_object_get(options, "timeout"));
 
@@ -185,6 +230,7 @@ int cli_run_in_session(const char *session, bool reset, const char *code, size_t
                 r = exchange(fd, req, pretty, t ? strtod(t, NULL) : TIMEOUT_MAX_SEC, &rep);
         }
         close(fd);
+        wipe_secrets(req);
         return r >= 0 ? r : print_reply(rep, pretty);
 }
 

@@ -7,8 +7,11 @@
  * with no session and no client, or on SIGTERM, SIGINT or SIGHUP.
  *
  * Requests:
- *   {"op": "run", "session": ID, "reset": B, "code": TEXT, "options": {KEY: TEXT}}
+ *   {"op": "run", "session": ID, "reset": B, "code": TEXT, "options": {KEY: TEXT},
+ *    "secrets": {NAME: VALUE}}
  *       -> {"result": {...}, "status": N, "warnings": TEXT} or {"error": TEXT, "usage": B}
+ *       "secrets" (optional): the client's secret-named variables, redacted from this
+ *       cell as from the client's own cold run (take_client_secrets()).
  *   {"op": "run", "fingerprint": TEXT, "code": TEXT, "options": {KEY: TEXT}}
  *       a one-shot run (the warm pool's) for a client whose configuration is the server's
  *       (cli_serve_fingerprint()): the same reply, or {"cold": REASON} when it is not
@@ -38,7 +41,9 @@
 
 #include "basic/fd-util.h"
 #include "basic/log.h"
+#include "basic/strv.h"
 #include "cli/cli.h"
+#include "core/api/execution.h"
 
 /* A request line: the code and its options. */
 #define REQUEST_MAX (16u << 20)
@@ -149,6 +154,46 @@ static void *watch_main(void *userdata)
         return NULL;
 }
 
+/*
+ * A cell's "secrets": the client's secret-named variables ({"NAME": "value"}), redacted
+ * from this run's output as the client's own cold run would (docs/sessions.md). They go
+ * into the execution's redactor only, and are wiped from the request here.
+ */
+static int take_client_secrets(ptc_execution *x, json_t *secrets, struct ptc_diag *d)
+{
+        _cleanup_(strv_free_wipep) char **env = NULL;
+        const char *name;
+        json_t *v;
+        int r = 0;
+
+        if (!json_is_object(secrets) || json_object_size(secrets) > 4096) {
+                (void) snprintf(d->message, sizeof(d->message),
+                                "secrets: an object of at most 4096 names and string values");
+                return -EINVAL;
+        }
+        json_object_foreach(secrets, name, v)
+        {
+                char *e = NULL;
+
+                if (!json_is_string(v)) {
+                        (void) snprintf(d->message, sizeof(d->message), "secrets: %s: not a string",
+                                        name);
+                        return -EINVAL;
+                }
+                if (r >= 0 && asprintf(&e, "%s=%s", name, json_string_value(v)) < 0)
+                        r = -ENOMEM;
+                if (r >= 0)
+                        r = strv_consume(&env, e);
+                /* The request's copy is no longer needed. */
+                explicit_wipe((char *) json_string_value(v), json_string_length(v));
+        }
+        if (r >= 0)
+                r = execution_add_secrets(x, env);
+        if (r < 0)
+                (void) snprintf(d->message, sizeof(d->message), "secrets: %s", strerror(-r));
+        return r;
+}
+
 static json_t *op_run(struct server *s, int fd, json_t *req)
 {
         json_t *opts = json_object_get(req, "options"), *code = json_object_get(req, "code");
@@ -186,6 +231,8 @@ static json_t *op_run(struct server *s, int fd, json_t *req)
                 } else
                         r = ptc_execution_set(x, key, json_string_value(v), &d);
         }
+        if (r >= 0 && json_object_get(req, "secrets"))
+                r = take_client_secrets(x, json_object_get(req, "secrets"), &d);
         if (r < 0) {
                 ptc_execution_free(x);
                 return error_reply(d.message, true);

@@ -22,10 +22,12 @@
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
 #include "core/api/execution.h"
+#include "core/env/env.h"
 #include "core/events/events.h"
 #include "core/events/trace.h"
 #include "core/exec/exec-kernel.h"
 #include "core/exec/exec.h"
+#include "core/output/redact.h"
 #include "core/remote/backend.h"
 #include "core/remote/pool.h"
 #include "core/session/session.h"
@@ -55,8 +57,9 @@ struct ptc_execution {
         bool reset;         /* "reset": a new kernel for the session first */
         char *fork_from;    /* "fork_from": the session starts as a copy of this one */
         bool ran;
-        char **warnings;    /* the run's (isolation auto's left-out layers), one line each */
-        bool warnings_lost; /* out of memory on the way */
+        char **warnings;           /* the run's (isolation auto's left-out layers), one line each */
+        bool warnings_lost;        /* out of memory on the way */
+        struct redactor *redactor; /* execution_add_secrets(): the engine's secrets and these */
 };
 
 PTC_EXPORT int ptc_execution_new(ptc_engine *e, ptc_execution **ret, struct ptc_diag *diag)
@@ -87,6 +90,7 @@ PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x)
         if (!x)
                 return NULL;
         registry_free(x->registry);
+        redactor_free(x->redactor);
         free(x->session);
         free(x->fork_from);
         free(x->trace_path);
@@ -286,6 +290,28 @@ int execution_set_approver(ptc_execution *x, struct approver *a)
         return 0;
 }
 
+int execution_add_secrets(ptc_execution *x, char *const *env)
+{
+        int r;
+
+        if (!x)
+                return -EINVAL;
+        if (x->ran)
+                return -EBUSY;
+        if (!x->redactor) {
+                r = redactor_new(&x->redactor);
+                if (r < 0)
+                        return r;
+                r = redactor_add_secrets_of(x->redactor, x->engine->redactor);
+                if (r < 0) {
+                        x->redactor = redactor_free(x->redactor);
+                        return r;
+                }
+        }
+        r = env_read_secrets(env, x->config.env_passthrough, x->redactor);
+        return r < 0 ? r : 0;
+}
+
 int execution_on_output(ptc_execution *x,
                         void (*fn)(void *userdata, bool is_err, const char *p, size_t n),
                         void *userdata)
@@ -457,7 +483,7 @@ static int run(ptc_execution *x, const char *code, size_t code_len, const char *
                 .config = &x->config,
                 .registry = x->registry ? x->registry : e->registry,
                 .base_env = e->base_env,
-                .redactor = e->redactor,
+                .redactor = x->redactor ?: e->redactor,
                 .approver = x->approver ?: e->approver,
                 .python = python,
                 .cwd = x->cwd,
@@ -554,7 +580,8 @@ PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code
                 return api_diagf(diag, -EALREADY, "the execution has run already");
         x->ran = true;
         e = x->engine;
-        if (x->event_fn && event_sink_new(write_event, x, e->redactor, &x->events) < 0)
+        if (x->event_fn &&
+            event_sink_new(write_event, x, x->redactor ?: e->redactor, &x->events) < 0)
                 return api_diagf(diag, -ENOMEM, "out of memory");
         if (x->trace_path && trace_new(e->t_created, &x->trace) < 0) {
                 x->events = event_sink_free(x->events);

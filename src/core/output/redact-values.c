@@ -124,6 +124,19 @@ size_t redactor_secret_count(const struct redactor *r)
         return r ? r->n_secrets : 0;
 }
 
+int redactor_add_secrets_of(struct redactor *r, const struct redactor *src)
+{
+        if (!r)
+                return -EINVAL;
+        for (size_t i = 0; src && i < src->n_secrets; i++) {
+                int e = redactor_add_secret(r, src->secrets[i].data);
+
+                if (e == -ENOMEM || e == -EINVAL)
+                        return e;
+        }
+        return 0;
+}
+
 size_t redactor_max_secret_len(const struct redactor *r)
 {
         return r ? r->max_len : 0;

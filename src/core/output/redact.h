@@ -52,6 +52,12 @@ _must_check_ int redactor_add_secret(struct redactor *r, const char *value);
 /* Number of registered secret values (for tests and `ptc doctor`). */
 size_t redactor_secret_count(const struct redactor *r);
 
+/*
+ * Register every secret of @src with @r as redactor_add_secret() does (a value over its
+ * cap is skipped). Not thread-safe on @r. 0, -EINVAL or -ENOMEM.
+ */
+_must_check_ int redactor_add_secrets_of(struct redactor *r, const struct redactor *src);
+
 /* Length of the longest registered secret value (0: none, or @r NULL). */
 size_t redactor_max_secret_len(const struct redactor *r);
 
