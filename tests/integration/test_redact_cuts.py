@@ -215,3 +215,23 @@ def test_session_cell_redacts_the_clients_secrets(ptc, srv):  # noqa: F811
     for p in (cold, cell):
         if p.data.get("stdout_spill_path"):
             os.unlink(p.data["stdout_spill_path"])
+
+
+def test_terminal_output_head_tail_cut(ptc):
+    """The terminal tool's own head (20,000 bytes) and tail (30,000): the secret across
+    each cut at every offset never reaches the script in part."""
+    r = ptc.run_file(f"""
+        from hermes_tools import terminal
+        s = "{SECRET}"
+        for k in range(len(s) + 1):
+            head = "." * (20000 - k) + s
+            mid = "." * (100000 - 30000 - k - len(head)) + s
+            cmd = ("python3 -c 'import sys; sys.stdout.write(\\"%s\\" + \\"%s\\" + \\".\\" * %d)'"
+                   % (head, mid, 100000 - len(head) - len(mid)))
+            out = terminal(cmd)["output"]
+            assert "OUTPUT TRUNCATED" in out, out[:200]
+            print(k, out[19900:20100], out[-30100:-29900])
+        """, "--max-tool-calls", "100", env=ENV)
+    expect(r, 0, "success")
+    assert_clean(r.data["output"], "the terminal's output")
+    assert r.data["tool_calls_made"] == len(OFFSETS)

@@ -46,6 +46,7 @@
 #include "basic/utf8.h"
 #include "core/output/ansi.h"
 #include "core/output/capture.h"
+#include "core/output/redact-stream.h"
 #include "core/output/redact.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
@@ -642,6 +643,15 @@ static bool is_trim_space(unsigned char c)
         return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
 }
 
+/* The head's end and the tail's start: where no secret is cut (docs/observability.md). */
+static int output_seam(const char *s, size_t n, size_t want, bool forward, size_t *ret_cut,
+                       void *userdata)
+{
+        bool safe;
+
+        return redact_find_cut(userdata, REDACT_FULL, s, n, want, forward, ret_cut, &safe);
+}
+
 /* Capture -> note -> ANSI strip -> trim -> redact, as the seed's post-processing. */
 static int finish_output(const struct tool_ctx *ctx, const struct capture *cap, const char *note,
                          char **ret, size_t *ret_len)
@@ -652,7 +662,7 @@ static int finish_output(const struct tool_ctx *ctx, const struct capture *cap, 
         size_t n, start = 0, rlen;
         int r;
 
-        r = capture_text(cap, &txt);
+        r = capture_text_cut(cap, output_seam, (void *) ctx->redactor, &txt);
         if (r < 0)
                 return r;
         n = txt.len;
@@ -782,6 +792,12 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         r = capture_init(&cap, OUTPUT_HEAD_MAX, OUTPUT_TAIL_MAX, 0, NULL, 0);
         if (r < 0)
                 return r;
+        /* The bytes around the head's end and the tail's start, to cut where no secret is. */
+        r = capture_set_context(&cap, redact_stream_hold(ctx->redactor));
+        if (r < 0) {
+                capture_release(&cap);
+                return r;
+        }
 
         start = now_usec();
         timeout_deadline = start + (usec_t) timeout * USEC_PER_SEC;
