@@ -171,6 +171,8 @@ static int take_client_secrets(ptc_execution *x, json_t *secrets, struct ptc_dia
                                 "secrets: an object of at most 4096 names and string values");
                 return -EINVAL;
         }
+        if (json_object_size(secrets) == 0)
+                return 0;
         json_object_foreach(secrets, name, v)
         {
                 char *e = NULL;

@@ -9,6 +9,7 @@ shim takes itself out of the environment, so the script runs without it. Tool re
 are redacted by value only (no PCRE2): their failure is tested in tests/unit/test-rpc.c
 with injected allocation failures."""
 
+import json
 import os
 from pathlib import Path
 
@@ -101,3 +102,17 @@ assert r.get('bytes_written') == {len(KEY)}, r
     assert calls[0]["args_preview"] == "", r
     assert calls[0]["ok"] is True, r
     assert KEY.encode() not in r.stdout, r
+
+
+def test_event_pieces_withheld_when_redaction_fails(ptc):
+    """A long line's pieces (cut where no secret is, core/output/redact-stream.c) and the
+    short lines: none goes out when its redaction fails; each is counted as dropped."""
+    path = ptc.path("events.jsonl")
+    code = f"import sys; sys.stdout.write('x' * 30000 + ' key {KEY} ' + 'y' * 30000 + '\\nend\\n')"
+    r = ptc.run(code, "--events", str(path), env=env(True))
+    expect(r, 1, "error")
+    text = path.read_text(encoding="utf-8")
+    assert KEY not in text and "xxxx" not in text, text[:500]
+    events = [json.loads(line) for line in text.splitlines()]
+    assert not [e for e in events if e["event"] == "output"], events
+    assert events[-1]["event"] == "end" and events[-1]["events_dropped"] >= 2, events[-1]

@@ -112,13 +112,22 @@ static int spill_filter(const char *chunk, size_t n, bool last, char **ret, size
         return *ret ? 1 : (f->failed = -ENOMEM);
 }
 
+struct seam_ctx {
+        const struct redactor *redactor;
+        int failed; /* the redaction's own failure (-errno) */
+};
+
 /* The head's end and the tail's start (capture_text_cut()): where no secret is cut. */
 static int seam(const char *s, size_t n, size_t want, bool forward, size_t *ret_cut, void *userdata)
 {
-        const struct redactor *r = userdata;
+        struct seam_ctx *x = userdata;
         bool safe;
+        int r;
 
-        return redact_find_cut(r, REDACT_FULL, s, n, want, forward, ret_cut, &safe);
+        r = redact_find_cut(x->redactor, REDACT_FULL, s, n, want, forward, ret_cut, &safe);
+        if (r < 0)
+                x->failed = r;
+        return r;
 }
 
 /* Capture text -> ANSI strip -> redact, the seed's order after truncation. */
@@ -165,18 +174,23 @@ int exec_result(const struct exec_opts *o, struct capture *cout, struct capture 
 {
         struct capture_text out = {}, err = {};
         _cleanup_free_ char *spill = NULL, *withheld = NULL;
+        struct seam_ctx sc = {.redactor = o->redactor};
         json_t *res;
-        int r, red;
+        int r, red = 0;
 
-        r = capture_text_cut(cout, seam, (void *) o->redactor, &out);
+        r = capture_text_cut(cout, seam, &sc, &out);
         if (r >= 0)
-                r = capture_text_cut(cerr, seam, (void *) o->redactor, &err);
-        if (r < 0) {
+                r = capture_text_cut(cerr, seam, &sc, &err);
+        if (r < 0 && sc.failed < 0)
+                /* Where to cut could not be judged: withheld below, as any failed redaction. */
+                red = sc.failed;
+        else if (r < 0) {
                 free(out.text);
                 free(err.text);
                 return r;
         }
-        red = postprocess(o->redactor, &out);
+        if (red >= 0)
+                red = postprocess(o->redactor, &out);
         if (red >= 0)
                 red = postprocess(o->redactor, &err);
         /* A log made elsewhere (a remote agent's) is redacted here like the output. */
