@@ -140,6 +140,43 @@ static void test_pattern_across_cut(void **state)
         }
 }
 
+/* The secret's encoded forms (hex, base64, URL-encoded) across the cut at every offset. */
+static void test_encoded_forms_across_cut(void **state)
+{
+        static const char *const forms[] = {
+                "5a7137764b6232704c6d397752743459",                 /* hex, upper-case tail */
+                "5a7137764b6232704c6d397752743459",                 /* hex */
+                "WnE3dktiMnBMbTl3UnQ0WQ==",                         /* base64 */
+                "%5Aq7vKb2pLm9wRt4%59",                             /* URL-encoded, in part */
+                "%5A%71%37%76%4B%62%32%70%4C%6D%39%77%52%74%34%59", /* URL-encoded, all */
+        };
+        struct redactor *r = new_redactor();
+
+        for (size_t i = 0; i < ELEMENTSOF(forms); i++) {
+                size_t fl = strlen(forms[i]);
+
+                for (size_t k = 0; k <= fl; k++) {
+                        size_t n = 4096 + fl + 2 * REDACT_STREAM_PATTERN_MAX, wl = 0;
+                        char *t = malloc(n), *whole = NULL;
+                        struct sink out;
+
+                        assert_non_null(t);
+                        memset(t, '.', n);
+                        memcpy(t + 4096 - k, forms[i], fl);
+                        assert_int_equal(redact_text(r, REDACT_FULL, t, n, &whole, &wl), 1);
+                        run_stream(r, t, n, 4096, 1500, &out);
+                        assert_int_equal(out.all.len, wl);
+                        assert_memory_equal(out.all.data, whole, wl);
+                        for (size_t j = 0; j + 4 <= fl; j++)
+                                assert_null(memmem(out.all.data, out.all.len, forms[i] + j, 4));
+                        buf_release(&out.all);
+                        free(whole);
+                        free(t);
+                }
+        }
+        redactor_free(r);
+}
+
 /* A private key block across the cut is removed whole. */
 static void test_key_block_across_cut(void **state)
 {
@@ -233,6 +270,7 @@ int main(void)
                 cmocka_unit_test(test_hold_covers_values),
                 cmocka_unit_test(test_value_across_cut_every_offset),
                 cmocka_unit_test(test_pattern_across_cut),
+                cmocka_unit_test(test_encoded_forms_across_cut),
                 cmocka_unit_test(test_key_block_across_cut),
                 cmocka_unit_test(test_many_cuts_equal_whole),
                 cmocka_unit_test(test_cuts_on_char_boundaries),
