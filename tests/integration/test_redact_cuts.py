@@ -235,3 +235,54 @@ def test_terminal_output_head_tail_cut(ptc):
     expect(r, 0, "success")
     assert_clean(r.data["output"], "the terminal's output")
     assert r.data["tool_calls_made"] == len(OFFSETS)
+
+
+def test_approval_prompt_arguments_cut(ptc):
+    """The arguments a policy ask shows (cut to 2000 characters): the secret across the cut
+    at every offset is not shown in part."""
+    from test_policy import Pty
+    script = ptc.path("ask.py")
+    # {"command":"rm -r d_ is 20 characters: the secret starts at 2000 - k.
+    script.write_text(f"""
+from hermes_tools import terminal
+s = "{SECRET}"
+for k in range(len(s) + 1):
+    terminal("rm -r d_" + "." * (2000 - 20 - k) + s)
+""")
+    t = Pty(ptc, ["run", "--max-tool-calls", "100", str(script)], env=ptc.make_env(ENV))
+    prompts = []
+    for _ in OFFSETS:
+        prompts.append(t.expect("Allow? [o]nce, for this [s]ession, [d]eny"))
+        t.send("d\n")
+    rc, res, err = t.finish()
+    assert rc == 0 and res["status"] == "success", (res, err)
+    assert all("arguments: " in p for p in prompts), prompts[0][-300:]
+    for p in prompts:
+        assert_clean(p, "the approval prompt")
+
+
+def test_remote_ask_arguments_cut(ptc):
+    """An agent's ask whose arguments pass the host's 4096-byte cut: the host's secret
+    across it at every offset is not shown in part."""
+    from test_policy import ASKING_AGENT, Pty
+    more = f'''
+s = "{SECRET}"
+for k in range(len(s) + 1):
+    a = json.dumps({{"command": "rm -r " + "." * (4096 - 19 - k) + s + "." * 50}})
+    assert a.index(s) == 4096 - k
+    frame(11, {{"id": 100 + k, "tool": "terminal", "args": a, "verdict": verdict}})
+    read_frame()
+'''
+    agent = ptc.path("asking_agent.py")
+    agent.write_text(ASKING_AGENT.replace("ASK_MORE", more))
+    t = Pty(ptc, ["run", "--backend", f"exec:python3 {agent}", "-c", "print(1)"],
+            env=ptc.make_env(ENV))
+    prompts = []
+    for _ in range(1 + len(OFFSETS)):
+        prompts.append(t.expect("Allow? [o]nce, for this [s]ession, [d]eny"))
+        t.send("d\n")
+    rc, res, err = t.finish()
+    assert rc == 0 and res["status"] == "success", (res, err)
+    assert sum(p.count("....") > 0 for p in prompts) == len(OFFSETS), prompts[-1][-200:]
+    for p in prompts:
+        assert_clean(p, "the approval prompt")

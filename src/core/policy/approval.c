@@ -99,29 +99,38 @@ static int grant(struct approver *a, const char *tool, const struct policy_verdi
         return r;
 }
 
-/* The arguments as a person is shown them: compact JSON, secrets redacted, cut short. */
+/*
+ * The arguments as a person is shown them: compact JSON, secrets redacted, cut short. Redacted
+ * whole, then cut: a secret across the cut would be recognised by neither part
+ * (docs/observability.md, "Redaction at the cuts").
+ */
 static char *shown_args(const struct approval_call *call)
 {
         _cleanup_free_ char *text = json_dumps(call->args, JSON_COMPACT | JSON_SORT_KEYS);
-        char *red = NULL;
+        char *red = NULL, *p;
         size_t n;
         int r;
 
         if (!text)
                 return NULL;
+        r = redact_text(call->redactor, REDACT_FULL, text, strlen(text), &red, NULL);
+        if (r < 0)
+                return strdup("(arguments withheld: redaction failed)");
+        if (r > 0) {
+                free(text);
+                text = red;
+        }
         n = strlen(text);
         if (n > ARGS_SHOWN_MAX) {
                 n = ARGS_SHOWN_MAX;
                 while (n > 0 && ((unsigned char) text[n] & 0xC0) == 0x80)
                         n--;
+                p = realloc(text, n + 4);
+                if (!p)
+                        return NULL;
+                text = p;
                 memcpy(text + n, "...", 4);
-                n += 3;
         }
-        r = redact_text(call->redactor, REDACT_FULL, text, n, &red, NULL);
-        if (r > 0)
-                return red;
-        if (r < 0)
-                return strdup("(arguments withheld: redaction failed)");
         return TAKE_PTR(text);
 }
 
