@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "basic/buf.h"
 #include "basic/utf8.h"
 #include "core/output/redact-stream.h"
 
@@ -140,7 +139,8 @@ void event_output(struct event_sink *s, bool is_err, const char *p, size_t n)
         if (!s || n == 0)
                 return;
         pthread_mutex_lock(&s->lock);
-        while (n > 0) {
+        /* Past EVENTS_OUTPUT_MAX nothing more of the stream goes out: not even redacted. */
+        while (n > 0 && !s->capped[is_err]) {
                 const char *nl = memchr(p, '\n', n);
                 size_t take = nl ? (size_t) (nl - p) + 1 : n;
                 int r;
