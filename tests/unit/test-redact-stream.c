@@ -30,7 +30,7 @@ static int collect(void *userdata, const char *text, size_t n)
         /* A piece's output is at most its input: the redactions here shorten. */
         k->max_piece = MAX(k->max_piece, n);
         for (size_t i = 0; i + 4 <= strlen(SECRET); i++)
-                if (memmem(text, n, SECRET + i, 4))
+                if (memmem(text, n, &SECRET[i], 4))
                         k->split = true;
         return buf_append(&k->all, text, n);
 }
