@@ -188,7 +188,7 @@ def test_session_cell_redacts_the_clients_secrets(ptc, srv):  # noqa: F811
     redacts it, and so does a session cell; the server keeps it for that cell only."""
     password = "hunter2-Xq9LmZ7pW"
     (ptc.workdir / ".env").write_text(f"DB_PASSWORD={password}\n")
-    code = f"""
+    code = """
         import sys
         pw = open(".env").read().split("=", 1)[1].strip()
         print("pw:", pw)
