@@ -3,8 +3,8 @@
  * ptc mcp: a Model Context Protocol server on stdio (docs/mcp.md), the
  * command line of ptc_mcp_serve(): options become the engine's, and the
  * process hosts the server alone, so it scrubs the secrets from its
- * environment (PTC_ENGINE_SCRUB_PROCESS). Not PTC_ENGINE_REAP_ORPHANS: the
- * executions run at once on the server's threads.
+ * environment (PTC_ENGINE_SCRUB_PROCESS). The executions run at once on the
+ * server's threads.
  *
  * SIGINT, SIGTERM and SIGHUP stop the server as EOF on stdin does (the calls
  * running are interrupted, the exit status is 0): they are blocked before any

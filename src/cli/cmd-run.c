@@ -440,9 +440,8 @@ int cmd_run(int argc, char **argv)
                                     {"--trace", arg_trace}},
                 });
 
-        /* The whole process hosts this one run: it may scrub and reap (ptc.h). */
-        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_REAP_ORPHANS, &engine,
-                           &warned) < 0)
+        /* The whole process hosts this one run: it may scrub its environment (ptc.h). */
+        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS, &engine, &warned) < 0)
                 return EXIT_USAGE;
         ret = EXIT_USAGE;
         if ((arg_timeout && cli_engine_set(engine, "timeout", arg_timeout, "--timeout") < 0) ||

@@ -489,10 +489,7 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
 
         if (!json_is_object(opts) || !json_is_array(tools) || !json_is_array(host))
                 return diag_set(d, -EPROTO, "the run frame lacks options, tools or host_tools");
-        k = ptc_engine_new(NULL,
-                           PTC_ENGINE_NO_CONFIG_FILE | PTC_ENGINE_SCRUB_PROCESS |
-                                   PTC_ENGINE_REAP_ORPHANS,
-                           &e, &pd);
+        k = ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE | PTC_ENGINE_SCRUB_PROCESS, &e, &pd);
         if (k < 0)
                 return diag_set(d, k, "%s", pd.message);
         json_object_foreach(opts, key, v)

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 
 #include "basic/buf.h"
@@ -194,8 +193,7 @@ static void start_warm_pool(ptc_engine *e)
         struct session_table *t;
         struct diag d = {};
 
-        if (!(e->flags & PTC_ENGINE_WARM_POOL) || (e->flags & PTC_ENGINE_REAP_ORPHANS) ||
-            e->config.warm <= 0 || e->pool)
+        if (!(e->flags & PTC_ENGINE_WARM_POOL) || e->config.warm <= 0 || e->pool)
                 return;
         if (interpreter_resolve_in(&e->config, e->config.mode, e->cwd, &e->warm_python, &d) < 0)
                 return;
@@ -507,12 +505,6 @@ PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag)
                 r = engine_set_cwd(".", &e->cwd, diag);
                 if (r < 0)
                         return r;
-        }
-        if (e->flags & PTC_ENGINE_REAP_ORPHANS) {
-                /* Daemons a script double-forks come back to us (exec_opts.reap_orphans). */
-                if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-                        return api_diagf(diag, -errno, "cannot become a child subreaper: %s",
-                                         strerror(errno));
         }
         r = engine_prepare_secrets(&e->config, e->flags & PTC_ENGINE_SCRUB_PROCESS, &e->redactor,
                                    &e->base_env, NULL, &d);

@@ -465,7 +465,6 @@ static int run(ptc_execution *x, const char *code, size_t code_len, const char *
                 .handle_signals = false,
                 .cancel_fd = x->cancel_fd,
                 .cancel_reason = &x->reason,
-                .reap_orphans = e->flags & PTC_ENGINE_REAP_ORPHANS,
                 .child_nofile = e->have_nofile ? &e->nofile : NULL,
                 .on_call = x->progress ? on_call : NULL,
                 .on_call_userdata = x,

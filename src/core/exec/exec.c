@@ -51,7 +51,8 @@
 enum phase {
         PHASE_RUNNING,
         PHASE_TERMINATING, /* SIGINT/SIGTERM sent, waiting for the grace period */
-        PHASE_KILLED,      /* SIGKILL sent */
+        PHASE_KILLED,      /* SIGKILL sent to all but the init */
+        PHASE_INIT_KILLED, /* the init did not end within the grace: SIGKILL to it too */
 };
 
 struct execution {
@@ -148,7 +149,7 @@ static void begin_stop(struct execution *e, enum exec_status why, const char *re
                 (void) kill(e->pid, SIGINT);
         signal_tools(e);
         if (e->status_fd < 0)
-                (void) proc_signal_execution(e->pid, false, e->o->reap_orphans, SIGTERM);
+                (void) proc_tree_signal(e->pid, false, SIGTERM);
         arm_timer(e, now_usec() + EXEC_KILL_GRACE_USEC);
 }
 
@@ -224,14 +225,12 @@ static void child_exited(struct execution *e)
         e->pidfd = safe_close(e->pidfd);
 
         /*
-         * The script is gone; whatever it left running (background jobs,
-         * daemons reparented to us) goes with it, and tools still working
-         * for it are told to stop.
+         * The script is gone, and its init killed what it left running (background jobs,
+         * daemons reparented to the init) before it exited; its cgroup goes too, and tools
+         * still working for it are told to stop.
          */
         signal_tools(e);
         run_cgroup_kill(&e->cgroup);
-        if (e->o->reap_orphans)
-                (void) proc_kill_execution(0, true, 2 * USEC_PER_SEC);
         arm_timer(e, now_usec() + DRAIN_USEC);
 }
 
@@ -267,11 +266,21 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
                 break;
         }
         case PHASE_TERMINATING:
+                /*
+                 * Everything below the init, stopped and then killed, so nothing forked
+                 * meanwhile escapes. The init lives on to reap it all (it is their
+                 * subreaper: killed first, it would hand them to whoever is above ptc),
+                 * then reports and exits; it is killed too if it has not within the grace.
+                 */
                 e->phase = PHASE_KILLED;
-                (void) proc_signal_execution(e->pid, true, e->o->reap_orphans, SIGKILL);
-                /* Stragglers forked meanwhile are caught again by child_exited(). */
+                (void) proc_tree_kill(e->pid, false);
+                arm_timer(e, now_usec() + EXEC_KILL_GRACE_USEC);
                 break;
         case PHASE_KILLED:
+                e->phase = PHASE_INIT_KILLED;
+                (void) proc_tree_kill(e->pid, true);
+                break;
+        case PHASE_INIT_KILLED:
         default:
                 break;
         }
@@ -678,7 +687,7 @@ static int setup(struct execution *e, struct diag *reterr)
 static void teardown(struct execution *e)
 {
         if (e->pid > 0 && !e->reaped) {
-                (void) proc_signal_execution(e->pid, true, e->o->reap_orphans, SIGKILL);
+                (void) proc_tree_kill(e->pid, true);
                 (void) waitpid(e->pid, NULL, 0);
                 e->reaped = true;
         }
@@ -686,8 +695,6 @@ static void teardown(struct execution *e)
                 signal_tools(e);
         e->rpc = rpc_server_free(e->rpc);
         (void) run_cgroup_destroy(&e->cgroup, 2 * USEC_PER_SEC);
-        if (e->o->reap_orphans)
-                (void) proc_kill_execution(0, true, 2 * USEC_PER_SEC);
         loop_remove(e->out_src);
         loop_remove(e->err_src);
         loop_remove(e->pid_src);

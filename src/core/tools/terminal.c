@@ -188,7 +188,7 @@ static void signal_command(pid_t pid, int status_fd, int sig)
         if (status_fd < 0)
                 (void) kill(-pid, sig);
         else if (sig == SIGKILL)
-                (void) proc_signal_execution(pid, true, false, SIGKILL);
+                (void) proc_tree_kill(pid, true);
         else
                 (void) kill(pid, sig);
 }
