@@ -137,6 +137,15 @@ enum ptc_engine_flags {
          * are the same as without.
          */
         PTC_ENGINE_WARM_POOL = 1u << 3,
+        /*
+         * For a server a client starts in any directory (`ptc mcp`, `ptc serve`): when no
+         * "cwd" was set and the current directory is one a confined run refuses (`/`, a
+         * system tree: docs/isolation.md), the start makes a private working directory
+         * (0700, under $XDG_CACHE_HOME/ptc/workdirs) instead of failing; a warning of the
+         * start and of the first execution names it. It is removed at ptc_engine_free()
+         * when empty, kept otherwise. Without the flag such a directory fails the start.
+         */
+        PTC_ENGINE_PRIVATE_CWD = 1u << 4,
 };
 
 /*
