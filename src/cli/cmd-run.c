@@ -537,8 +537,9 @@ int cmd_run(int argc, char **argv)
         cli_status_stop();
         signal_watch_stop(&watch);
         cli_print_execution_warnings(x);
-        if (r == -ENOENT && !result) {
-                /* No interpreter: a setup error, as a bad option. */
+        if ((r == -ENOENT || r == -EINVAL) && !result) {
+                /* No interpreter, a working directory no run may have (docs/isolation.md):
+                 * a setup error, as a bad option. */
                 log_error("%s", d.message);
                 goto out;
         }

@@ -261,3 +261,25 @@ def test_a_dropped_layer_is_in_every_mcp_answer(ptc, no_userns):
                        for x in d.get("warnings", [])), d
     finally:
         c.kill()
+
+
+# --------------------------------------------------------------------------------------------
+# Remote backends: the target judges its own directory
+
+
+def test_a_remote_target_refuses_root_as_its_directory(ptc):
+    env = {"PATH": f"{ptc.bin.parent}:{ptc.env['PATH']}"}
+    # The host's own directory is no run's: / is fine here with a remote backend.
+    there = ptc.path("on-target")
+    there.mkdir()
+    r = ptc.run_ptc(["run", "--backend", "exec:sh", "--remote-cwd", there, "-c",
+                     "import os; print(os.getcwd())"], cwd="/", env=env)
+    expect(r, 0, "success")
+    assert r.output == f"{there}\n", r
+    # The target's: refused by its agent, as a local run is.
+    r = ptc.run_ptc(["run", "--backend", "exec:sh", "--remote-cwd", "/", "-c", "print(1)"],
+                    env=env)
+    expect(r, 1, "error")
+    assert "the agent on the target failed: cwd: the working directory '/' is the root " \
+           "directory" in r.data["error"], r
+    assert "--remote-cwd DIR" in r.data["error"], r

@@ -429,13 +429,31 @@ static void test_refused_working_directories(void **state)
         ptc_engine *e = NULL;
         ptc_execution *x = NULL;
         struct ptc_diag d = {};
-        char *cwd = NULL;
+        enum ptc_status st;
+        char *cwd = NULL, *text = NULL;
 
+        /* An engine that may never run a script there starts (ptc schema, ptc tool); its
+         * runs are refused before anything runs, without a result. */
         assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, &d), 0);
+        assert_int_equal(ptc_engine_set(e, "tools", "", &d), 0);
         assert_int_equal(ptc_engine_set(e, "cwd", "/usr/..", &d), 0);
-        assert_int_equal(ptc_engine_start(e, &d), -EINVAL);
+        assert_int_equal(ptc_engine_start(e, &d), 0);
+        assert_int_equal(ptc_execution_new(e, &x, &d), 0);
+        assert_int_equal(ptc_execution_run(x, "print(1)", 8, &text, &st, &d), -EINVAL);
+        assert_null(text);
         assert_non_null(strstr(d.message, "the working directory '/' is the root directory"));
         assert_non_null(strstr(d.message, "--cwd DIR"));
+        ptc_execution_free(x);
+        x = NULL;
+        ptc_engine_free(e);
+
+        /* A server's explicit choice is refused at its start. */
+        assert_int_equal(
+                ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE | PTC_ENGINE_PRIVATE_CWD, &e, &d),
+                0);
+        assert_int_equal(ptc_engine_set(e, "cwd", "/", &d), 0);
+        assert_int_equal(ptc_engine_start(e, &d), -EINVAL);
+        assert_non_null(strstr(d.message, "the working directory '/' is the root directory"));
         ptc_engine_free(e);
 
         assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, &d), 0);

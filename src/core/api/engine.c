@@ -205,6 +205,9 @@ static void start_warm_pool(ptc_engine *e)
         if (!(e->flags & PTC_ENGINE_WARM_POOL) || (e->flags & PTC_ENGINE_REAP_ORPHANS) ||
             e->config.warm <= 0 || e->pool)
                 return;
+        /* No run may work there: no kernel either (each run says why). */
+        if (engine_check_cwd(&e->config, false, e->cwd, NULL) < 0)
+                return;
         if (interpreter_resolve_in(&e->config, e->config.mode, e->cwd, &e->warm_python, &d) < 0)
                 return;
         e->warm_opts = (struct exec_opts){
@@ -501,9 +504,9 @@ static int build_extra(ptc_engine *e)
 }
 
 /*
- * The engine's working directory: "cwd", else the current one; refused when a confined run
- * may not have it (docs/isolation.md), unless PTC_ENGINE_PRIVATE_CWD and no "cwd" was set:
- * then a private one.
+ * The engine's working directory: "cwd", else the current one. With PTC_ENGINE_PRIVATE_CWD,
+ * one a confined run may not have (docs/isolation.md) is refused when it was set, and
+ * replaced by a private one when it was not.
  */
 static int start_cwd(ptc_engine *e, struct ptc_diag *diag)
 {
@@ -518,8 +521,12 @@ static int start_cwd(ptc_engine *e, struct ptc_diag *diag)
                 if (r < 0)
                         return r;
         }
-        if (chosen || !(e->flags & PTC_ENGINE_PRIVATE_CWD) ||
-            !engine_cwd_is_judged(&e->config, e->config.backends != NULL) ||
+        /* Other engines may never run a script here (ptc schema, ptc tool): their runs are
+         * refused, each (ptc_execution_run()). */
+        if (!(e->flags & PTC_ENGINE_PRIVATE_CWD))
+                return 0;
+        /* A server's explicit choice is refused, never replaced. */
+        if (chosen || !engine_cwd_is_judged(&e->config, e->config.backends != NULL) ||
             sandbox_cwd_refused(e->cwd, why, sizeof(why)) <= 0)
                 return engine_check_cwd(&e->config, e->config.backends != NULL, e->cwd, diag);
         (void) snprintf(started, sizeof(started), "'%s' (%s)", e->cwd, why);

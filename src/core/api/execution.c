@@ -657,6 +657,15 @@ static int run_with_events(ptc_execution *x, const char *code, size_t code_len, 
                 pooled = true;
         }
 
+        /* The directory, as the engine's start or "cwd" left it: refused before anything
+         * runs, as a bad option is (docs/isolation.md). */
+        r = engine_check_cwd(&x->config, backend ? backend->kind != BACKEND_LOCAL : e->pool != NULL,
+                             x->cwd, diag);
+        if (r < 0) {
+                if (pooled)
+                        backend_pool_release(e->pool, slot);
+                return r;
+        }
         /* Here, not at start: it depends on this run's directory (a project's venv). A
          * pool's targets are all remote: their interpreter is the target's business. */
         if (!backend || backend->kind == BACKEND_LOCAL) {
