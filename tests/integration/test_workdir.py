@@ -113,7 +113,11 @@ def test_session_from_root_is_refused(ptc):
         r = ptc.run_ptc(["run", "--session", "s1", "-c", "print(1)"], cwd="/",
                         env={"XDG_RUNTIME_DIR": str(run)})
         refused(r, "'/' is the root directory")
-        # The server (started in /, in a private directory of its own) still serves others.
+        # The server, started in / by that client, works in a private directory of its own,
+        # named in its log, and serves the others.
+        log = (run / "ptc" / "serve.log").read_text()
+        assert "cwd: ptc was started in '/' (the root directory)" in log, log
+        assert f"private directory {ptc.xdg_cache}/ptc/workdirs/ptc-work-" in log, log
         r = ptc.run_ptc(["run", "--session", "s1", "-c", "import os; print(os.getcwd())"],
                         env={"XDG_RUNTIME_DIR": str(run)})
         expect(r, 0, "success")
@@ -283,3 +287,11 @@ def test_a_remote_target_refuses_root_as_its_directory(ptc):
     assert "the agent on the target failed: cwd: the working directory '/' is the root " \
            "directory" in r.data["error"], r
     assert "--remote-cwd DIR" in r.data["error"], r
+
+
+def test_commands_that_run_no_script_work_in_root(ptc):
+    """The rule binds scripts' runs: the schema and a direct tool call need no directory."""
+    r = ptc.run_ptc(["schema"], cwd="/")
+    assert r.rc == 0 and r.data is not None, r
+    r = ptc.run_ptc(["tool", "read_file", '{"path": "/etc/hostname"}'], cwd="/")
+    assert r.rc == 0, r
