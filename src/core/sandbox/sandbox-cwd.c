@@ -42,14 +42,19 @@ static bool same(const struct stat *st, const struct tree *t)
         return st->st_dev == t->dev && st->st_ino == t->ino;
 }
 
-/* @path's device and inode into @t (symlinks followed: /bin -> usr/bin is /usr/bin). */
+/*
+ * @path's device and inode into @t (symlinks followed: /bin -> usr/bin is /usr/bin, and is
+ * named so in a message).
+ */
 static bool tree_stat(const char *path, struct tree *t)
 {
+        _cleanup_free_ char *real = NULL;
         struct stat st;
 
         if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
                 return false;
-        (void) snprintf(t->path, sizeof(t->path), "%s", path);
+        real = realpath(path, NULL);
+        (void) snprintf(t->path, sizeof(t->path), "%s", real ? real : path);
         t->dev = st.st_dev;
         t->ino = st.st_ino;
         return true;
