@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -299,3 +300,38 @@ def test_commands_that_run_no_script_work_in_root(ptc):
     assert r.rc == 0 and r.data is not None, r
     r = ptc.run_ptc(["tool", "read_file", '{"path": "/etc/hostname"}'], cwd="/")
     assert r.rc == 0, r
+
+
+def test_a_cgroup_that_cannot_be_made_is_in_the_result(ptc):
+    """A weakened limit is named too: ptc in a cgroup delegated to it (root: the
+    trusted.delegate xattr) that allows no new cgroup (cgroup.max.descendants 0) runs
+    without its leaf, and the result says so."""
+    from isolation_util import token
+    from test_isolation import writable_cgroup_base
+    if os.geteuid() != 0:
+        pytest.skip("making a delegated cgroup needs root")
+    delegated = writable_cgroup_base() / token("ptc-wd-")
+    delegated.mkdir()
+    try:
+        try:
+            os.setxattr(delegated, "trusted.delegate", b"1")
+        except OSError as e:
+            pytest.skip(f"cannot mark a cgroup delegated: {e}")
+        (delegated / "cgroup.max.descendants").write_text("0")
+        argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(delegated / "cgroup.procs"),
+                str(ptc.bin), "run", "--no-server", "-c", "print(1)"]
+        p = subprocess.run(argv, env=ptc.make_env(), cwd=str(ptc.workdir), capture_output=True,
+                           timeout=120)
+        d = json.loads(p.stdout)
+        assert d["status"] == "success", (d, p.stderr)
+        w = [x for x in d.get("warnings", []) if x.startswith(
+            f"isolation: running without a cgroup: cannot create the cgroup {delegated}/")]
+        assert len(w) == 1, (d, p.stderr)
+        assert w[0] in p.stderr.decode(), (d, p.stderr)
+    finally:
+        for _ in range(50):
+            try:
+                delegated.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)

@@ -509,6 +509,12 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                 r = sandbox_spawn(&sb, ret, &failed, &why);
                 if (r >= 0) {
                         ret->layers = sb.layers;
+                        if (ret->cgroup_error)
+                                warn(o,
+                                     "isolation: running without a cgroup: cannot start inside "
+                                     "%s: %s (the rlimits still bound memory and processes)",
+                                     sb.cgroup && sb.cgroup->path ? sb.cgroup->path : "?",
+                                     strerror(ret->cgroup_error));
                         break;
                 }
                 if (c->isolation == PTC_ISOLATION_STRICT)
