@@ -40,9 +40,16 @@ def refused(r, where):
 
 @pytest.mark.parametrize("level", ["auto", "strict"])
 def test_run_from_root_is_refused(ptc, level):
-    r = ptc.run_ptc(["run", "--isolation", level, "-c", "open('x', 'w'); print(1)"], cwd="/")
-    refused(r, "'/' is the root directory")
-    assert not os.path.exists("/x")
+    name = f"ptc-wd-test-{os.getpid()}-{level}"
+    try:
+        r = ptc.run_ptc(["run", "--isolation", level, "-c", f"open({name!r}, 'w'); print(1)"],
+                        cwd="/")
+        refused(r, "'/' is the root directory")
+        assert not os.path.exists("/" + name)
+    finally:
+        # A ptc that ran it (an old one) wrote there: not left behind.
+        if os.path.exists("/" + name):
+            os.unlink("/" + name)
 
 
 @pytest.mark.parametrize("level", ["auto", "strict"])
@@ -200,15 +207,16 @@ class Mcp:
 
 def test_mcp_started_in_root_works_in_a_private_dir(ptc):
     c = Mcp([ptc.bin, "mcp"], ptc.make_env(), "/")
+    marker = f"ptc-wd-marker-{os.getpid()}"
     try:
         init = c.initialize()
-        d = c.execute("import os; open('marker', 'w').write('m'); print(os.getcwd())")
+        d = c.execute(f"import os; open({marker!r}, 'w').write('m'); print(os.getcwd())")
         assert d["status"] == "success", d
         cwd = Path(d["output"].strip())
         assert cwd.parent == ptc.xdg_cache / "ptc" / "workdirs", d
         assert cwd.name.startswith(f"ptc-work-{c.proc.pid}-"), d
-        assert (cwd / "marker").read_text() == "m"
-        assert not os.path.exists("/marker")
+        assert (cwd / marker).read_text() == "m"
+        assert not os.path.exists("/" + marker)
         assert oct(os.stat(cwd).st_mode & 0o777) == "0o700"
         note = [w for w in d["warnings"] if w.startswith("cwd: ptc was started in '/'")]
         assert len(note) == 1 and f"private directory {cwd} " in note[0], d
@@ -220,9 +228,11 @@ def test_mcp_started_in_root_works_in_a_private_dir(ptc):
         assert rc == 0, err
         assert f"private directory {cwd} " in err, err
         # Kept: it holds the script's file.
-        assert (cwd / "marker").exists()
+        assert (cwd / marker).exists()
     finally:
         c.kill() if c.proc.poll() is None else None
+        if os.path.exists("/" + marker):
+            os.unlink("/" + marker)
 
 
 def test_mcp_with_cwd_root_is_refused(ptc):
