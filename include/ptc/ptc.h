@@ -344,8 +344,8 @@ PTC_EXPORT int ptc_execution_on_event(ptc_execution *x, ptc_event_fn fn, void *u
  * says where it looked; `ptc run` treats it as a setup error, exit 2).
  * -EINVAL with *ret_json NULL: the run's working directory is one no confined
  * script may have (`/`, a system tree: docs/isolation.md); nothing ran (`ptc
- * run`: exit 2). The result JSON's "warnings" (a
- * list, when not empty) are ptc_execution_warnings()'s lines.
+ * run`: exit 2). The result JSON's "warnings" (a list, when not empty) are
+ * ptc_execution_warnings()'s lines.
  * An execution runs once: a second call is -EALREADY.
  */
 PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code_len,
