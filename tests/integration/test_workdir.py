@@ -62,6 +62,7 @@ def test_run_from_root_is_refused(ptc, level):
     ("/usr/share", "inside the system tree /usr"),
     ("/proc/self", "inside the system tree /proc"),
     ("/dev/shm", "inside the system tree /dev"),
+    ("/var/run", "the system tree /run"),
     ("LINK", "the system tree /etc"),
 ])
 def test_cwd_root_and_system_trees_are_refused(ptc, level, spelling, why):

@@ -41,25 +41,30 @@ int engine_check_cwd(const struct ptc_config *c, bool remote, const char *cwd, s
         return 0;
 }
 
+/* Whether a directory may be made at @path: its nearest existing ancestor is no refused one. */
+static bool may_work_below(const char *path)
+{
+        _cleanup_free_ char *p = strdup(path);
+        char why[128], *slash;
+
+        if (!p || p[0] != '/')
+                return false;
+        /* The directory may not exist yet. */
+        while (access(p, F_OK) < 0 && (slash = strrchr(p, '/')) && slash != p)
+                *slash = 0;
+        return sandbox_cwd_refused(p, why, sizeof(why)) == 0;
+}
+
 char *engine_private_cwd_base(void)
 {
-        _cleanup_free_ char *base = xdg_cache_path(PRIVATE_CWD_SUB);
+        _cleanup_free_ char *cache = xdg_cache_path(PRIVATE_CWD_SUB);
         const char *tmp = getenv("TMPDIR");
-        char why[128];
 
-        /* A cache under a refused tree (HOME=/etc) is not a place to work either. */
-        if (base && base[0] == '/') {
-                _cleanup_free_ char *parent = strdup(base);
-                char *slash;
-
-                /* Judge the nearest existing ancestor: the directory may not exist yet. */
-                while (parent && access(parent, F_OK) < 0 && (slash = strrchr(parent, '/')) &&
-                       slash != parent)
-                        *slash = 0;
-                if (parent && sandbox_cwd_refused(parent, why, sizeof(why)) == 0)
-                        return TAKE_PTR(base);
-        }
-        return strdup(tmp && tmp[0] == '/' ? tmp : "/tmp");
+        /* A cache or TMPDIR in a refused tree (HOME=/etc, /run/user/UID) is not a place to
+         * work either; /tmp always is. */
+        if (cache && may_work_below(cache))
+                return TAKE_PTR(cache);
+        return strdup(tmp && may_work_below(tmp) ? tmp : "/tmp");
 }
 
 int engine_make_private_cwd(const char *why_started, char **ret, char **ret_note, struct diag *d)

@@ -449,9 +449,12 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
         /*
          * The working directory is read-write inside every layer: `/` or a system tree there
          * makes them void (docs/isolation.md). Refused here, where the script is started,
-         * whatever path led here; `none` confines nothing, so it only says so.
+         * whatever path led here; `none` confines nothing, so it only says so. Strict mode's
+         * directory is ptc's own staging dir, wherever TMPDIR is.
          */
-        if (c->isolation != PTC_ISOLATION_NONE) {
+        if (c->mode != PTC_MODE_PROJECT) {
+                /* nothing to judge */
+        } else if (c->isolation != PTC_ISOLATION_NONE) {
                 r = sandbox_check_cwd(co->cwd, reterr);
                 if (r < 0)
                         return r;

@@ -63,8 +63,10 @@ static bool tree_stat(const char *path, struct tree *t)
 /* The trees refused with everything below them: the fixed ones, then /lib*. */
 static size_t system_trees(struct tree *ret, size_t max)
 {
-        static const char *const fixed[] = {"/usr",  "/etc",  "/bin", "/sbin",
-                                            "/boot", "/proc", "/sys", "/dev"};
+        /* /run too: the system's sockets (docker.sock, D-Bus) are there, and a pathname
+         * socket inside the working directory is reachable (docs/isolation.md). */
+        static const char *const fixed[] = {"/usr",  "/etc", "/bin", "/sbin", "/boot",
+                                            "/proc", "/sys", "/dev", "/run"};
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
         size_t n = 0;
@@ -87,7 +89,7 @@ static size_t system_trees(struct tree *ret, size_t max)
 
 int sandbox_cwd_refused(const char *dir, char *why, size_t why_len)
 {
-        struct tree trees[8 + LIB_TREES_MAX], root, var;
+        struct tree trees[9 + LIB_TREES_MAX], root, var;
         bool have_var = tree_stat("/var", &var);
         _cleanup_close_ int fd = -EBADF;
         size_t n;

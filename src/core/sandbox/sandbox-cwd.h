@@ -10,7 +10,7 @@
  * are what they lead to.
  *
  * Refused: `/` and `/var` themselves; `/usr`, `/etc`, `/bin`, `/sbin`, `/boot`, `/proc`,
- * `/sys`, `/dev` and every `/lib*` entry of `/`, and everything below them.
+ * `/sys`, `/dev`, `/run` and every `/lib*` entry of `/`, and everything below them.
  */
 
 #include <stddef.h>
