@@ -137,6 +137,17 @@ enum ptc_engine_flags {
          * are the same as without.
          */
         PTC_ENGINE_WARM_POOL = 1u << 3,
+        /*
+         * For a server a client starts in any directory (`ptc mcp`, `ptc serve`): when no
+         * "cwd" was set and the current directory is one a confined run refuses (`/`, a
+         * system tree: docs/isolation.md), the start makes a private working directory
+         * (0700, under $XDG_CACHE_HOME/ptc/workdirs) instead of failing; a warning of the
+         * start and of the first execution names it. It is removed at ptc_engine_free()
+         * when empty, kept otherwise. A "cwd" set to such a directory fails the start.
+         * Without the flag the engine starts anywhere; a run in such a directory is
+         * refused (ptc_execution_run(): -EINVAL, no result).
+         */
+        PTC_ENGINE_PRIVATE_CWD = 1u << 4,
 };
 
 /*
@@ -331,6 +342,10 @@ PTC_EXPORT int ptc_execution_on_event(ptc_execution *x, ptc_event_fn fn, void *u
  * *ret_json is still a result with status "error" when it could be built.
  * -ENOENT with *ret_json NULL: no Python interpreter was found (the message
  * says where it looked; `ptc run` treats it as a setup error, exit 2).
+ * -EINVAL with *ret_json NULL: the run's working directory is one no confined
+ * script may have (`/`, a system tree: docs/isolation.md); nothing ran (`ptc
+ * run`: exit 2). The result JSON's "warnings" (a list, when not empty) are
+ * ptc_execution_warnings()'s lines.
  * An execution runs once: a second call is -EALREADY.
  */
 PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code_len,

@@ -54,7 +54,9 @@ static void help(void)
                "  --max-tool-calls N       tool-call budget (default %lld)\n"
                "  --mode project|strict    project: run in --cwd with the active venv's python;\n"
                "                           strict: run in a private temp dir (default %s)\n"
-               "  --cwd DIR                working directory in project mode (default: .)\n"
+               "  --cwd DIR                working directory in project mode (default: .;\n"
+               "                           / and system trees are refused unless --isolation\n"
+               "                           none)\n"
                "  --config FILE            config file (default: $PTC_CONFIG, else\n"
                "                           $XDG_CONFIG_HOME/ptc/config.yaml)\n"
                "  --isolation LEVEL        none | auto | strict (default %s: every layer of\n"
@@ -534,8 +536,9 @@ int cmd_run(int argc, char **argv)
         cli_status_stop();
         signal_watch_stop(&watch);
         cli_print_execution_warnings(x);
-        if (r == -ENOENT && !result) {
-                /* No interpreter: a setup error, as a bad option. */
+        if ((r == -ENOENT || r == -EINVAL) && !result) {
+                /* No interpreter, a working directory no run may have (docs/isolation.md):
+                 * a setup error, as a bad option. */
                 log_error("%s", d.message);
                 goto out;
         }

@@ -476,8 +476,10 @@ int cmd_serve(int argc, char **argv)
                 say_ready(ready, "cannot listen on the socket");
                 return EXIT_INTERNAL;
         }
-        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_WARM_POOL, &s.engine,
-                           &warned) < 0) {
+        /* Started where its first client was, `/` too: then a private directory. */
+        if (cli_engine_new(arg_config,
+                           PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_WARM_POOL | PTC_ENGINE_PRIVATE_CWD,
+                           &s.engine, &warned) < 0) {
                 say_ready(ready, "the configuration is not valid");
                 ret = EXIT_USAGE;
                 goto out;

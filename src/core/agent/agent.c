@@ -517,7 +517,10 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
              * timeout closes it, never this engine's. */
             (json_is_true(json_object_get(run, "session")) &&
              (k = ptc_engine_set(e, "sessions.idle_timeout", SESSION_IDLE_MAX, &pd)) < 0) ||
-            (k = ptc_engine_start(e, &pd)) < 0) {
+            (k = ptc_engine_start(e, &pd)) < 0 ||
+            /* The target's directory is judged here, as a local run's (docs/isolation.md):
+             * refused before the run, with the reason for the host. */
+            (k = engine_check_cwd(&e->config, false, e->cwd, &pd)) < 0) {
                 if (!d->message[0])
                         diag_set(d, k, "%s", pd.message[0] ? pd.message : strerror(-k));
                 ptc_engine_free(e);

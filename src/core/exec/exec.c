@@ -38,6 +38,7 @@
 #include "core/rpc/rpc-server.h"
 #include "core/sandbox/cgroup.h"
 #include "core/sandbox/landlock.h"
+#include "core/sandbox/sandbox-cwd.h"
 #include "core/sandbox/sandbox.h"
 #include "core/spawn/interpreter.h"
 #include "core/spawn/proc-tree.h"
@@ -454,6 +455,27 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                 .stderr_fd = co->stderr_fd,
                 .timings = co->timings,
         };
+        /*
+         * The working directory is read-write inside every layer: `/` or a system tree there
+         * makes them void (docs/isolation.md). Refused here, where the script is started,
+         * whatever path led here; `none` confines nothing, so it only says so. Strict mode's
+         * directory is ptc's own staging dir, wherever TMPDIR is.
+         */
+        if (c->mode != PTC_MODE_PROJECT) {
+                /* nothing to judge */
+        } else if (c->isolation != PTC_ISOLATION_NONE) {
+                r = sandbox_check_cwd(co->cwd, reterr);
+                if (r < 0)
+                        return r;
+        } else {
+                char why[128];
+
+                if (sandbox_cwd_refused(co->cwd, why, sizeof(why)) > 0)
+                        warn(o,
+                             "isolation none: the working directory '%s' is %s; the script "
+                             "may write wherever ptc can",
+                             co->cwd, why);
+        }
         if (c->isolation == PTC_ISOLATION_NONE) {
                 /*
                  * No layer, but still under an init of its own (sandbox-init.c): a child
@@ -477,7 +499,14 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
         sb.limits = sandbox_limits_for((uint64_t) c->memory_mb, (uint64_t) c->pids, nofile,
                                        co->cpu_seconds);
         /* A cgroup leaf of its own where ptc may make one (cgroup.h); the rlimits stay. */
-        sb.cgroup = run_cgroup_start(sb.limits.data_bytes, sb.limits.pids, "isolation", cgroup);
+        {
+                struct diag why = {};
+
+                sb.cgroup = run_cgroup_try(sb.limits.data_bytes, sb.limits.pids, cgroup, &why);
+                /* Where ptc may make cgroups, one it could not make is a limit weakened. */
+                if (!sb.cgroup && why.message[0])
+                        warn(o, "isolation: running without a cgroup: %s", why.message);
+        }
         r = interpreter_trees(o->python, env_get(o->base_env, "PYTHONPATH"), &trees);
         r = r ?: sandbox_env(co->env, sb.cwd, &ns_env);
         if (r < 0)
@@ -492,6 +521,12 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                 r = sandbox_spawn(&sb, ret, &failed, &why);
                 if (r >= 0) {
                         ret->layers = sb.layers;
+                        if (ret->cgroup_error)
+                                warn(o,
+                                     "isolation: running without a cgroup: cannot start inside "
+                                     "%s: %s (the rlimits still bound memory and processes)",
+                                     sb.cgroup && sb.cgroup->path ? sb.cgroup->path : "?",
+                                     strerror(ret->cgroup_error));
                         break;
                 }
                 if (c->isolation == PTC_ISOLATION_STRICT)

@@ -576,8 +576,8 @@ static int plan_mounts(struct sandbox_plan *p, const struct sandbox_opts *o,
         int r = 0;
 
         if (streq(o->cwd, "/")) {
-                /* The user's choice, not the script's: documented as running without them. */
-                *failed = SANDBOX_LAYER_NAMESPACES;
+                /* Never a reason to confine less: an error (a script's run refuses such a
+                 * directory before it gets here, sandbox-cwd.h). */
                 return diag_set(reterr, -EINVAL,
                                 "namespaces: the working directory '/' cannot be confined "
                                 "(choose a project directory with --cwd, or --remote-cwd on a "

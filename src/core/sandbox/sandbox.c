@@ -449,7 +449,10 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         if (p.step_end)
                 for (size_t i = 0; i < _SANDBOX_STEP_MAX; i++)
                         o->timings->end[i] = __atomic_load_n(&p.step_end[i], __ATOMIC_ACQUIRE);
-        *ret = (struct sandbox_proc){.pid = sp.pid, .pidfd = sp.pidfd, .status_fd = statusp[0]};
+        *ret = (struct sandbox_proc){.pid = sp.pid,
+                                     .pidfd = sp.pidfd,
+                                     .status_fd = statusp[0],
+                                     .cgroup_error = sp.cgroup_error};
         sp.pidfd = -1;
         statusp[0] = -1;
         r = 0;
