@@ -85,7 +85,7 @@ static inline bool sandbox_mount_is_bind(const struct sandbox_mount *m)
 struct sandbox_plan {
         struct sandbox_mount *m;
         size_t n;
-        char **ll_ro, **ll_rw;
+        char **ll_ro, **ll_rw, **ll_list; /* Landlock: read, read-write, list only */
         struct seccomp_program seccomp;
         int userns_fd;     /* idmap user namespace, root only, or -1 */
         size_t copy_bytes; /* planned MNT_COPY bytes, up to SANDBOX_COPY_TOTAL_MAX */
