@@ -250,6 +250,8 @@ int cli_serve_auth_server(int fd, const uint8_t key[CLI_SERVE_KEY_SIZE], const c
         *ret_why = "the client did not prove it holds this server's key (a script, a process "
                    "started by one, or a ptc of another version; docs/sessions.md)";
         r = read_auth_line(fd, line);
+        if (r < 0 && r != -EMSGSIZE)
+                *ret_why = NULL; /* it said nothing, or left: no one to answer */
         if (r < 0)
                 return r;
         p = line;
@@ -269,6 +271,8 @@ int cli_serve_auth_server(int fd, const uint8_t key[CLI_SERVE_KEY_SIZE], const c
         if (r < 0)
                 return r;
         r = read_auth_line(fd, line);
+        if (r < 0 && r != -EMSGSIZE)
+                *ret_why = NULL;
         if (r < 0)
                 return r;
         p = line;
