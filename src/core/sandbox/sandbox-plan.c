@@ -686,6 +686,28 @@ static int plan_ll_host(struct sandbox_plan *p, struct diag *reterr)
         return plan_ll_ro_but(p, hidden, reterr);
 }
 
+/*
+ * ptc serve's directory, where a bind shows it (a working directory or a tree that holds
+ * it): covered by an empty read-only tmpfs, since its key would let the script talk to the
+ * server (docs/sessions.md). Made when missing (0700, as the CLI makes it), so that a server
+ * started while the script runs is covered too.
+ */
+static int plan_hide_serve_dir(struct sandbox_plan *p)
+{
+        _cleanup_free_ char *real = NULL;
+        char dir[PATH_MAX];
+        struct stat st;
+
+        if (ptc_serve_dir_path(dir, sizeof(dir)) < 0)
+                return 0;
+        (void) mkdir(dir, 0700);
+        real = realpath(dir, NULL);
+        /* Not there (no $XDG_RUNTIME_DIR): no server can be either. */
+        if (!real || lstat(real, &st) < 0 || !S_ISDIR(st.st_mode) || !plan_in_bind(p, real, true))
+                return 0;
+        return plan_add(p, MNT_HIDE, NULL, real, true);
+}
+
 /* The mount namespace's plan: what the new root shows, where, and how. */
 static int plan_mounts(struct sandbox_plan *p, const struct sandbox_opts *o,
                        enum sandbox_layer *failed, struct diag *reterr)
@@ -765,6 +787,7 @@ static int plan_mounts(struct sandbox_plan *p, const struct sandbox_opts *o,
         r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd/0", "/dev/stdin", false);
         r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd/1", "/dev/stdout", false);
         r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd/2", "/dev/stderr", false);
+        r = r ?: plan_hide_serve_dir(p);
         if (r < 0)
                 return diag_set(reterr, r, "cannot plan the file system: %s", strerror(-r));
 

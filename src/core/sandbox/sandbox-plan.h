@@ -61,6 +61,8 @@ enum sandbox_mount_kind {
         MNT_PROC,
         MNT_SYMLINK, /* src is the link text */
         MNT_COPY,    /* a small regular file, copied (read-only with the root) */
+        MNT_HIDE,    /* an empty read-only tmpfs over an existing directory of a bound host
+                      * tree: ptc serve's (docs/sessions.md) */
 };
 
 struct sandbox_mount {
