@@ -663,6 +663,33 @@ static int plan_ll_ro_but(struct sandbox_plan *p, const char *hidden, struct dia
 }
 
 /*
+ * ptc serve's directory, where a bind shows it (a working directory or a tree that holds
+ * it): covered by an empty read-only tmpfs, since its key would let the script talk to the
+ * server (docs/sessions.md). Made when missing (0700, as the CLI makes it), so that a server
+ * started while the script runs is covered too.
+ */
+static int plan_hide_serve_dir(struct sandbox_plan *p)
+{
+        _cleanup_free_ char *where = NULL, *real = NULL;
+        char dir[PATH_MAX];
+        struct stat st;
+
+        if (ptc_serve_dir_path(dir, sizeof(dir)) < 0)
+                return 0;
+        where = resolve_existing_prefix(dir);
+        if (!where)
+                return errno == ENOMEM ? -ENOMEM : 0;
+        if (!plan_in_bind(p, where, true))
+                return 0;
+        (void) mkdir(dir, 0700);
+        real = realpath(dir, NULL);
+        /* Not there (its parent is missing): no server can be either. */
+        if (!real || lstat(real, &st) < 0 || !S_ISDIR(st.st_mode) || !plan_in_bind(p, real, true))
+                return 0;
+        return plan_add(p, MNT_HIDE, NULL, real, true);
+}
+
+/*
  * Without the namespaces layer: the host's file system read-only but ptc serve's directory
  * (whose key would let the script talk to the server, docs/sessions.md).
  */
@@ -684,28 +711,6 @@ static int plan_ll_host(struct sandbox_plan *p, struct diag *reterr)
                                ? diag_set(reterr, -ENOMEM, "landlock: out of memory")
                                : 0;
         return plan_ll_ro_but(p, hidden, reterr);
-}
-
-/*
- * ptc serve's directory, where a bind shows it (a working directory or a tree that holds
- * it): covered by an empty read-only tmpfs, since its key would let the script talk to the
- * server (docs/sessions.md). Made when missing (0700, as the CLI makes it), so that a server
- * started while the script runs is covered too.
- */
-static int plan_hide_serve_dir(struct sandbox_plan *p)
-{
-        _cleanup_free_ char *real = NULL;
-        char dir[PATH_MAX];
-        struct stat st;
-
-        if (ptc_serve_dir_path(dir, sizeof(dir)) < 0)
-                return 0;
-        (void) mkdir(dir, 0700);
-        real = realpath(dir, NULL);
-        /* Not there (no $XDG_RUNTIME_DIR): no server can be either. */
-        if (!real || lstat(real, &st) < 0 || !S_ISDIR(st.st_mode) || !plan_in_bind(p, real, true))
-                return 0;
-        return plan_add(p, MNT_HIDE, NULL, real, true);
 }
 
 /* The mount namespace's plan: what the new root shows, where, and how. */
