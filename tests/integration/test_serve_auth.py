@@ -14,9 +14,9 @@ import shutil
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import textwrap
-import sys
 import threading
 from pathlib import Path
 
