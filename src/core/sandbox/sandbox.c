@@ -144,9 +144,10 @@ _no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, str
         if (o->layers && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 fail(errfd, ST_NNP, -1);
         step_done(p, SANDBOX_STEP_NO_NEW_PRIVS);
-        if (p->ll_ro || p->ll_rw) {
+        if (p->ll_ro || p->ll_rw || p->ll_list) {
                 struct landlock_policy lp = {
                         .ro_paths = (const char *const *) p->ll_ro,
+                        .list_paths = (const char *const *) p->ll_list,
                         .rw_paths = (const char *const *) p->ll_rw,
                         .deny_tcp = !o->network,
                         .scope = true,
