@@ -10,7 +10,7 @@
 set -euo pipefail
 
 build_pkgs=(meson ninja-build pkg-config gcc libc6-dev libjansson-dev libyaml-dev libpcre2-dev libcurl4-openssl-dev
-            libgumbo-dev libidn2-dev libseccomp-dev python3)
+            libgumbo-dev libidn2-dev libseccomp-dev nettle-dev python3)
 test_pkgs=(libcmocka-dev python3-pytest python3-jsonschema clang libclang-rt-14-dev ripgrep poppler-utils abigail-tools groff-base
            man-db openssh-server openssh-client)
 

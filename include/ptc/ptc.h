@@ -29,7 +29,8 @@
  *     many at once; they must not call ptc_engine_free().
  *   - Process: the library changes no signal disposition and no signal mask,
  *     installs no handlers and does not change the environment (unless the
- *     command line's PTC_ENGINE_SCRUB_PROCESS / _REAP_ORPHANS ask). Children
+ *     command line's PTC_ENGINE_SCRUB_PROCESS asks). It never signals or
+ *     reaps a process it did not start (a child the host had before). Children
  *     are watched through pidfds (Linux 5.3 or later).
  *
  * The ABI is versioned (libptc.so.0, symbols at PTC_0); structs below are
@@ -121,12 +122,11 @@ enum ptc_engine_flags {
          */
         PTC_ENGINE_SCRUB_PROCESS = 1u << 1,
         /*
-         * For a process that runs one execution at a time, on its main thread
-         * (`ptc run`): the process becomes a child subreaper, and after each
-         * script every process reparented to it (a daemon a terminal command
-         * double-forked) is killed and reaped. Without it, too, every script
-         * runs under an init of its own that kills what the script leaves
-         * behind, and executions may run at once on any threads.
+         * Accepted and ignored (it made the process a child subreaper that
+         * killed every process reparented to it, which also killed children
+         * the process had before: a shell's background job). Every script
+         * and every terminal command runs under an init of its own that kills
+         * what it leaves behind; ptc signals only the trees it started.
          */
         PTC_ENGINE_REAP_ORPHANS = 1u << 2,
         /*
@@ -137,6 +137,17 @@ enum ptc_engine_flags {
          * are the same as without.
          */
         PTC_ENGINE_WARM_POOL = 1u << 3,
+        /*
+         * For a server a client starts in any directory (`ptc mcp`, `ptc serve`): when no
+         * "cwd" was set and the current directory is one a confined run refuses (`/`, a
+         * system tree: docs/isolation.md), the start makes a private working directory
+         * (0700, under $XDG_CACHE_HOME/ptc/workdirs) instead of failing; a warning of the
+         * start and of the first execution names it. It is removed at ptc_engine_free()
+         * when empty, kept otherwise. A "cwd" set to such a directory fails the start.
+         * Without the flag the engine starts anywhere; a run in such a directory is
+         * refused (ptc_execution_run(): -EINVAL, no result).
+         */
+        PTC_ENGINE_PRIVATE_CWD = 1u << 4,
 };
 
 /*
@@ -331,6 +342,10 @@ PTC_EXPORT int ptc_execution_on_event(ptc_execution *x, ptc_event_fn fn, void *u
  * *ret_json is still a result with status "error" when it could be built.
  * -ENOENT with *ret_json NULL: no Python interpreter was found (the message
  * says where it looked; `ptc run` treats it as a setup error, exit 2).
+ * -EINVAL with *ret_json NULL: the run's working directory is one no confined
+ * script may have (`/`, a system tree: docs/isolation.md); nothing ran (`ptc
+ * run`: exit 2). The result JSON's "warnings" (a list, when not empty) are
+ * ptc_execution_warnings()'s lines.
  * An execution runs once: a second call is -EALREADY.
  */
 PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code_len,
@@ -549,7 +564,7 @@ PTC_EXPORT int ptc_mcp_serve(ptc_engine *e, int in_fd, int out_fd, const struct 
  * here, the web and the host's tools are forwarded to it), stream the script's output as
  * it is written, stop it when the host says so or goes away, and end with an exit frame.
  * @out_fd carries nothing but the stream. Blocks the calling thread, which should be the
- * process's main thread (the run reaps the script's orphans: PTC_ENGINE_REAP_ORPHANS); the
+ * process's main thread; the
  * process's secrets are scrubbed (PTC_ENGINE_SCRUB_PROCESS). A host ignores SIGPIPE.
  *
  * Returns 0 once the exit frame is written; a negative errno when the stream broke or the

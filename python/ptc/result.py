@@ -28,8 +28,9 @@ class ToolCallRecord:
 class Result:
     """status ("success", "error", "timeout", "interrupted"), output (what the script
     printed), tool_calls_made, duration_seconds, exit_code (None when the child never ran),
-    error (when failing), tool_calls (with log_calls), stdout_truncated; ``raw`` is the whole
-    result JSON as a dict, ``json`` its text as the library gave it."""
+    error (when failing), tool_calls (with log_calls), stdout_truncated, warnings (each layer
+    the run went without, and what else it did differently than asked; empty when none);
+    ``raw`` is the whole result JSON as a dict, ``json`` its text as the library gave it."""
     status: str
     output: str
     tool_calls_made: int
@@ -38,6 +39,7 @@ class Result:
     error: Optional[str] = None
     tool_calls: Optional[Tuple[ToolCallRecord, ...]] = None
     stdout_truncated: bool = False
+    warnings: Tuple[str, ...] = ()
     raw: Any = field(default=None, compare=False, hash=False, repr=False)
     json: str = field(default="", compare=False, hash=False, repr=False)
 
@@ -60,6 +62,7 @@ class Result:
             tool_calls=(tuple(ToolCallRecord.from_dict(c) for c in calls)
                         if calls is not None else None),
             stdout_truncated=bool(d.get("stdout_truncated", False)),
+            warnings=tuple(d.get("warnings") or ()),
             raw=d,
             json=text,
         )

@@ -114,6 +114,29 @@ char *xdg_cache_path(const char *sub)
         return p;
 }
 
+int ptc_serve_dir_path(char *buf, size_t n)
+{
+        const char *run = getenv("XDG_RUNTIME_DIR");
+        int k;
+
+        struct stat st;
+
+        /*
+         * Not /tmp where /var/tmp is: a script confined without the namespaces layer may
+         * write all of /tmp, and with it this directory (docs/sessions.md).
+         */
+        if (run && run[0] == '/')
+                k = snprintf(buf, n, "%s/ptc", run);
+        else
+                k = snprintf(buf, n, "%s/ptc-%u",
+                             stat("/var/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/var/tmp"
+                                                                               : "/tmp",
+                             (unsigned) getuid());
+        if (k < 0 || (size_t) k >= n - sizeof("/serve.sock"))
+                return -ENAMETOOLONG;
+        return 0;
+}
+
 bool is_executable_file(const char *path)
 {
         struct stat st;

@@ -32,6 +32,16 @@ int rm_rf(const char *path);
  */
 char *xdg_cache_path(const char *sub);
 
+/*
+ * The directory of this user's ptc serve (its socket and its key, docs/sessions.md):
+ * "$XDG_RUNTIME_DIR/ptc" (an absolute value), else "/var/tmp/ptc-UID" ("/tmp/ptc-UID"
+ * where /var/tmp is no directory), into @buf of @n bytes,
+ * with room left for "/serve.sock". Reads the process environment; makes nothing. The CLI
+ * uses it for the server, the sandbox and the terminal tool to keep it from what they run.
+ * 0 or -ENAMETOOLONG.
+ */
+int ptc_serve_dir_path(char *buf, size_t n);
+
 /* True when @path names an executable regular file. */
 bool is_executable_file(const char *path);
 

@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -77,25 +78,37 @@ bool cli_tty_approver_install(ptc_engine *e);
 int cli_serve_dir(char *buf, size_t n);
 /*
  * Connect to the server; with @start, start one when none runs (with config file @config,
- * NULL for the default) and wait until it listens. Prints why it failed, except that
- * without @start a server that does not run is a silent -ENOENT or -ECONNREFUSED.
+ * NULL for the default) and wait until it listens, then authenticate both ways
+ * (cli_serve_auth_client()): nothing is sent to a listener that does not hold the key.
+ * Prints why it failed, except that without @start a server that does not run is a silent
+ * -ENOENT or -ECONNREFUSED.
  */
 int cli_serve_connect(bool start, const char *config, int *ret_fd);
 /*
- * Connect to a server that runs, without a word or a side effect (nothing is made): -errno
- * when none answers or its directory is not this user's alone.
+ * Connect to a server that runs and authenticate both ways, without a word or a side effect
+ * (nothing is made): -errno when none answers, its directory is not this user's alone or
+ * the handshake fails.
  */
 int cli_serve_probe(int *ret_fd);
 /*
- * The server at the other end of @fd is ours: this user's (SO_PEERCRED), not a process a
- * script started, and with @same_exe this very executable. 0 or -EPERM (-errno).
+ * serve-auth.c: the server and its clients prove to each other that they hold the key in
+ * the server's directory (serve.key, 0600), never shown to a script (docs/sessions.md).
+ * cli_serve_key_create(): a new random key (the server's, under serve.lock; replaces the
+ * file). cli_serve_key_load(): read it (a client); -EPERM when the file is not this user's
+ * alone, -errno when it cannot be read (a confined script: -ENOENT or -EACCES).
+ * cli_serve_auth_client(): before anything is sent, the peer proves it holds @key, then the
+ * client does; 0, -EKEYREJECTED (the peer does not hold it), -EPROTO (the peer speaks
+ * another protocol: another ptc's server, or no server), -EPERM (another user's), -errno.
+ * cli_serve_auth_server(): the same from the server's side, before the request is read;
+ * on failure *ret_why says why, for the refusal sent back.
  */
-int cli_serve_check_server(int fd, bool same_exe);
-/*
- * Whether an ancestor of @pid runs this ptc executable (a script, or a process a script or
- * a tool started). A walk of at most 64 parents; @pid itself is not looked at.
- */
-bool cli_started_by_ptc(pid_t pid);
+#define CLI_SERVE_KEY_SIZE 32
+/* How long either side waits for the other during the handshake. */
+#define CLI_SERVE_AUTH_SEC 10
+int cli_serve_key_create(const char *dir, uint8_t key[CLI_SERVE_KEY_SIZE]);
+int cli_serve_key_load(const char *dir, uint8_t key[CLI_SERVE_KEY_SIZE]);
+int cli_serve_auth_client(int fd, const uint8_t key[CLI_SERVE_KEY_SIZE]);
+int cli_serve_auth_server(int fd, const uint8_t key[CLI_SERVE_KEY_SIZE], const char **ret_why);
 /*
  * What a run's result depends on besides its options, as one text (*ret, caller frees),
  * for a run through the server's warm pool to be the same as one in this process: this

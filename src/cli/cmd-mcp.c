@@ -3,8 +3,8 @@
  * ptc mcp: a Model Context Protocol server on stdio (docs/mcp.md), the
  * command line of ptc_mcp_serve(): options become the engine's, and the
  * process hosts the server alone, so it scrubs the secrets from its
- * environment (PTC_ENGINE_SCRUB_PROCESS). Not PTC_ENGINE_REAP_ORPHANS: the
- * executions run at once on the server's threads.
+ * environment (PTC_ENGINE_SCRUB_PROCESS). The executions run at once on the
+ * server's threads.
  *
  * SIGINT, SIGTERM and SIGHUP stop the server as EOF on stdin does (the calls
  * running are interrupted, the exit status is 0): they are blocked before any
@@ -42,7 +42,8 @@ static void help(void)
                "                           builtin tool, here:\n"
                "                           %s\n"
                "  --mode project|strict    working directory of the scripts (default %s)\n"
-               "  --cwd DIR                working directory in project mode (default: .)\n"
+               "  --cwd DIR                working directory in project mode (default: .;\n"
+               "                           started in / or a system tree: a private one)\n"
                "  --timeout SECONDS        default and largest timeout of a call (default:\n"
                "                           code_execution.timeout, %g)\n"
                "  --max-tool-calls N       tool-call budget of each execution (default %lld)\n"
@@ -134,8 +135,10 @@ int cmd_mcp(int argc, char **argv)
         /* The server's own lines (a call cancelled) are info: shown. */
         log_set_max_level(LOG_LEVEL_INFO);
 
-        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_WARM_POOL, &engine,
-                           &warned) < 0)
+        /* A client may start it anywhere, `/` too: then it works in a private directory. */
+        if (cli_engine_new(arg_config,
+                           PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_WARM_POOL | PTC_ENGINE_PRIVATE_CWD,
+                           &engine, &warned) < 0)
                 return EXIT_USAGE;
         if ((arg_timeout && cli_engine_set(engine, "timeout", arg_timeout, "--timeout") < 0) ||
             (arg_calls &&
@@ -147,7 +150,7 @@ int cmd_mcp(int argc, char **argv)
              cli_engine_set(engine, "code_execution.backend", arg_backend, "--backend") < 0) ||
             (arg_remote_cwd && cli_engine_set_remote_cwd(engine, arg_remote_cwd) < 0) ||
             (arg_tools && cli_engine_set(engine, "tools", arg_tools, "--tools") < 0) ||
-            cli_engine_set(engine, "cwd", arg_cwd ? arg_cwd : ".", "--cwd") < 0)
+            (arg_cwd && cli_engine_set(engine, "cwd", arg_cwd, "--cwd") < 0))
                 goto out;
 
         sig_fd = setup_process();

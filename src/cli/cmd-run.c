@@ -54,7 +54,9 @@ static void help(void)
                "  --max-tool-calls N       tool-call budget (default %lld)\n"
                "  --mode project|strict    project: run in --cwd with the active venv's python;\n"
                "                           strict: run in a private temp dir (default %s)\n"
-               "  --cwd DIR                working directory in project mode (default: .)\n"
+               "  --cwd DIR                working directory in project mode (default: .;\n"
+               "                           / and system trees are refused unless --isolation\n"
+               "                           none)\n"
                "  --config FILE            config file (default: $PTC_CONFIG, else\n"
                "                           $XDG_CONFIG_HOME/ptc/config.yaml)\n"
                "  --isolation LEVEL        none | auto | strict (default %s: every layer of\n"
@@ -440,9 +442,8 @@ int cmd_run(int argc, char **argv)
                                     {"--trace", arg_trace}},
                 });
 
-        /* The whole process hosts this one run: it may scrub and reap (ptc.h). */
-        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_REAP_ORPHANS, &engine,
-                           &warned) < 0)
+        /* The whole process hosts this one run: it may scrub its environment (ptc.h). */
+        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS, &engine, &warned) < 0)
                 return EXIT_USAGE;
         ret = EXIT_USAGE;
         if ((arg_timeout && cli_engine_set(engine, "timeout", arg_timeout, "--timeout") < 0) ||
@@ -535,8 +536,9 @@ int cmd_run(int argc, char **argv)
         cli_status_stop();
         signal_watch_stop(&watch);
         cli_print_execution_warnings(x);
-        if (r == -ENOENT && !result) {
-                /* No interpreter: a setup error, as a bad option. */
+        if ((r == -ENOENT || r == -EINVAL) && !result) {
+                /* No interpreter, a working directory no run may have (docs/isolation.md):
+                 * a setup error, as a bad option. */
                 log_error("%s", d.message);
                 goto out;
         }

@@ -2,9 +2,10 @@
 /*
  * ptc serve: the per-user server that keeps sessions for `ptc run --session` and `ptc
  * session` (docs/sessions.md). One engine; a Unix socket in the user's runtime directory
- * (0700, the socket 0600), the peer's uid checked on every connection; a thread per
- * connection; one JSON request line and one JSON reply line. It exits after --idle seconds
- * with no session and no client, or on SIGTERM, SIGINT or SIGHUP.
+ * (0700, the socket 0600), the peer's uid checked on every connection and, before its
+ * request is read, its proof that it holds the key this server wrote beside the socket
+ * (serve-auth.c); a thread per connection; one JSON request line and one JSON reply line. It exits
+ * after --idle seconds with no session and no client, or on SIGTERM, SIGINT or SIGHUP.
  *
  * Requests:
  *   {"op": "run", "session": ID, "reset": B, "code": TEXT, "options": {KEY: TEXT},
@@ -61,7 +62,9 @@ static void help(void)
                "The per-user server that keeps sessions (live interpreters) for\n"
                "'ptc run --session ID' and 'ptc session'. The first 'ptc run --session' starts\n"
                "it when none runs; it listens on $XDG_RUNTIME_DIR/ptc/serve.sock (else\n"
-               "/tmp/ptc-UID/serve.sock) for this user only. See docs/sessions.md.\n"
+               "/var/tmp/ptc-UID/serve.sock) for this user only: a client proves it holds\n"
+               "the key in serve.key beside it, which no confined script can read, and the\n"
+               "server proves it to the client first. See docs/sessions.md.\n"
                "\n"
                "Options:\n"
                "  --config FILE            config file (as ptc run)\n"
@@ -84,6 +87,7 @@ struct server {
         time_t last_activity;
         ptc_execution *running[CLIENTS_MAX]; /* under lock: interrupted at a stop */
         bool stopping;
+        uint8_t key[CLI_SERVE_KEY_SIZE]; /* what clients prove they hold (serve.key) */
 };
 
 /* Track @x (NULL: untrack @old) among the running executions; false when stopping. */
@@ -337,22 +341,25 @@ static void *conn_main(void *userdata)
 {
         struct conn *c = userdata;
         struct server *s = c->s;
-        struct ucred cred;
-        socklen_t len = sizeof(cred);
         _cleanup_free_ char *line = NULL;
         struct timeval io = {.tv_sec = CLIENT_IO_SEC};
+        const char *why = NULL;
 
         /* A client that sends nothing, or takes no reply, holds a thread this long at most. */
         (void) setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &io, sizeof(io));
         (void) setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &io, sizeof(io));
 
-        /* Only this user: the directory is 0700 already; the kernel's word settles it. */
-        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid()) {
-                reply(c->fd, refusal("refused: another user"));
-                drain(c->fd);
-        } else if (cli_started_by_ptc(cred.pid)) {
-                reply(c->fd, refusal("refused: a process started by ptc (a script or a tool of "
-                                     "one)"));
+        /*
+         * This user's, and holding the key no confined script can read: a script, or any
+         * process it started, is turned away here whatever its ancestry, before a request.
+         */
+        if (cli_serve_auth_server(c->fd, s->key, &why) < 0) {
+                if (why) {
+                        _cleanup_free_ char *msg = NULL;
+
+                        if (asprintf(&msg, "refused: %s", why) >= 0)
+                                reply(c->fd, refusal(msg));
+                }
                 drain(c->fd);
         } else if (cli_serve_read_line(c->fd, REQUEST_MAX, &line) >= 0) {
                 json_auto_t *req = json_loads(line, 0, NULL);
@@ -383,10 +390,11 @@ static bool sessions_live(struct server *s)
 /*
  * Listen on the socket; -EALREADY when another server does. Servers starting at once (the
  * first clients of a user, together) take turns under the lock file: each looks for a
- * listener, and only one finding none binds. The lock is held for that moment only; a
- * socket nobody listens on (a server that died) is replaced.
+ * listener, and only one finding none writes a new key into @key and serve.key, then binds.
+ * The lock is held for that moment only; a socket nobody listens on (a server that died) is
+ * replaced, and so is its key: no key of a server that is gone authenticates anything.
  */
-static int listen_socket(void)
+static int listen_socket(uint8_t key[CLI_SERVE_KEY_SIZE])
 {
         char dir[PATH_MAX], path[PATH_MAX + 16];
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -419,6 +427,10 @@ static int listen_socket(void)
         }
         if (fd >= 0)
                 close(fd);
+        /* The key before the socket: a client that reaches the socket finds its key. */
+        r = cli_serve_key_create(dir, key);
+        if (r < 0)
+                return r;
         (void) unlink(sa.sun_path);
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
@@ -515,7 +527,7 @@ int cmd_serve(int argc, char **argv)
                 return EXIT_INTERNAL;
         }
         /* The socket first: a server that lost the race starts no engine (nor its pool). */
-        lfd = listen_socket();
+        lfd = listen_socket(s.key);
         if (lfd == -EALREADY) {
                 /* Another server got there first: the client may use that one. */
                 say_ready(ready, "ok");
@@ -525,8 +537,10 @@ int cmd_serve(int argc, char **argv)
                 say_ready(ready, "cannot listen on the socket");
                 return EXIT_INTERNAL;
         }
-        if (cli_engine_new(arg_config, PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_WARM_POOL, &s.engine,
-                           &warned) < 0) {
+        /* Started where its first client was, `/` too: then a private directory. */
+        if (cli_engine_new(arg_config,
+                           PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_WARM_POOL | PTC_ENGINE_PRIVATE_CWD,
+                           &s.engine, &warned) < 0) {
                 say_ready(ready, "the configuration is not valid");
                 ret = EXIT_USAGE;
                 goto out;

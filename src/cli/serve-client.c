@@ -22,27 +22,13 @@
 
 #include "basic/fd-util.h"
 #include "basic/log.h"
+#include "basic/path-util.h"
 #include "cli/cli.h"
 
 /* How long a client waits for the server it started to listen. */
 #define SERVE_START_MS 10000
 /* serve.log past this size is moved to serve.log.old when a server starts. */
 #define SERVE_LOG_MAX (1 << 20)
-
-/* The directory's path into @buf. */
-static int serve_dir_path(char *buf, size_t n)
-{
-        const char *run = getenv("XDG_RUNTIME_DIR");
-        int k;
-
-        if (run && run[0] == '/')
-                k = snprintf(buf, n, "%s/ptc", run);
-        else
-                k = snprintf(buf, n, "/tmp/ptc-%u", (unsigned) getuid());
-        if (k < 0 || (size_t) k >= n - sizeof("/serve.sock"))
-                return -ENAMETOOLONG;
-        return 0;
-}
 
 /* Ours alone: another user's directory (or a link to one) would see our requests. */
 static int check_dir(const char *dir)
@@ -58,7 +44,7 @@ static int check_dir(const char *dir)
 
 int cli_serve_dir(char *buf, size_t n)
 {
-        int r = serve_dir_path(buf, n);
+        int r = ptc_serve_dir_path(buf, n);
 
         if (r < 0)
                 return r;
@@ -189,6 +175,60 @@ static int start_server(const char *dir, const char *config)
         return 0;
 }
 
+/* Why the handshake with the listener at @sock (key in @dir) failed, in words. */
+static void log_auth_error(int r, const char *dir, const char *sock)
+{
+        switch (r) {
+        case -EKEYREJECTED:
+                log_error("the process listening at '%s' did not prove it holds the key in "
+                          "'%s/serve.key': it is not this user's ptc serve (nothing was sent "
+                          "to it; stop it)",
+                          sock, dir);
+                break;
+        case -EPROTO:
+        case -ECONNRESET:
+                log_error("the process listening at '%s' does not speak this ptc's protocol "
+                          "(a ptc serve of another ptc version, or no ptc serve): nothing was "
+                          "sent to it; stop it, or let an older ptc serve exit when idle",
+                          sock);
+                break;
+        case -EPERM:
+                log_error("the process listening at '%s' is another user's", sock);
+                break;
+        default:
+                log_error("cannot authenticate ptc serve at '%s': %s", sock, strerror(-r));
+        }
+}
+
+/*
+ * The handshake on @fd with the key of @dir; on failure @fd is closed and, with @say, why is
+ * printed.
+ */
+static int authenticate(int fd, const char *dir, const char *sock, bool say)
+{
+        uint8_t key[CLI_SERVE_KEY_SIZE];
+        int r = cli_serve_key_load(dir, key);
+
+        if (r < 0) {
+                close(fd);
+                if (say)
+                        log_error("cannot read the key of ptc serve '%s/serve.key': %s (a "
+                                  "script confined by ptc, or a command it started, cannot "
+                                  "reach the server; docs/sessions.md)",
+                                  dir,
+                                  r == -EPERM ? "not this user's alone (mode 0600)" : strerror(-r));
+                return r;
+        }
+        r = cli_serve_auth_client(fd, key);
+        explicit_bzero(key, sizeof(key));
+        if (r < 0) {
+                close(fd);
+                if (say)
+                        log_auth_error(r, dir, sock);
+        }
+        return r;
+}
+
 int cli_serve_connect(bool start, const char *config, int *ret_fd)
 {
         char dir[PATH_MAX];
@@ -210,15 +250,9 @@ int cli_serve_connect(bool start, const char *config, int *ret_fd)
                         log_error("cannot reach ptc serve at '%s': %s", sa.sun_path, strerror(-fd));
                 return fd;
         }
-        r = cli_serve_check_server(fd, true);
-        if (r < 0) {
-                close(fd);
-                log_error("the process listening at '%s' is not this user's ptc serve of this "
-                          "ptc (another user's, another executable's, or a script's): stop it, "
-                          "or let a ptc serve of an older ptc exit when idle",
-                          sa.sun_path);
+        r = authenticate(fd, dir, sa.sun_path, true);
+        if (r < 0)
                 return r;
-        }
         *ret_fd = fd;
         return 0;
 }
@@ -229,7 +263,7 @@ int cli_serve_probe(int *ret_fd)
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         int fd, r;
 
-        r = serve_dir_path(dir, sizeof(dir));
+        r = ptc_serve_dir_path(dir, sizeof(dir));
         if (r >= 0)
                 r = check_dir(dir);
         if (r < 0)
@@ -240,76 +274,10 @@ int cli_serve_probe(int *ret_fd)
         fd = try_connect(&sa);
         if (fd < 0)
                 return fd;
-        r = cli_serve_check_server(fd, true);
-        if (r < 0) {
-                close(fd);
+        r = authenticate(fd, dir, sa.sun_path, false);
+        if (r < 0)
                 return r;
-        }
         *ret_fd = fd;
-        return 0;
-}
-
-/*
- * Whether an ancestor of @pid runs this ptc executable: then @pid is a script, or a process
- * a script or a tool started (every script runs under an init that is a clone of ptc, every
- * terminal command under one too). Confined only by Landlock (isolation auto without user
- * namespaces), a script can still reach the socket: it must not get a session of its own,
- * with a working directory of its choosing, nor end the user's. A walk of at most 64
- * parents; the peer itself is ptc (ptc run --session) and is not looked at.
- */
-bool cli_started_by_ptc(pid_t pid)
-{
-        struct stat self, st;
-
-        if (stat("/proc/self/exe", &self) < 0)
-                return false;
-        for (int hops = 0; hops < 64 && pid > 1; hops++) {
-                char path[64], buf[512];
-                _cleanup_close_ int fd = -EBADF;
-                ssize_t n;
-                char *close_paren;
-
-                (void) snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-                if (n <= 0)
-                        return false;
-                buf[n] = 0;
-                /* "pid (comm) state ppid ...": comm may hold anything but the last ')'. */
-                close_paren = strrchr(buf, ')');
-                if (!close_paren || sscanf(close_paren + 1, " %*c %d", &pid) != 1)
-                        return false;
-                (void) snprintf(path, sizeof(path), "/proc/%d/exe", (int) pid);
-                if (pid > 1 && stat(path, &st) == 0 && st.st_dev == self.st_dev &&
-                    st.st_ino == self.st_ino)
-                        return true;
-        }
-        return false;
-}
-
-/*
- * The server at the other end of @fd is ours: this user's (SO_PEERCRED), not a process a
- * script started (a script confined by Landlock alone can bind a socket where the server's
- * should be), and, with @same_exe, this very executable (what goes to it holds the
- * environment's secrets). -EPERM otherwise.
- */
-int cli_serve_check_server(int fd, bool same_exe)
-{
-        struct ucred uc;
-        socklen_t len = sizeof(uc);
-        char path[64];
-        struct stat self, st;
-
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
-                return -errno;
-        if (uc.uid != getuid() || cli_started_by_ptc(uc.pid))
-                return -EPERM;
-        if (!same_exe)
-                return 0;
-        (void) snprintf(path, sizeof(path), "/proc/%d/exe", (int) uc.pid);
-        if (stat("/proc/self/exe", &self) < 0 || stat(path, &st) < 0 || st.st_dev != self.st_dev ||
-            st.st_ino != self.st_ino)
-                return -EPERM;
         return 0;
 }
 

@@ -19,6 +19,7 @@ test_isolation.py.
 
 import os
 import platform
+import shutil
 import stat
 from pathlib import Path
 
@@ -264,10 +265,30 @@ def test_copying_tools_still_work(iso):
 
 
 def test_without_the_namespaces_layer(iso):
-    """auto with a working directory of / runs without the namespaces layer: the script
-    keeps its user's rights (root's capabilities as root), and seccomp alone refuses.
+    """auto where the kernel refuses user namespaces (a limit of 0, set in a user namespace
+    of the test's own: `unshare -Ur`) runs without the namespaces layer: the script keeps
+    its user's rights (root's in that namespace), and seccomp alone refuses.
     Hard links are left out: without the mount boundary, a link to a host program is the
-    kernel's protected_hardlinks to judge, and root may link what it likes."""
-    d, r = attempt_all(iso, "auto", "--cwd", "/", link=False)
+    kernel's protected_hardlinks to judge, and root may link what it likes. (A working
+    directory of / used to be the way here; it is refused now: test_workdir.py.)"""
+    unshare = shutil.which("unshare")
+    if not unshare:
+        pytest.skip("no unshare(1)")
+    wrapper = iso.tmp / "ptc-no-userns"
+    wrapper.write_text("#!/bin/sh\n"
+                       f"exec {unshare} -Ur sh -c "
+                       "'echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" \"$@\"' "
+                       f"{iso.bin} \"$@\"\n")
+    wrapper.chmod(0o755)
+    iso.own(wrapper)
+    real, iso.bin = iso.bin, wrapper
+    try:
+        probe = iso.run_ptc(["--version"])
+        if probe.rc != 0:
+            pytest.skip(f"cannot limit user namespaces in a user namespace: {probe.stderr}")
+        d, r = attempt_all(iso, "auto", link=False)
+    finally:
+        iso.bin = real
     assert "running without the namespaces layer" in r.stderr, r
+    assert any("running without the namespaces layer" in w for w in r.data["warnings"]), r
     assert_nothing_privileged(iso, d, r, namespaces=False)

@@ -2,12 +2,13 @@
 """Supervision of the process tree: deadlines, kill escalation, daemons,
 leftover descendants, interrupts, parent death (docs/contracts.md 6 and 9.8).
 
-Every test runs twice: under isolation none (the seed's envelope: ptc is a subreaper
+Every test runs twice: under isolation none (the seed's envelope: the script's init is a subreaper
 and kills the script's process tree) and under auto (the default: the script is in a
 pid namespace of its own). Inside a pid namespace the pids a script reports are not
 the host's, so "nothing is left" is checked by the test's scratch path, which every
 process of a run carries in its environment."""
 
+import json
 import os
 import signal
 import subprocess
@@ -456,3 +457,67 @@ def test_concurrent_terminal_calls_each_run_under_their_own_init(ptc):
     expect(r, 0, "success")
     assert r.output.strip() == "ok 24", r
     assert_all_gone(ptc, [], "background sleeps of terminal calls")
+
+
+# --- ptc signals only what it started (issue 34, item 5) --------------------------------
+
+def _bash_exec_ptc(ptc, prelude, code, extra=""):
+    """`bash -c 'PRELUDE; exec ptc run -c CODE EXTRA'`: ptc inherits bash's children."""
+    cmd = f'{prelude}\nexec "$PTC" run {extra} -c "$CODE"'
+    return subprocess.run(["bash", "-c", cmd], capture_output=True, timeout=60,
+                          cwd=str(ptc.workdir),
+                          env=ptc.make_env({"PTC": str(ptc.bin), "CODE": textwrap.dedent(code)}))
+
+
+def test_a_child_ptc_inherited_is_left_alone(ptc):
+    """`bash -c "sleep & exec ptc run"`: the sleep is bash's background job, which ptc
+    inherits as a child when bash execs it. It is not the run's: it lives on after the run."""
+    pidfile = ptc.workdir / "bg.pid"
+    r = _bash_exec_ptc(ptc, f"sleep 101 >/dev/null 2>&1 & echo $! > {pidfile}", "print(1)")
+    assert r.returncode == 0, r
+    pid = int(pidfile.read_text())
+    try:
+        assert not wait_gone(pid, 0.5), "ptc killed a process it did not start"
+    finally:
+        kill_pids([pid])
+
+
+def test_an_inherited_childs_daemon_is_left_alone(ptc):
+    """A background job ptc inherited double-forks a daemon while the run is on (its parent
+    exits at once, so the daemon is an orphan). It is not the run's: ptc is no child
+    subreaper that would collect and kill it."""
+    pidfile = ptc.workdir / "d.pid"
+    prelude = (f"( (setsid sleep 102 >/dev/null 2>&1 & echo $! > {pidfile}.tmp; "
+               f"mv {pidfile}.tmp {pidfile}) & ) >/dev/null 2>&1 &")
+    code = f"""
+        import os, time
+        end = time.monotonic() + 20
+        while not os.path.exists({str(pidfile)!r}) and time.monotonic() < end:
+            time.sleep(0.01)
+        print(os.path.exists({str(pidfile)!r}))
+    """
+    r = _bash_exec_ptc(ptc, prelude, code)
+    assert r.returncode == 0, r
+    assert parse_stdout(r.stdout)["output"] == "True\n", r
+    pid = int(pidfile.read_text())
+    try:
+        assert not wait_gone(pid, 0.5), "ptc killed a daemon it did not start"
+    finally:
+        kill_pids([pid])
+
+
+def test_events_to_a_process_substitution_keep_the_end(ptc):
+    """The documented recipe `--events 3 3> >(...)`: the process substitution's reader is a
+    child of the shell that ptc inherits; it lives on and gets the `end` event."""
+    out = ptc.workdir / "events.jsonl"
+    r = _bash_exec_ptc(ptc, "true", "print('hi')", extra=f"--events 3 3> >(cat > {out} 2>/dev/null)")
+    assert r.returncode == 0, r
+    deadline = time.monotonic() + 20
+    events = []
+    while time.monotonic() < deadline:
+        text = out.read_text() if out.exists() else ""
+        events = [json.loads(l)["event"] for l in text.splitlines() if l.strip()]
+        if "end" in events:
+            break
+        time.sleep(0.05)
+    assert "start" in events and "end" in events, events

@@ -44,6 +44,20 @@ def test_result_of_a_successful_script(engine):
         r.status = "error"  # frozen
 
 
+def test_result_warnings(make_engine):
+    """What the run went without is the Result's warnings (the result JSON's list); / as
+    working directory is refused where it is confined, and only warned about under none."""
+    r = make_engine(tools="", isolation="none", cwd="/").execute("print(1)")
+    assert r.ok, r
+    assert len(r.warnings) == 1 and r.warnings[0].startswith(
+        "isolation none: the working directory '/' is the root directory"), r
+    assert r.raw["warnings"] == list(r.warnings)
+    e = make_engine(tools="", cwd="/")
+    with pytest.raises(ptc.Error, match="the working directory '/' is the root directory"):
+        e.execute("print(1)")
+    assert make_engine(tools="").execute("print(1)").warnings == ()
+
+
 def test_result_of_a_failing_script(engine):
     r = engine.execute("import sys\nprint('partial')\nsys.exit('went wrong')")
     assert r.status == "error" and not r.ok

@@ -381,18 +381,21 @@ static void test_doctor_report(void **state)
         ptc_engine_free(e);
 }
 
-/* isolation auto's left-out layers are the run's warnings: the library prints nothing. */
+/*
+ * A run's warnings (isolation none with / as working directory here) are the execution's and
+ * the result's "warnings" list: the library prints nothing.
+ */
 static void test_execution_warnings(void **state)
 {
         ptc_engine *e = NULL;
         ptc_execution *x = NULL;
         enum ptc_status st;
         struct ptc_diag d = {};
-        char *w, *text = NULL;
+        char *w, *text = NULL, *p;
 
         assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, &d), 0);
         assert_int_equal(ptc_engine_set(e, "tools", "", &d), 0);
-        /* A working directory of / cannot get the namespaces layer (docs/isolation.md). */
+        assert_int_equal(ptc_engine_set(e, "isolation", "none", &d), 0);
         assert_int_equal(ptc_engine_set(e, "cwd", "/", &d), 0);
         assert_int_equal(ptc_engine_start(e, &d), 0);
         assert_int_equal(ptc_execution_new(e, &x, &d), 0);
@@ -401,13 +404,106 @@ static void test_execution_warnings(void **state)
         ptc_free(w);
         assert_int_equal(ptc_execution_run(x, "print(1)", 8, &text, &st, &d), 0);
         assert_int_equal(st, PTC_STATUS_SUCCESS);
+        p = strstr(text, "\"warnings\":[\"isolation none: the working directory '/' is the root "
+                         "directory; ");
+        assert_non_null(p);
         ptc_free(text);
         w = ptc_execution_warnings(x);
-        assert_non_null(strstr(w, "isolation auto: namespaces: "));
-        assert_non_null(strstr(w, "; running without the namespaces layer (see ptc doctor)\n"));
+        assert_non_null(strstr(w, "isolation none: the working directory '/' is the root "
+                                  "directory; the script may write wherever ptc can\n"));
         ptc_free(w);
         ptc_execution_free(x);
         ptc_engine_free(e);
+}
+
+/*
+ * Under auto, / and the system trees are refused as working directory (docs/isolation.md):
+ * the engine's start, an execution's "cwd"; a server's engine (PTC_ENGINE_PRIVATE_CWD)
+ * started there without "cwd" works in a private directory instead.
+ */
+static void test_refused_working_directories(void **state)
+{
+        char home[] = "/tmp/ptc-test-api-XXXXXX", old[4096];
+        const char *saved = getenv("XDG_CACHE_HOME");
+        char *saved_copy = saved ? strdup(saved) : NULL, sub[4200];
+        ptc_engine *e = NULL;
+        ptc_execution *x = NULL;
+        struct ptc_diag d = {};
+        enum ptc_status st;
+        char *cwd = NULL, *text = NULL;
+
+        /* An engine that may never run a script there starts (ptc schema, ptc tool); its
+         * runs are refused before anything runs, without a result. */
+        assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, &d), 0);
+        assert_int_equal(ptc_engine_set(e, "tools", "", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "cwd", "/usr/..", &d), 0);
+        assert_int_equal(ptc_engine_start(e, &d), 0);
+        assert_int_equal(ptc_execution_new(e, &x, &d), 0);
+        assert_int_equal(ptc_execution_run(x, "print(1)", 8, &text, &st, &d), -EINVAL);
+        assert_null(text);
+        assert_non_null(strstr(d.message, "the working directory '/' is the root directory"));
+        assert_non_null(strstr(d.message, "--cwd DIR"));
+        ptc_execution_free(x);
+        x = NULL;
+        ptc_engine_free(e);
+
+        /* A server's explicit choice is refused at its start. */
+        assert_int_equal(
+                ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE | PTC_ENGINE_PRIVATE_CWD, &e, &d),
+                0);
+        assert_int_equal(ptc_engine_set(e, "cwd", "/", &d), 0);
+        assert_int_equal(ptc_engine_start(e, &d), -EINVAL);
+        assert_non_null(strstr(d.message, "the working directory '/' is the root directory"));
+        ptc_engine_free(e);
+
+        assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, &d), 0);
+        assert_int_equal(ptc_engine_set(e, "tools", "", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "cwd", "/tmp", &d), 0);
+        assert_int_equal(ptc_engine_start(e, &d), 0);
+        assert_int_equal(ptc_execution_new(e, &x, &d), 0);
+        assert_int_equal(ptc_execution_set(x, "cwd", "/var", &d), -EINVAL);
+        assert_non_null(strstr(d.message, "the system tree /var itself"));
+        assert_int_equal(ptc_execution_set(x, "cwd", "/etc/ssl", &d), -EINVAL);
+        assert_non_null(strstr(d.message, "inside the system tree /etc"));
+        assert_int_equal(ptc_execution_set(x, "cwd", "/var/tmp", &d), 0);
+        ptc_execution_free(x);
+        ptc_engine_free(e);
+
+        /* A server's engine started in /. */
+        assert_non_null(mkdtemp(home));
+        assert_int_equal(setenv("XDG_CACHE_HOME", home, 1), 0);
+        assert_non_null(getcwd(old, sizeof(old)));
+        assert_int_equal(chdir("/"), 0);
+        assert_int_equal(
+                ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE | PTC_ENGINE_PRIVATE_CWD, &e, &d),
+                0);
+        assert_int_equal(ptc_engine_set(e, "tools", "", &d), 0);
+        assert_int_equal(ptc_engine_start(e, &d), 0);
+        assert_int_equal(chdir(old), 0);
+        assert_int_equal(ptc_engine_get(e, "cwd", &cwd, &d), 0);
+        assert_true(strncmp(cwd, home, strlen(home)) == 0);
+        assert_non_null(strstr(cwd, "/ptc/workdirs/ptc-work-"));
+        assert_int_equal(access(cwd, F_OK), 0);
+        {
+                char *w = ptc_engine_warnings(e);
+                assert_non_null(strstr(w, "cwd: ptc was started in '/' (the root directory)"));
+                assert_non_null(strstr(w, cwd));
+                ptc_free(w);
+        }
+        /* Empty at the end: removed. */
+        ptc_engine_free(e);
+        assert_int_equal(access(cwd, F_OK), -1);
+        ptc_free(cwd);
+        if (saved_copy)
+                assert_int_equal(setenv("XDG_CACHE_HOME", saved_copy, 1), 0);
+        else
+                assert_int_equal(unsetenv("XDG_CACHE_HOME"), 0);
+        free(saved_copy);
+        (void) snprintf(sub, sizeof(sub), "%s/ptc/workdirs", home);
+        assert_int_equal(rmdir(sub), 0);
+        (void) snprintf(sub, sizeof(sub), "%s/ptc", home);
+        assert_int_equal(rmdir(sub), 0);
+        assert_int_equal(rmdir(home), 0);
 }
 
 /* A config file's warnings stay with the engine when a later key is refused. */
@@ -938,6 +1034,7 @@ int main(void)
                 cmocka_unit_test(test_internal_error_result),
                 cmocka_unit_test(test_doctor_report),
                 cmocka_unit_test(test_execution_warnings),
+                cmocka_unit_test(test_refused_working_directories),
                 cmocka_unit_test(test_config_warnings_before_its_error),
                 cmocka_unit_test(test_schema_stubs_call_tool),
                 cmocka_unit_test(test_script_calls_host_tools),

@@ -166,7 +166,6 @@ static int exec_child(const struct fixture *f, const struct exec_case *c, int ou
                         .log_calls = c->log_calls,
                         .handle_signals = false,
                         .cancel_fd = cn.fd,
-                        .reap_orphans = true, /* the fixture is a subreaper, as ptc run */
                 };
                 r = exec_run(&o, &res, &st, &d);
         }

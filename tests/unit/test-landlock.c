@@ -514,6 +514,22 @@ static void test_landlock_apply_outside(void **state)
         assert_int_equal(probe_list_out(f), 0);
 }
 
+/*
+ * A list-only rule (how the sandbox shows the host's / without the namespaces layer, keeping
+ * ptc serve's key from the script): directories beneath list, files do not read.
+ */
+static void test_landlock_apply_list_only(void **state)
+{
+        struct fixture *f = get_fixture(state);
+        const char *const list[] = {f->dir, NULL};
+        const struct landlock_policy p = {.list_paths = list};
+
+        assert_int_equal(run_confined(f, &p, f->abi, probe_list_out), 0);
+        assert_int_equal(run_confined(f, &p, f->abi, probe_read_out), EACCES);
+        assert_int_equal(run_confined(f, &p, f->abi, probe_read_ro), EACCES);
+        assert_int_equal(run_confined(f, &p, f->abi, probe_create_out), EACCES);
+}
+
 static void test_landlock_apply_exec(void **state)
 {
         struct fixture *f = get_fixture(state);
@@ -682,6 +698,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_landlock_apply_rw, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_apply_no_devices, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_apply_outside, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_landlock_apply_list_only, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_apply_exec, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_apply_file_rule, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_apply_missing_paths, setup, teardown),

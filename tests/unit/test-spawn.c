@@ -743,53 +743,6 @@ static void test_proc_children_two(void **state)
         assert_true(proc_children(0x3ffffff0, true, &kids) < 0);
 }
 
-/* Wait until @pid is a zombie (exited, not reaped). */
-static void wait_zombie(pid_t pid)
-{
-        siginfo_t si;
-        usec_t end = now_usec() + 3 * USEC_PER_SEC;
-
-        for (;;) {
-                si = (siginfo_t){};
-                assert_int_equal(waitid(P_PID, (id_t) pid, &si, WEXITED | WNOWAIT | WNOHANG), 0);
-                if (si.si_pid == pid)
-                        return;
-                assert_true(now_usec() < end);
-                usleep(5 * 1000);
-        }
-}
-
-static void test_proc_reap_orphans_keep(void **state)
-{
-        char *argv[] = {(char *) "/bin/true", NULL};
-        struct spawn_opts o = {
-                .path = "/bin/true",
-                .argv = argv,
-                .envp = environ,
-                .stdin_fd = -1,
-                .stdout_fd = -1,
-                .stderr_fd = -1,
-        };
-        pid_t a, b, live;
-        int st;
-
-        assert_int_equal(spawn_process(&o, &a, NULL, NULL), 0);
-        assert_int_equal(spawn_process(&o, &b, NULL, NULL), 0);
-        live = spawn_sleep(false, -1);
-        wait_zombie(a);
-        wait_zombie(b);
-        /* Every exited child but @keep is reaped; a live one is left alone. */
-        proc_reap_orphans(b);
-        assert_int_equal(waitpid(a, NULL, WNOHANG), -1);
-        assert_int_equal(errno, ECHILD);
-        st = wait_status(b);
-        assert_true(WIFEXITED(st));
-        assert_int_equal(WEXITSTATUS(st), 0);
-        assert_int_equal(waitpid(live, NULL, WNOHANG), 0);
-        kill_and_reap(live);
-        assert_no_children();
-}
-
 static bool pid_alive(pid_t p)
 {
         return kill(p, 0) == 0;
@@ -811,11 +764,10 @@ static pid_t read_pid_file(const char *path)
 }
 
 /*
- * In a forked subreaper: a root (exec'd `sleep 30`) with a child, plus a
- * daemonized grandchild (double fork + setsid) that the kernel reparents to
- * us. Fills the pids once the tree is complete. Returns 0 or a step number.
+ * A root (a shell that exec's `sleep 30`) with a child and a grandchild in a subshell that
+ * stays. Fills the pids once the tree is complete. Returns 0 or a step number.
  */
-static int build_tree(const char *dir, pid_t *root, pid_t *child, pid_t *orphan)
+static int build_tree(const char *dir, pid_t *root, pid_t *child, pid_t *grandchild)
 {
         char script[1024], c1[128], gc[128];
         char *argv[] = {(char *) "/bin/sh", (char *) "-c", script, NULL};
@@ -828,7 +780,7 @@ static int build_tree(const char *dir, pid_t *root, pid_t *child, pid_t *orphan)
                 .stderr_fd = -1,
                 .new_session = true,
         };
-        usec_t end = now_usec() + 3 * USEC_PER_SEC;
+        usec_t end = now_usec() + 10 * USEC_PER_SEC;
 
         snprintf(c1, sizeof(c1), "%s/c1", dir);
         snprintf(gc, sizeof(gc), "%s/gc", dir);
@@ -836,91 +788,175 @@ static int build_tree(const char *dir, pid_t *root, pid_t *child, pid_t *orphan)
         (void) unlink(gc);
         snprintf(script, sizeof(script),
                  "sleep 30 & echo $! > %s.tmp; mv %s.tmp %s; "
-                 "( setsid sleep 30 & echo $! > %s.tmp; mv %s.tmp %s ); exec sleep 30",
+                 "( sleep 30 & echo $! > %s.tmp; mv %s.tmp %s; wait ) & exec sleep 30",
                  c1, c1, c1, gc, gc, gc);
         if (spawn_process(&o, root, NULL, NULL) < 0)
                 return 20;
         for (;;) {
-                pid_t *mine = NULL;
-                int n;
+                pid_t *rk = NULL;
+                int m;
 
                 *child = read_pid_file(c1);
-                *orphan = read_pid_file(gc);
-                n = proc_children(getpid(), true, &mine);
-                /* Complete: the orphan is ours and the root has exec'd into sleep. */
-                if (*child > 0 && *orphan > 0 && n >= 2 && pid_in(mine, n, *orphan)) {
-                        pid_t *rk = NULL;
-                        int m = proc_children(*root, false, &rk);
-                        bool ok = m == 1 && rk[0] == *child;
-                        free(rk);
-                        free(mine);
-                        if (ok)
-                                return 0;
-                } else
-                        free(mine);
+                *grandchild = read_pid_file(gc);
+                /* Complete: the root has exec'd into sleep with its two children. */
+                m = proc_children(*root, false, &rk);
+                free(rk);
+                if (*child > 0 && *grandchild > 0 && m == 2)
+                        return 0;
                 if (now_usec() > end)
                         return 21;
                 usleep(10 * 1000);
         }
 }
 
+/* Wait (at most 10 s) until @pid has exited, with a pidfd: it is not our child. */
+static bool wait_gone(pid_t pid)
+{
+        _cleanup_close_ int fd = pidfd_open_compat(pid);
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+
+        if (fd == -ESRCH)
+                return true;
+        return fd >= 0 && poll(&p, 1, 10000) == 1;
+}
+
 static int kill_tree_scenario(const char *dir)
 {
-        pid_t root = 0, child = 0, orphan = 0, *left = NULL;
-        int r, st = 0, n;
+        pid_t root = 0, child = 0, grandchild = 0, bystander;
+        int r, st = 0;
 
-        if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-                return 2;
-        r = build_tree(dir, &root, &child, &orphan);
+        r = build_tree(dir, &root, &child, &grandchild);
         if (r != 0)
                 return r;
-        if (proc_kill_execution(root, true, 2 * USEC_PER_SEC) != 0)
+        /* A child of ours that is no part of the tree: it must live on. */
+        bystander = spawn_sleep(false, -1);
+        if (proc_tree_kill(root, true) < 3)
                 return 3;
         /* The root is left to its owner to reap, killed. */
         if (waitpid(root, &st, 0) != root)
                 return 4;
         if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
                 return 5;
-        /* The daemonized grandchild is dead and reaped (not a zombie of ours). */
-        if (pid_alive(orphan))
+        if (!wait_gone(child) || !wait_gone(grandchild))
                 return 6;
-        /* Killed with the root and reparented to us: reaped as an orphan, not left a zombie. */
-        if (pid_alive(child))
+        if (!pid_alive(bystander) || waitpid(bystander, NULL, WNOHANG) != 0)
                 return 7;
-        n = proc_children(getpid(), true, &left);
-        free(left);
-        if (n != 0)
-                return 8;
+        kill_and_reap(bystander);
         return 0;
 }
 
 static int signal_tree_scenario(const char *dir)
 {
-        pid_t root = 0, child = 0, orphan = 0;
+        pid_t root = 0, child = 0, grandchild = 0;
         int r, st = 0, n;
 
-        if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-                return 2;
-        r = build_tree(dir, &root, &child, &orphan);
+        r = build_tree(dir, &root, &child, &grandchild);
         if (r != 0)
                 return r;
-        /* Everything but the root: its child and the orphan. */
-        n = proc_signal_execution(root, false, true, SIGTERM);
-        if (n != 2)
+        /* Everything but the root: its child, the subshell and its child. */
+        n = proc_tree_signal(root, false, SIGTERM);
+        if (n != 3)
                 return 30 + (n < 0 ? 0 : n > 9 ? 9 : n);
-        if (waitpid(orphan, &st, 0) != orphan || !WIFSIGNALED(st) || WTERMSIG(st) != SIGTERM)
+        if (!wait_gone(child) || !wait_gone(grandchild))
                 return 3;
-        usleep(50 * 1000);
         if (!pid_alive(root) || waitpid(root, &st, WNOHANG) != 0)
                 return 4;
-        if (proc_kill_execution(root, true, 2 * USEC_PER_SEC) != 0)
+        /* Without the root: the root lives on (its children are zombies it never reaps). */
+        (void) proc_tree_kill(root, false);
+        usleep(50 * 1000);
+        if (!pid_alive(root) || waitpid(root, &st, WNOHANG) != 0)
                 return 5;
-        if (waitpid(root, &st, 0) != root || !WIFSIGNALED(st))
+        if (kill(root, SIGKILL) < 0 || waitpid(root, &st, 0) != root || !WIFSIGNALED(st))
                 return 6;
-        /* The root's child was killed by the SIGTERM and reparented to us: reap it. */
-        proc_reap_orphans(0);
-        if (pid_alive(child))
-                return 7;
+        return 0;
+}
+
+/*
+ * A tree that forks as fast as it can while it is killed: after proc_tree_kill() no process
+ * of it is left (each process is marked by its argv[0] and counted in /proc).
+ */
+static int count_marked(const char *mark)
+{
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        int n = 0;
+
+        if (!d)
+                return -1;
+        while ((de = readdir(d))) {
+                char path[300], buf[256], state;
+                ssize_t k;
+                int fd;
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                k = read(fd, buf, sizeof(buf) - 1);
+                close(fd);
+                if (k <= 0)
+                        continue;
+                buf[k] = 0;
+                if (strcmp(buf, mark) != 0)
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                k = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+                if (fd >= 0)
+                        close(fd);
+                if (k <= 0)
+                        continue;
+                buf[k] = 0;
+                if (strrchr(buf, ')') && sscanf(strrchr(buf, ')') + 1, " %c", &state) == 1 &&
+                    state != 'Z' && state != 'X')
+                        n++;
+        }
+        closedir(d);
+        return n;
+}
+
+static int forking_tree_scenario(const char *dir)
+{
+        char mark[64], script[512];
+        char *argv[] = {(char *) "/bin/bash", (char *) "-c", script, NULL};
+        struct spawn_opts o = {
+                .path = "/bin/bash",
+                .argv = argv,
+                .envp = environ,
+                .stdin_fd = -1,
+                .stdout_fd = -1,
+                .stderr_fd = -1,
+                .new_session = true,
+        };
+        usec_t end = now_usec() + 10 * USEC_PER_SEC;
+        pid_t root;
+        int st;
+
+        (void) dir;
+        snprintf(mark, sizeof(mark), "ptc-fork-mark-%d", (int) getpid());
+        /* 300 sleepers, each forked by a subshell that forks the next: a chain that grows. */
+        snprintf(script, sizeof(script),
+                 "f() { (exec -a %s sleep 30) & [ $1 -gt 0 ] && f $(($1 - 1)); wait; }; f 300",
+                 mark);
+        if (spawn_process(&o, &root, NULL, NULL) < 0)
+                return 40;
+        /* Some have started: the kill comes in the middle of the forking. */
+        while (count_marked(mark) < 20) {
+                if (now_usec() > end)
+                        return 41;
+                usleep(1000);
+        }
+        (void) proc_tree_kill(root, true);
+        if (waitpid(root, &st, 0) != root)
+                return 42;
+        /* Killed processes end once they run; under load that is not at once. */
+        while (count_marked(mark) > 0) {
+                if (now_usec() > end)
+                        return 43;
+                usleep(10 * 1000);
+        }
         return 0;
 }
 
@@ -941,7 +977,7 @@ static void run_forked(int (*fn)(const char *dir), const char *dir)
                 fail_msg("scenario failed at step %d", WEXITSTATUS(st));
 }
 
-static void test_proc_kill_execution_subreaper(void **state)
+static void test_proc_tree_kill(void **state)
 {
         struct fixture *f = *state;
 
@@ -949,11 +985,19 @@ static void test_proc_kill_execution_subreaper(void **state)
         assert_no_children();
 }
 
-static void test_proc_signal_execution_spares_root(void **state)
+static void test_proc_tree_signal_spares_root(void **state)
 {
         struct fixture *f = *state;
 
         run_forked(signal_tree_scenario, f->dir);
+        assert_no_children();
+}
+
+static void test_proc_tree_kill_while_forking(void **state)
+{
+        struct fixture *f = *state;
+
+        run_forked(forking_tree_scenario, f->dir);
         assert_no_children();
 }
 
@@ -1582,11 +1626,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_spawn_cgroup_fallback, setup, teardown),
                 cmocka_unit_test(test_pidfd_open_compat),
                 cmocka_unit_test(test_proc_children_two),
-                cmocka_unit_test(test_proc_reap_orphans_keep),
-                cmocka_unit_test_setup_teardown(test_proc_kill_execution_subreaper, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_proc_signal_execution_spares_root, setup,
-                                                teardown),
+                cmocka_unit_test_setup_teardown(test_proc_tree_kill, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_proc_tree_kill_while_forking, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_proc_tree_signal_spares_root, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_interpreter_resolve_strict_path, setup_interp,
                                                 teardown_interp),
                 cmocka_unit_test_setup_teardown(test_interpreter_resolve_shim_cached, setup_interp,

@@ -28,3 +28,19 @@ _must_check_ static inline int pidfd_open_compat(pid_t pid)
         return -ENOSYS;
 #endif
 }
+
+/*
+ * pidfd_send_signal(2) (Linux 5.1) with no siginfo: 0 or -errno (ENOSYS where the libc or the
+ * kernel does not know it). Signals the process @pidfd was opened on, never a process that
+ * took its pid number later.
+ */
+_must_check_ static inline int pidfd_send_signal_compat(int pidfd, int sig)
+{
+#ifdef SYS_pidfd_send_signal
+        return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? -errno : 0;
+#else
+        (void) pidfd;
+        (void) sig;
+        return -ENOSYS;
+#endif
+}

@@ -489,10 +489,7 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
 
         if (!json_is_object(opts) || !json_is_array(tools) || !json_is_array(host))
                 return diag_set(d, -EPROTO, "the run frame lacks options, tools or host_tools");
-        k = ptc_engine_new(NULL,
-                           PTC_ENGINE_NO_CONFIG_FILE | PTC_ENGINE_SCRUB_PROCESS |
-                                   PTC_ENGINE_REAP_ORPHANS,
-                           &e, &pd);
+        k = ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE | PTC_ENGINE_SCRUB_PROCESS, &e, &pd);
         if (k < 0)
                 return diag_set(d, k, "%s", pd.message);
         json_object_foreach(opts, key, v)
@@ -520,7 +517,10 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
              * timeout closes it, never this engine's. */
             (json_is_true(json_object_get(run, "session")) &&
              (k = ptc_engine_set(e, "sessions.idle_timeout", SESSION_IDLE_MAX, &pd)) < 0) ||
-            (k = ptc_engine_start(e, &pd)) < 0) {
+            (k = ptc_engine_start(e, &pd)) < 0 ||
+            /* The target's directory is judged here, as a local run's (docs/isolation.md):
+             * refused before the run, with the reason for the host. */
+            (k = engine_check_cwd(&e->config, false, e->cwd, &pd)) < 0) {
                 if (!d->message[0])
                         diag_set(d, k, "%s", pd.message[0] ? pd.message : strerror(-k));
                 ptc_engine_free(e);

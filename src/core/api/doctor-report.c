@@ -16,6 +16,7 @@
 #include "core/api/execution.h"
 #include "core/doctor/doctor.h"
 #include "core/remote/backend.h"
+#include "core/sandbox/sandbox-cwd.h"
 
 /* What the probe of a remote target prints: one JSON line. */
 #define PROBE                                                                                 \
@@ -110,6 +111,49 @@ static int check_backend(ptc_engine *e, const char *spec, struct buf *b)
         return r < 0 ? -ENOMEM : 0;
 }
 
+/*
+ * The "working directory:" line: the directory a run started here would have, whether a
+ * confined run refuses it (docs/isolation.md), and where `ptc mcp` / `ptc serve` started
+ * here without --cwd would work instead.
+ */
+static int append_workdir(const ptc_engine *e, char **report)
+{
+        _cleanup_buf_ struct buf b = BUF_INIT(SIZE_MAX);
+        _cleanup_free_ char *cwd = e->cwd ? strdup(e->cwd) : realpath(".", NULL);
+        _cleanup_free_ char *base = NULL;
+        char why[128];
+        int r;
+
+        r = buf_append_str(&b, *report);
+        if (r < 0)
+                return r;
+        if (!cwd)
+                r = buf_printf(&b, "working directory: cannot be resolved: %s\n", strerror(errno));
+        else if (e->private_cwd)
+                r = buf_printf(&b, "working directory: %s (private: %s)\n", cwd,
+                               e->private_note ? e->private_note : "");
+        else if (!engine_cwd_is_judged(&e->config, e->config.backends != NULL))
+                r = buf_printf(&b, "working directory: %s (%s)\n", cwd,
+                               e->config.backends ? "runs use the remote target's"
+                               : e->config.mode == PTC_MODE_STRICT
+                                       ? "runs use a private staging dir (mode strict)"
+                                       : "not confined (isolation none)");
+        else if (sandbox_cwd_refused(cwd, why, sizeof(why)) > 0) {
+                base = engine_private_cwd_base();
+                r = buf_printf(&b,
+                               "working directory: %s is %s: refused (ptc run exits 2 here; "
+                               "give --cwd DIR); ptc mcp and ptc serve started here without "
+                               "--cwd work in a private directory %s/ptc-work-PID-XXXXXX\n",
+                               cwd, why, base ? base : "?");
+        } else
+                r = buf_printf(&b, "working directory: %s (read-write for the script)\n", cwd);
+        if (r < 0)
+                return r;
+        free(*report);
+        *report = buf_steal(&b, NULL);
+        return *report ? 0 : -ENOMEM;
+}
+
 PTC_EXPORT int ptc_doctor_report(ptc_engine *e, unsigned flags, char **ret, struct ptc_diag *diag)
 {
         _cleanup_strv_free_ char **warnings = NULL;
@@ -145,6 +189,8 @@ PTC_EXPORT int ptc_doctor_report(ptc_engine *e, unsigned flags, char **ret, stru
                 };
                 r = doctor_report(&in, ret);
         }
+        if (r >= 0)
+                r = append_workdir(e, ret);
         if (r < 0)
                 return api_diagf(diag, r, "out of memory");
         if (e->config.backends) {

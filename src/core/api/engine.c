@@ -7,10 +7,12 @@
  */
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "basic/buf.h"
 #include "basic/parse-util.h"
@@ -21,6 +23,7 @@
 #include "core/mcp/mcp-tools.h"
 #include "core/output/redact.h"
 #include "core/remote/pool.h"
+#include "core/sandbox/sandbox-cwd.h"
 #include "core/session/session.h"
 #include "core/spawn/interpreter.h"
 #include "core/stubs/stubs.h"
@@ -165,6 +168,10 @@ PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e)
         free(e->config_path);
         free(e->tool_python);
         pthread_mutex_destroy(&e->tool_python_lock);
+        /* The scripts' files are work: a private directory stays unless it is empty. */
+        if (e->private_cwd)
+                (void) rmdir(e->cwd);
+        free(e->private_note);
         free(e->cwd);
         free(e);
         return NULL;
@@ -194,8 +201,10 @@ static void start_warm_pool(ptc_engine *e)
         struct session_table *t;
         struct diag d = {};
 
-        if (!(e->flags & PTC_ENGINE_WARM_POOL) || (e->flags & PTC_ENGINE_REAP_ORPHANS) ||
-            e->config.warm <= 0 || e->pool)
+        if (!(e->flags & PTC_ENGINE_WARM_POOL) || e->config.warm <= 0 || e->pool)
+                return;
+        /* No run may work there: no kernel either (each run says why). */
+        if (engine_check_cwd(&e->config, false, e->cwd, NULL) < 0)
                 return;
         if (interpreter_resolve_in(&e->config, e->config.mode, e->cwd, &e->warm_python, &d) < 0)
                 return;
@@ -492,6 +501,47 @@ static int build_extra(ptc_engine *e)
         return 0;
 }
 
+/*
+ * The engine's working directory: "cwd", else the current one. With PTC_ENGINE_PRIVATE_CWD,
+ * one a confined run may not have (docs/isolation.md) is refused when it was set, and
+ * replaced by a private one when it was not.
+ */
+static int start_cwd(ptc_engine *e, struct ptc_diag *diag)
+{
+        _cleanup_free_ char *note = NULL, *dir = NULL;
+        bool chosen = e->cwd != NULL;
+        char why[128], started[PATH_MAX + 160];
+        struct diag d = {};
+        int r;
+
+        if (!e->cwd) {
+                r = engine_set_cwd(".", &e->cwd, diag);
+                if (r < 0)
+                        return r;
+        }
+        /* Other engines may never run a script here (ptc schema, ptc tool): their runs are
+         * refused, each (ptc_execution_run()). */
+        if (!(e->flags & PTC_ENGINE_PRIVATE_CWD))
+                return 0;
+        /* A server's explicit choice is refused, never replaced. */
+        if (chosen || !engine_cwd_is_judged(&e->config, e->config.backends != NULL) ||
+            sandbox_cwd_refused(e->cwd, why, sizeof(why)) <= 0)
+                return engine_check_cwd(&e->config, e->config.backends != NULL, e->cwd, diag);
+        (void) snprintf(started, sizeof(started), "'%s' (%s)", e->cwd, why);
+        r = engine_make_private_cwd(started, &dir, &note, &d);
+        if (r < 0)
+                return api_diag(diag, r, &d);
+        if (strv_extend(&e->warnings, note) < 0) {
+                (void) rmdir(dir);
+                return api_diagf(diag, -ENOMEM, "out of memory");
+        }
+        free(e->cwd);
+        e->cwd = TAKE_PTR(dir);
+        e->private_cwd = true;
+        e->private_note = TAKE_PTR(note);
+        return 0;
+}
+
 PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag)
 {
         _cleanup_strv_free_ char **warnings = NULL;
@@ -503,17 +553,9 @@ PTC_EXPORT int ptc_engine_start(ptc_engine *e, struct ptc_diag *diag)
         if (e->started)
                 return api_diagf(diag, -EALREADY, "the engine has started already");
         e->t_start = now_usec();
-        if (!e->cwd) {
-                r = engine_set_cwd(".", &e->cwd, diag);
-                if (r < 0)
-                        return r;
-        }
-        if (e->flags & PTC_ENGINE_REAP_ORPHANS) {
-                /* Daemons a script double-forks come back to us (exec_opts.reap_orphans). */
-                if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-                        return api_diagf(diag, -errno, "cannot become a child subreaper: %s",
-                                         strerror(errno));
-        }
+        r = start_cwd(e, diag);
+        if (r < 0)
+                return r;
         r = engine_prepare_secrets(&e->config, e->flags & PTC_ENGINE_SCRUB_PROCESS, &e->redactor,
                                    &e->base_env, NULL, &d);
         if (r >= 0)

@@ -26,6 +26,11 @@ struct ptc_engine {
         unsigned flags;
         struct ptc_config config; /* the file's values, then ptc_engine_set()'s */
         char *cwd;                /* "cwd": absolute; NULL until set or started */
+        /* PTC_ENGINE_PRIVATE_CWD made @cwd (removed at the end when empty), and the note
+         * naming it, which the first run's warnings carry (private_noted: given). */
+        bool private_cwd;
+        char *private_note;
+        bool private_noted; /* atomic */
         bool log_calls;
         struct host_tool *host_tools;
         size_t n_host_tools;
@@ -135,6 +140,22 @@ int engine_set_max_tool_calls(const char *value, int64_t *ret, struct ptc_diag *
 int engine_set_bool(const char *key, const char *value, bool *ret, struct ptc_diag *pd);
 /* realpath() of @value, which must be a directory; the message names key "cwd". */
 int engine_set_cwd(const char *value, char **ret, struct ptc_diag *pd);
+
+/*
+ * The working-directory rule (engine-workdir.c, docs/isolation.md): whether it binds a run
+ * of @c (a local, confined, project-mode run; @remote: on a remote target, whose agent
+ * judges), and 0 or -EINVAL with the message (key "cwd") when @cwd is refused.
+ */
+bool engine_cwd_is_judged(const struct ptc_config *c, bool remote);
+int engine_check_cwd(const struct ptc_config *c, bool remote, const char *cwd, struct ptc_diag *pd);
+/* Where private working directories are made (a new string; NULL on ENOMEM). */
+char *engine_private_cwd_base(void);
+/*
+ * A new private working directory (0700) under engine_private_cwd_base(), for a server
+ * started in @why_started ("'/' (the root directory)"): its path and the note naming it,
+ * both new strings.
+ */
+int engine_make_private_cwd(const char *why_started, char **ret, char **ret_note, struct diag *d);
 
 /*
  * ptc_engine_call_tool() on core types, for the callers inside the library

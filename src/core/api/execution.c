@@ -27,6 +27,7 @@
 #include "core/events/trace.h"
 #include "core/exec/exec-kernel.h"
 #include "core/exec/exec.h"
+#include "core/exec/result.h"
 #include "core/output/redact.h"
 #include "core/remote/backend.h"
 #include "core/remote/pool.h"
@@ -165,6 +166,24 @@ static int set_session_id(const char *key, const char *value, char **id, struct 
         return 0;
 }
 
+/* "cwd": a directory a confined run may have (docs/isolation.md); else the old one stays. */
+static int set_cwd(ptc_execution *x, const char *value, struct ptc_diag *diag)
+{
+        _cleanup_free_ char *cwd = NULL;
+        int r;
+
+        r = engine_set_cwd(value, &cwd, diag);
+        if (r < 0)
+                return r;
+        /* A run's backend is the engine's pool, or this machine. */
+        r = engine_check_cwd(&x->config, x->engine->pool != NULL, cwd, diag);
+        if (r < 0)
+                return r;
+        free(x->cwd);
+        x->cwd = TAKE_PTR(cwd);
+        return 0;
+}
+
 PTC_EXPORT int ptc_execution_set(ptc_execution *x, const char *key, const char *value,
                                  struct ptc_diag *diag)
 {
@@ -179,7 +198,7 @@ PTC_EXPORT int ptc_execution_set(ptc_execution *x, const char *key, const char *
         if (strcmp(key, "tools") == 0)
                 return set_tools(x, value, diag);
         if (strcmp(key, "cwd") == 0)
-                return engine_set_cwd(value, &x->cwd, diag);
+                return set_cwd(x, value, diag);
         if (strcmp(key, "log_calls") == 0)
                 return engine_set_bool(key, value, &x->log_calls, diag);
         if (strcmp(key, "session") == 0)
@@ -406,6 +425,10 @@ static int run_cell(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
         /* A new kernel's start is in here. */
         trace_span_now(eo->trace, "session", "setup", t0,
                        json_pack("{s:b}", "new_kernel", lease.cell == 1));
+        /* A kernel started for an earlier cell: what its start left out binds this one too. */
+        if (lease.cell > 1)
+                for (char *const *w = exec_kernel_warnings(lease.kernel); w && *w; w++)
+                        on_warning(x, *w);
         r = exec_kernel_run_cell(lease.kernel, eo, false, &res, ret_status, &lost, reterr);
         {
                 unsigned cell = lease.cell;
@@ -491,7 +514,6 @@ static int run(ptc_execution *x, const char *code, size_t code_len, const char *
                 .handle_signals = false,
                 .cancel_fd = x->cancel_fd,
                 .cancel_reason = &x->reason,
-                .reap_orphans = e->flags & PTC_ENGINE_REAP_ORPHANS,
                 .child_nofile = e->have_nofile ? &e->nofile : NULL,
                 .on_call = x->progress ? on_call : NULL,
                 .on_call_userdata = x,
@@ -596,6 +618,43 @@ PTC_EXPORT int ptc_execution_run(ptc_execution *x, const char *code, size_t code
         return r;
 }
 
+/*
+ * The result's "warnings" (docs/contracts.md 4): each layer the run went without, and
+ * whatever else it did differently than asked, one string each; absent when none.
+ */
+static int add_warnings(const ptc_execution *x, json_t *result)
+{
+        json_t *list;
+
+        if (!x->warnings && !x->warnings_lost)
+                return 0;
+        list = json_array();
+        if (!list)
+                return -ENOMEM;
+        for (char **w = x->warnings; w && *w; w++)
+                if (json_array_append_new(list, json_string(*w)) < 0) {
+                        json_decref(list);
+                        return -ENOMEM;
+                }
+        if (x->warnings_lost &&
+            json_array_append_new(list, json_string("some warnings were lost: out of memory")) <
+                    0) {
+                json_decref(list);
+                return -ENOMEM;
+        }
+        return json_object_set_new(result, "warnings", list) < 0 ? -ENOMEM : 0;
+}
+
+/* The result of a run ptc itself could not do, with the run's warnings. */
+static char *internal_error_text(const ptc_execution *x, const char *message)
+{
+        json_auto_t *r = result_internal_error(message);
+
+        if (!r || add_warnings(x, r) < 0)
+                return NULL;
+        return api_json_text(r);
+}
+
 /* ptc_execution_run() once the events are set up. */
 static int run_with_events(ptc_execution *x, const char *code, size_t code_len, char **ret_json,
                            enum ptc_status *ret_status, struct ptc_diag *diag)
@@ -612,6 +671,11 @@ static int run_with_events(ptc_execution *x, const char *code, size_t code_len, 
 
         backend = x->backend;
         emit_start(x, backend);
+        /* The engine works in a private directory instead of the one it was started in:
+         * the first run that works there says so, where a client shows it. */
+        if (e->private_note && strcmp(x->cwd, e->cwd) == 0 &&
+            !__atomic_exchange_n(&e->private_noted, true, __ATOMIC_ACQ_REL))
+                on_warning(x, e->private_note);
         if (!backend && e->pool) {
                 r = take_target(x, &backend, &slot, diag, ret_json, ret_status);
                 if (r < 0)
@@ -619,6 +683,15 @@ static int run_with_events(ptc_execution *x, const char *code, size_t code_len, 
                 pooled = true;
         }
 
+        /* The directory, as the engine's start or "cwd" left it: refused before anything
+         * runs, as a bad option is (docs/isolation.md). */
+        r = engine_check_cwd(&x->config, backend ? backend->kind != BACKEND_LOCAL : e->pool != NULL,
+                             x->cwd, diag);
+        if (r < 0) {
+                if (pooled)
+                        backend_pool_release(e->pool, slot);
+                return r;
+        }
         /* Here, not at start: it depends on this run's directory (a project's venv). A
          * pool's targets are all remote: their interpreter is the target's business. */
         if (!backend || backend->kind == BACKEND_LOCAL) {
@@ -632,9 +705,13 @@ static int run_with_events(ptc_execution *x, const char *code, size_t code_len, 
         if (r < 0) {
                 api_diag(diag, r, &d);
                 /* ptc itself failed: still a result a host can parse (docs/contracts.md 4). */
-                *ret_json = ptc_internal_error_result(d.message[0] ? d.message : strerror(-r));
+                *ret_json = internal_error_text(x, d.message[0] ? d.message : strerror(-r));
                 *ret_status = PTC_STATUS_ERROR;
                 return r;
+        }
+        if (add_warnings(x, result) < 0) {
+                json_decref(result);
+                return api_diagf(diag, -ENOMEM, "out of memory");
         }
         *ret_json = api_json_text(result);
         json_decref(result);

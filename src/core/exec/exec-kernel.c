@@ -87,7 +87,7 @@ int exec_kernel_pid(const struct exec_kernel *k)
 static void box_signal(struct kernel_box *b)
 {
         if (b->pid > 0) {
-                (void) proc_signal_execution(b->pid, true, false, SIGKILL);
+                (void) proc_tree_kill(b->pid, true);
                 run_cgroup_kill(&b->cgroup);
         }
 }
@@ -139,7 +139,7 @@ static void kernel_signal_kill(struct exec_kernel *k)
         if (box_alone(k))
                 box_signal(k->box);
         else if (interpreter_runs(k))
-                (void) proc_signal_execution(k->pid, true, false, SIGKILL);
+                (void) proc_tree_kill(k->pid, true);
 }
 
 void kernel_kill(struct exec_kernel *k)
@@ -157,7 +157,7 @@ void kernel_interrupt(struct exec_kernel *k)
                 return;
         /* The main thread's: a cell's threads inherited an unblocked SIGINT. */
         (void) syscall(SYS_tgkill, k->pid, k->pid, SIGINT);
-        (void) proc_signal_execution(k->pid, false, false, SIGTERM);
+        (void) proc_tree_signal(k->pid, false, SIGTERM);
 }
 
 bool kernel_exit_status(struct exec_kernel *k, int *ret_status)

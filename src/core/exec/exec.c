@@ -38,6 +38,7 @@
 #include "core/rpc/rpc-server.h"
 #include "core/sandbox/cgroup.h"
 #include "core/sandbox/landlock.h"
+#include "core/sandbox/sandbox-cwd.h"
 #include "core/sandbox/sandbox.h"
 #include "core/spawn/interpreter.h"
 #include "core/spawn/proc-tree.h"
@@ -51,7 +52,8 @@
 enum phase {
         PHASE_RUNNING,
         PHASE_TERMINATING, /* SIGINT/SIGTERM sent, waiting for the grace period */
-        PHASE_KILLED,      /* SIGKILL sent */
+        PHASE_KILLED,      /* SIGKILL sent to all but the init */
+        PHASE_INIT_KILLED, /* the init did not end within the grace: SIGKILL to it too */
 };
 
 struct execution {
@@ -148,7 +150,7 @@ static void begin_stop(struct execution *e, enum exec_status why, const char *re
                 (void) kill(e->pid, SIGINT);
         signal_tools(e);
         if (e->status_fd < 0)
-                (void) proc_signal_execution(e->pid, false, e->o->reap_orphans, SIGTERM);
+                (void) proc_tree_signal(e->pid, false, SIGTERM);
         arm_timer(e, now_usec() + EXEC_KILL_GRACE_USEC);
 }
 
@@ -224,14 +226,12 @@ static void child_exited(struct execution *e)
         e->pidfd = safe_close(e->pidfd);
 
         /*
-         * The script is gone; whatever it left running (background jobs,
-         * daemons reparented to us) goes with it, and tools still working
-         * for it are told to stop.
+         * The script is gone, and its init killed what it left running (background jobs,
+         * daemons reparented to the init) before it exited; its cgroup goes too, and tools
+         * still working for it are told to stop.
          */
         signal_tools(e);
         run_cgroup_kill(&e->cgroup);
-        if (e->o->reap_orphans)
-                (void) proc_kill_execution(0, true, 2 * USEC_PER_SEC);
         arm_timer(e, now_usec() + DRAIN_USEC);
 }
 
@@ -267,11 +267,21 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
                 break;
         }
         case PHASE_TERMINATING:
+                /*
+                 * Everything below the init, stopped and then killed, so nothing forked
+                 * meanwhile escapes. The init lives on to reap it all (it is their
+                 * subreaper: killed first, it would hand them to whoever is above ptc),
+                 * then reports and exits; it is killed too if it has not within the grace.
+                 */
                 e->phase = PHASE_KILLED;
-                (void) proc_signal_execution(e->pid, true, e->o->reap_orphans, SIGKILL);
-                /* Stragglers forked meanwhile are caught again by child_exited(). */
+                (void) proc_tree_kill(e->pid, false);
+                arm_timer(e, now_usec() + EXEC_KILL_GRACE_USEC);
                 break;
         case PHASE_KILLED:
+                e->phase = PHASE_INIT_KILLED;
+                (void) proc_tree_kill(e->pid, true);
+                break;
+        case PHASE_INIT_KILLED:
         default:
                 break;
         }
@@ -445,6 +455,27 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                 .stderr_fd = co->stderr_fd,
                 .timings = co->timings,
         };
+        /*
+         * The working directory is read-write inside every layer: `/` or a system tree there
+         * makes them void (docs/isolation.md). Refused here, where the script is started,
+         * whatever path led here; `none` confines nothing, so it only says so. Strict mode's
+         * directory is ptc's own staging dir, wherever TMPDIR is.
+         */
+        if (c->mode != PTC_MODE_PROJECT) {
+                /* nothing to judge */
+        } else if (c->isolation != PTC_ISOLATION_NONE) {
+                r = sandbox_check_cwd(co->cwd, reterr);
+                if (r < 0)
+                        return r;
+        } else {
+                char why[128];
+
+                if (sandbox_cwd_refused(co->cwd, why, sizeof(why)) > 0)
+                        warn(o,
+                             "isolation none: the working directory '%s' is %s; the script "
+                             "may write wherever ptc can",
+                             co->cwd, why);
+        }
         if (c->isolation == PTC_ISOLATION_NONE) {
                 /*
                  * No layer, but still under an init of its own (sandbox-init.c): a child
@@ -468,7 +499,14 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
         sb.limits = sandbox_limits_for((uint64_t) c->memory_mb, (uint64_t) c->pids, nofile,
                                        co->cpu_seconds);
         /* A cgroup leaf of its own where ptc may make one (cgroup.h); the rlimits stay. */
-        sb.cgroup = run_cgroup_start(sb.limits.data_bytes, sb.limits.pids, "isolation", cgroup);
+        {
+                struct diag why = {};
+
+                sb.cgroup = run_cgroup_try(sb.limits.data_bytes, sb.limits.pids, cgroup, &why);
+                /* Where ptc may make cgroups, one it could not make is a limit weakened. */
+                if (!sb.cgroup && why.message[0])
+                        warn(o, "isolation: running without a cgroup: %s", why.message);
+        }
         r = interpreter_trees(o->python, env_get(o->base_env, "PYTHONPATH"), &trees);
         r = r ?: sandbox_env(co->env, sb.cwd, &ns_env);
         if (r < 0)
@@ -483,6 +521,12 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                 r = sandbox_spawn(&sb, ret, &failed, &why);
                 if (r >= 0) {
                         ret->layers = sb.layers;
+                        if (ret->cgroup_error)
+                                warn(o,
+                                     "isolation: running without a cgroup: cannot start inside "
+                                     "%s: %s (the rlimits still bound memory and processes)",
+                                     sb.cgroup && sb.cgroup->path ? sb.cgroup->path : "?",
+                                     strerror(ret->cgroup_error));
                         break;
                 }
                 if (c->isolation == PTC_ISOLATION_STRICT)
@@ -678,7 +722,7 @@ static int setup(struct execution *e, struct diag *reterr)
 static void teardown(struct execution *e)
 {
         if (e->pid > 0 && !e->reaped) {
-                (void) proc_signal_execution(e->pid, true, e->o->reap_orphans, SIGKILL);
+                (void) proc_tree_kill(e->pid, true);
                 (void) waitpid(e->pid, NULL, 0);
                 e->reaped = true;
         }
@@ -686,8 +730,6 @@ static void teardown(struct execution *e)
                 signal_tools(e);
         e->rpc = rpc_server_free(e->rpc);
         (void) run_cgroup_destroy(&e->cgroup, 2 * USEC_PER_SEC);
-        if (e->o->reap_orphans)
-                (void) proc_kill_execution(0, true, 2 * USEC_PER_SEC);
         loop_remove(e->out_src);
         loop_remove(e->err_src);
         loop_remove(e->pid_src);

@@ -41,11 +41,6 @@ struct exec_opts {
         /* Read (atomically) when cancel_fd fires: what the result names ("Execution
          * interrupted (SIGTERM)"); NULL, or pointing to NULL, for "cancelled". */
         const char *const *cancel_reason;
-        /* The process is a child subreaper running one execution at a time on its main
-         * thread (PTC_ENGINE_REAP_ORPHANS): every orphan reparented to it belongs to this
-         * script and is killed and reaped. Otherwise only the script's own tree, cgroup
-         * and pid namespace are cleaned up, and exec_run() may run on any thread. */
-        bool reap_orphans;
         const struct rlimit *child_nofile; /* RLIMIT_NOFILE for the script; NULL = ptc's */
         /* Each dispatched tool call, from a worker thread (see rpc_server_opts.on_call). */
         void (*on_call)(void *userdata, const char *tool, int64_t count);

@@ -108,8 +108,13 @@ json_t *mcpserver_tool_error(const char *fmt, ...)
 /* ------------------------------------------------------------------------------------------ */
 /* Methods                                                                                     */
 
+#define INSTRUCTIONS                                                                        \
+        "Use execute_code to run one Python script that calls several tools; only what it " \
+        "prints comes back."
+
 static void handle_initialize(struct mcp_server *s, json_t *id, json_t *params)
 {
+        _cleanup_free_ char *instructions = NULL;
         const char *want = json_string_value(json_object_get(params, "protocolVersion"));
         const char *version = protocol_versions[0];
         json_t *caps = json_object_get(params, "capabilities");
@@ -122,14 +127,17 @@ static void handle_initialize(struct mcp_server *s, json_t *id, json_t *params)
         for (size_t i = 0; want && i < ELEMENTSOF(protocol_versions); i++)
                 if (strcmp(want, protocol_versions[i]) == 0)
                         version = protocol_versions[i];
-        mcpserver_send_result(
-                s, id,
-                json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion",
-                          version, "capabilities", "tools", "listChanged", 0, "logging",
-                          "serverInfo", "name", "ptc", "title", "ptc: programmatic tool calling",
-                          "version", PTC_VERSION, "instructions",
-                          "Use execute_code to run one Python script that calls several "
-                          "tools; only what it prints comes back."));
+        /* A private working directory (PTC_ENGINE_PRIVATE_CWD) is named before any call. */
+        if (s->engine->private_note &&
+            asprintf(&instructions, "%s %s.", INSTRUCTIONS, s->engine->private_note) < 0)
+                instructions = NULL;
+        mcpserver_send_result(s, id,
+                              json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}",
+                                        "protocolVersion", version, "capabilities", "tools",
+                                        "listChanged", 0, "logging", "serverInfo", "name", "ptc",
+                                        "title", "ptc: programmatic tool calling", "version",
+                                        PTC_VERSION, "instructions",
+                                        instructions ? instructions : INSTRUCTIONS));
 }
 
 /*

@@ -401,19 +401,25 @@ int run_cgroup_create(const struct cgroup_base *b, uint64_t memory_bytes, uint64
         return 0;
 }
 
+const struct run_cgroup *run_cgroup_try(uint64_t memory_bytes, uint64_t pids,
+                                        struct run_cgroup *ret, struct diag *why)
+{
+        *ret = RUN_CGROUP_NULL;
+        if (!cgroup_base()->path)
+                return NULL;
+        if (run_cgroup_create(cgroup_base(), memory_bytes, pids, ret, why) < 0)
+                return NULL;
+        return ret;
+}
+
 const struct run_cgroup *run_cgroup_start(uint64_t memory_bytes, uint64_t pids, const char *who,
                                           struct run_cgroup *ret)
 {
         struct diag why = {};
 
-        *ret = RUN_CGROUP_NULL;
-        if (!cgroup_base()->path)
-                return NULL;
-        if (run_cgroup_create(cgroup_base(), memory_bytes, pids, ret, &why) < 0) {
+        if (!run_cgroup_try(memory_bytes, pids, ret, &why) && why.message[0])
                 log_warning("%s: running without a cgroup: %s", who, why.message);
-                return NULL;
-        }
-        return ret;
+        return ret->path ? ret : NULL;
 }
 
 /* Kernels before 5.14 have no cgroup.kill: SIGKILL each process listed. */

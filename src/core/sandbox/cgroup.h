@@ -83,6 +83,11 @@ _must_check_ int run_cgroup_create(const struct cgroup_base *b, uint64_t memory_
 const struct run_cgroup *run_cgroup_start(uint64_t memory_bytes, uint64_t pids, const char *who,
                                           struct run_cgroup *ret);
 
+/* run_cgroup_start() that prints nothing: why the leaf could not be made is in @why ("" when
+ * there is no base: ptc makes no cgroups here). */
+const struct run_cgroup *run_cgroup_try(uint64_t memory_bytes, uint64_t pids,
+                                        struct run_cgroup *ret, struct diag *why);
+
 /*
  * Write the limits @limits (CGROUP_LIMIT_*) allows into the cgroup directory @fd:
  * memory.max @memory_bytes with memory.swap.max 0 and memory.oom.group 1, pids.max @pids;

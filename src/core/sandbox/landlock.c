@@ -169,6 +169,8 @@ int landlock_apply(const struct landlock_policy *p, int abi)
         r = add_paths(ruleset_fd, p->ro_paths, FS_RIGHTS_RO & fs);
         if (r >= 0)
                 r = add_paths(ruleset_fd, p->rw_paths, fs & FS_RIGHTS_NO_DEVICES);
+        if (r >= 0)
+                r = add_paths(ruleset_fd, p->list_paths, LANDLOCK_ACCESS_FS_READ_DIR);
         if (r >= 0 && syscall(SYS_landlock_restrict_self, ruleset_fd, 0) < 0)
                 r = -errno;
 

@@ -30,10 +30,11 @@ int landlock_abi(void);
 int landlock_errata(void);
 
 struct landlock_policy {
-        const char *const *ro_paths; /* NULL-terminated: read, read-dir, execute */
-        const char *const *rw_paths; /* NULL-terminated: every right but making device nodes */
-        bool deny_tcp;               /* handle TCP bind/connect with no rule: refuse all */
-        bool scope;                  /* abstract unix sockets + signals scoped to the domain */
+        const char *const *ro_paths;   /* NULL-terminated: read, read-dir, execute */
+        const char *const *rw_paths;   /* NULL-terminated: every right but making device nodes */
+        const char *const *list_paths; /* NULL-terminated: listing directories only */
+        bool deny_tcp;                 /* handle TCP bind/connect with no rule: refuse all */
+        bool scope;                    /* abstract unix sockets + signals scoped to the domain */
 };
 
 /*

@@ -47,6 +47,7 @@ void sandbox_plan_release(struct sandbox_plan *p)
         free(p->m);
         strv_free(p->ll_ro);
         strv_free(p->ll_rw);
+        strv_free(p->ll_list);
         seccomp_program_release(&p->seccomp);
         p->userns_fd = safe_close(p->userns_fd);
         *p = SANDBOX_PLAN_NULL;
@@ -567,6 +568,151 @@ static int plan_landlock_ns(struct sandbox_plan *p, const struct sandbox_opts *o
         return r;
 }
 
+/* Entries of one directory given a rule of their own, at most: more fails the run. */
+#define LL_ENTRIES_MAX 4096
+
+/*
+ * @path with its longest existing prefix resolved (realpath) and the rest as written: where
+ * a directory that is not there yet would be made. New string or NULL (errno).
+ */
+static char *resolve_existing_prefix(const char *path)
+{
+        _cleanup_free_ char *head = strdup(path);
+
+        if (!head)
+                return NULL;
+        for (;;) {
+                _cleanup_free_ char *real = realpath(head, NULL);
+                char *slash, *out;
+
+                if (real) {
+                        const char *rest = path + strlen(head);
+
+                        if (asprintf(&out, "%s%s", streq(real, "/") && rest[0] ? "" : real, rest) <
+                            0)
+                                return NULL;
+                        return out;
+                }
+                if (errno != ENOENT && errno != ENOTDIR)
+                        return NULL;
+                slash = strrchr(head, '/');
+                if (!slash || slash == head) {
+                        errno = ENOENT;
+                        return NULL;
+                }
+                *slash = 0;
+        }
+}
+
+/*
+ * Read-only rules for the host's whole file system but @hidden (absolute, resolved), for the
+ * script without the namespaces layer: Landlock only grants, so "/" gets listing alone, and
+ * every entry along the way to @hidden but the one leading to it gets read and execute. An
+ * entry made there later gets no rule (unreadable); symlinks get none (their targets have
+ * their own); a way cut short (a part not there yet) ends it.
+ */
+static int plan_ll_ro_but(struct sandbox_plan *p, const char *hidden, struct diag *reterr)
+{
+        char dir[PATH_MAX] = "/";
+        const char *s = hidden + 1;
+        int r;
+
+        r = plan_ll(&p->ll_list, "/");
+        while (r >= 0 && *s) {
+                _cleanup_(closedirp) DIR *d = NULL;
+                size_t len = strcspn(s, "/"), n = 0, dl = strlen(dir);
+                struct dirent *de;
+                struct stat st;
+
+                d = opendir(dir);
+                if (!d)
+                        /* Not there, or not ours to list: the script cannot read it either. */
+                        return errno == ENOENT || errno == EACCES || errno == ENOTDIR
+                                       ? 0
+                                       : diag_set(reterr, -errno, "landlock: cannot list '%s': %m",
+                                                  dir);
+                while (r >= 0 && (errno = 0, de = readdir(d))) {
+                        char path[PATH_MAX];
+
+                        if (streq(de->d_name, ".") || streq(de->d_name, "..") ||
+                            (strlen(de->d_name) == len && strncmp(de->d_name, s, len) == 0))
+                                continue;
+                        if (++n > LL_ENTRIES_MAX)
+                                return diag_set(reterr, -E2BIG,
+                                                "landlock: '%s' has more than %d entries: cannot "
+                                                "keep ptc serve's directory '%s' from the script",
+                                                dir, LL_ENTRIES_MAX, hidden);
+                        if ((size_t) snprintf(path, sizeof(path), "%s%s%s", dir, dl > 1 ? "/" : "",
+                                              de->d_name) >= sizeof(path))
+                                continue; /* no path, no rule: unreadable */
+                        if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
+                                continue;
+                        r = plan_ll(&p->ll_ro, path);
+                }
+                if (r < 0)
+                        return diag_set(reterr, r, "landlock: out of memory");
+                if (!s[len])
+                        break;
+                if (dl + 1 + len >= sizeof(dir))
+                        return 0;
+                (void) snprintf(dir + dl, sizeof(dir) - dl, "%s%.*s", dl > 1 ? "/" : "", (int) len,
+                                s);
+                s += len + 1;
+        }
+        return r < 0 ? diag_set(reterr, r, "landlock: out of memory") : 0;
+}
+
+/*
+ * ptc serve's directory, where a bind shows it (a working directory or a tree that holds
+ * it): covered by an empty read-only tmpfs, since its key would let the script talk to the
+ * server (docs/sessions.md). Made when missing (0700, as the CLI makes it), so that a server
+ * started while the script runs is covered too.
+ */
+static int plan_hide_serve_dir(struct sandbox_plan *p)
+{
+        _cleanup_free_ char *where = NULL, *real = NULL;
+        char dir[PATH_MAX];
+        struct stat st;
+
+        if (ptc_serve_dir_path(dir, sizeof(dir)) < 0)
+                return 0;
+        where = resolve_existing_prefix(dir);
+        if (!where)
+                return errno == ENOMEM ? -ENOMEM : 0;
+        if (!plan_in_bind(p, where, true))
+                return 0;
+        (void) mkdir(dir, 0700);
+        real = realpath(dir, NULL);
+        /* Not there (its parent is missing): no server can be either. */
+        if (!real || lstat(real, &st) < 0 || !S_ISDIR(st.st_mode) || !plan_in_bind(p, real, true))
+                return 0;
+        return plan_add(p, MNT_HIDE, NULL, real, true);
+}
+
+/*
+ * Without the namespaces layer: the host's file system read-only but ptc serve's directory
+ * (whose key would let the script talk to the server, docs/sessions.md).
+ */
+static int plan_ll_host(struct sandbox_plan *p, struct diag *reterr)
+{
+        _cleanup_free_ char *hidden = NULL;
+        char dir[PATH_MAX];
+        int r;
+
+        r = ptc_serve_dir_path(dir, sizeof(dir));
+        if (r >= 0) {
+                hidden = resolve_existing_prefix(dir);
+                if (!hidden)
+                        r = -errno;
+        }
+        if (r < 0 || streq(hidden, "/"))
+                /* No such directory can exist: nothing to keep from the script. */
+                return plan_ll(&p->ll_ro, "/") < 0
+                               ? diag_set(reterr, -ENOMEM, "landlock: out of memory")
+                               : 0;
+        return plan_ll_ro_but(p, hidden, reterr);
+}
+
 /* The mount namespace's plan: what the new root shows, where, and how. */
 static int plan_mounts(struct sandbox_plan *p, const struct sandbox_opts *o,
                        enum sandbox_layer *failed, struct diag *reterr)
@@ -576,8 +722,8 @@ static int plan_mounts(struct sandbox_plan *p, const struct sandbox_opts *o,
         int r = 0;
 
         if (streq(o->cwd, "/")) {
-                /* The user's choice, not the script's: documented as running without them. */
-                *failed = SANDBOX_LAYER_NAMESPACES;
+                /* Never a reason to confine less: an error (a script's run refuses such a
+                 * directory before it gets here, sandbox-cwd.h). */
                 return diag_set(reterr, -EINVAL,
                                 "namespaces: the working directory '/' cannot be confined "
                                 "(choose a project directory with --cwd, or --remote-cwd on a "
@@ -646,6 +792,7 @@ static int plan_mounts(struct sandbox_plan *p, const struct sandbox_opts *o,
         r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd/0", "/dev/stdin", false);
         r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd/1", "/dev/stdout", false);
         r = r ?: plan_add(p, MNT_SYMLINK, "/proc/self/fd/2", "/dev/stderr", false);
+        r = r ?: plan_hide_serve_dir(p);
         if (r < 0)
                 return diag_set(reterr, r, "cannot plan the file system: %s", strerror(-r));
 
@@ -705,9 +852,11 @@ int sandbox_plan_build(struct sandbox_plan *p, const struct sandbox_opts *o,
                 if (ns)
                         r = plan_landlock_ns(p, o);
                 else {
+                        r = plan_ll_host(p, reterr);
+                        if (r < 0)
+                                goto out;
                         /* No private /tmp without namespaces: the host's is shared. */
-                        r = r ?: plan_ll(&p->ll_ro, "/");
-                        r = r ?: plan_ll(&p->ll_rw, "/tmp");
+                        r = plan_ll(&p->ll_rw, "/tmp");
                         r = r ?: plan_ll(&p->ll_rw, "/dev");
                         if (o->staging_dir && r >= 0)
                                 r = plan_ll(&p->ll_rw, o->staging_dir);

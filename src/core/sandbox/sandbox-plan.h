@@ -61,6 +61,8 @@ enum sandbox_mount_kind {
         MNT_PROC,
         MNT_SYMLINK, /* src is the link text */
         MNT_COPY,    /* a small regular file, copied (read-only with the root) */
+        MNT_HIDE,    /* an empty read-only tmpfs over an existing directory of a bound host
+                      * tree: ptc serve's (docs/sessions.md) */
 };
 
 struct sandbox_mount {
@@ -85,7 +87,7 @@ static inline bool sandbox_mount_is_bind(const struct sandbox_mount *m)
 struct sandbox_plan {
         struct sandbox_mount *m;
         size_t n;
-        char **ll_ro, **ll_rw;
+        char **ll_ro, **ll_rw, **ll_list; /* Landlock: read, read-write, list only */
         struct seccomp_program seccomp;
         int userns_fd;     /* idmap user namespace, root only, or -1 */
         size_t copy_bytes; /* planned MNT_COPY bytes, up to SANDBOX_COPY_TOTAL_MAX */

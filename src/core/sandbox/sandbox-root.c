@@ -144,6 +144,37 @@ static void bind_entry(struct sandbox_mount *m, int userns_fd, int errfd, int in
 }
 
 /*
+ * Cover the existing directory at @m's mount point (in a bound host tree, reached without
+ * symlinks) with an empty read-only tmpfs of mode 000, made detached and attached to the
+ * fd of the mount point. A directory gone since the plan has nothing to hide.
+ */
+static void hide_entry(const struct sandbox_mount *m, int errfd, int index)
+{
+        int target = open_mount_point(m), fs, mnt;
+
+        if (target < 0) {
+                if (errno == ENOENT)
+                        return;
+                fail(errfd, ST_MKPOINT, index);
+        }
+        fs = (int) syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+        if (fs < 0 || syscall(SYS_fsconfig, fs, SB_FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
+            syscall(SYS_fsconfig, fs, SB_FSCONFIG_SET_STRING, "nr_inodes", "1", 0) < 0 ||
+            syscall(SYS_fsconfig, fs, SB_FSCONFIG_SET_STRING, "mode", "000", 0) < 0 ||
+            syscall(SYS_fsconfig, fs, SB_FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                fail(errfd, ST_TMPFS, index);
+        mnt = (int) syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                            SB_MOUNT_ATTR_RDONLY | SB_MOUNT_ATTR_NOSUID | SB_MOUNT_ATTR_NODEV |
+                                    SB_MOUNT_ATTR_NOEXEC);
+        if (mnt < 0 || syscall(SYS_move_mount, mnt, "", target, "",
+                               MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                fail(errfd, ST_TMPFS, index);
+        close(mnt);
+        close(fs);
+        close(target);
+}
+
+/*
  * Copy @m's source (opened O_RDONLY) to a new file at its target: 0 on success, 1 when the
  * target exists already (a bind of a parent directory shows the host's file there: never
  * write through it), 2 when the source is no longer a small regular file (the caller binds
@@ -230,7 +261,7 @@ void sandbox_build_root(struct sandbox_plan *p, int errfd)
                 int fd;
 
                 /* A bound host tree shows what is there: nothing of ours is written into it. */
-                if (m->in_host_tree && !sandbox_mount_is_bind(m))
+                if (m->in_host_tree && !sandbox_mount_is_bind(m) && m->kind != MNT_HIDE)
                         continue;
                 switch (m->kind) {
                 case MNT_BIND_RO:
@@ -251,6 +282,9 @@ void sandbox_build_root(struct sandbox_plan *p, int errfd)
                                     : mount("proc", m->target, "proc",
                                             MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                                 fail(errfd, m->kind == MNT_TMPFS ? ST_TMPFS : ST_PROC, (int) i);
+                        break;
+                case MNT_HIDE:
+                        hide_entry(m, errfd, (int) i);
                         break;
                 case MNT_SYMLINK:
                         fd = open_parent(m->target);

@@ -144,9 +144,10 @@ _no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, str
         if (o->layers && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 fail(errfd, ST_NNP, -1);
         step_done(p, SANDBOX_STEP_NO_NEW_PRIVS);
-        if (p->ll_ro || p->ll_rw) {
+        if (p->ll_ro || p->ll_rw || p->ll_list) {
                 struct landlock_policy lp = {
                         .ro_paths = (const char *const *) p->ll_ro,
+                        .list_paths = (const char *const *) p->ll_list,
                         .rw_paths = (const char *const *) p->ll_rw,
                         .deny_tcp = !o->network,
                         .scope = true,
@@ -449,7 +450,10 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         if (p.step_end)
                 for (size_t i = 0; i < _SANDBOX_STEP_MAX; i++)
                         o->timings->end[i] = __atomic_load_n(&p.step_end[i], __ATOMIC_ACQUIRE);
-        *ret = (struct sandbox_proc){.pid = sp.pid, .pidfd = sp.pidfd, .status_fd = statusp[0]};
+        *ret = (struct sandbox_proc){.pid = sp.pid,
+                                     .pidfd = sp.pidfd,
+                                     .status_fd = statusp[0],
+                                     .cgroup_error = sp.cgroup_error};
         sp.pidfd = -1;
         statusp[0] = -1;
         r = 0;

@@ -150,10 +150,11 @@ struct sandbox_opts {
 };
 
 struct sandbox_proc {
-        pid_t pid;       /* the init */
-        int pidfd;       /* for pid, or -1 */
-        int status_fd;   /* read end of the init's status pipe (non-blocking) */
-        unsigned layers; /* the layers it runs under (sandbox_opts.layers) */
+        pid_t pid;        /* the init */
+        int pidfd;        /* for pid, or -1 */
+        int status_fd;    /* read end of the init's status pipe (non-blocking) */
+        unsigned layers;  /* the layers it runs under (sandbox_opts.layers) */
+        int cgroup_error; /* spawn_proc.cgroup_error: started outside sandbox_opts.cgroup */
 };
 
 /*

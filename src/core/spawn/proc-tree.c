@@ -19,6 +19,8 @@
 
 /* A tree larger than this is cut off; the next round finds the rest. */
 #define PROC_TREE_MAX 65536
+/* A kill stops the tree in at most this many walks, then kills what it found. */
+#define TREE_STOP_ROUNDS_MAX 1000
 
 struct pidset {
         pid_t *p;
@@ -146,13 +148,6 @@ int proc_children(pid_t pid, bool main_thread_only, pid_t **ret)
         return (int) s.n;
 }
 
-/* Breadth-first: @s starts with the roots; their descendants are appended. */
-static void expand_tree(struct pidset *s)
-{
-        for (size_t i = 0; i < s->n; i++)
-                (void) collect_children(s->p[i], false, s);
-}
-
 /*
  * From /proc/@pid/stat: the state letter and the process group. False when the process is
  * gone or its stat cannot be read.
@@ -174,17 +169,6 @@ static bool read_stat(const char *pid, char *ret_state, int *ret_pgrp)
         /* After the last ')' (the command name may hold one): state, ppid, pgrp. */
         rp = strrchr(buf, ')');
         return rp && sscanf(rp + 1, " %c %d %d", ret_state, &ppid, ret_pgrp) == 3;
-}
-
-static bool is_zombie(pid_t pid)
-{
-        char name[32], state;
-        int pgrp;
-
-        (void) snprintf(name, sizeof(name), "%d", (int) pid);
-        if (!read_stat(name, &state, &pgrp))
-                return true; /* gone */
-        return state == 'Z' || state == 'X';
 }
 
 /* The processes of group @pgid that are not zombies, from /proc/N/stat. */
@@ -242,98 +226,183 @@ int proc_group_wait_gone(pid_t pgid, usec_t deadline)
         }
 }
 
-/* @root's tree, and with @orphans (non-NULL) every other child of our main thread and its tree. */
-static void gather(pid_t root, struct pidset *s, struct pidset *orphans)
-{
-        pid_t self = getpid();
+/*
+ * A run's tree as it is found: each member pinned by a pidfd opened while its parent, itself
+ * a member, still held it, so a pid number the kernel handed to another process meanwhile is
+ * never signalled. m[0] is the root.
+ */
+struct tree_member {
+        pid_t pid;
+        int pidfd; /* -1: none could be had (ENOSYS before Linux 5.3, EMFILE) */
+};
 
-        if (root > 0)
-                (void) pidset_add(s, root);
-        if (orphans) {
-                struct pidset o = {};
-                (void) collect_children(self, true, &o);
-                for (size_t i = 0; i < o.n; i++)
-                        if (o.p[i] != root) {
-                                (void) pidset_add(s, o.p[i]);
-                                (void) pidset_add(orphans, o.p[i]);
-                        }
-                free(o.p);
-        }
-        expand_tree(s);
+struct tree {
+        struct tree_member *m;
+        size_t n, alloc;
+};
+
+static void tree_done(struct tree *t)
+{
+        for (size_t i = 0; i < t->n; i++)
+                safe_close(t->m[i].pidfd);
+        free(t->m);
+        *t = (struct tree){};
 }
 
-int proc_signal_execution(pid_t root, bool include_root, bool orphans_too, int sig)
+static bool tree_has(const struct tree *t, pid_t pid)
 {
-        struct pidset s = {}, orphans = {};
+        for (size_t i = 0; i < t->n; i++)
+                if (t->m[i].pid == pid)
+                        return true;
+        return false;
+}
+
+static int tree_append(struct tree *t, pid_t pid, int pidfd)
+{
+        if (t->n >= PROC_TREE_MAX)
+                return -E2BIG;
+        if (t->n == t->alloc) {
+                size_t a = t->alloc ? t->alloc * 2 : 32;
+                struct tree_member *m = realloc(t->m, a * sizeof(*m));
+
+                if (!m)
+                        return -ENOMEM;
+                t->m = m;
+                t->alloc = a;
+        }
+        t->m[t->n++] = (struct tree_member){.pid = pid, .pidfd = pidfd};
+        return 0;
+}
+
+/* The parent of @pid from /proc/@pid/stat, or -1 when it is gone. */
+static pid_t read_ppid(pid_t pid)
+{
+        char name[32], path[64], buf[512], state;
+        _cleanup_close_ int fd = -EBADF;
+        int ppid;
+        ssize_t k;
+        char *rp;
+
+        (void) snprintf(name, sizeof(name), "%d", (int) pid);
+        (void) snprintf(path, sizeof(path), "/proc/%s/stat", name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        k = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+        if (k <= 0)
+                return -1;
+        buf[k] = 0;
+        rp = strrchr(buf, ')');
+        if (!rp || sscanf(rp + 1, " %c %d", &state, &ppid) != 2)
+                return -1;
+        return (pid_t) ppid;
+}
+
+/*
+ * Take @pid, listed among a member's children, into the tree if it is one of ours once
+ * pinned: a pidfd first, then its parent must be a member (the one that listed it, or the
+ * root, a subreaper, when that one died meanwhile). Listed but reaped and its number reused
+ * by another process, it has another parent: left alone. 1 taken, 0 not, -errno.
+ */
+static int tree_adopt(struct tree *t, pid_t pid)
+{
+        int fd, r;
+
+        if (tree_has(t, pid))
+                return 0;
+        fd = pidfd_open_compat(pid);
+        if (fd == -ESRCH)
+                return 0; /* gone */
+        if (!tree_has(t, read_ppid(pid))) {
+                safe_close(fd);
+                return 0;
+        }
+        r = tree_append(t, pid, fd < 0 ? -1 : fd);
+        if (r < 0) {
+                safe_close(fd);
+                return r;
+        }
+        return 1;
+}
+
+/* Walk every member's children (all threads'); the members found are appended. */
+static void tree_walk(struct tree *t)
+{
+        for (size_t i = 0; i < t->n; i++) {
+                struct pidset kids = {};
+
+                (void) collect_children(t->m[i].pid, false, &kids);
+                for (size_t k = 0; k < kids.n; k++)
+                        if (tree_adopt(t, kids.p[k]) < 0)
+                                break;
+                free(kids.p);
+        }
+}
+
+static int tree_start(struct tree *t, pid_t root)
+{
+        int fd;
+
+        *t = (struct tree){};
+        if (root <= 0)
+                return -EINVAL;
+        /* The root is the caller's child, not reaped: its number is its own. */
+        fd = pidfd_open_compat(root);
+        if (fd == -ESRCH)
+                return -ESRCH;
+        return tree_append(t, root, fd < 0 ? -1 : fd);
+}
+
+static bool member_signal(const struct tree_member *m, int sig)
+{
+        int r = -ENOSYS;
+
+        if (m->pidfd >= 0)
+                r = pidfd_send_signal_compat(m->pidfd, sig);
+        if (r == -ENOSYS)
+                r = kill(m->pid, sig) < 0 ? -errno : 0;
+        return r == 0;
+}
+
+int proc_tree_signal(pid_t root, bool include_root, int sig)
+{
+        struct tree t;
         int n = 0;
 
-        gather(root, &s, orphans_too ? &orphans : NULL);
-        for (size_t i = 0; i < s.n; i++)
-                if ((include_root || s.p[i] != root) && kill(s.p[i], sig) == 0)
+        if (tree_start(&t, root) < 0)
+                return 0;
+        tree_walk(&t);
+        for (size_t i = include_root ? 0 : 1; i < t.n; i++)
+                if (member_signal(&t.m[i], sig))
                         n++;
-        free(s.p);
-        free(orphans.p);
+        tree_done(&t);
         return n;
 }
 
-void proc_reap_orphans(pid_t keep)
+int proc_tree_kill(pid_t root, bool include_root)
 {
-        pid_t *kids = NULL;
-        int n;
+        struct tree t;
+        size_t stopped = 1;
+        int n = 0;
 
-        n = proc_children(getpid(), true, &kids);
-        for (int i = 0; i < n; i++)
-                if (kids[i] != keep)
-                        (void) waitpid(kids[i], NULL, WNOHANG);
-        free(kids);
-}
-
-int proc_kill_execution(pid_t root, bool orphans_too, usec_t timeout)
-{
-        usec_t end = now_usec() + timeout;
-        bool was_empty = false;
-
-        for (;;) {
-                struct pidset s = {}, orphans = {};
-                size_t alive = 0;
-
-                gather(root, &s, orphans_too ? &orphans : NULL);
-                /*
-                 * SIGSTOP first so nothing in the tree can fork between our
-                 * walk and our kill (a fork bomb would otherwise outrun us);
-                 * then SIGKILL, which also ends stopped processes.
-                 */
-                for (size_t i = 0; i < s.n; i++)
-                        (void) kill(s.p[i], SIGSTOP);
-                for (size_t i = 0; i < s.n; i++) {
-                        if (is_zombie(s.p[i]))
-                                continue;
-                        alive++;
-                        (void) kill(s.p[i], SIGKILL);
-                }
-                /* Reap our orphans; a SIGKILLed process exits promptly. */
-                for (size_t i = 0; i < orphans.n; i++) {
-                        if (alive)
-                                (void) waitpid(orphans.p[i], NULL, 0);
-                        else
-                                (void) waitpid(orphans.p[i], NULL, WNOHANG);
-                }
-                free(s.p);
-                free(orphans.p);
-                /*
-                 * A process that turned zombie during this walk handed its
-                 * children to us after we had listed ours, so this round may
-                 * have missed them: only two empty rounds in a row prove that
-                 * nothing is left.
-                 */
-                if (alive == 0) {
-                        if (was_empty)
-                                return 0;
-                        was_empty = true;
-                        continue;
-                }
-                was_empty = false;
-                if (now_usec() >= end)
-                        return -ETIMEDOUT;
+        if (tree_start(&t, root) < 0)
+                return 0;
+        /*
+         * SIGSTOP round after round until a walk finds no member it has not stopped: a fork
+         * with a signal pending is undone by the kernel, so from then on nothing in the tree
+         * can add a process, and the SIGKILL reaches all of it. The root is stopped only
+         * with @include_root: left running, it (a subreaper) reaps what dies below it.
+         */
+        if (include_root)
+                (void) member_signal(&t.m[0], SIGSTOP);
+        for (unsigned round = 0; round < TREE_STOP_ROUNDS_MAX; round++) {
+                tree_walk(&t);
+                if (t.n == stopped)
+                        break;
+                for (; stopped < t.n; stopped++)
+                        (void) member_signal(&t.m[stopped], SIGSTOP);
         }
+        for (size_t i = include_root ? 0 : 1; i < t.n; i++)
+                if (member_signal(&t.m[i], SIGKILL))
+                        n++;
+        tree_done(&t);
+        return n;
 }

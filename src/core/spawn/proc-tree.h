@@ -2,19 +2,14 @@
 #pragma once
 
 /*
- * Finding and killing every process an execution started, including
- * daemonized ones. ptc is a child subreaper (PR_SET_CHILD_SUBREAPER), so a
- * process that double-forks and calls setsid() is reparented to ptc when its
- * parent dies instead of escaping to init. The kernel attaches such orphans
- * to ptc's main thread; the script is forked from the main thread too, while
- * tool subprocesses (terminal) are forked from worker threads and reaped by
- * them. So "children of ptc's main thread" is exactly the script and the
- * orphans, and ptc may reap those without stealing a tool's child.
- *
- * That holds for a process that runs one execution at a time on its main thread (ptc run,
- * PTC_ENGINE_REAP_ORPHANS). A library host may run executions on any threads at once: it
- * passes @orphans_too false, and only @root's own tree is walked (any thread may do that).
- * With @orphans_too, or for proc_reap_orphans(), run on the main thread.
+ * Finding and signalling the processes a run started: the tree below a root that is the
+ * caller's own child (a run's init, sandbox-init.c), walked through
+ * /proc/<pid>/task/<tid>/children. Only that tree: a process is a member when its parent is
+ * one, checked after a pidfd pins it, and it is signalled through that pidfd, so neither a
+ * process the caller did not start (a child ptc inherited from the shell that exec'd it) nor
+ * one that took a member's pid number is ever signalled. ptc is no child subreaper: what a
+ * run leaves behind is reparented to the run's own init, never to ptc (docs/ARCHITECTURE.md,
+ * "Processes"). Any thread may call these.
  */
 
 #include <stdbool.h>
@@ -31,18 +26,19 @@
 _must_check_ int proc_children(pid_t pid, bool main_thread_only, pid_t **ret);
 
 /*
- * Send @sig to @root's whole tree and, with @orphans_too, to every orphan
- * attached to ptc (and their trees); to @root itself only with @include_root.
- * @root may be 0 (only orphans). Returns the number of processes signalled.
+ * Send @sig to every process of @root's tree, to @root itself only with @include_root.
+ * Returns the number of processes signalled.
  */
-int proc_signal_execution(pid_t root, bool include_root, bool orphans_too, int sig);
+int proc_tree_signal(pid_t root, bool include_root, int sig);
 
 /*
- * SIGKILL @root's tree and, with @orphans_too, all orphans, repeatedly, until
- * no process is left or @timeout passes; reaps the orphans (never @root: its
- * owner reaps it via its pidfd). Returns 0, or -ETIMEDOUT if processes survived.
+ * SIGKILL @root's whole tree, @root too with @include_root: SIGSTOP first, walk after walk,
+ * until a walk finds no process it has not stopped (a stopped process cannot fork, so nothing
+ * escapes the kill), then SIGKILL. Without @include_root the root keeps running, so a
+ * subreaper root reaps what dies below it. Never waits and never reaps. Returns the number
+ * of processes killed.
  */
-int proc_kill_execution(pid_t root, bool orphans_too, usec_t timeout);
+int proc_tree_kill(pid_t root, bool include_root);
 
 /*
  * Wait until no process of group @pgid is alive (zombies do not count: their reaper is not
@@ -51,6 +47,3 @@ int proc_kill_execution(pid_t root, bool orphans_too, usec_t timeout);
  * The members are found in /proc and waited for on their pidfds. 0, or -ETIMEDOUT.
  */
 int proc_group_wait_gone(pid_t pgid, usec_t deadline);
-
-/* Reap every exited orphan attached to ptc's main thread, except @keep. */
-void proc_reap_orphans(pid_t keep);

@@ -299,7 +299,7 @@ fail:
  * clone3() with the namespaces, a pidfd and maybe the cgroup; without clone3 (Linux < 5.3)
  * the old clone() with the namespaces only. Returns the pid (0 in the child) or -1 (errno).
  */
-static pid_t clone_child(const struct spawn_opts *o, int *pidfd)
+static pid_t clone_child(const struct spawn_opts *o, int *pidfd, int *ret_cgroup_error)
 {
         struct clone_args ca = {
                 .flags = o->clone_flags | CLONE_PIDFD,
@@ -315,6 +315,8 @@ static pid_t clone_child(const struct spawn_opts *o, int *pidfd)
         pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
         if (pid < 0 && (ca.flags & CLONE_INTO_CGROUP)) {
                 static bool warned;
+
+                *ret_cgroup_error = errno;
 
                 /*
                  * A kernel before 5.7, or a leaf the kernel refuses: the cgroup is an extra,
@@ -342,7 +344,7 @@ int spawn_start(const struct spawn_opts *o, struct spawn_proc *ret, struct diag 
         _cleanup_close_ int devnull = -EBADF;
         struct child_ctx x = {.o = o};
         bool cloned = o->clone_flags || o->cgroup_fd > 0;
-        int errpipe[2], pidfd = -1;
+        int errpipe[2], pidfd = -1, cgroup_error = 0;
         pid_t pid;
 
         devnull = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -368,7 +370,7 @@ int spawn_start(const struct spawn_opts *o, struct spawn_proc *ret, struct diag 
         }
 
         if (cloned)
-                pid = clone_child(o, &pidfd);
+                pid = clone_child(o, &pidfd, &cgroup_error);
         else if (o->share_memory) {
                 x.c.shares_memory = true;
                 pid = shared_start(&x);
@@ -391,7 +393,8 @@ int spawn_start(const struct spawn_opts *o, struct spawn_proc *ret, struct diag 
                 if (pidfd < 0)
                         pidfd = -1;
         }
-        *ret = (struct spawn_proc){.pid = pid, .pidfd = pidfd, .errfd = errpipe[0]};
+        *ret = (struct spawn_proc){
+                .pid = pid, .pidfd = pidfd, .errfd = errpipe[0], .cgroup_error = cgroup_error};
         return 0;
 }
 

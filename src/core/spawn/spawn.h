@@ -160,6 +160,9 @@ struct spawn_proc {
         pid_t pid;
         int pidfd; /* -1 if the kernel has none (ENOSYS, e.g. under valgrind) */
         int errfd; /* the error pipe's read end, until spawn_wait_setup() */
+        /* The kernel refused the cgroup (errno; 0: none asked, or it holds the child): the
+         * child started without it. */
+        int cgroup_error;
 };
 
 /*

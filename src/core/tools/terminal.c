@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -41,6 +42,7 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/macro.h"
+#include "basic/path-util.h"
 #include "basic/process-util.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
@@ -94,13 +96,15 @@ static int pidns_state;
  * In the child cloned into new pid and mount namespaces: a fresh /proc shows this namespace's
  * processes only. Slave first: host mounts still reach us, ours (and the proc mount) never
  * reach the host. The host's /proc is detached, not covered: under the fresh one a root
- * command's `umount /proc` would uncover it, and ptc's process in it. Async-signal-safe
- * (spawn.h).
+ * command's `umount /proc` would uncover it, and ptc's process in it. ptc serve's directory
+ * (@userdata, "" for none) is covered by an empty read-only tmpfs: its key would let the
+ * command talk to the server (docs/sessions.md). Async-signal-safe (spawn.h).
  */
 static int pidns_setup(const struct spawn_child *c, void *userdata)
 {
+        const char *serve_dir = userdata;
+
         (void) c;
-        (void) userdata;
         if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
                 return STAGE_PIDNS_PROC;
         /* EINVAL: /proc is no mount point here; nothing to uncover. */
@@ -108,7 +112,27 @@ static int pidns_setup(const struct spawn_child *c, void *userdata)
                 return STAGE_PIDNS_PROC;
         if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return STAGE_PIDNS_PROC;
+        /* ENOENT: its parent is not there (no $XDG_RUNTIME_DIR): no server can be either. */
+        if (serve_dir[0] &&
+            mount("tmpfs", serve_dir, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                  "size=4k,nr_inodes=1,mode=000") < 0 &&
+            errno != ENOENT)
+                return STAGE_PIDNS_PROC;
         return 0;
+}
+
+/*
+ * ptc serve's directory into @buf ("" when there is none to hide), made (0700, as the CLI
+ * makes it) when missing: a server started while the command runs must be hidden too.
+ */
+static void serve_dir_to_hide(char *buf, size_t n)
+{
+        struct stat st;
+
+        /* Not a directory (a symlink another user planted): the CLI never uses it either. */
+        if (ptc_serve_dir_path(buf, n) < 0 || (mkdir(buf, 0700) < 0 && errno != EEXIST) ||
+            lstat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
+                buf[0] = 0;
 }
 
 /*
@@ -123,8 +147,11 @@ static int start_command(const struct tool_process *o, int out_w, int init_exe_f
         sigset_t init_mask;
         bool in_pidns = o->own_pid_namespace && init_argv &&
                         __atomic_load_n(&pidns_state, __ATOMIC_RELAXED) >= 0;
+        char serve_dir[PATH_MAX] = "";
 
         init_signal_set(&init_mask);
+        if (in_pidns)
+                serve_dir_to_hide(serve_dir, sizeof(serve_dir));
         for (;;) {
                 struct spawn_opts so = {
                         .path = in_pidns ? NULL : o->path,
@@ -142,6 +169,7 @@ static int start_command(const struct tool_process *o, int out_w, int init_exe_f
                         .exec_mask = in_pidns ? &init_mask : NULL,
                         .clone_flags = in_pidns ? CLONE_NEWPID | CLONE_NEWNS : 0,
                         .setup = in_pidns ? pidns_setup : NULL,
+                        .userdata = serve_dir,
                 };
                 struct spawn_child_error ce = {.stage = -1};
                 struct diag d = {};
@@ -189,7 +217,7 @@ static void signal_command(pid_t pid, int status_fd, int sig)
         if (status_fd < 0)
                 (void) kill(-pid, sig);
         else if (sig == SIGKILL)
-                (void) proc_signal_execution(pid, true, false, SIGKILL);
+                (void) proc_tree_kill(pid, true);
         else
                 (void) kill(pid, sig);
 }
