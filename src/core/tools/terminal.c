@@ -49,6 +49,7 @@
 #include "core/output/redact.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
+#include "core/sandbox/seccomp-policy.h"
 #include "core/spawn/proc-tree.h"
 #include "core/spawn/spawn.h"
 #include "core/tools/pidns-init.h"
@@ -96,10 +97,29 @@ static int pidns_state;
  * command's `umount /proc` would uncover it, and ptc's process in it. Async-signal-safe
  * (spawn.h).
  */
+/* The TIOCSTI filter failed to install (seccomp_tty_load()). */
+#define STAGE_TTY_FILTER (SPAWN_STAGE_SETUP + 1)
+
+/*
+ * In the command's child: TIOCSTI and TIOCLINUX refused where it keeps CAP_SYS_ADMIN (root),
+ * which would let it push input into the user's terminal, a prompt's answer among it
+ * (docs/security.md, "Approvals"). @userdata: seccomp_tty_program(). Async-signal-safe.
+ */
+static int tty_setup(const struct spawn_child *c, void *userdata)
+{
+        int r;
+
+        (void) c;
+        r = seccomp_tty_load(userdata);
+        if (r < 0) {
+                errno = -r;
+                return STAGE_TTY_FILTER;
+        }
+        return 0;
+}
+
 static int pidns_setup(const struct spawn_child *c, void *userdata)
 {
-        (void) c;
-        (void) userdata;
         if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
                 return STAGE_PIDNS_PROC;
         /* EINVAL: /proc is no mount point here; nothing to uncover. */
@@ -107,7 +127,7 @@ static int pidns_setup(const struct spawn_child *c, void *userdata)
                 return STAGE_PIDNS_PROC;
         if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return STAGE_PIDNS_PROC;
-        return 0;
+        return tty_setup(c, userdata);
 }
 
 /*
@@ -140,7 +160,8 @@ static int start_command(const struct tool_process *o, int out_w, int init_exe_f
                         .pass_fd = -1,
                         .exec_mask = in_pidns ? &init_mask : NULL,
                         .clone_flags = in_pidns ? CLONE_NEWPID | CLONE_NEWNS : 0,
-                        .setup = in_pidns ? pidns_setup : NULL,
+                        .setup = in_pidns ? pidns_setup : tty_setup,
+                        .userdata = (void *) seccomp_tty_program(),
                 };
                 struct spawn_child_error ce = {.stage = -1};
                 struct diag d = {};
@@ -298,6 +319,7 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                                                      "terminal", &cgroup);
                 } else if (o->fallback_path && access(o->path, X_OK) < 0 && errno == ENOENT)
                         so.path = o->fallback_path;
+                so.tty_seccomp = seccomp_tty_program();
                 so.stdout_fd = out_w;
                 so.stderr_fd = o->merge_stderr ? out_w : null_fd;
                 r = sandbox_spawn(&so, &sp, NULL, &d);

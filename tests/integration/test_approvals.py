@@ -1,0 +1,233 @@
+# SPDX-License-Identifier: MIT
+"""Only a person answers a prompt (docs/security.md, "Approvals"; DESIGN §15), driven through
+a real pseudo-terminal that is ptc's stdin and controlling terminal:
+
+- nothing a script or a terminal command runs reaches that terminal: /dev/tty does not open
+  for them (no controlling terminal), no descriptor of theirs is a terminal, and TIOCSTI into
+  the user's terminal by its device path is refused, also as root (CAP_SYS_ADMIN) and with
+  isolation none;
+- input typed before the question is there answers nothing (the prompt flushes it);
+- the status line does not redraw over the question;
+- a session cell's ask is put at the client's terminal and the answer reaches the cell;
+- where nobody can be asked, the tool result says policy.headless decided and why."""
+
+import fcntl
+import json
+import os
+import select
+import subprocess
+import termios
+import textwrap
+import time
+
+import pytest
+
+# A probe run as a terminal command and inside the script: can it reach the user's terminal?
+PROBE = r'''
+import errno, fcntl, json, os, sys, termios
+
+def probe(tty_path):
+    res = {}
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR))
+        res["dev_tty"] = "opened"
+    except OSError as e:
+        res["dev_tty"] = errno.errorcode.get(e.errno, str(e.errno))
+    fds = []
+    for n in os.listdir("/proc/self/fd"):
+        try:
+            if os.isatty(int(n)):
+                fds.append(n)
+        except OSError:
+            pass
+    res["tty_fds"] = fds
+    try:
+        fd = os.open(tty_path, os.O_RDWR | os.O_NOCTTY)
+    except OSError as e:
+        res["tiocsti"] = "open: " + errno.errorcode.get(e.errno, str(e.errno))
+        return res
+    try:
+        for ch in b"o\n":
+            fcntl.ioctl(fd, termios.TIOCSTI, bytes([ch]))
+        res["tiocsti"] = "pushed"
+    except OSError as e:
+        res["tiocsti"] = errno.errorcode.get(e.errno, str(e.errno))
+    return res
+
+if __name__ == "__main__":
+    print(json.dumps(probe(sys.argv[1])))
+'''
+
+
+class Pty:
+    """ptc with a pty as its stdin and controlling terminal (and stderr with @stderr_tty);
+    stdout is a pipe."""
+
+    def __init__(self, ptc, args=None, env=None, stderr_tty=False):
+        self.master, self.slave = os.openpty()
+        self.tty_path = os.ttyname(self.slave)
+        self.seen = b""
+        if args is not None:
+            self.start(ptc, args, env, stderr_tty)
+
+    def start(self, ptc, args, env=None, stderr_tty=False):
+        slave = self.slave
+
+        def controlling_tty():
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.p = subprocess.Popen([str(ptc.bin)] + [str(a) for a in args], stdin=slave,
+                                  stdout=subprocess.PIPE,
+                                  stderr=slave if stderr_tty else subprocess.PIPE,
+                                  env=ptc.make_env(env), cwd=str(ptc.workdir),
+                                  preexec_fn=controlling_tty)
+        os.close(slave)
+
+    def read_for(self, seconds):
+        """Read whatever the terminal shows for @seconds."""
+        end = time.monotonic() + seconds
+        got = b""
+        while (left := end - time.monotonic()) > 0:
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                got += chunk
+        self.seen += got
+        return got
+
+    def expect(self, text, timeout=30):
+        """Read the terminal until @text shows up (after what was seen so far)."""
+        end = time.monotonic() + timeout
+        while text.encode() not in self.seen:
+            left = end - time.monotonic()
+            assert left > 0, f"no {text!r} on the terminal; saw {self.seen!r}"
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    self.seen += os.read(self.master, 65536)
+                except OSError:
+                    break
+        i = self.seen.index(text.encode()) + len(text)
+        before, self.seen = self.seen[:i], self.seen[i:]
+        return before.decode("utf-8", "replace")
+
+    def send(self, s):
+        os.write(self.master, s.encode())
+
+    def finish(self, timeout=60):
+        out, err = self.p.communicate(timeout=timeout)
+        os.close(self.master)
+        return self.p.returncode, json.loads(out) if out.strip() else None, \
+            (err or b"").decode()
+
+
+def wait_for(path, timeout=30):
+    end = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < end, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+# ---- nothing the script starts reaches the terminal --------------------------------------
+
+
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_terminal_commands_and_scripts_cannot_reach_the_users_terminal(ptc, isolation):
+    probe = ptc.workdir / "probe.py"  # the script sees its working directory
+    probe.write_text(PROBE)
+    (ptc.workdir / "victim").mkdir()
+    script = ptc.path("inject.py")
+    script.write_text(textwrap.dedent(f"""
+        import json, sys
+        from hermes_tools import terminal
+        sys.path.insert(0, ".")
+        cmd = terminal("python3 {probe} " + {{tty!r}})
+        own = None
+        try:
+            import probe
+            own = probe.probe({{tty!r}})
+        except Exception as e:
+            own = {{"error": repr(e)}}
+        r = terminal("rm -r victim")
+        print(json.dumps({{"cmd": json.loads(cmd["output"]), "script": own,
+                           "rm": r.get("status", "allowed")}}))
+        """))
+    t = Pty(ptc)
+    # The script gets the terminal's path from the test, as an attacker would find it.
+    script.write_text(script.read_text().replace("{tty!r}", repr(t.tty_path)))
+    t.start(ptc, ["run", "--isolation", isolation, str(script)])
+    t.expect("Allow?")
+    t.send("d\n")
+    rc, res, err = t.finish()
+    if res and res.get("status") == "error" and "isolation" in (res.get("error") or ""):
+        pytest.skip(f"isolation {isolation} unavailable here: {res['error']}")
+    assert rc == 0 and res["status"] == "success", (res, err)
+    out = json.loads(res["output"])
+    cmd = out["cmd"]
+    # No controlling terminal, no terminal descriptor, no input pushed into the user's.
+    assert cmd["dev_tty"] == "ENXIO", out
+    assert cmd["tty_fds"] == [], out
+    assert cmd["tiocsti"] != "pushed", out
+    if os.geteuid() == 0:
+        # Root could open the device; CAP_SYS_ADMIN passes the kernel's own check: seccomp.
+        assert cmd["tiocsti"] == "EPERM", out
+    own = out["script"]
+    assert "error" not in own, out
+    assert own["dev_tty"] in ("ENXIO", "ENOENT", "EACCES", "EPERM"), out
+    assert own["tty_fds"] == [], out
+    assert own["tiocsti"] != "pushed", out
+    # The prompt was answered by the person: a no.
+    assert out["rm"] == "denied", out
+    assert (ptc.workdir / "victim").exists()
+
+
+# ---- the prompt: typed-ahead input, the status line --------------------------------------
+
+
+def test_input_typed_before_the_question_answers_nothing(ptc):
+    (ptc.workdir / "victim").mkdir()
+    script = ptc.path("ahead.py")
+    script.write_text(textwrap.dedent("""
+        import os, time
+        from hermes_tools import terminal
+        open("ready", "w").close()
+        for _ in range(600):
+            if os.path.exists("typed"):
+                break
+            time.sleep(0.05)
+        print(terminal("rm -r victim")["status"])
+        """))
+    t = Pty(ptc, ["run", str(script)])
+    wait_for(ptc.workdir / "ready")
+    t.send("o\n")  # typed ahead, before any question
+    (ptc.workdir / "typed").touch()
+    t.expect("Allow?")
+    t.send("d\n")
+    rc, res, err = t.finish()
+    assert rc == 0 and res["output"].strip() == "denied", (res, err)
+    assert (ptc.workdir / "victim").exists()
+
+
+def test_the_status_line_does_not_erase_the_question(ptc):
+    (ptc.workdir / "victim").mkdir()
+    script = ptc.path("status.py")
+    script.write_text(textwrap.dedent("""
+        import time
+        from hermes_tools import terminal
+        time.sleep(0.6)  # a few redraws of the status line first
+        print(terminal("rm -r victim")["status"])
+        """))
+    t = Pty(ptc, ["run", str(script)], env={"TERM": "xterm"}, stderr_tty=True)
+    t.expect("Allow? [o]nce, for this [s]ession, [d]eny")
+    # Four times the redraw period: each redraw would start with "\r\e[K".
+    after = t.read_for(1.0)
+    assert b"\x1b[K" not in after and b"\r" not in after.replace(b"\r\n", b""), after
+    t.send("d\n")
+    rc, res, err = t.finish()
+    assert rc == 0 and res["output"].strip() == "denied", (res, err)
