@@ -39,7 +39,6 @@
 #include "core/sandbox/cgroup.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
-#include "core/sandbox/seccomp-policy.h"
 #include "core/spawn/interpreter.h"
 #include "core/spawn/proc-tree.h"
 #include "core/stubs/stubs.h"
@@ -445,9 +444,6 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                 .stdout_fd = co->stdout_fd,
                 .stderr_fd = co->stderr_fd,
                 .timings = co->timings,
-                /* Without the seccomp layer, TIOCSTI is refused all the same where the
-                 * script keeps CAP_SYS_ADMIN (root, isolation none): docs/isolation.md. */
-                .tty_seccomp = seccomp_tty_program(),
         };
         if (c->isolation == PTC_ISOLATION_NONE) {
                 /*
