@@ -235,3 +235,88 @@ def test_the_status_line_does_not_erase_the_question(ptc):
     rc, res, err = t.finish()
     assert rc == 0 and res["output"].strip() == "denied", (res, err)
 
+
+# ---- a session cell's ask: relayed to the client's terminal --------------------------------
+
+
+@pytest.fixture
+def srv(ptc):
+    """This test's own `ptc serve` (started by the first `ptc run --session`), killed at the
+    end with everything else the test started."""
+    from conftest import kill_pids, processes_marked
+
+    run = ptc.tmp / "run"
+    run.mkdir(mode=0o700)
+    ptc.env["XDG_RUNTIME_DIR"] = str(run)
+    try:
+        yield run / "ptc"
+    finally:
+        kill_pids(processes_marked(str(ptc.tmp)))
+
+
+TWO_ASKS = """
+from hermes_tools import terminal
+a, b = terminal("rm -r a"), terminal("rm -r b")
+print(a.get("status", "allowed"), b.get("status", "allowed"), "|", b.get("approval"))
+"""
+
+
+def test_a_session_cells_ask_is_put_at_the_clients_terminal(ptc, srv):
+    (ptc.workdir / "a").mkdir()
+    (ptc.workdir / "b").mkdir()
+    # The session's state, so the cell is known to run in the server's kernel.
+    r = ptc.run("x = 41", "--session", "s", input=b"")
+    assert r.rc == 0, r
+    t = Pty(ptc, ["run", "--session", "s", "-c", "print(x + 1)\n" + TWO_ASKS])
+    prompt = t.expect("Allow? [o]nce, for this [s]ession, [d]eny")
+    assert "terminal: rm -r a" in prompt and "recursive delete" in prompt, prompt
+    t.send("d\n")
+    prompt = t.expect("Allow?")
+    assert "terminal: rm -r b" in prompt, prompt
+    t.send("o\n")
+    rc, res, err = t.finish()
+    assert rc == 0 and res["status"] == "success", (res, err)
+    assert res["output"] == "42\ndenied allowed | approved (recursive delete) by callback\n", res
+    assert (ptc.workdir / "a").exists() and not (ptc.workdir / "b").exists()
+
+
+def test_a_session_cell_without_a_terminal_says_the_headless_rule_decided(ptc, srv):
+    (ptc.workdir / "a").mkdir()
+    (ptc.workdir / "b").mkdir()
+    r = ptc.run(TWO_ASKS, "--session", "s", input=b"")
+    assert r.rc == 0 and r.data["status"] == "success", r
+    # The server's policy.headless (allow by default) decided, and the result says so.
+    out = r.data["output"]
+    assert out.startswith("allowed allowed | not asked (recursive delete): policy.headless is "
+                          "allow, and no person could be asked"), out
+    assert not (ptc.workdir / "a").exists()
+
+
+
+def test_an_unanswered_relayed_ask_is_withdrawn_and_denied(ptc, srv):
+    # The server's configuration: the default file, which the server started here reads.
+    (ptc.xdg_config / "ptc").mkdir()
+    (ptc.xdg_config / "ptc" / "config.yaml").write_text("policy:\n  approval_timeout: 2\n")
+    (ptc.workdir / "a").mkdir()
+    t = Pty(ptc, ["run", "--session", "s", "-c",
+                  'from hermes_tools import terminal\nr = terminal("rm -r a")\n'
+                  'print(r["status"], "|", r["error"])'])
+    t.expect("Allow?")
+    t.expect("no answer: denied")  # the server withdrew it: the prompt ends
+    rc, res, err = t.finish()
+    assert rc == 0 and res["status"] == "success", (res, err)
+    assert res["output"].startswith("denied |") and "nobody answered within 2 s" in \
+        res["output"], res
+    assert (ptc.workdir / "a").exists()
+
+
+def test_ctrl_c_at_a_relayed_prompt_interrupts_the_cell(ptc, srv):
+    (ptc.workdir / "a").mkdir()
+    t = Pty(ptc, ["run", "--session", "s", "-c",
+                  'from hermes_tools import terminal\nterminal("rm -r a")\nprint("ran on")'])
+    t.expect("Allow?")
+    t.send("\x03")  # the terminal's interrupt character: SIGINT to the client
+    rc, res, err = t.finish()
+    assert res is not None and res["status"] == "interrupted", (rc, res, err)
+    assert "ran on" not in res.get("output", ""), res
+    assert (ptc.workdir / "a").exists()

@@ -32,3 +32,10 @@ int execution_on_output(ptc_execution *x,
  * -EINVAL, -EBUSY.
  */
 int execution_set_approver(ptc_execution *x, struct approver *a);
+
+/*
+ * Before the run: as execution_set_approver(), but the execution owns @a and @host_data
+ * (freed with approver_free() and free() when it goes or another replaces them); NULL @a:
+ * the engine's approver again. -EINVAL, -EBUSY (then the caller still owns both).
+ */
+int execution_adopt_approver(ptc_execution *x, struct approver *a, void *host_data);
