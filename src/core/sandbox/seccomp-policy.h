@@ -52,8 +52,8 @@ _must_check_ int seccomp_policy_build(const struct seccomp_policy_opts *o,
 /*
  * A program that refuses only TIOCSTI and TIOCLINUX (EPERM, on the low 32 bits as above), on
  * the native architecture and the ones its processes may also call the kernel with (i386 and
- * x32 on x86_64, arm on arm64; any other is killed): what terminal commands, and scripts
- * without the seccomp layer, get when they may still push input into a terminal (they keep
+ * x32 on x86_64, arm on arm64; any other is killed): what terminal commands get at every
+ * isolation level, where they may still push input into a terminal (as root they keep
  * CAP_SYS_ADMIN, which lets TIOCSTI reach a terminal that is not their controlling one;
  * docs/isolation.md). As seccomp_policy_build(): owned by the caller, allocates.
  */
