@@ -108,14 +108,16 @@ static char *lines_take(struct lines *l)
 static usec_t relay_ask(int fd, int watch_fd, const struct lines *l, json_t *ask)
 {
         json_t *id = json_object_get(ask, "id");
-        json_int_t ms = json_integer_value(json_object_get(ask, "remaining_ms"));
+        /* The server's word, bounded: at most the longest run there is. */
+        json_int_t ms = MIN(MAX(json_integer_value(json_object_get(ask, "remaining_ms")), 0),
+                            (json_int_t) TIMEOUT_MAX_SEC * 1000);
         _cleanup_free_ char *verdict = json_dumps(json_object_get(ask, "verdict"), JSON_COMPACT);
         usec_t t0 = now_usec();
         struct cli_prompt q = {
                 .tool = json_string_value(json_object_get(ask, "tool")),
                 .arguments = json_string_value(json_object_get(ask, "arguments")),
                 .verdict = verdict,
-                .deadline = t0 + (usec_t) (ms > 0 ? ms : 0) * USEC_PER_MSEC,
+                .deadline = t0 + (usec_t) ms * USEC_PER_MSEC,
                 .cancel_fd = watch_fd,
         };
         int answer = PTC_APPROVE_NO_ANSWER;
