@@ -41,6 +41,9 @@ def probe(tty_path):
         except OSError:
             pass
     res["tty_fds"] = fds
+    res["pidns"] = os.readlink("/proc/self/ns/pid")
+    with open("/proc/self/status") as f:
+        res["seccomp"] = [l.split()[1] for l in f if l.startswith("Seccomp:")][0]
     try:
         fd = os.open(tty_path, os.O_RDWR | os.O_NOCTTY)
     except OSError as e:
@@ -150,6 +153,8 @@ def test_terminal_commands_and_scripts_cannot_reach_the_users_terminal(ptc, isol
         from hermes_tools import terminal
         sys.path.insert(0, ".")
         cmd = terminal("python3 {probe} " + {{tty!r}})
+        # What is under the command's /dev/pts, uncovered (as root it may unmount)?
+        under = terminal("umount /dev/pts >/dev/null 2>&1; python3 {probe} " + {{tty!r}})
         own = None
         try:
             import probe
@@ -157,7 +162,8 @@ def test_terminal_commands_and_scripts_cannot_reach_the_users_terminal(ptc, isol
         except Exception as e:
             own = {{"error": repr(e)}}
         r = terminal("rm -r victim")
-        print(json.dumps({{"cmd": json.loads(cmd["output"]), "script": own,
+        print(json.dumps({{"cmd": json.loads(cmd["output"]),
+                           "under": json.loads(under["output"]), "script": own,
                            "rm": r.get("status", "allowed")}}))
         """))
     t = Pty(ptc)
@@ -177,8 +183,18 @@ def test_terminal_commands_and_scripts_cannot_reach_the_users_terminal(ptc, isol
     assert cmd["tty_fds"] == [], out
     assert cmd["tiocsti"] != "pushed", out
     if os.geteuid() == 0:
-        # Root could open the device; CAP_SYS_ADMIN passes the kernel's own check: seccomp.
-        assert cmd["tiocsti"] == "EPERM", out
+        # Root keeps CAP_SYS_ADMIN, which passes the kernel's own check: the filter refuses.
+        assert cmd["seccomp"] == "2", out
+        if isolation == "none":
+            # The host's /dev: root opens the device by its path; TIOCSTI is refused.
+            assert cmd["tiocsti"] == "EPERM", out
+        elif cmd["pidns"] != os.readlink("/proc/self/ns/pid"):
+            # Its own pid and mount namespaces: the host's terminals are not in its
+            # /dev/pts, nor under it.
+            assert cmd["tiocsti"] == "open: ENOENT", out
+            assert out["under"]["tiocsti"] == "open: ENOENT", out
+        else:  # the kernel refused the namespaces: as under none
+            assert cmd["tiocsti"] == "EPERM", out
     own = out["script"]
     assert "error" not in own, out
     assert own["dev_tty"] in ("ENXIO", "ENOENT", "EACCES", "EPERM"), out

@@ -118,6 +118,26 @@ static int tty_setup(const struct spawn_child *c, void *userdata)
         return 0;
 }
 
+/*
+ * The host's terminals, the user's among them, are not in the command's /dev/pts: the host's
+ * devpts mounts are detached (so `umount /dev/pts` uncovers nothing) and a fresh instance
+ * takes their place, where /dev/ptmx makes the ptys a command asks for (ssh -t, script). A
+ * pty node made elsewhere (mknod) opens nothing: the kernel finds a pty only in a devpts. A
+ * failed mount leaves the command without ptys, not with the host's. Async-signal-safe.
+ */
+static void pidns_hide_terminals(void)
+{
+        struct stat st;
+
+        if (stat("/dev/pts", &st) < 0 || !S_ISDIR(st.st_mode))
+                return;
+        /* Stacked mounts too; bounded, as any loop here. */
+        for (int i = 0; i < 16 && umount2("/dev/pts", MNT_DETACH) == 0; i++)
+                ;
+        (void) mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+                     "newinstance,ptmxmode=0666,mode=0620");
+}
+
 static int pidns_setup(const struct spawn_child *c, void *userdata)
 {
         if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
@@ -127,6 +147,7 @@ static int pidns_setup(const struct spawn_child *c, void *userdata)
                 return STAGE_PIDNS_PROC;
         if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return STAGE_PIDNS_PROC;
+        pidns_hide_terminals();
         return tty_setup(c, userdata);
 }
 
