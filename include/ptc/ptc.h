@@ -458,6 +458,15 @@ typedef void (*ptc_approval_fn)(ptc_approval *request, void *userdata);
 PTC_EXPORT int ptc_engine_set_approver(ptc_engine *e, ptc_approval_fn fn, void *userdata,
                                        struct ptc_diag *diag);
 
+/*
+ * Before the run: @fn (NULL: the engine's approver again) answers the asks of this execution
+ * only, instead of the engine's approver, as ptc_engine_set_approver()'s callback does: how
+ * a server relays each run's asks to the client that sent it. "For this session" answers
+ * last as long as the execution. -EINVAL, -EBUSY after the run, -ENOMEM.
+ */
+PTC_EXPORT int ptc_execution_set_approver(ptc_execution *x, ptc_approval_fn fn, void *userdata,
+                                          struct ptc_diag *diag);
+
 /* The tool, its arguments (a JSON object, secrets redacted, cut to about 2 KB) and the
  * policy's verdict as JSON {"decision": "ask", "origin", "what", "subject"[, "rule",
  * "line", "message"]}. Valid until answered. */

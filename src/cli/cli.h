@@ -69,6 +69,22 @@ int cli_read_stdin(char **ret);
  * when installed.
  */
 bool cli_tty_approver_install(ptc_engine *e);
+/* Whether a person is at the terminal (stdin a tty, /dev/tty opens, kept open). */
+bool cli_tty_open(void);
+/* One question (all borrowed); the prompt of cli_tty_approver_install(). */
+struct cli_prompt {
+        const char *tool;
+        const char *arguments; /* JSON text */
+        const char *verdict;   /* JSON text, as ptc_approval_verdict() */
+        uint64_t deadline;     /* CLOCK_MONOTONIC microseconds (now_usec()) */
+        int cancel_fd;         /* readable: withdrawn; -1: none */
+};
+/*
+ * Put @q to the person at /dev/tty (cli_tty_open() first): an enum ptc_approval_answer
+ * (PTC_APPROVE_NO_ANSWER when none came by the deadline or it was withdrawn,
+ * PTC_APPROVE_CANNOT_ASK without a terminal).
+ */
+int cli_tty_prompt(const struct cli_prompt *q);
 
 /*
  * The per-user server (ptc serve, docs/sessions.md), serve-client.c. cli_serve_dir(): its

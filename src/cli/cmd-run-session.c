@@ -13,9 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/macro.h"
 #include "basic/time-util.h"
@@ -34,50 +36,199 @@ static const char *signal_name(uint32_t sig)
         return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
 }
 
+/* The server's lines: an ask to relay, a withdrawal, the reply. */
+struct lines {
+        char *buf;
+        size_t len, cap;
+};
+
+static void lines_done(struct lines *l)
+{
+        free(l->buf);
+        *l = (struct lines){};
+}
+
+/* A complete line is buffered. */
+static bool lines_ready(const struct lines *l)
+{
+        return l->len > 0 && memchr(l->buf, '\n', l->len);
+}
+
+/* Read what @fd has (once) into @l. 0; -ECONNRESET at its end; -EMSGSIZE past REPLY_MAX. */
+static int lines_fill(struct lines *l, int fd)
+{
+        ssize_t k;
+
+        if (l->cap - l->len < 4096) {
+                size_t cap = l->cap ? l->cap * 2 : 65536;
+                char *b;
+
+                if (cap > REPLY_MAX + 1)
+                        return -EMSGSIZE;
+                b = realloc(l->buf, cap);
+                if (!b)
+                        return -ENOMEM;
+                l->buf = b;
+                l->cap = cap;
+        }
+        do
+                k = read(fd, l->buf + l->len, l->cap - l->len);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return errno == EAGAIN ? 0 : -errno;
+        if (k == 0)
+                return -ECONNRESET;
+        l->len += (size_t) k;
+        return 0;
+}
+
+/* The first complete line (caller frees), or NULL when none is buffered. */
+static char *lines_take(struct lines *l)
+{
+        char *nl = l->len ? memchr(l->buf, '\n', l->len) : NULL;
+        size_t n;
+        char *line;
+
+        if (!nl)
+                return NULL;
+        n = (size_t) (nl - l->buf);
+        line = strndup(l->buf, n);
+        if (!line)
+                return NULL;
+        memmove(l->buf, nl + 1, l->len - n - 1);
+        l->len -= n + 1;
+        return line;
+}
+
 /*
- * Wait for the reply until @deadline, passing a stop signal on as an interrupt line (once).
+ * A session cell's ask that ptc serve relays here (docs/policy.md, "Who answers"): the same
+ * prompt as a local run's, on this terminal, and the answer back to the server. The question
+ * is withdrawn when the server says anything else meanwhile (the call stopped waiting, or
+ * the run ended) or a stop signal comes (@watch_fd: an epoll set of both). Returns how long
+ * it waited.
+ */
+static usec_t relay_ask(int fd, int watch_fd, const struct lines *l, json_t *ask)
+{
+        json_t *id = json_object_get(ask, "id");
+        /* The server's word, bounded: at most the longest run there is. */
+        json_int_t ms = MIN(MAX(json_integer_value(json_object_get(ask, "remaining_ms")), 0),
+                            (json_int_t) TIMEOUT_MAX_SEC * 1000);
+        _cleanup_free_ char *verdict = json_dumps(json_object_get(ask, "verdict"), JSON_COMPACT);
+        usec_t t0 = now_usec();
+        struct cli_prompt q = {
+                .tool = json_string_value(json_object_get(ask, "tool")),
+                .arguments = json_string_value(json_object_get(ask, "arguments")),
+                .verdict = verdict,
+                .deadline = t0 + (usec_t) ms * USEC_PER_MSEC,
+                .cancel_fd = watch_fd,
+        };
+        int answer = PTC_APPROVE_NO_ANSWER;
+        json_auto_t *m = NULL;
+
+        if (!json_is_integer(id))
+                return 0;
+        /* Said already: no question. */
+        if (!lines_ready(l))
+                answer = cli_tty_open() ? cli_tty_prompt(&q) : PTC_APPROVE_CANNOT_ASK;
+        m = json_pack("{s:{s:O, s:s}}", "answer", "id", id, "choice",
+                      answer == PTC_APPROVE_ONCE         ? "once"
+                      : answer == PTC_APPROVE_SESSION    ? "session"
+                      : answer == PTC_APPROVE_DENY       ? "deny"
+                      : answer == PTC_APPROVE_CANNOT_ASK ? "cannot"
+                                                         : "none");
+        if (m)
+                (void) cli_serve_send(fd, m);
+        return now_usec() - t0;
+}
+
+/*
+ * Wait for the reply line until @deadline (moved on by the time the person took to answer
+ * a relayed ask: the run's clock stood still meanwhile), passing a stop signal on as an
+ * interrupt line (once) and putting relayed asks to the person at this terminal.
  * -ETIMEDOUT: the server did not answer in time (stopped, or stuck).
  */
-static int wait_reply(int fd, int sig_fd, usec_t deadline)
+static int wait_reply(int fd, int sig_fd, usec_t deadline, char **ret)
 {
+        _cleanup_close_ int watch_fd = -EBADF;
+        struct lines l = {};
         bool told = false;
+        int r;
 
+        /* What withdraws a question shown: the server's next line, or a stop signal. */
+        watch_fd = epoll_create1(EPOLL_CLOEXEC);
+        if (watch_fd >= 0) {
+                struct epoll_event ev = {.events = EPOLLIN};
+
+                if (epoll_ctl(watch_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ||
+                    (sig_fd >= 0 && epoll_ctl(watch_fd, EPOLL_CTL_ADD, sig_fd, &ev) < 0))
+                        watch_fd = safe_close(watch_fd);
+        }
         for (;;) {
                 struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
                                       {.fd = sig_fd, .events = POLLIN}};
                 struct signalfd_siginfo si;
+                char *line;
                 int n;
 
-                if (now_usec() >= deadline)
-                        return -ETIMEDOUT;
+                while ((line = lines_take(&l))) {
+                        json_auto_t *v = json_loads(line, 0, NULL);
+                        json_t *ask = json_object_get(v, "ask");
+
+                        if (json_is_object(ask)) {
+                                free(line);
+                                deadline += relay_ask(fd, watch_fd, &l, ask);
+                                continue;
+                        }
+                        if (json_object_get(v, "withdraw")) {
+                                free(line);
+                                continue;
+                        }
+                        lines_done(&l);
+                        *ret = line;
+                        return 0;
+                }
+                if (now_usec() >= deadline) {
+                        r = -ETIMEDOUT;
+                        break;
+                }
                 n = poll(p, sig_fd >= 0 ? 2 : 1, poll_timeout_ms(deadline));
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
-                        return -errno;
+                        r = -errno;
+                        break;
                 }
                 if (n == 0)
                         continue;
-                if (p[0].revents)
-                        return 0;
+                if (p[0].revents) {
+                        r = lines_fill(&l, fd);
+                        if (r < 0)
+                                break;
+                        continue;
+                }
                 while (read(sig_fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
                         json_auto_t *m = NULL;
 
                         /* A second stop: the server does not answer; leaving interrupts
                          * the cell all the same (its watcher sees the end). */
-                        if (told)
+                        if (told) {
+                                lines_done(&l);
                                 return -EINTR;
+                        }
                         m = json_pack("{s:s}", "interrupt", signal_name(si.ssi_signo));
                         if (m)
                                 (void) cli_serve_send(fd, m);
                         told = true;
                 }
         }
+        lines_done(&l);
+        return r;
 }
 
 /*
- * Send @req on @fd and wait for the reply (a stop signal passed on as an interrupt).
- * Returns the reply (*ret) or an exit status after saying why not (< 0: none).
+ * Send @req on @fd and wait for the reply (a stop signal passed on as an interrupt, a
+ * relayed ask put to the person at this terminal). Returns the reply (*ret) or an exit
+ * status after saying why not (< 0: none).
  */
 static int exchange(int fd, json_t *req, bool pretty, double timeout, json_t **ret)
 {
@@ -87,13 +238,14 @@ static int exchange(int fd, json_t *req, bool pretty, double timeout, json_t **r
         sigset_t stop;
         int sig_fd, r;
 
+        /* A person here answers the cell's asks; else the server's policy.headless does. */
+        if (cli_tty_open() && json_object_set_new(req, "approvals", json_string("relay")) < 0)
+                return EXIT_INTERNAL;
         cli_stop_signals(&stop);
         sig_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
         r = cli_serve_send(fd, req);
         if (r >= 0)
-                r = wait_reply(fd, sig_fd, deadline);
-        if (r >= 0)
-                r = cli_serve_read_line(fd, REPLY_MAX, &line);
+                r = wait_reply(fd, sig_fd, deadline, &line);
         if (sig_fd >= 0)
                 close(sig_fd);
         if (r == -EINTR) {

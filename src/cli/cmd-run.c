@@ -482,8 +482,9 @@ int cmd_run(int argc, char **argv)
                 goto out;
         /* A person at the terminal answers the policy's asks (docs/policy.md). */
         prompt = cli_tty_approver_install(engine);
-        /* The server does not report progress nor reach this terminal: such a run is this
-         * process's, unless --server asks for the server (whose policy.headless decides). */
+        /* The server reports no progress and draws no status line here: such a run is this
+         * process's, unless --server asks for the server (which relays its asks to this
+         * terminal, cmd-run-session.c). */
         if (!arg_no_server && !arg_progress_fd && !arg_events && !arg_trace &&
             (!prompt || arg_server) &&
             run_via_server(engine, code, code_len,

@@ -17,7 +17,11 @@
  *       a one-shot run (the warm pool's) for a client whose configuration is the server's
  *       (cli_serve_fingerprint()): the same reply, or {"cold": REASON} when it is not
  *       While it runs, a line {"interrupt": REASON} from the client, or the end of its
- *       input, interrupts the cell.
+ *       input, interrupts the cell. With "approvals": "relay" in the request (a client at
+ *       a terminal), each ask of the cell's tool calls goes to the client as a line
+ *       {"ask": {"id", "tool", "arguments", "verdict", "remaining_ms"}}, answered by
+ *       {"answer": {"id": N, "choice": "once"|"session"|"deny"|"cannot"|"none"}} or
+ *       withdrawn by {"withdraw": N}; else policy.headless decides (watch_main()).
  *   {"op": "list"} -> {"sessions": [...]}
  *   {"op": "close", "session": ID, "forget": B} -> {"ok": true} or {"error": TEXT}
  *   {"op": "fork", "session": ID, "new": ID} -> {"ok": true} or {"error": TEXT}
@@ -32,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -129,32 +134,177 @@ static json_t *refusal(const char *msg)
         return json_pack("{s:s, s:b, s:b}", "error", msg, "usage", false, "refused", true);
 }
 
-/* While a cell runs: a line from the client, or its end, interrupts it. */
+/*
+ * While a cell runs, the client's lines: {"interrupt": REASON} (or any line that is not an
+ * answer, as from an older client) interrupts it, {"answer": {"id": N, "choice": C}} answers
+ * the ask relayed to it; its end interrupts it. A client that asked for it ("approvals":
+ * "relay") gets each ask of the cell as a line {"ask": {"id", "tool", "arguments",
+ * "verdict", "remaining_ms"}} and, when the call stops waiting before it answers,
+ * {"withdraw": N} (docs/sessions.md).
+ */
 struct watch {
         int fd;
         ptc_execution *x;
+        int wake_fd; /* eventfd: an ask was relayed (watch_main() then watches its cancel) */
+        pthread_mutex_t lock;  /* the fields below, and each line sent while the cell runs */
+        ptc_approval *pending; /* the ask the client was sent, until answered */
+        uint64_t pending_id;
+        uint64_t next_id;
+        bool closed; /* the client left, or the run ended: nothing more is sent */
 };
+
+/* A client's line, at most: an answer or an interrupt is a few dozen bytes. */
+#define CLIENT_LINE_MAX 4096
+
+/* Answer the pending ask (under lock); with @withdraw, tell the client it is withdrawn. */
+static void settle_locked(struct watch *w, int answer, bool withdraw)
+{
+        if (!w->pending)
+                return;
+        (void) ptc_approval_answer(w->pending, answer);
+        w->pending = NULL;
+        if (withdraw && !w->closed) {
+                json_auto_t *m = json_pack("{s:I}", "withdraw", (json_int_t) w->pending_id);
+
+                if (m)
+                        (void) cli_serve_send(w->fd, m);
+        }
+}
+
+/* The ask handed to the client (any thread; one at a time per execution). */
+static void relay_ask(ptc_approval *a, void *userdata)
+{
+        struct watch *w = userdata;
+        json_auto_t *verdict = json_loads(ptc_approval_verdict(a), 0, NULL);
+        json_auto_t *m = NULL;
+        uint64_t one = 1;
+        bool sent = false;
+
+        pthread_mutex_lock(&w->lock);
+        /*
+         * Asks come one at a time: one still pending stopped waiting (its time ran out) and
+         * the watcher has not seen it yet. Withdrawn first, so the client has one question.
+         */
+        settle_locked(w, PTC_APPROVE_NO_ANSWER, true);
+        if (!w->closed) {
+                w->next_id++;
+                m = json_pack("{s:{s:I, s:s, s:s, s:O, s:I}}", "ask", "id", (json_int_t) w->next_id,
+                              "tool", ptc_approval_tool(a), "arguments", ptc_approval_arguments(a),
+                              "verdict", verdict ? verdict : json_null(), "remaining_ms",
+                              (json_int_t) ptc_approval_remaining_ms(a));
+                sent = m && cli_serve_send(w->fd, m) >= 0;
+                if (sent) {
+                        w->pending = a;
+                        w->pending_id = w->next_id;
+                        (void) !write(w->wake_fd, &one, sizeof(one));
+                }
+        }
+        pthread_mutex_unlock(&w->lock);
+        /* The client is gone (its end interrupts the cell): as no answer. */
+        if (!sent)
+                (void) ptc_approval_answer(a, PTC_APPROVE_NO_ANSWER);
+}
+
+/* One line of the client's: false when it interrupts the cell. */
+static bool client_line(struct watch *w, const char *line, size_t len)
+{
+        json_auto_t *v = json_loadb(line, len, 0, NULL);
+        json_t *ans = json_object_get(v, "answer");
+        const char *choice = json_string_value(json_object_get(ans, "choice"));
+        json_int_t id = json_integer_value(json_object_get(ans, "id"));
+        const char *why;
+
+        if (json_is_object(ans)) {
+                int answer = !choice                          ? PTC_APPROVE_NO_ANSWER
+                             : strcmp(choice, "once") == 0    ? PTC_APPROVE_ONCE
+                             : strcmp(choice, "session") == 0 ? PTC_APPROVE_SESSION
+                             : strcmp(choice, "deny") == 0    ? PTC_APPROVE_DENY
+                             : strcmp(choice, "cannot") == 0  ? PTC_APPROVE_CANNOT_ASK
+                                                              : PTC_APPROVE_NO_ANSWER;
+
+                pthread_mutex_lock(&w->lock);
+                /* An answer to an ask withdrawn meanwhile is dropped. */
+                if (w->pending && (uint64_t) id == w->pending_id)
+                        settle_locked(w, answer, false);
+                pthread_mutex_unlock(&w->lock);
+                return true;
+        }
+        /* The reason must outlive the execution: one of these literals. */
+        why = json_string_value(json_object_get(v, "interrupt"));
+        ptc_execution_interrupt(w->x, why && strcmp(why, "SIGTERM") == 0  ? "SIGTERM"
+                                      : why && strcmp(why, "SIGHUP") == 0 ? "SIGHUP"
+                                                                          : "SIGINT");
+        return false;
+}
 
 static void *watch_main(void *userdata)
 {
         struct watch *w = userdata;
-        char buf[256];
-        ssize_t n;
+        char buf[CLIENT_LINE_MAX];
+        size_t len = 0;
+        bool interrupted = false;
 
-        do
-                n = read(w->fd, buf, sizeof(buf) - 1);
-        while (n < 0 && errno == EINTR);
-        /*
-         * The run ended and shut our reading down (0), or the client spoke or left. The
-         * reason must outlive the execution: one of these literals.
-         */
-        if (n > 0) {
-                buf[n] = 0;
-                ptc_execution_interrupt(w->x, strstr(buf, "\"SIGTERM\"")  ? "SIGTERM"
-                                              : strstr(buf, "\"SIGHUP\"") ? "SIGHUP"
-                                                                          : "SIGINT");
-        } else
-                ptc_execution_interrupt(w->x, "the client went away");
+        for (;;) {
+                struct pollfd p[3] = {
+                        {.fd = w->fd, .events = POLLIN},
+                        {.fd = w->wake_fd, .events = POLLIN},
+                        {.fd = -1, .events = POLLIN},
+                };
+                ssize_t n;
+                char *nl;
+
+                pthread_mutex_lock(&w->lock);
+                if (w->pending)
+                        p[2].fd = ptc_approval_cancel_fd(w->pending);
+                pthread_mutex_unlock(&w->lock);
+                if (poll(p, 3, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                if (p[1].revents) {
+                        uint64_t v;
+
+                        (void) !read(w->wake_fd, &v, sizeof(v));
+                }
+                if (p[2].revents) {
+                        /* The call stopped waiting (its time is up, the run ended). */
+                        pthread_mutex_lock(&w->lock);
+                        if (w->pending && ptc_approval_cancel_fd(w->pending) == p[2].fd)
+                                settle_locked(w, PTC_APPROVE_NO_ANSWER, true);
+                        pthread_mutex_unlock(&w->lock);
+                }
+                if (!p[0].revents)
+                        continue;
+                do
+                        n = read(w->fd, buf + len, sizeof(buf) - len);
+                while (n < 0 && errno == EINTR);
+                /* The run ended and shut our reading down (0), or the client left. */
+                if (n <= 0)
+                        break;
+                len += (size_t) n;
+                while ((nl = memchr(buf, '\n', len))) {
+                        size_t k = (size_t) (nl - buf);
+
+                        if (!interrupted && !client_line(w, buf, k))
+                                interrupted = true;
+                        memmove(buf, nl + 1, len - k - 1);
+                        len -= k + 1;
+                }
+                /* A line longer than any answer: not one; as any other line, an interrupt. */
+                if (len == sizeof(buf)) {
+                        if (!interrupted)
+                                ptc_execution_interrupt(w->x, "SIGINT");
+                        interrupted = true;
+                        len = 0;
+                }
+        }
+        /* The reason must outlive the execution: a literal. */
+        ptc_execution_interrupt(w->x, "the client went away");
+        pthread_mutex_lock(&w->lock);
+        w->closed = true;
+        settle_locked(w, PTC_APPROVE_NO_ANSWER, false);
+        pthread_mutex_unlock(&w->lock);
         return NULL;
 }
 
@@ -246,8 +396,16 @@ static json_t *op_run(struct server *s, int fd, json_t *req)
         /* Interrupted with the others when the server stops (before its run: at once). */
         if (!track(s, x, NULL))
                 ptc_execution_interrupt(x, "the server stopped");
-        w = (struct watch){.fd = fd, .x = x};
-        watching = pthread_create(&watcher, NULL, watch_main, &w) == 0;
+        w = (struct watch){.fd = fd, .x = x, .lock = PTHREAD_MUTEX_INITIALIZER};
+        w.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        watching = w.wake_fd >= 0 && pthread_create(&watcher, NULL, watch_main, &w) == 0;
+        /* A person at the client's terminal answers the cell's asks; where the client cannot
+         * relay them (not at a terminal, an older client), policy.headless decides and the
+         * call's result says so (docs/policy.md). */
+        if (watching && json_is_string(json_object_get(req, "approvals")) &&
+            strcmp(json_string_value(json_object_get(req, "approvals")), "relay") == 0 &&
+            ptc_execution_set_approver(x, relay_ask, &w, &d) < 0)
+                log_warning("the client's terminal cannot answer the asks: %s", d.message);
         r = ptc_execution_run(x, json_string_value(code), json_string_length(code), &text, &status,
                               &d);
         warnings = ptc_execution_warnings(x);
@@ -262,12 +420,18 @@ static json_t *op_run(struct server *s, int fd, json_t *req)
          * process, after which the watcher's exit and every page written wait for the memory
          * map or a copy (1 ms here before the answer, when it came after the join).
          */
+        /* Nothing is relayed any more: the reply is the last line. */
+        pthread_mutex_lock(&w.lock);
+        w.closed = true;
+        pthread_mutex_unlock(&w.lock);
         reply(fd, answer);
         if (watching) {
                 /* The watcher's read returns 0; it may interrupt an execution that ran. */
                 (void) shutdown(fd, SHUT_RD);
                 pthread_join(watcher, NULL);
         }
+        safe_close(w.wake_fd);
+        pthread_mutex_destroy(&w.lock);
         (void) track(s, NULL, x);
         ptc_execution_free(x);
         return NULL; /* answered */

@@ -7,6 +7,16 @@
  *
  * A person is there when stdin is a terminal and /dev/tty opens: an agent that runs ptc
  * with a pipe or /dev/null on stdin is never prompted, even from inside a terminal.
+ *
+ * Only a person answers (docs/security.md, "Approvals"): the answer is read from /dev/tty
+ * alone, and what was typed before the question is complete is discarded (tcflush) — a
+ * keystroke meant for something else, or text pushed into the terminal's input, answers
+ * nothing. Nothing the script or a terminal command starts can reach this terminal (no
+ * controlling terminal, no inherited descriptor of it, TIOCSTI refused: docs/isolation.md).
+ * The status line (run-status.c) is paused while the question is on the screen.
+ *
+ * The same prompt answers a session cell's asks that ptc serve relays to this client
+ * (cmd-run-session.c): cli_tty_prompt().
  */
 
 #include <errno.h>
@@ -22,6 +32,7 @@
 
 #include "basic/fd-util.h"
 #include "basic/log.h"
+#include "basic/time-util.h"
 #include "basic/utf8.h"
 #include "cli/cli.h"
 
@@ -48,24 +59,23 @@ static void tty_write(const char *s)
         tty_write_text(s, false);
 }
 
-/* One line from the terminal into @buf, until the request's time is up or it is
- * withdrawn. 1: a line; 0: nothing (EOF, timeout, withdrawn). */
-static int read_line(ptc_approval *a, char *buf, size_t size)
+/* One line from the terminal into @buf, until @deadline or @cancel_fd is readable
+ * (withdrawn). 1: a line; 0: nothing (EOF, timeout, withdrawn). */
+static int read_line(usec_t deadline, int cancel_fd, char *buf, size_t size)
 {
         size_t n = 0;
 
         for (;;) {
                 struct pollfd p[2] = {
                         {.fd = tty_fd, .events = POLLIN},
-                        {.fd = ptc_approval_cancel_fd(a), .events = POLLIN},
+                        {.fd = cancel_fd, .events = POLLIN},
                 };
-                int64_t ms = ptc_approval_remaining_ms(a);
                 char c;
                 ssize_t k;
 
-                if (ms <= 0)
+                if (now_usec() >= deadline)
                         return 0;
-                k = poll(p, p[1].fd >= 0 ? 2 : 1, ms > INT32_MAX ? INT32_MAX : (int) ms);
+                k = poll(p, p[1].fd >= 0 ? 2 : 1, poll_timeout_ms(deadline));
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k <= 0 || p[1].revents || (p[0].revents & ~POLLIN))
@@ -84,19 +94,31 @@ static int read_line(ptc_approval *a, char *buf, size_t size)
         }
 }
 
-static void ask(ptc_approval *a, void *userdata)
+int cli_tty_prompt(const struct cli_prompt *q)
 {
-        json_auto_t *v = json_loads(ptc_approval_verdict(a), 0, NULL);
+        json_auto_t *v = json_loads(q->verdict ?: "{}", 0, NULL);
         const char *what = json_string_value(json_object_get(v, "what"));
         const char *subject = json_string_value(json_object_get(v, "subject"));
         const char *origin = json_string_value(json_object_get(v, "origin"));
         char prompt[256], line[64];
         json_t *e;
         size_t i;
-        int64_t secs = (ptc_approval_remaining_ms(a) + 999) / 1000;
+        usec_t now = now_usec();
+        int64_t secs =
+                q->deadline > now ? (int64_t) ((q->deadline - now + 999999) / USEC_PER_SEC) : 0;
 
+        if (tty_fd < 0)
+                return PTC_APPROVE_CANNOT_ASK;
+        /* The question owns the terminal: no redraw of the status line erases it. */
+        cli_status_pause(true);
+        /*
+         * Only what is typed once the question shows answers it: input that was waiting
+         * (typed ahead, or pushed into the terminal) is discarded, right before the first
+         * word of the question is written. A failed flush is no reason to ask nothing.
+         */
+        (void) tcflush(tty_fd, TCIFLUSH);
         (void) snprintf(prompt, sizeof(prompt),
-                        "\nptc: the script wants to call %s: ", ptc_approval_tool(a));
+                        "\nptc: the script wants to call %s: ", q->tool ?: "?");
         tty_write(prompt);
         tty_write_text(subject && subject[0] ? subject : "(the call)", true);
         tty_write("\n     why asked: ");
@@ -115,39 +137,54 @@ static void ask(ptc_approval *a, void *userdata)
                 tty_write(")\n");
         }
         tty_write("     arguments: ");
-        tty_write_text(ptc_approval_arguments(a), true);
+        tty_write_text(q->arguments ?: "{}", true);
         (void) snprintf(
                 prompt, sizeof(prompt),
                 "\nAllow? [o]nce, for this [s]ession, [d]eny (deny in %llds): ", (long long) secs);
         tty_write(prompt);
-        if (read_line(a, line, sizeof(line)) <= 0) {
+        if (read_line(q->deadline, q->cancel_fd, line, sizeof(line)) <= 0) {
                 tty_write("\nptc: no answer: denied\n");
                 cli_status_pause(false);
-                (void) ptc_approval_answer(a, PTC_APPROVE_NO_ANSWER);
-                return;
+                return PTC_APPROVE_NO_ANSWER;
         }
         cli_status_pause(false);
         if (strcmp(line, "o") == 0 || strcmp(line, "once") == 0 || strcmp(line, "y") == 0 ||
             strcmp(line, "yes") == 0)
-                (void) ptc_approval_answer(a, PTC_APPROVE_ONCE);
-        else if (strcmp(line, "s") == 0 || strcmp(line, "session") == 0 || strcmp(line, "a") == 0 ||
-                 strcmp(line, "always") == 0)
-                (void) ptc_approval_answer(a, PTC_APPROVE_SESSION);
-        else {
-                tty_write("ptc: denied\n");
-                (void) ptc_approval_answer(a, PTC_APPROVE_DENY);
-        }
+                return PTC_APPROVE_ONCE;
+        if (strcmp(line, "s") == 0 || strcmp(line, "session") == 0 || strcmp(line, "a") == 0 ||
+            strcmp(line, "always") == 0)
+                return PTC_APPROVE_SESSION;
+        tty_write("ptc: denied\n");
+        return PTC_APPROVE_DENY;
+}
+
+static void ask(ptc_approval *a, void *userdata)
+{
+        struct cli_prompt q = {
+                .tool = ptc_approval_tool(a),
+                .arguments = ptc_approval_arguments(a),
+                .verdict = ptc_approval_verdict(a),
+                .deadline = now_usec() + (usec_t) ptc_approval_remaining_ms(a) * USEC_PER_MSEC,
+                .cancel_fd = ptc_approval_cancel_fd(a),
+        };
+
+        (void) ptc_approval_answer(a, cli_tty_prompt(&q));
+}
+
+bool cli_tty_open(void)
+{
+        if (!isatty(STDIN_FILENO))
+                return false;
+        if (tty_fd < 0)
+                tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        return tty_fd >= 0;
 }
 
 bool cli_tty_approver_install(ptc_engine *e)
 {
         struct ptc_diag d = {};
 
-        if (!isatty(STDIN_FILENO))
-                return false;
-        if (tty_fd < 0)
-                tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (tty_fd < 0)
+        if (!cli_tty_open())
                 return false;
         if (ptc_engine_set_approver(e, ask, NULL, &d) < 0) {
                 log_warning("%s", d.message);

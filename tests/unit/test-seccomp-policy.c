@@ -555,6 +555,40 @@ static void test_seccomp_policy_build_foreign_abi(void **state)
         seccomp_program_release(&p);
 }
 
+/* The terminal commands' program: TIOCSTI and TIOCLINUX only, on every ABI a command has. */
+static void test_seccomp_tty_build(void **state)
+{
+        struct seccomp_program p = {0};
+        struct diag d = {};
+        int getpid_nr = seccomp_syscall_resolve_name("getpid");
+
+        (void) state;
+        assert_int_equal(seccomp_tty_build(&p, &d), 0);
+        assert_int_equal(eval(&p, "ioctl", 0, TIOCSTI), ERRNO(EPERM));
+        assert_int_equal(eval(&p, "ioctl", 0, TIOCLINUX), ERRNO(EPERM));
+        assert_int_equal(eval(&p, "ioctl", 0, TIOCSTI | UINT64_C(1) << 32), ERRNO(EPERM));
+        assert_int_equal(eval(&p, "ioctl", 0, TCGETS), ALLOW);
+        assert_int_equal(eval(&p, "ioctl", TIOCSTI, 0), ALLOW);
+        /* Nothing else: what the full policy refuses, this one lets by. */
+        assert_int_equal(eval(&p, "unshare", 0, 0), ALLOW);
+        assert_int_equal(eval(&p, "mount", 0, 0), ALLOW);
+        assert_int_equal(eval(&p, "ptrace", 0, 0), ALLOW);
+        assert_int_equal(run_bpf(&p, getpid_nr, 0, 0, 0), KILL);
+#if defined(__x86_64__)
+        /* A 32-bit binary a command runs: its calls pass, its TIOCSTI (ioctl is 54) not. */
+        assert_int_equal(run_bpf(&p, 20, AUDIT_ARCH_I386, 0, 0), ALLOW);
+        assert_int_equal(run_bpf(&p, 54, AUDIT_ARCH_I386, 0, TIOCSTI), ERRNO(EPERM));
+        assert_int_equal(run_bpf(&p, 54, AUDIT_ARCH_I386, 0, TCGETS), ALLOW);
+        /* x32: its ioctl is 514. */
+        assert_int_equal(run_bpf(&p, 39 | X32_SYSCALL_BIT, AUDIT_ARCH_X86_64, 0, 0), ALLOW);
+        assert_int_equal(run_bpf(&p, 514 | X32_SYSCALL_BIT, AUDIT_ARCH_X86_64, 0, TIOCSTI),
+                         ERRNO(EPERM));
+#endif
+        assert_non_null(seccomp_tty_program());
+        assert_ptr_equal(seccomp_tty_program(), seccomp_tty_program());
+        seccomp_program_release(&p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -567,6 +601,7 @@ int main(void)
                 cmocka_unit_test(test_seccomp_policy_build_personality),
                 cmocka_unit_test(test_seccomp_policy_build_ioctl),
                 cmocka_unit_test(test_seccomp_policy_build_foreign_abi),
+                cmocka_unit_test(test_seccomp_tty_build),
                 cmocka_unit_test(test_seccomp_policy_build_setid_modes),
         };
 

@@ -19,6 +19,7 @@
 #include "basic/time-util.h"
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
+#include "core/api/execution.h"
 #include "core/policy/approval.h"
 
 struct ptc_approval {
@@ -101,11 +102,10 @@ PTC_EXPORT int ptc_approval_answer(ptc_approval *a, int answer)
         return r;
 }
 
-/* Answered, cancelled or past the deadline: which one is decided by the caller. */
-/* The core approver's ask(): the host's callback answers. */
-static int api_ask(void *userdata, const struct approval_request *req, enum approval_answer *ret)
+/* The core approver's ask(): the host's callback @fn answers. */
+static int host_ask(ptc_approval_fn fn, void *fn_userdata, const struct approval_request *req,
+                    enum approval_answer *ret)
 {
-        ptc_engine *e = userdata;
         json_auto_t *verdict = policy_verdict_to_json(req->verdict);
         ptc_approval *a;
         uint64_t one = 1;
@@ -136,7 +136,7 @@ static int api_ask(void *userdata, const struct approval_request *req, enum appr
         atomic_init(&a->refs, 2);
         a->deadline = req->deadline;
 
-        e->approval_fn(a, e->approval_userdata);
+        fn(a, fn_userdata);
         fd_wait_either(a->answered_fd, req->cancel_fd, req->deadline);
 
         /* An answer counts only while it is wanted: not after a cancel, nor (from a host
@@ -170,6 +170,55 @@ static int api_ask(void *userdata, const struct approval_request *req, enum appr
         }
 }
 
+/* The engine's approver: ptc_engine_set_approver()'s callback. */
+static int engine_ask(void *userdata, const struct approval_request *req, enum approval_answer *ret)
+{
+        ptc_engine *e = userdata;
+
+        return host_ask(e->approval_fn, e->approval_userdata, req, ret);
+}
+
+/* An execution's own (ptc_execution_set_approver()). */
+struct execution_host {
+        ptc_approval_fn fn;
+        void *userdata;
+};
+
+static int execution_ask(void *userdata, const struct approval_request *req,
+                         enum approval_answer *ret)
+{
+        struct execution_host *h = userdata;
+
+        return host_ask(h->fn, h->userdata, req, ret);
+}
+
+PTC_EXPORT int ptc_execution_set_approver(ptc_execution *x, ptc_approval_fn fn, void *userdata,
+                                          struct ptc_diag *diag)
+{
+        _cleanup_free_ struct execution_host *h = NULL;
+        _cleanup_approver_ struct approver *a = NULL;
+        int r;
+
+        if (!x)
+                return api_diagf(diag, -EINVAL, "ptc_execution_set_approver: a NULL execution");
+        if (fn) {
+                h = malloc(sizeof(*h));
+                if (!h)
+                        return api_diagf(diag, -ENOMEM, "out of memory");
+                *h = (struct execution_host){.fn = fn, .userdata = userdata};
+                r = approver_new(execution_ask, h, "callback", &a);
+                if (r < 0)
+                        return api_diagf(diag, r, "out of memory");
+        }
+        r = execution_adopt_approver(x, a, h);
+        if (r < 0)
+                return api_diagf(diag, r, "ptc_execution_set_approver: %s",
+                                 r == -EBUSY ? "the execution has run" : strerror(-r));
+        TAKE_PTR(a);
+        TAKE_PTR(h);
+        return 0;
+}
+
 PTC_EXPORT int ptc_engine_set_approver(ptc_engine *e, ptc_approval_fn fn, void *userdata,
                                        struct ptc_diag *diag)
 {
@@ -181,7 +230,7 @@ PTC_EXPORT int ptc_engine_set_approver(ptc_engine *e, ptc_approval_fn fn, void *
         if (e->started)
                 return api_diagf(diag, -EBUSY, "ptc_engine_set_approver: the engine has started");
         if (fn) {
-                r = approver_new(api_ask, e, "callback", &a);
+                r = approver_new(engine_ask, e, "callback", &a);
                 if (r < 0)
                         return api_diagf(diag, r, "out of memory");
         }

@@ -29,6 +29,7 @@
 #include "core/exec/exec.h"
 #include "core/exec/result.h"
 #include "core/output/redact.h"
+#include "core/policy/approval.h"
 #include "core/remote/backend.h"
 #include "core/remote/pool.h"
 #include "core/session/session.h"
@@ -45,6 +46,8 @@ struct ptc_execution {
         void *progress_userdata;
         const struct backend *backend; /* execution_set_backend(): not the engine's pool */
         struct approver *approver;     /* execution_set_approver(): not the engine's */
+        struct approver *own_approver; /* execution_adopt_approver(): ours, with ... */
+        void *own_approver_data;       /* ... its host's data (ptc_execution_set_approver()) */
         ptc_event_fn event_fn;         /* ptc_execution_on_event() */
         void *event_userdata;
         struct event_sink *events; /* the run's, while it runs */
@@ -92,6 +95,8 @@ PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x)
                 return NULL;
         registry_free(x->registry);
         redactor_free(x->redactor);
+        approver_free(x->own_approver);
+        free(x->own_approver_data);
         free(x->session);
         free(x->fork_from);
         free(x->trace_path);
@@ -329,6 +334,20 @@ int execution_add_secrets(ptc_execution *x, char *const *env)
         }
         r = env_read_secrets(env, x->config.env_passthrough, x->redactor);
         return r < 0 ? r : 0;
+}
+
+int execution_adopt_approver(ptc_execution *x, struct approver *a, void *host_data)
+{
+        if (!x)
+                return -EINVAL;
+        if (x->ran)
+                return -EBUSY;
+        approver_free(x->own_approver);
+        free(x->own_approver_data);
+        x->own_approver = a;
+        x->own_approver_data = host_data;
+        x->approver = a;
+        return 0;
 }
 
 int execution_on_output(ptc_execution *x,

@@ -42,3 +42,10 @@ int execution_set_approver(ptc_execution *x, struct approver *a);
  * freed. -EINVAL, -EBUSY after the run, -ENOMEM.
  */
 int execution_add_secrets(ptc_execution *x, char *const *env);
+
+/*
+ * Before the run: as execution_set_approver(), but the execution owns @a and @host_data
+ * (freed with approver_free() and free() when it goes or another replaces them); NULL @a:
+ * the engine's approver again. -EINVAL, -EBUSY (then the caller still owns both).
+ */
+int execution_adopt_approver(ptc_execution *x, struct approver *a, void *host_data);

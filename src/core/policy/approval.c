@@ -306,6 +306,7 @@ static int gate_ask(const struct approval_call *call, struct approval_outcome *o
         }
         if (r < 0) {
                 /* Nobody to ask. */
+                o->could_not_ask = call->approver ? o->answered_by : NULL;
                 o->answered_by = "headless";
                 o->allowed = c->policy.headless == POLICY_ALLOW;
                 return o->allowed ? 0
@@ -373,12 +374,27 @@ json_t *approval_outcome_to_json(const struct approval_outcome *o)
 
 void approval_note(const struct approval_outcome *o, json_t *result)
 {
-        char note[POLICY_TEXT_MAX + 64];
+        char note[POLICY_TEXT_MAX + 256];
 
-        /* Only what a person approved: a headless allow is the seed's silent default. */
-        if (!json_is_object(result) || o->verdict.kind != POLICY_VERDICT_ASK || !o->allowed ||
-            strcmp(o->answered_by, "headless") == 0)
+        if (!json_is_object(result) || o->verdict.kind != POLICY_VERDICT_ASK || !o->allowed)
                 return;
+        /* Nobody was asked: the script (and the model reading its output) learns that the
+         * call ran on the configured rule, not on a person's word, and why. */
+        if (strcmp(o->answered_by, "headless") == 0) {
+                if (o->could_not_ask)
+                        (void) snprintf(note, sizeof(note),
+                                        "not asked (%s): policy.headless is allow, and no person "
+                                        "could be asked (the %s approver could not ask)",
+                                        o->verdict.what, o->could_not_ask);
+                else
+                        (void) snprintf(note, sizeof(note),
+                                        "not asked (%s): policy.headless is allow, and no person "
+                                        "could be asked (no terminal prompt, MCP elicitation or "
+                                        "approver callback answers this run's asks)",
+                                        o->verdict.what);
+                (void) json_object_set_new(result, "approval", json_string(note));
+                return;
+        }
         (void) snprintf(note, sizeof(note), "approved (%s) by %s", o->verdict.what,
                         strcmp(o->answered_by, "session") == 0
                                 ? "an earlier answer for this session"

@@ -98,9 +98,11 @@ struct approval_call {
 struct approval_outcome {
         struct policy_verdict verdict;
         bool allowed;
-        const char *answered_by; /* "policy", "session", "headless", "timeout", "cancel", or
-                                  * the approver's name; static */
-        double wait_seconds;     /* spent waiting for an answer */
+        const char *answered_by;   /* "policy", "session", "headless", "timeout", "cancel", or
+                                    * the approver's name; static */
+        double wait_seconds;       /* spent waiting for an answer */
+        const char *could_not_ask; /* answered_by "headless": the approver that could not ask
+                                    * (its name), or NULL when there was none; static */
 };
 
 /*
@@ -115,5 +117,9 @@ _must_check_ int approval_gate(const struct approval_call *call, json_t **ret_re
 /* The outcome as the log's "policy" member: NULL for a plain allow (no rule, no ask). */
 json_t *approval_outcome_to_json(const struct approval_outcome *o);
 
-/* After an allowed ask: {"approval": "approved by WHO (WHAT)"} into @result (an object). */
+/*
+ * After an allowed ask: {"approval": "approved (WHAT) by WHO"} into @result (an object); for
+ * an ask policy.headless allowed, the note says so and why nobody was asked: an allow the
+ * user did not give is never silent (docs/policy.md).
+ */
 void approval_note(const struct approval_outcome *o, json_t *result);

@@ -166,6 +166,14 @@ _no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, str
                         fail(errfd, ST_SECCOMP, -1);
                 }
                 step_done(p, SANDBOX_STEP_SECCOMP);
+        } else {
+                /* TIOCSTI refused for a process that keeps CAP_SYS_ADMIN (isolation none as
+                 * root, a terminal command): it could push input into the user's terminal. */
+                int r = seccomp_tty_load(o->tty_seccomp);
+                if (r < 0) {
+                        errno = -r;
+                        fail(errfd, ST_SECCOMP, -1);
+                }
         }
         /* The init's stop signals were blocked since the clone; the script starts with none. */
         {

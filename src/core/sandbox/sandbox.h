@@ -44,6 +44,8 @@
 #include "basic/time-util.h"
 #include "core/sandbox/cgroup.h"
 
+struct seccomp_program;
+
 /* The host uid and gid of a script started by root (see above). */
 #define SANDBOX_HOST_UID ((uid_t) 2147483646)
 /* The uid and gid the script has inside when ptc runs as root. */
@@ -147,6 +149,9 @@ struct sandbox_opts {
                                             * RLIMIT_NOFILE (ptc's own may be raised), or NULL */
         struct sandbox_timings *timings;   /* filled on success when set (a trace), else NULL:
                                             * then the start costs nothing more */
+        /* Without the seccomp layer: this program (seccomp_tty_program(), borrowed) where
+         * it may be installed (seccomp_tty_load()), or NULL. */
+        const struct seccomp_program *tty_seccomp;
 };
 
 struct sandbox_proc {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 
 #include "basic/compat/clone.h"
 #include "basic/diag.h"
+#include "basic/log.h"
 #include "basic/macro.h"
 
 /*
@@ -522,6 +524,93 @@ int seccomp_policy_build(const struct seccomp_policy_opts *o, struct seccomp_pro
         }
 
         return export_program(ctx, ret, reterr);
+}
+
+/*
+ * The other architectures a process of this one can call the kernel with (i386 through int
+ * 0x80 on x86_64, x32, 32-bit arm on arm64): a command may run such a binary, and a rule must
+ * hold there too. One the kernel or libseccomp does not know is skipped.
+ */
+static int add_compat_arches(scmp_filter_ctx ctx, struct diag *reterr)
+{
+        static const uint32_t arches[] = {
+#if defined(__x86_64__)
+                SCMP_ARCH_X86,
+                SCMP_ARCH_X32,
+#elif defined(__aarch64__)
+                SCMP_ARCH_ARM,
+#endif
+                0,
+        };
+
+        for (size_t i = 0; arches[i]; i++) {
+                int r = seccomp_arch_add(ctx, arches[i]);
+
+                if (r < 0 && r != -EEXIST && r != -EINVAL && r != -EDOM)
+                        return diag_set(reterr, r, "seccomp_arch_add() failed: %s", strerror(-r));
+        }
+        return 0;
+}
+
+int seccomp_tty_build(struct seccomp_program *ret, struct diag *reterr)
+{
+        _cleanup_(release_ctx) scmp_filter_ctx ctx = NULL;
+        int r;
+
+        assert(ret);
+
+        ctx = seccomp_init(SCMP_ACT_ALLOW);
+        if (!ctx)
+                return diag_set(reterr, -ENOMEM, "seccomp_init() failed");
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot set the seccomp bad-architecture action: %s",
+                                strerror(-r));
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+        if (r < 0)
+                return diag_set(reterr, r, "cannot clear the seccomp NO_NEW_PRIVS attribute: %s",
+                                strerror(-r));
+        r = add_compat_arches(ctx, reterr);
+        if (r < 0)
+                return r;
+        r = add_ioctl_rules(ctx, reterr);
+        if (r < 0)
+                return r;
+        return export_program(ctx, ret, reterr);
+}
+
+static struct seccomp_program tty_program;
+
+static void tty_program_build(void)
+{
+        struct diag d = {};
+
+        if (seccomp_tty_build(&tty_program, &d) < 0)
+                log_debug("seccomp: no TIOCSTI filter for commands: %s", d.message);
+}
+
+const struct seccomp_program *seccomp_tty_program(void)
+{
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+        (void) pthread_once(&once, tty_program_build);
+        return tty_program.filter ? &tty_program : NULL;
+}
+
+int seccomp_tty_load(const struct seccomp_program *p)
+{
+        int r;
+
+        if (!p)
+                return 0;
+        r = seccomp_program_load(p);
+        /*
+         * EACCES: neither NO_NEW_PRIVS nor CAP_SYS_ADMIN in our user namespace, so not in the
+         * initial one either, and the kernel itself refuses TIOCSTI on a terminal that is not
+         * the caller's controlling one (it has none). EINVAL: no seccomp filters in this
+         * kernel (docs/isolation.md says what holds then).
+         */
+        return r == -EACCES || r == -EINVAL ? 0 : r;
 }
 
 void seccomp_program_release(struct seccomp_program *p)

@@ -49,6 +49,30 @@ struct seccomp_program {
 _must_check_ int seccomp_policy_build(const struct seccomp_policy_opts *o,
                                       struct seccomp_program *ret, struct diag *reterr);
 
+/*
+ * A program that refuses only TIOCSTI and TIOCLINUX (EPERM, on the low 32 bits as above), on
+ * the native architecture and the ones its processes may also call the kernel with (i386 and
+ * x32 on x86_64, arm on arm64; any other is killed): what terminal commands get at every
+ * isolation level, where they may still push input into a terminal (as root they keep
+ * CAP_SYS_ADMIN, which lets TIOCSTI reach a terminal that is not their controlling one;
+ * docs/isolation.md). As seccomp_policy_build(): owned by the caller, allocates.
+ */
+_must_check_ int seccomp_tty_build(struct seccomp_program *ret, struct diag *reterr);
+
+/*
+ * seccomp_tty_build()'s program, built once per process (any thread; before fork): NULL when
+ * libseccomp cannot build it (logged at debug level).
+ */
+const struct seccomp_program *seccomp_tty_program(void);
+
+/*
+ * Install @p (NULL: nothing) on the calling process where it may: 0 also when it lacks
+ * NO_NEW_PRIVS and CAP_SYS_ADMIN (then the kernel refuses TIOCSTI on any terminal but its
+ * controlling one, and a process of ptc's has none) or the kernel has no seccomp filters.
+ * Async-signal-safe.
+ */
+_must_check_ int seccomp_tty_load(const struct seccomp_program *p);
+
 /* Free the program and zero @p; idempotent, and NULL or a zeroed @p is fine. */
 void seccomp_program_release(struct seccomp_program *p);
 

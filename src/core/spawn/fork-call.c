@@ -39,7 +39,10 @@ _noreturn_ static void run_copy(fork_call_fn fn, void *userdata, int out_fd, pid
                 out_fd = fcntl(out_fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
         if (out_fd < 0 || close_all_fds_but(&out_fd, 1) < 0)
                 _exit(errno);
-        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        /* What it parses is a web page's: no controlling terminal (the user's) for it, and
+         * /dev/null for stdio (docs/security.md, "Approvals"). */
+        (void) setsid();
+        devnull = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(devnull, STDOUT_FILENO) < 0 ||
             dup2(devnull, STDERR_FILENO) < 0)
                 _exit(errno);

@@ -135,6 +135,7 @@ static int run_probe(const char *path, struct probe *ret)
                 .envp = environ,
                 .stdin_fd = -1,
                 .stderr_fd = -1,
+                .new_session = true, /* no controlling terminal: nothing ptc starts has one */
                 .die_with_parent = true,
         };
         char *nl;

@@ -52,6 +52,7 @@
 #include "core/output/redact.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
+#include "core/sandbox/seccomp-policy.h"
 #include "core/spawn/proc-tree.h"
 #include "core/spawn/spawn.h"
 #include "core/tools/pidns-init.h"
@@ -100,11 +101,57 @@ static int pidns_state;
  * (@userdata, "" for none) is covered by an empty read-only tmpfs: its key would let the
  * command talk to the server (docs/sessions.md). Async-signal-safe (spawn.h).
  */
-static int pidns_setup(const struct spawn_child *c, void *userdata)
+/* The TIOCSTI filter failed to install (seccomp_tty_load()). */
+#define STAGE_TTY_FILTER (SPAWN_STAGE_SETUP + 1)
+
+/*
+ * In the command's child: TIOCSTI and TIOCLINUX refused where it keeps CAP_SYS_ADMIN (root),
+ * which would let it push input into the user's terminal, a prompt's answer among it
+ * (docs/security.md, "Approvals"). @userdata: seccomp_tty_program(). Async-signal-safe.
+ */
+struct command_setup {
+        const struct seccomp_program *tty_program; /* seccomp_tty_program() */
+        const char *serve_dir;                     /* to cover in a mount namespace; "" for none */
+};
+
+static int tty_setup(const struct spawn_child *c, void *userdata)
 {
-        const char *serve_dir = userdata;
+        const struct command_setup *cs = userdata;
+        int r;
 
         (void) c;
+        r = seccomp_tty_load(cs->tty_program);
+        if (r < 0) {
+                errno = -r;
+                return STAGE_TTY_FILTER;
+        }
+        return 0;
+}
+
+/*
+ * The host's terminals, the user's among them, are not in the command's /dev/pts: the host's
+ * devpts mounts are detached (so `umount /dev/pts` uncovers nothing) and a fresh instance
+ * takes their place, where /dev/ptmx makes the ptys a command asks for (ssh -t, script). A
+ * pty node made elsewhere (mknod) opens nothing: the kernel finds a pty only in a devpts. A
+ * failed mount leaves the command without ptys, not with the host's. Async-signal-safe.
+ */
+static void pidns_hide_terminals(void)
+{
+        struct stat st;
+
+        if (stat("/dev/pts", &st) < 0 || !S_ISDIR(st.st_mode))
+                return;
+        /* Stacked mounts too; bounded, as any loop here. */
+        for (int i = 0; i < 16 && umount2("/dev/pts", MNT_DETACH) == 0; i++)
+                ;
+        (void) mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+                     "newinstance,ptmxmode=0666,mode=0620");
+}
+
+static int pidns_setup(const struct spawn_child *c, void *userdata)
+{
+        const struct command_setup *cs = userdata;
+
         if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
                 return STAGE_PIDNS_PROC;
         /* EINVAL: /proc is no mount point here; nothing to uncover. */
@@ -113,12 +160,13 @@ static int pidns_setup(const struct spawn_child *c, void *userdata)
         if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return STAGE_PIDNS_PROC;
         /* ENOENT: its parent is not there (no $XDG_RUNTIME_DIR): no server can be either. */
-        if (serve_dir[0] &&
-            mount("tmpfs", serve_dir, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        if (cs->serve_dir[0] &&
+            mount("tmpfs", cs->serve_dir, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                   "size=4k,nr_inodes=1,mode=000") < 0 &&
             errno != ENOENT)
                 return STAGE_PIDNS_PROC;
-        return 0;
+        pidns_hide_terminals();
+        return tty_setup(c, userdata);
 }
 
 /*
@@ -148,6 +196,8 @@ static int start_command(const struct tool_process *o, int out_w, int init_exe_f
         bool in_pidns = o->own_pid_namespace && init_argv &&
                         __atomic_load_n(&pidns_state, __ATOMIC_RELAXED) >= 0;
         char serve_dir[PATH_MAX] = "";
+        const struct command_setup cs = {.tty_program = seccomp_tty_program(),
+                                         .serve_dir = serve_dir};
 
         init_signal_set(&init_mask);
         if (in_pidns)
@@ -168,8 +218,8 @@ static int start_command(const struct tool_process *o, int out_w, int init_exe_f
                         .pass_fd = -1,
                         .exec_mask = in_pidns ? &init_mask : NULL,
                         .clone_flags = in_pidns ? CLONE_NEWPID | CLONE_NEWNS : 0,
-                        .setup = in_pidns ? pidns_setup : NULL,
-                        .userdata = serve_dir,
+                        .setup = in_pidns ? pidns_setup : tty_setup,
+                        .userdata = (void *) &cs,
                 };
                 struct spawn_child_error ce = {.stage = -1};
                 struct diag d = {};
@@ -327,6 +377,7 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                                                      "terminal", &cgroup);
                 } else if (o->fallback_path && access(o->path, X_OK) < 0 && errno == ENOENT)
                         so.path = o->fallback_path;
+                so.tty_seccomp = seccomp_tty_program();
                 so.stdout_fd = out_w;
                 so.stderr_fd = o->merge_stderr ? out_w : null_fd;
                 r = sandbox_spawn(&so, &sp, NULL, &d);
