@@ -88,7 +88,8 @@ int cli_tty_prompt(const struct cli_prompt *q);
 
 /*
  * The per-user server (ptc serve, docs/sessions.md), serve-client.c. cli_serve_dir(): its
- * directory, $XDG_RUNTIME_DIR/ptc or /tmp/ptc-UID, made 0700 when missing; -EPERM when it
+ * directory (ptc_serve_dir_path(): $XDG_RUNTIME_DIR/ptc, else /var/tmp/ptc-UID), made 0700
+ * when missing; -EPERM when it
  * is not a directory of this user's with mode 0700 (never used then).
  */
 int cli_serve_dir(char *buf, size_t n);
