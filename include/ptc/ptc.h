@@ -305,6 +305,25 @@ PTC_EXPORT int ptc_execution_new(ptc_engine *e, ptc_execution **ret, struct ptc_
 PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x);
 
 /*
+ * Before the run: redact from this execution's output, besides the engine's secrets, the
+ * values of the secret-named variables of @env ("NAME=value" strings, NULL-terminated;
+ * borrowed, copied), by the engine's rules: a name ptc_secret_name() takes, not in
+ * terminal.env_passthrough. For a host that runs code for a client whose environment is not
+ * the engine's: `ptc serve` does for `ptc run --session`, so a cell redacts what the
+ * client's own run would (docs/sessions.md). Kept in the execution's own redactor only, and
+ * wiped when it is freed. -EINVAL, -EBUSY once run, -ENOMEM.
+ */
+PTC_EXPORT int ptc_execution_add_secrets(ptc_execution *x, const char *const *env,
+                                         struct ptc_diag *diag);
+
+/*
+ * 1 when a variable named @name is one the environment scrub removes as a secret (its
+ * name holds KEY, TOKEN, SECRET, PASSWORD, ...: docs/contracts.md 6), before any
+ * env_passthrough, else 0. Thread-safe; no engine needed.
+ */
+PTC_EXPORT int ptc_secret_name(const char *name);
+
+/*
  * Before the run: the per-execution subset of ptc_engine_set()'s keys:
  * "timeout", "max_tool_calls", "tools" (a subset of the engine's), "cwd"
  * (project mode), "log_calls"; "session" (an id: run as that session's next

@@ -22,7 +22,6 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "cli/cli.h"
-#include "core/env/env.h"
 
 /* After the run's timeout, how long the server may take to stop the run and answer. */
 #define REPLY_GRACE_SEC 30
@@ -104,10 +103,11 @@ static char *lines_take(struct lines *l)
  * A session cell's ask that ptc serve relays here (docs/policy.md, "Who answers"): the same
  * prompt as a local run's, on this terminal, and the answer back to the server. The question
  * is withdrawn when the server says anything else meanwhile (the call stopped waiting, or
- * the run ended) or a stop signal comes (@watch_fd: an epoll set of both). Returns how long
- * it waited.
+ * the run ended) or a stop signal comes (@watch_fd: an epoll set of both). Stopped by a
+ * signal (@sig_fd), it sends no answer: the caller sends the interrupt, which must reach the
+ * cell before any answer could let its call go on. Returns how long it waited.
  */
-static usec_t relay_ask(int fd, int watch_fd, const struct lines *l, json_t *ask)
+static usec_t relay_ask(int fd, int watch_fd, int sig_fd, const struct lines *l, json_t *ask)
 {
         json_t *id = json_object_get(ask, "id");
         /* The server's word, bounded: at most the longest run there is. */
@@ -130,6 +130,12 @@ static usec_t relay_ask(int fd, int watch_fd, const struct lines *l, json_t *ask
         /* Said already: no question. */
         if (!lines_ready(l))
                 answer = cli_tty_open() ? cli_tty_prompt(&q) : PTC_APPROVE_CANNOT_ASK;
+        if (answer == PTC_APPROVE_NO_ANSWER && sig_fd >= 0) {
+                struct pollfd p = {.fd = sig_fd, .events = POLLIN};
+
+                if (poll(&p, 1, 0) > 0)
+                        return now_usec() - t0;
+        }
         m = json_pack("{s:{s:O, s:s}}", "answer", "id", id, "choice",
                       answer == PTC_APPROVE_ONCE         ? "once"
                       : answer == PTC_APPROVE_SESSION    ? "session"
@@ -176,7 +182,7 @@ static int wait_reply(int fd, int sig_fd, usec_t deadline, char **ret)
 
                         if (json_is_object(ask)) {
                                 free(line);
-                                deadline += relay_ask(fd, watch_fd, &l, ask);
+                                deadline += relay_ask(fd, watch_fd, sig_fd, &l, ask);
                                 continue;
                         }
                         if (json_object_get(v, "withdraw")) {
@@ -335,7 +341,7 @@ static json_t *client_secrets(void)
                 nl = (size_t) (eq - *e);
                 (void) snprintf(name, sizeof(name), "%.*s", (int) MIN(nl, sizeof(name) - 1), *e);
                 /* As env_read_secrets(): a name too long to judge counts as secret. */
-                if (nl < sizeof(name) && !env_name_is_secret(name))
+                if (nl < sizeof(name) && !ptc_secret_name(name))
                         continue;
                 /* A value that is not UTF-8 cannot travel in JSON; it is skipped. */
                 (void) json_object_set_new(o, name, json_string(eq + 1));

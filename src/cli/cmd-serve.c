@@ -49,7 +49,6 @@
 #include "basic/log.h"
 #include "basic/strv.h"
 #include "cli/cli.h"
-#include "core/api/execution.h"
 
 /* A request line: the code and its options. */
 #define REQUEST_MAX (16u << 20)
@@ -343,11 +342,11 @@ static int take_client_secrets(ptc_execution *x, json_t *secrets, struct ptc_dia
                 /* The request's copy is no longer needed. */
                 explicit_wipe((char *) json_string_value(v), json_string_length(v));
         }
-        if (r >= 0)
-                r = execution_add_secrets(x, env);
-        if (r < 0)
+        if (r < 0) {
                 (void) snprintf(d->message, sizeof(d->message), "secrets: %s", strerror(-r));
-        return r;
+                return r;
+        }
+        return ptc_execution_add_secrets(x, (const char *const *) env, d);
 }
 
 static json_t *op_run(struct server *s, int fd, json_t *req)

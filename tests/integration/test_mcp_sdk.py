@@ -293,12 +293,25 @@ def test_progress_notifications(sdk, ptc):
             "for _ in range(3):\n"
             "    n += read_file('data.txt')['total_lines']\n"
             "print(n)\n")
-    d = sdk.run("progress", sdk.spec(arguments={"code": code}))
+    # The SDK dispatches a notification on a later turn of its event loop but a response at
+    # once: when the last progress notifications and the answer reach it in one read (a busy
+    # machine), it has dropped the call's progress handler before they are dispatched, and
+    # reports "a progress notification for an unknown token". What ptc sent is judged on the
+    # wire: every notification, in order, before the answer; the SDK's callbacks saw a prefix.
+    d = sdk.run("progress", sdk.spec(arguments={"code": code}), client_errors_ok=True)
     expect_result({"result": d["result"]}, "success", output="6\n", tool_calls=3, exit_code=0)
+    assert all("progress notification for an unknown token" in e
+               for e in d["client_errors"]), d["client_errors"]
+    wire = [json.loads(l) for l in d["stdout_lines"]]
+    answer = next(i for i, m in enumerate(wire) if m.get("id") == 2 and "result" in m)
+    sent = [m["params"] for m in wire[:answer] if m.get("method") == "notifications/progress"]
+    assert [p["progress"] for p in sent] == [1, 2, 3], sent
+    assert [p["message"] for p in sent] == [f"read_file (call {i})" for i in (1, 2, 3)], sent
+    assert all("total" not in p for p in sent), sent
+    assert not any(m.get("method") == "notifications/progress" for m in wire[answer:]), wire
     events = d["events"]
-    assert [e["progress"] for e in events] == [1, 2, 3], events
-    assert [e["message"] for e in events] == [f"read_file (call {i})" for i in (1, 2, 3)], events
-    assert all("total" not in e for e in events), events
+    assert [e["progress"] for e in events] == [1, 2, 3][:len(events)], events
+    assert len(events) + len(d["client_errors"]) == 3, d
     assert all(e["at_ms"] <= d["result_at_ms"] for e in events), d
 
 

@@ -417,6 +417,51 @@ static void test_execution_warnings(void **state)
 }
 
 /*
+ * A client's secrets for one execution (ptc_execution_add_secrets()): redacted from that
+ * run's output, the engine's rules applied (a name that does not look secret is not), and
+ * not from another execution's.
+ */
+static void test_execution_add_secrets(void **state)
+{
+        const char *env[] = {"CLIENT_DB_PASSWORD=hunter2-client-only", "PLAIN_NAME=visible-value",
+                             NULL};
+        const char code[] = "print('hunter2-client-only', 'visible-value')";
+        ptc_engine *e = NULL;
+        ptc_execution *x = NULL;
+        enum ptc_status st;
+        struct ptc_diag d = {};
+        char *text = NULL;
+
+        assert_true(ptc_secret_name("DB_PASSWORD"));
+        assert_true(ptc_secret_name("MY_API_KEY"));
+        assert_false(ptc_secret_name("PATH"));
+        assert_false(ptc_secret_name(NULL));
+        assert_int_equal(ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE, &e, &d), 0);
+        assert_int_equal(ptc_engine_set(e, "tools", "", &d), 0);
+        assert_int_equal(ptc_engine_set(e, "isolation", "none", &d), 0);
+        assert_int_equal(ptc_engine_start(e, &d), 0);
+
+        assert_int_equal(ptc_execution_new(e, &x, &d), 0);
+        assert_int_equal(ptc_execution_add_secrets(x, env, &d), 0);
+        assert_int_equal(ptc_execution_run(x, code, sizeof(code) - 1, &text, &st, &d), 0);
+        assert_int_equal(st, PTC_STATUS_SUCCESS);
+        assert_null(strstr(text, "hunter2-client-only"));
+        assert_non_null(strstr(text, "visible-value"));
+        ptc_free(text);
+        assert_int_equal(ptc_execution_add_secrets(x, env, &d), -EBUSY);
+        ptc_execution_free(x);
+
+        /* Another execution of the engine does not have them. */
+        assert_int_equal(ptc_execution_new(e, &x, &d), 0);
+        assert_int_equal(ptc_execution_run(x, code, sizeof(code) - 1, &text, &st, &d), 0);
+        assert_non_null(strstr(text, "hunter2-client-only"));
+        ptc_free(text);
+        ptc_execution_free(x);
+        assert_int_equal(ptc_execution_add_secrets(NULL, env, &d), -EINVAL);
+        ptc_engine_free(e);
+}
+
+/*
  * Under auto, / and the system trees are refused as working directory (docs/isolation.md):
  * the engine's start, an execution's "cwd"; a server's engine (PTC_ENGINE_PRIVATE_CWD)
  * started there without "cwd" works in a private directory instead.
@@ -1035,6 +1080,7 @@ int main(void)
                 cmocka_unit_test(test_doctor_report),
                 cmocka_unit_test(test_execution_warnings),
                 cmocka_unit_test(test_refused_working_directories),
+                cmocka_unit_test(test_execution_add_secrets),
                 cmocka_unit_test(test_config_warnings_before_its_error),
                 cmocka_unit_test(test_schema_stubs_call_tool),
                 cmocka_unit_test(test_script_calls_host_tools),

@@ -63,7 +63,7 @@ struct ptc_execution {
         bool ran;
         char **warnings;           /* the run's (isolation auto's left-out layers), one line each */
         bool warnings_lost;        /* out of memory on the way */
-        struct redactor *redactor; /* execution_add_secrets(): the engine's secrets and these */
+        struct redactor *redactor; /* ptc_execution_add_secrets(): the engine's secrets and these */
 };
 
 PTC_EXPORT int ptc_execution_new(ptc_engine *e, ptc_execution **ret, struct ptc_diag *diag)
@@ -314,26 +314,35 @@ int execution_set_approver(ptc_execution *x, struct approver *a)
         return 0;
 }
 
-int execution_add_secrets(ptc_execution *x, char *const *env)
+PTC_EXPORT int ptc_execution_add_secrets(ptc_execution *x, const char *const *env,
+                                         struct ptc_diag *diag)
 {
         int r;
 
         if (!x)
-                return -EINVAL;
+                return api_diagf(diag, -EINVAL, "ptc_execution_add_secrets: a NULL execution");
         if (x->ran)
-                return -EBUSY;
+                return api_diagf(diag, -EBUSY, "ptc_execution_add_secrets: the execution ran");
+        if (!env)
+                return 0;
         if (!x->redactor) {
                 r = redactor_new(&x->redactor);
-                if (r < 0)
-                        return r;
-                r = redactor_add_secrets_of(x->redactor, x->engine->redactor);
+                if (r >= 0)
+                        r = redactor_add_secrets_of(x->redactor, x->engine->redactor);
                 if (r < 0) {
                         x->redactor = redactor_free(x->redactor);
-                        return r;
+                        return api_diagf(diag, r, "ptc_execution_add_secrets: %s", strerror(-r));
                 }
         }
-        r = env_read_secrets(env, x->config.env_passthrough, x->redactor);
-        return r < 0 ? r : 0;
+        r = env_read_secrets((char *const *) env, x->config.env_passthrough, x->redactor);
+        if (r < 0)
+                return api_diagf(diag, r, "ptc_execution_add_secrets: %s", strerror(-r));
+        return 0;
+}
+
+PTC_EXPORT int ptc_secret_name(const char *name)
+{
+        return name && env_name_is_secret(name);
 }
 
 int execution_adopt_approver(ptc_execution *x, struct approver *a, void *host_data)

@@ -34,16 +34,6 @@ int execution_on_output(ptc_execution *x,
 int execution_set_approver(ptc_execution *x, struct approver *a);
 
 /*
- * Before the run: the values of the secret-named variables of @env ("NAME=value", as a
- * client's environment; borrowed) are redacted from this run's output besides the
- * engine's, by the engine's rules (env_read_secrets(): names that look secret, not in
- * env_passthrough). How `ptc serve` redacts a session cell as the client's own cold run
- * would (docs/sessions.md). They live in the execution's own redactor, wiped when it is
- * freed. -EINVAL, -EBUSY after the run, -ENOMEM.
- */
-int execution_add_secrets(ptc_execution *x, char *const *env);
-
-/*
  * Before the run: as execution_set_approver(), but the execution owns @a and @host_data
  * (freed with approver_free() and free() when it goes or another replaces them); NULL @a:
  * the engine's approver again. -EINVAL, -EBUSY (then the caller still owns both).
