@@ -596,7 +596,7 @@ static void test_exec_run_kills_orphans(void **state)
         assert_status(rep, EXEC_SUCCESS);
         assert_true(json_integer_value(json_object_get(rep, "orphan_pid")) > 0);
         assert_true(json_is_false(json_object_get(rep, "orphan_alive")));
-        assert_true(secs < 3);
+        assert_true(secs < 20); /* hang guard: the orphan sleeps 30 s */
 }
 
 /* ptc's own failure (the interpreter cannot start): -errno, a message, nothing left behind. */
