@@ -1483,24 +1483,31 @@ def test_concurrent_strict_commands_do_not_wait_for_each_other(iso):
     """Concurrent terminal.isolation strict commands: a start must not wait for another
     command's sandbox to end. The sandbox's init never execs, so CLOEXEC does not close what
     it inherited from ptc; it used to keep the setup pipes of starts that other threads had
-    in flight, and a short command then waited for a long one (4 s here, ~1 run in 2)."""
+    in flight, and a short command then waited for a long one (4 s here, ~1 run in 2).
+    No stopwatch: the long commands run until the script lets them go, which it does only
+    once the twelve short ones are done; a short one waiting for a long one would leave them
+    to end on their own after 20 s ("expired")."""
     cfg = iso.own(iso.write_config("terminal:\n  isolation: strict\n", name="term.yaml"))
     for _ in range(3):
         r = run(iso, "strict", """
             from concurrent.futures import ThreadPoolExecutor
             from hermes_tools import terminal
-            def timed(cmd):
-                t = time.monotonic()
-                d = terminal(cmd)
-                return cmd, time.monotonic() - t, d["exit_code"]
+            if os.path.exists("release"):
+                os.remove("release")
+            LONG = ("for i in $(seq 400); do [ -e release ] && break; sleep 0.05; done; "
+                    "[ -e release ] && echo released || echo expired")
             with ThreadPoolExecutor(15) as ex:
-                res = list(ex.map(timed, ["sleep 3"] * 3 + ["echo hi"] * 12))
-            emit({"codes": sorted({c for _, _, c in res}),
-                  "short": sorted(round(s, 2) for cmd, s, _ in res if cmd == "echo hi")})
-            """, "--config", cfg)
+                longs = [ex.submit(terminal, LONG) for _ in range(3)]
+                shorts = list(ex.map(terminal, ["echo hi"] * 12))
+                open("release", "w").close()
+                longs = [f.result() for f in longs]
+            emit({"codes": sorted({d["exit_code"] for d in shorts + longs}),
+                  "short": sorted({d["output"] for d in shorts}),
+                  "long": [d["output"] for d in longs]})
+            """, "--config", cfg, timeout=60)
         d = as_json(r)
         assert d["codes"] == [0], r
-        assert max(d["short"]) < 2.0, d
+        assert d["short"] == ["hi"] and d["long"] == ["released"] * 3, d
 
 
 def test_closed_stdin_and_stderr_at_start(iso):

@@ -597,4 +597,5 @@ print(out, round(elapsed, 2))
 """, "--max-tool-calls", "1000000", timeout=60)
     expect(r, 0, "success")
     assert r.output.startswith("['done', 'done', 'done'] "), r.output
-    assert float(r.output.split()[-1]) < 3.0, r.output
+    # The flood stops only once the calls are done: starved, they would never end.
+    assert float(r.output.split()[-1]) < 15.0, r.output  # hang guard
