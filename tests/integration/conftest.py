@@ -113,7 +113,7 @@ def pid_alive(pid):
     return state not in ("Z", "X")
 
 
-def wait_gone(pid, seconds=1.5):
+def wait_gone(pid, seconds=10.0):
     """Wait up to @seconds for @pid to disappear (a killed process can take a
     moment to be reaped). Returns True when it is gone."""
     end = time.monotonic() + seconds
@@ -194,7 +194,7 @@ def script_marker(ptc):
     return f"PTC_RPC_SOCKET={ptc.tmpdir}/"
 
 
-def wait_no_process_marked(marker, seconds=2.0):
+def wait_no_process_marked(marker, seconds=10.0):
     """Wait up to @seconds until no process holds @marker; returns what is left."""
     end = time.monotonic() + seconds
     while True:

@@ -248,7 +248,7 @@ def run_processes(mark=None, workdir=None):
     return found
 
 
-def leftovers(mark=None, workdir=None, seconds=3.0):
+def leftovers(mark=None, workdir=None, seconds=10.0):
     """Wait up to @seconds for the run's processes to disappear; return the
     ones that did not (and kill them, so that no test leaves any behind)."""
     end = time.monotonic() + seconds

@@ -247,11 +247,12 @@ def test_terminal_timeout_from_config(ptc):
     cfg = ptc.write_config("terminal:\n  timeout: 1\n")
     r = ptc.run("""
         from hermes_tools import terminal
-        print(terminal('sleep 5')['exit_code'])
+        print(terminal('sleep 300')['exit_code'])
         """, "--config", cfg)
+    # Exit 124 within run_ptc's hard timeout (30 s) is the 1 s timeout of the config: the
+    # default (180 s) would not have ended the command in time.
     expect(r, 0, "success")
     assert r.output == "124\n", r
-    assert r.elapsed < 4, r
 
 
 def test_isolation_strict_from_config(ptc):
@@ -276,8 +277,8 @@ def test_terminal_strict_from_config(ptc):
         from hermes_tools import terminal
         print(terminal('ls /proc | grep -c "^[0-9]"; exit 7')['exit_code'])
         t = time.monotonic()
-        d = terminal('echo started; sleep 5; echo after', timeout=1)
-        print(d['exit_code'], repr(d['output']), time.monotonic() - t < 2.5)
+        d = terminal('echo started; sleep 60; echo after', timeout=1)
+        print(d['exit_code'], repr(d['output']), time.monotonic() - t < 20)  # hang guard
         print(terminal('pwd', workdir='/')['error'])
         """, "--config", cfg)
     expect(r, 0, "success")

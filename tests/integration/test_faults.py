@@ -94,7 +94,7 @@ try:
     print("answer", sorted(read_file("shed.py")))
 except RuntimeError as e:
     print("error", e)
-print("fast", time.monotonic() - t0 < 5)
+print("fast", time.monotonic() - t0 < 15)  # hang guard (the run's timeout is 30 s)
 """)
     args = ["--timeout", "30", str(script)]
     r = result(*run_limited(ptc, args, nofile=64), args)
@@ -196,6 +196,6 @@ def test_full_disk_under_the_staging_directory(ptc, small_disk):
     t0 = time.monotonic()
     r = ptc.run("print('never')", env={"TMPDIR": str(disk)}, input=b"")
     expect(r, 3, "error")
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 10  # hang guard
     assert r.data["error"] == "cannot create the staging directory: No space left on device", r
     assert [p.name for p in disk.iterdir()] == ["fill"], list(disk.iterdir())

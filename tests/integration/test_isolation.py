@@ -847,7 +847,8 @@ def test_escaping_the_deadline(iso, level):
         left = leftovers(mk, iso.workdir)
     expect(r, 124, "timeout")
     assert r.output.startswith("looping"), r
-    assert r.elapsed < 5.5, r
+    # No upper bound on the time: the script never ends by itself, run_ptc's hard
+    # timeout is the hang guard (docs/testing.md, "Tests and time").
     assert not left, f"still running after the deadline: {left} {r!r}"
 
 
@@ -865,12 +866,12 @@ def test_fork_bomb_is_contained(iso):
                     os.fork()
                 except OSError:
                     pass
-            """, "--config", iso.config(pids=64), "--timeout", "10", timeout=45, MARK=mk)
+            """, "--config", iso.config(pids=64), "--timeout", "10", timeout=120, MARK=mk)
     finally:
-        left = leftovers(mk, iso.workdir, seconds=5.0)
+        left = leftovers(mk, iso.workdir, seconds=10.0)
     assert r.data is not None and r.data.get("status") in ("timeout", "error", "success"), r
     assert r.output.startswith("bomb"), r
-    assert r.elapsed < 16, r
+    # The bomb never ends by itself: run's hard timeout (120 s) is the hang guard.
     assert not left, f"fork bomb processes outlived the run: {left} {r!r}"
 
 
@@ -924,7 +925,7 @@ def test_endless_output(iso, level):
     expect(r, 124, "timeout")
     assert r.data["stdout_truncated"] is True, r
     assert len(r.stdout) < 200_000, r
-    assert r.elapsed < 7, r
+    # The flood never ends by itself: run's hard timeout is the hang guard.
 
 
 def test_file_descriptor_limit(iso, level):
@@ -1482,24 +1483,31 @@ def test_concurrent_strict_commands_do_not_wait_for_each_other(iso):
     """Concurrent terminal.isolation strict commands: a start must not wait for another
     command's sandbox to end. The sandbox's init never execs, so CLOEXEC does not close what
     it inherited from ptc; it used to keep the setup pipes of starts that other threads had
-    in flight, and a short command then waited for a long one (4 s here, ~1 run in 2)."""
+    in flight, and a short command then waited for a long one (4 s here, ~1 run in 2).
+    No stopwatch: the long commands run until the script lets them go, which it does only
+    once the twelve short ones are done; a short one waiting for a long one would leave them
+    to end on their own after 20 s ("expired")."""
     cfg = iso.own(iso.write_config("terminal:\n  isolation: strict\n", name="term.yaml"))
     for _ in range(3):
         r = run(iso, "strict", """
             from concurrent.futures import ThreadPoolExecutor
             from hermes_tools import terminal
-            def timed(cmd):
-                t = time.monotonic()
-                d = terminal(cmd)
-                return cmd, time.monotonic() - t, d["exit_code"]
+            if os.path.exists("release"):
+                os.remove("release")
+            LONG = ("for i in $(seq 400); do [ -e release ] && break; sleep 0.05; done; "
+                    "[ -e release ] && echo released || echo expired")
             with ThreadPoolExecutor(15) as ex:
-                res = list(ex.map(timed, ["sleep 3"] * 3 + ["echo hi"] * 12))
-            emit({"codes": sorted({c for _, _, c in res}),
-                  "short": sorted(round(s, 2) for cmd, s, _ in res if cmd == "echo hi")})
-            """, "--config", cfg)
+                longs = [ex.submit(terminal, LONG) for _ in range(3)]
+                shorts = list(ex.map(terminal, ["echo hi"] * 12))
+                open("release", "w").close()
+                longs = [f.result() for f in longs]
+            emit({"codes": sorted({d["exit_code"] for d in shorts + longs}),
+                  "short": sorted({d["output"] for d in shorts}),
+                  "long": [d["output"] for d in longs]})
+            """, "--config", cfg, timeout=60)
         d = as_json(r)
         assert d["codes"] == [0], r
-        assert max(d["short"]) < 2.0, d
+        assert d["short"] == ["hi"] and d["long"] == ["released"] * 3, d
 
 
 def test_closed_stdin_and_stderr_at_start(iso):

@@ -109,7 +109,8 @@ class Sdk:
         assert data["exit"] is not None, f"ptc did not exit after stdin closed: {where}"
         assert data["exit"]["code"] == 0 and data["exit"]["signal"] is None, \
             f"ptc did not exit 0 by itself when stdin closed: {data['exit']}\n{where}"
-        assert data["exit"]["after_close_ms"] < 1900, \
+        # lib.mjs gives ptc 20 s (a hang guard) before the SDK may signal it.
+        assert data["exit"]["after_close_ms"] < 20000, \
             f"ptc took too long to exit after stdin closed: {data['exit']}\n{where}"
 
 
@@ -200,7 +201,7 @@ def test_execute_code_failures_are_results_with_is_error(sdk):
     d = sdk.run("call", sdk.spec(calls=[
         {"name": "execute_code", "arguments": {"code": "print('before')\nraise ValueError('boom')"}},
         {"name": "execute_code", "arguments": {"code": "import sys\nprint('x')\nsys.exit(3)"}},
-        {"name": "execute_code", "arguments": {"code": "import time\ntime.sleep(10)", "timeout": 1}},
+        {"name": "execute_code", "arguments": {"code": "import time\ntime.sleep(60)", "timeout": 1}},
     ]))
     # As `ptc run`: the output is stdout, then the seed's stderr section.
     s = expect_result(d["calls"][0], "error", exit_code=1)
@@ -211,17 +212,23 @@ def test_execute_code_failures_are_results_with_is_error(sdk):
     assert s["error"] == "Script exited with code 3", s
     s = expect_result(d["calls"][2], "timeout")
     assert "timed out after 1s" in s["output"], s
-    assert d["calls"][2]["ms"] < 5000, d["calls"][2]
+    assert d["calls"][2]["ms"] < 15000, d["calls"][2]  # hang guard: the script sleeps 60 s
 
 
 def test_concurrent_calls_run_at_once(sdk):
-    calls = [{"name": "execute_code",
-              "arguments": {"code": f"import time\ntime.sleep(1)\nprint({i})"}} for i in range(3)]
+    # A barrier, not a stopwatch: each call marks its start and waits (up to 15 s) until all
+    # three have started; run one after another, the first would print "alone".
+    def code(i):
+        return (f"import os, time\nopen('started-{i}', 'w').close()\n"
+                "met = lambda: all(os.path.exists(f'started-{j}') for j in range(3))\n"
+                "for _ in range(300):\n"
+                "    if met(): break\n"
+                "    time.sleep(0.05)\n"
+                f"print({i} if met() else 'alone')")
+    calls = [{"name": "execute_code", "arguments": {"code": code(i)}} for i in range(3)]
     d = sdk.run("concurrent", sdk.spec(calls=calls))
     for i, c in enumerate(d["calls"]):
         expect_result(c, "success", output=f"{i}\n", exit_code=0)
-        assert c["end_ms"] >= 1000, c
-    assert d["wall_ms"] < 2500, f"3 calls of 1 s took {d['wall_ms']} ms: not concurrent"
 
 
 def slow_script(pid_file):
@@ -259,8 +266,8 @@ def test_cancel_kills_the_script_and_the_session_goes_on(sdk, ptc):
     # ...and ptc kills the script and its child (the whole tree).
     assert len(d["pids"]) == 2, d
     for pid, ms in zip(d["pids"], d["gone_ms"]):
-        assert ms is not None, f"pid {pid} still alive 5 s after the cancellation: {d}"
-        assert ms < 3000, f"pid {pid} took {ms} ms to go: {d}"
+        # The script sleeps 30 s: gone within cancel.mjs's 15 s wait (a hang guard) is killed.
+        assert ms is not None, f"pid {pid} still alive 15 s after the cancellation: {d}"
     # The session goes on.
     expect_result(d["second"], "success", output="after\n", exit_code=0)
     # No response for the cancelled request: the SDK would have reported one for an
@@ -278,11 +285,11 @@ def test_close_with_a_call_in_flight(sdk, ptc):
     d = sdk.run("close_inflight", sdk.spec(HOST_PIDS, slow_code=slow_script(pid_file),
                                            pid_file=str(pid_file)))
     assert d["pid_file_seen"], f"the slow script never wrote its pids: {d}"
-    # run() checked that ptc exited 0 by itself, within 1.9 s of stdin closing.
+    # run() checked that ptc exited 0 by itself after stdin closed.
     assert "rejected" in d["pending"], f"the pending call did not reject: {d}"
     assert len(d["pids"]) == 2, d
     for pid, ms in zip(d["pids"], d["gone_ms"]):
-        assert ms is not None and ms < 3000, f"pid {pid} outlived ptc's exit: {d}"
+        assert ms is not None, f"pid {pid} outlived ptc's exit: {d}"  # 15 s hang guard
     assert [m["id"] for m in responses(d)] == [0, 1], f"a response to the closed call: {d}"
 
 

@@ -75,9 +75,9 @@ def assert_all_gone(ptc, pids, what, host_pids=False):
     if ptc.isolation != "none" and not host_pids:
         pids = []
     try:
-        alive = [p for p in pids if not wait_gone(p, 2.0)]
+        alive = [p for p in pids if not wait_gone(p, 10.0)]
         assert not alive, f"{what}: still running after ptc returned: {alive}"
-        left = wait_no_process_marked(str(ptc.tmp))
+        left = wait_no_process_marked(str(ptc.tmp), 10.0)
         assert not left, f"{what}: processes of the run still running: {left}"
     finally:
         kill_pids(pids)
@@ -86,8 +86,9 @@ def assert_all_gone(ptc, pids, what, host_pids=False):
 def test_two_second_timeout_returns_in_time(ptc):
     r = ptc.run("while True:\n    pass\n", "--timeout", "2")
     expect(r, 124, "timeout")
-    assert r.elapsed < 3.0, r
-    assert 1.9 <= r.data["duration_seconds"] <= 3.0, r
+    # Not early; the upper bound is only a hang guard (docs/testing.md, "Tests and time").
+    assert 1.9 <= r.data["duration_seconds"] <= r.elapsed + 0.05, r
+    assert r.elapsed < 25, r  # hang guard
 
 
 def test_timeout_kills_double_forked_setsid_daemon(ptc):
@@ -95,7 +96,7 @@ def test_timeout_kills_double_forked_setsid_daemon(ptc):
     r = ptc.run(daemon_script(pidfile, "time.sleep(60)\n"), "--timeout", "2")
     expect(r, 124, "timeout")
     assert r.output.startswith("daemon started\n"), r
-    assert r.elapsed < 3.5, r
+    assert r.elapsed < 25, r  # hang guard
     assert_all_gone(ptc, read_pids(pidfile), "double-forked daemon")
 
 
@@ -105,7 +106,6 @@ def test_timeout_kills_sigterm_ignoring_daemon(ptc):
                          extra="signal.signal(signal.SIGTERM, signal.SIG_IGN)")
     r = ptc.run(code, "--timeout", "1")
     expect(r, 124, "timeout")
-    assert r.elapsed < 4.5, r
     assert_all_gone(ptc, read_pids(pidfile), "SIGTERM-ignoring daemon")
 
 
@@ -119,8 +119,9 @@ def test_sigterm_ignoring_script_is_killed_after_grace(ptc):
         """, "--timeout", "1")
     expect(r, 124, "timeout")
     assert r.output.startswith("ignoring\n"), r
-    # timeout 1 s + grace 2 s (the seed took timeout + 5 s)
-    assert r.elapsed < 4.5, r
+    # timeout 1 s + grace 2 s; the script never ends by itself, so a missing SIGKILL
+    # fails on run_ptc's hard timeout. Only a lower bound here: no early kill.
+    assert r.data["duration_seconds"] >= 0.9, r
 
 
 def test_normal_exit_kills_leftover_daemon_holding_stdio(ptc):
@@ -128,8 +129,9 @@ def test_normal_exit_kills_leftover_daemon_holding_stdio(ptc):
     r = ptc.run(daemon_script(pidfile, "print('script done')\n"), "--timeout", "30")
     expect(r, 0, "success")
     assert r.output == "daemon started\nscript done\n", r
-    # The daemon still holds the stdout pipe: ptc must not wait for EOF.
-    assert r.elapsed < 5, r
+    # The daemon still holds the stdout pipe: ptc must not wait for EOF (the daemon
+    # sleeps 60 s: waiting for it fails this hang guard or run_ptc's hard timeout).
+    assert r.elapsed < 25, r  # hang guard
     assert_all_gone(ptc, read_pids(pidfile), "leftover daemon (inherited stdio)")
 
 
@@ -138,7 +140,7 @@ def test_normal_exit_kills_leftover_daemon_with_closed_stdio(ptc):
     r = ptc.run(daemon_script(pidfile, "print('script done')\n", extra=CLOSE_STDIO),
                 "--timeout", "30")
     expect(r, 0, "success")
-    assert r.elapsed < 5, r
+    assert r.elapsed < 25, r  # hang guard: the daemon sleeps 60 s
     assert_all_gone(ptc, read_pids(pidfile), "leftover daemon (closed stdio)")
 
 
@@ -152,7 +154,7 @@ def test_normal_exit_kills_plain_children(ptc):
         print('spawned')
         """, "--timeout", "30")
     expect(r, 0, "success")
-    assert r.elapsed < 5, r
+    assert r.elapsed < 25, r  # hang guard: the children sleep 60 s
     assert_all_gone(ptc, read_pids(pidfile), "children of an exited script")
 
 
@@ -173,7 +175,7 @@ def test_timeout_cancels_in_flight_tool_call(ptc):
         print('never')
         """, "--timeout", "2")
     expect(r, 124, "timeout")
-    assert r.elapsed < 3.5, r
+    assert r.elapsed < 25, r  # hang guard: the command sleeps 30 s
     assert "never" not in r.output
     if pidfile.exists():
         assert_all_gone(ptc, read_pids(pidfile), "terminal command of a timed-out script",
@@ -195,9 +197,9 @@ def test_script_closing_stdout_early_still_waited_for(ptc):
 
 
 def test_closed_stdio_script_times_out(ptc):
-    r = ptc.run("import os, time\nos.close(1)\nos.close(2)\ntime.sleep(30)", "--timeout", "2")
+    r = ptc.run("import os, time\nos.close(1)\nos.close(2)\ntime.sleep(60)", "--timeout", "2")
     expect(r, 124, "timeout")
-    assert r.elapsed < 3.5, r
+    assert r.elapsed < 25, r  # hang guard
 
 
 def test_many_processes_killed_on_timeout(ptc):
@@ -231,7 +233,7 @@ def _start_and_wait_ready(ptc, code, *opts):
     return proc, ready
 
 
-def _finish(proc, timeout=10):
+def _finish(proc, timeout=30):
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -261,7 +263,7 @@ def test_signal_to_ptc_interrupts(ptc, sig):
         assert rc == 130, (rc, d, err)
         assert d is not None and d["status"] == "interrupted", (d, err)
         assert d["output"] == "started\n\n[execution interrupted]", d
-        assert elapsed < 3.0, elapsed
+        assert elapsed < 25, elapsed  # hang guard: the script sleeps 60 s
     finally:
         assert_all_gone(ptc, [child], "interrupted script")
 
@@ -293,7 +295,8 @@ def test_interrupt_kills_sigterm_ignoring_script(ptc):
     rc, d, err = _finish(proc)
     try:
         assert rc == 130 and d["status"] == "interrupted", (rc, d, err)
-        assert time.monotonic() - t0 < 4.5
+        # The script never ends by itself: a missing SIGKILL fails _finish's hard timeout.
+        assert time.monotonic() - t0 < 30  # hang guard
     finally:
         assert_all_gone(ptc, [child], "SIGTERM-ignoring interrupted script")
 
@@ -306,12 +309,12 @@ def test_interrupt_during_tool_call(ptc):
         open(READY, 'w').write(str(os.getpid()))
         terminal("echo $$ > {pidfile}; exec sleep 30")
         """)
-    wait_for_file(pidfile, 5)
+    wait_for_file(pidfile, 15)
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
     rc, d, err = _finish(proc)
     assert rc == 130 and d["status"] == "interrupted", (rc, d, err)
-    assert time.monotonic() - t0 < 3.5
+    assert time.monotonic() - t0 < 25  # hang guard: the command sleeps 30 s
     if pidfile.exists() and pidfile.read_text().strip():
         assert_all_gone(ptc, read_pids(pidfile), "terminal command of an interrupted script",
                         host_pids=tool_pids_are_host_pids(ptc))
@@ -385,7 +388,7 @@ def test_endless_output_until_deadline(ptc):
         """, "--timeout", "2", timeout=30)
     expect(r, 124, "timeout")
     d = r.data
-    assert r.elapsed < 3.5, r
+    assert r.elapsed < 25, r  # hang guard
     assert d["stdout_truncated"] is True and d["stdout_bytes_total"] > 1_000_000, d.keys()
     assert d["output"].endswith("\n\n\u23f0 Script timed out after 2s and was killed."), \
         d["output"][-200:]

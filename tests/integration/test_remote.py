@@ -140,8 +140,8 @@ def test_timeout_stops_the_script_and_everything_it_started(ptc):
     expect(r, 124, "timeout")
     assert r.data["output"].startswith("started\n"), r
     assert "timed out after 2s" in r.data["error"], r
-    assert elapsed < 12, elapsed
-    assert wait_no_process_marked(marker, 5) == []
+    assert elapsed < 25, elapsed  # hang guard: the script sleeps 60 s
+    assert wait_no_process_marked(marker, 10) == []
 
 
 def test_interrupt_reaches_the_target(ptc):
@@ -204,7 +204,7 @@ def test_a_lost_channel_ends_the_run_with_an_error_and_leaves_nothing(ptc):
     assert b'"status":"error"' in out, out
     assert b"backend 'exec:sh': the channel closed before the script ended" in out, out
     assert b"before the loss" in out, out
-    assert wait_no_process_marked(marker, 5) == []
+    assert wait_no_process_marked(marker, 10) == []
 
 
 def test_a_banner_before_the_stream_is_skipped(ptc):
@@ -279,7 +279,7 @@ def test_a_channel_that_never_answers_ends_at_the_deadline(ptc):
     t = time.monotonic()
     r = run_remote(ptc, 'print("never")', "--timeout", "2", backend="exec:cat")
     expect(r, 1, "error")
-    assert time.monotonic() - t < 10
+    assert time.monotonic() - t < 25  # hang guard: the channel never answers
     assert r.data["error"] == ("backend 'exec:cat': ptc's agent did not start on the target: "
                                "no answer within 2 s"), r
 

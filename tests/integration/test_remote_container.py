@@ -171,7 +171,7 @@ def test_a_timeout_in_the_container_leaves_nothing(ptc, container):
         """, "--timeout", "3")
     expect(r, 124, "timeout")
     assert r.data["output"].startswith("started\n"), r
-    assert time.monotonic() - t < 20
+    assert time.monotonic() - t < 45  # hang guard: the script sleeps 60 s
     # The container's processes are the host's too (a pid namespace below ours).
     assert wait_no_process_marked(marker, 10) == []
 

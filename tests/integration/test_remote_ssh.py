@@ -182,8 +182,8 @@ def test_timeout_over_ssh_leaves_nothing(ptc, sshd):
         """, "--timeout", "3")
     expect(r, 124, "timeout")
     assert r.data["output"].startswith("started\n"), r
-    assert time.monotonic() - t < 15
-    assert wait_no_process_marked(marker, 5) == []
+    assert time.monotonic() - t < 45  # hang guard: the script sleeps 60 s
+    assert wait_no_process_marked(marker, 10) == []
 
 
 def test_a_dropped_connection_ends_the_run_and_the_remote_script(ptc, sshd):

@@ -199,38 +199,42 @@ def test_denied_requests_do_not_consume_budget(ptc):
 
 def test_out_of_order_answers_on_one_connection(ptc):
     r = rpc_run(ptc, """
-        import time
         s = rpc_connect(); L = Lines(s)
-        t0 = time.monotonic()
-        s.sendall(req(1, 'terminal', {'command': 'sleep 1.5; echo slow'}) +
+        # The slow call ends only once the script holds the fast call's answer (bounded
+        # wait, 30 s): no stopwatch, so the test does not depend on the machine's speed.
+        s.sendall(req(1, 'terminal', {'command': 'for i in $(seq 600); do '
+                                      '[ -e got.first ] && break; sleep 0.05; done; echo slow'}) +
                   req(2, 'terminal', {'command': 'echo fast'}))
-        a = L.msg(); b = L.msg()
-        print(_json.dumps([a, b, time.monotonic() - t0]))
+        a = L.msg()
+        open('got.first', 'w').close()
+        b = L.msg()
+        print(_json.dumps([a, b]))
         """)
     expect(r, 0, "success")
-    a, b, elapsed = r.output_json()
+    a, b = r.output_json()
     assert a["id"] == 2 and a["result"]["output"] == "fast", (a, b)
     assert b["id"] == 1 and b["result"]["output"] == "slow", (a, b)
-    assert elapsed < 3.0
 
 
 def test_many_in_flight_matched_by_id(ptc):
     r = rpc_run(ptc, """
-        import time
         s = rpc_connect(); L = Lines(s)
-        t0 = time.monotonic()
-        s.sendall(b''.join(req(100 + i, 'terminal', {'command': f'sleep 1; echo n{i}'})
+        # A barrier instead of a stopwatch: each command marks its start and waits (up to
+        # 20 s) until all six have started; run one after another, none would see the rest.
+        s.sendall(b''.join(req(100 + i, 'terminal', {'command':
+                      f'mkdir -p bar; touch bar/{i}; for t in $(seq 400); do '
+                      f'[ $(ls bar | wc -l) -ge 6 ] && break; sleep 0.05; done; '
+                      f'[ $(ls bar | wc -l) -ge 6 ] && echo n{i} || echo alone{i}'})
                            for i in range(6)))
         got = {}
         for _ in range(6):
             m = L.msg()
             got[m['id']] = m['result']['output']
-        print(_json.dumps([got, time.monotonic() - t0]))
-        """)
+        print(_json.dumps(got))
+        """, timeout=150)
     expect(r, 0, "success")
-    got, elapsed = r.output_json()
+    got = r.output_json()
     assert got == {str(100 + i): f"n{i}" for i in range(6)}, got
-    assert elapsed < 4.5, elapsed  # serial would be >= 6 s
 
 
 def test_id_echoed_verbatim(ptc):
@@ -285,7 +289,7 @@ def test_idle_connections_do_not_block_exit(ptc):
         print('bye')
         """)
     expect(r, 0, "success")
-    assert r.elapsed < 3, r
+    assert r.elapsed < 10, r  # hang guard
 
 
 def test_late_first_connection_is_served(ptc):
@@ -406,17 +410,17 @@ def test_half_request_at_exit_does_not_hang(ptc):
         print('left a partial frame')
         """)
     expect(r, 0, "success")
-    assert r.elapsed < 3, r
+    assert r.elapsed < 10, r  # hang guard
 
 
 def test_script_exit_while_call_in_flight(ptc):
     r = rpc_run(ptc, """
         s = rpc_connect()
-        s.sendall(req(1, 'terminal', {'command': 'sleep 20'}))
+        s.sendall(req(1, 'terminal', {'command': 'sleep 300'}))
         print('leaving')
         """)
     expect(r, 0, "success")
-    assert r.elapsed < 5, r
+    assert r.elapsed < 15, r  # hang guard: waiting for the call would take 300 s
 
 
 def test_budget_is_exact_under_concurrency(ptc):
@@ -593,4 +597,5 @@ print(out, round(elapsed, 2))
 """, "--max-tool-calls", "1000000", timeout=60)
     expect(r, 0, "success")
     assert r.output.startswith("['done', 'done', 'done'] "), r.output
-    assert float(r.output.split()[-1]) < 3.0, r.output
+    # The flood stops only once the calls are done: starved, they would never end.
+    assert float(r.output.split()[-1]) < 15.0, r.output  # hang guard

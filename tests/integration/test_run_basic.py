@@ -5,6 +5,7 @@ docs/seed.md 1.13 and 3.1)."""
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -44,10 +45,14 @@ def test_duration_has_at_most_two_decimals_in_the_text(ptc):
 
 
 def test_no_tool_script_returns_fast(ptc):
-    # The seed waited up to 3 s in accept() for a script that never calls a tool.
-    r = ptc.run("print('quick')")
+    # The seed waited up to 3 s in accept() for a script that never calls a tool. Timed
+    # from the script's last statement to ptc's exit (CLOCK_MONOTONIC is the host's in the
+    # sandbox), not the whole run: start-up on a busy machine is not what is measured here.
+    stamp = ptc.workdir / "end.stamp"
+    r = ptc.run(f"import time\nprint('quick')\nopen({str(stamp)!r}, 'w').write(repr(time.monotonic()))")
+    after = time.monotonic()
     expect(r, 0, "success")
-    assert r.elapsed < 1.5, r
+    assert after - float(stamp.read_text()) < 2.5, r  # hang guard (50x): not the seed's 3 s
 
 
 def test_multiple_prints_in_order(ptc):
@@ -197,19 +202,21 @@ def test_ten_threads_get_their_own_responses_concurrently(ptc):
         from hermes_tools import terminal
         out = {}
         def work(i):
-            out[i] = terminal(f'sleep 1; echo reply-{i}')['output']
+            out[i] = terminal(f'mkdir -p bar; touch bar/{i}; for t in $(seq 400); do '
+                              f'[ $(ls bar | wc -l) -ge 10 ] && break; sleep 0.05; done; '
+                              f'[ $(ls bar | wc -l) -ge 10 ] && echo reply-{i} || echo alone-{i}'
+                              )['output']
         t0 = time.monotonic()
         ts = [threading.Thread(target=work, args=(i,)) for i in range(10)]
         for t in ts: t.start()
         for t in ts: t.join()
         print(json.dumps({"out": out, "elapsed": time.monotonic() - t0}))
-        """)
+        """, timeout=120)
     expect(r, 0, "success")
     d = r.output_json()
+    # A barrier, not a stopwatch: "reply-i" only when all ten commands were running at once.
     assert d["out"] == {str(i): f"reply-{i}" for i in range(10)}, r
     assert r.data["tool_calls_made"] == 10, r
-    # Serialized calls would take 10 s.
-    assert d["elapsed"] < 5.0, d
 
 
 def test_import_of_disabled_tool_is_an_error(ptc):
@@ -325,7 +332,8 @@ def test_stub_returns_error_dict_not_exception(ptc):
 def test_duration_reflects_script_time(ptc):
     r = ptc.run("import time; time.sleep(0.6)")
     expect(r, 0, "success")
-    assert 0.6 <= r.data["duration_seconds"] < 0.6 + 1.5, r
+    # At least the script's time, at most ptc's whole run (no stopwatch upper bound).
+    assert 0.6 <= r.data["duration_seconds"] <= r.elapsed + 0.05, r
 
 
 def test_script_killed_by_signal(ptc):
@@ -344,7 +352,8 @@ def test_fractional_timeout_text(ptc):
     r = ptc.run("import time; time.sleep(30)", "--timeout", "0.5")
     expect(r, 124, "timeout")
     assert r.data["error"] == "Script timed out after 0.5s and was killed.", r
-    assert r.elapsed < 2.0, r
+    assert r.data["duration_seconds"] >= 0.45, r  # not early
+    assert r.elapsed < 10, r  # hang guard: the script sleeps 30 s
 
 
 def test_nul_byte_in_source_is_not_truncated(ptc):
@@ -384,7 +393,7 @@ def test_simultaneous_large_stdout_and_stderr(ptc):
         """, timeout=30)
     expect(r, 0, "success")
     assert r.output.endswith("done\n") and r.data["stdout_truncated"] is True, r
-    assert r.elapsed < 10, r
+    assert r.elapsed < 10, r  # hang guard
 
 
 def test_log_args_preview_is_short_and_redacted(ptc):

@@ -234,7 +234,7 @@ def test_hostile_regex_returns_promptly(ptc):
     (ptc.workdir / "evil.txt").write_text("a" * 50000 + "b\n")
     t0 = time.monotonic()
     d = search(ptc, {"pattern": "(a+)+$"})
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 10  # hang guard
     assert "too expensive" in d["error"] and "evil.txt" in d["error"], d
 
 

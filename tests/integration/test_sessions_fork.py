@@ -56,7 +56,7 @@ def test_a_fork_is_stopped_and_lost_on_its_own(mcp, ptc):
     t = time.monotonic()
     r = cell(c, "import time\nprint('before', flush=True)\ntime.sleep(30)", session="f",
              timeout=1)
-    assert time.monotonic() - t < 10
+    assert time.monotonic() - t < 20  # hang guard: the cell sleeps 30 s
     assert r["status"] == "timeout" and "session_lost" not in r, r
     assert r["output"].startswith("before\n"), r
     r = cell(c, "print(kept)", session="f")

@@ -49,7 +49,7 @@ def test_a_remote_cell_that_times_out_keeps_the_session_and_one_that_dies_loses_
     t = time.monotonic()
     r = cell(c, "import time\nprint('before', flush=True)\ntime.sleep(30)", session="t",
              timeout=1)
-    assert time.monotonic() - t < 10
+    assert time.monotonic() - t < 20  # hang guard: the cell sleeps 30 s
     assert r["status"] == "timeout" and r["output"].startswith("before\n"), r
     assert r["error"] == "Script timed out after 1s and was interrupted; the session keeps " \
         "its state.", r

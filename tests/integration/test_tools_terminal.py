@@ -88,20 +88,20 @@ def test_terminal_non_string_command(ptc, command, type_name):
 
 
 def test_terminal_stdin_is_not_a_tty_and_empty(ptc):
-    t0 = time.monotonic()
+    # A cat blocked on its stdin would end at the command's timeout (exit 124, no "rc=0")
+    # or fail run_ptc's hard timeout: no stopwatch needed.
     d = term(ptc, "cat; echo rc=$?", timeout=20)
     assert d["output"] == "rc=0", d
-    assert time.monotonic() - t0 < 5
 
 
 def test_terminal_timeout(ptc):
     t0 = time.monotonic()
-    d = term(ptc, {"command": "echo started; sleep 10", "timeout": 1})
+    d = term(ptc, {"command": "echo started; sleep 60", "timeout": 1})
     elapsed = time.monotonic() - t0
     assert d["exit_code"] == 124, d
     assert d["output"].startswith("started"), d
     assert d["output"].endswith("[Command timed out after 1s]"), d
-    assert elapsed < 4, elapsed
+    assert elapsed < 20, elapsed  # hang guard: the command sleeps 60 s
 
 
 def unique_sleep():
@@ -262,11 +262,10 @@ def test_terminal_in_script_counts_and_timeout_param(ptc):
 @pytest.mark.parametrize("command", ["sleep 1 &", "sleep 1 & echo x", "nohup sleep 1",
                                      "setsid sleep 1", "python3 -m http.server 8000"])
 def test_terminal_long_lived_process_guard(ptc, command):
-    t0 = time.monotonic()
+    # Exit code -1 with no output (not 0, not a timeout) shows the command was not run.
     d = term(ptc, command)
     assert d["output"] == "" and d["exit_code"] == -1, d
     assert d["status"] == "error" and isinstance(d["error"], str) and d["error"], d
-    assert time.monotonic() - t0 < 2, "the guarded command was run"
 
 
 def test_terminal_guard_skipped_for_help(ptc):

@@ -191,14 +191,14 @@ def test_slow_page_times_out(ptc, web):
     e = results(d, 1)[0]
     assert isinstance(e["error"], str) and "timed out" in e["error"], e
     assert e["content"] == "", e
-    assert r.elapsed < 2 + 3, r.elapsed
+    assert r.elapsed >= 1.9, r.elapsed  # not early; "timed out" shows the 2 s cut the 6 s page
 
 
 def test_huge_page_truncated_promptly(ptc, web):
     d, r = run_extract(ptc, config(ptc, timeout=20), [web.site.url("/huge")])
     e = results(d, 1)[0]
     content = ok_entry(e)
-    assert r.elapsed < 8, r.elapsed
+    assert r.elapsed < 15, r.elapsed  # hang guard
     assert "huge page filler text" in content, content[:200]
     assert e.get("truncated") is True, {k: v for k, v in e.items() if k != "content"}
     assert isinstance(e.get("total_chars"), int) and e["total_chars"] > 15000, e.get("total_chars")
@@ -311,12 +311,14 @@ def test_empty_list(ptc, web):
 
 
 def test_concurrent_fetches(ptc, web):
-    urls = [web.site.url(f"/sleep1/{i}") for i in range(5)]
-    d, r = run_extract(ptc, config(ptc, timeout=10), urls)
+    # A barrier, not a stopwatch: each page is served only once all five requests are in
+    # (the server waits up to 20 s); fetched one after another, the first is "alone".
+    tag = os.urandom(4).hex()
+    urls = [web.site.url(f"/meet/{tag}/5/{i}") for i in range(5)]
+    d, r = run_extract(ptc, config(ptc, timeout=30), urls, timeout=60)
     res = results(d, 5)
     for i, e in enumerate(res):
-        assert e["error"] is None and f"slept {i}" in e["content"], e
-    assert r.elapsed < 3, f"5 pages of 1 s each took {r.elapsed:.2f}s: not concurrent"
+        assert e["error"] is None and f"met {i}" in e["content"], f"not concurrent: {e}"
 
 
 def test_run_timeout_cancels_fetch(ptc, web):
@@ -326,9 +328,9 @@ def test_run_timeout_cancels_fetch(ptc, web):
         web_extract([{web.site.url('/slow?s=20')!r}])
         print('not reached')
         """, "--config", config(ptc, timeout=30), "--tools", "web_extract", "--timeout", "2",
-                timeout=15)
+                timeout=30)
     expect(r, 124, "timeout")
-    assert r.elapsed < 4.5, r.elapsed
+    assert r.elapsed < 15, r.elapsed  # hang guard: the page takes 20 s
     assert "start" in r.output and "not reached" not in r.output, r
     assert web.site.requests("/slow"), "the page was never requested"
 
@@ -432,9 +434,9 @@ def test_allow_private_urls_fetches_loopback(ptc, web):
 def test_metadata_blocked_even_with_allow_private(ptc, web, url):
     d, r = run_extract(ptc, config(ptc, timeout=3), [url])
     e = results(d, 1)[0]
+    # "Blocked" (not a timeout) shows the request was refused before any connection.
     assert isinstance(e["error"], str) and e["error"].startswith("Blocked"), e
     assert e["content"] == "", e
-    assert r.elapsed < 3, r.elapsed
 
 
 # --- internationalised host names ------------------------------------------------------------

@@ -249,6 +249,14 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(1.0)
             return self._send(200, f"<html><title>Sleepy {p[8:]}</title>"
                                    f"<body><p>slept {p[8:]}</p></body></html>")
+        if p.startswith("/meet/"):
+            # A barrier: /meet/TAG/N/I answers once N requests for /meet/TAG/N/ are in at
+            # the same time (bounded wait, 20 s), with "met I", else "alone I". It proves
+            # fetches run at once without timing them.
+            tag, n, i = p[len("/meet/"):].split("/", 2)
+            met = self.server.meet(f"{tag}/{n}", int(n))
+            return self._send(200, f"<html><title>Meet {i}</title>"
+                                   f"<body><p>{'met' if met else 'alone'} {i}</p></body></html>")
         if p == "/huge":
             return self._huge()
         if p == "/gzip":
@@ -404,6 +412,7 @@ class FixtureServer(ThreadingHTTPServer):
         self.base_url = f"http://127.0.0.1:{self.port}"
         self._lock = threading.Lock()
         self._log = []
+        self._meet, self._arrived = threading.Condition(), {}
         self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.1},
                                         name=f"fixture-{role}", daemon=True)
 
@@ -421,6 +430,13 @@ class FixtureServer(ThreadingHTTPServer):
 
     def url(self, path):
         return self.base_url + path
+
+    def meet(self, key, n, timeout=20.0):
+        """Wait until @n requests have called meet(@key); False when @timeout passed first."""
+        with self._meet:
+            self._arrived[key] = self._arrived.get(key, 0) + 1
+            self._meet.notify_all()
+            return self._meet.wait_for(lambda: self._arrived[key] >= n, timeout)
 
     def log_request_entry(self, entry):
         with self._lock:

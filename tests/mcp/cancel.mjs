@@ -35,7 +35,7 @@ await main(async (spec, open) => {
     await first;
     const pids = pidText ? pidText.trim().split(/\s+/).map(Number) : [];
     const goneMs = [];
-    for (const pid of pids) goneMs.push(await waitGone(pid, 5000));
+    for (const pid of pids) goneMs.push(await waitGone(pid, 15000));
     const t1 = now();
     let second;
     try {

@@ -24,6 +24,6 @@ await main(async (spec, open) => {
     await pending;
     const pids = pidText ? pidText.trim().split(/\s+/).map(Number) : [];
     const goneMs = [];
-    for (const pid of pids) goneMs.push(await waitGone(pid, 5000));
+    for (const pid of pids) goneMs.push(await waitGone(pid, 15000));
     return { pid_file_seen: pidText !== null, pending: settled, pids, gone_ms: goneMs };
 });

@@ -13,8 +13,8 @@
 //   client_errors  what the SDK reported through Client.onerror (unparsable lines, responses
 //                  to unknown ids, progress for unknown tokens, ...)
 //   exit           {code, signal, after_close_ms}: how the server ended once the client
-//                  closed its stdin (the SDK sends SIGTERM after 2 s, so a signal here means
-//                  the server did not exit by itself)
+//                  closed its stdin (close() waits 20 s before the SDK may send SIGTERM, so
+//                  a signal here means the server did not exit by itself)
 
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -158,9 +158,17 @@ export async function connect(spec, report = newReport(), options = {}) {
         writeRaw(text) {
             child.stdin.write(text);
         },
-        /* Close the client (the SDK ends stdin, waits, then SIGTERM/SIGKILL) and wait for the exit. */
+        /* End ptc's stdin and give it 20 s (a hang guard) to exit by itself, then close the
+         * client (the SDK ends stdin, waits 2 s, then SIGTERM/SIGKILL). Not the SDK's close
+         * alone: on a busy machine an exit can take more than its 2 s without a bug. */
         async close() {
             closedAt = now();
+            try {
+                child.stdin.end();
+            } catch {
+                /* already closed */
+            }
+            await Promise.race([exitPromise, sleep(20000)]);
             await client.close();
             await Promise.race([exitPromise, sleep(5000)]);
             // Let the stderr pipe drain.

@@ -79,7 +79,7 @@ def test_timeout_and_log_calls(engine):
     assert all(c.ok for c in r.tool_calls)
     t0 = time.monotonic()
     r = engine.execute("import time\ntime.sleep(30)", timeout=1)
-    assert r.status == "timeout" and time.monotonic() - t0 < 5.0, r
+    assert r.status == "timeout" and time.monotonic() - t0 < 20.0, r  # hang guard
 
 
 def test_per_execution_tools_subset(make_engine):
@@ -106,7 +106,7 @@ def test_cancel_from_another_thread(engine, ready):
     elapsed = time.monotonic() - t0
     t.join(HARD)
     assert r.status == "interrupted", r
-    assert elapsed < 15.0, elapsed
+    assert elapsed < 15.0, elapsed  # hang guard: the script sleeps 50 s
     assert "cancelled" in (r.error or ""), r
     x.cancel()  # after the run: nothing happens
     with pytest.raises(ptc.StateError):
@@ -118,7 +118,7 @@ def test_cancel_before_the_run(engine):
         x.cancel()
         t0 = time.monotonic()
         r = x.run("import time\ntime.sleep(30)")
-    assert r.status == "interrupted" and time.monotonic() - t0 < 5.0, r
+    assert r.status == "interrupted" and time.monotonic() - t0 < 20.0, r  # hang guard
 
 
 def test_cancel_while_a_tool_call_waits(engine):
@@ -203,7 +203,7 @@ def test_close_cancels_a_running_execution(engine, ready):
     t0 = time.monotonic()
     engine.close()
     t.join(HARD)
-    assert time.monotonic() - t0 < 15.0
+    assert time.monotonic() - t0 < 15.0  # hang guard: the script sleeps 60 s
     assert box["value"].status == "interrupted", box
 
 

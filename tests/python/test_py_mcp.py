@@ -99,6 +99,6 @@ def test_close_stops_a_serving_engine(make_engine):
         engine.close()
         p.thread.join(HARD)
         assert not p.thread.is_alive() and "error" not in p.box, p.box
-        assert time.monotonic() - t0 < 10
+        assert time.monotonic() - t0 < 20  # hang guard: the script sleeps 30 s
     finally:
         p.close()

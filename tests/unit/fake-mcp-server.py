@@ -9,7 +9,7 @@ MODE selects a behavior:
   crash-on-call  exit with status 3 on any tools/call
   hang-on-call   never answer a tools/call
   garbage-lines  write junk lines (not JSON, arrays, unknown ids, notifications) before answers
-  slow-init      answer initialize after 5 s
+  slow-init      answer initialize after 60 s
   exit-at-start  exit with status 1 before reading anything
   stderr-spam    write 5 MB to stderr before answering initialize
   paged-tools    tools/list in pages of 3 tools (nextCursor)
@@ -37,6 +37,10 @@ child_pid = 0
 client_answers = {}
 client_events = {}
 client_lock = threading.Lock()
+# "sleep" calls with a "meet" argument N first wait (20 s at most) until N of them are in
+# at the same time: proof of concurrent calls without a stopwatch.
+meet_cond = threading.Condition()
+meeting = [0]
 
 TOOLS = [
     {"name": "echo", "description": "Echo text back.",
@@ -150,8 +154,14 @@ def call_tool(mid, params):
         send_raw('{"jsonrpc": "2.0", "id": ' + json.dumps(mid) + ', "result": {"content": [], '
                  '"structuredContent": {"v": ' + json.dumps(value) + '}}}')
     elif name == "sleep":
+        sc = {"slept": args.get("ms", 200)}
+        if "meet" in args:
+            with meet_cond:
+                meeting[0] += 1
+                meet_cond.notify_all()
+                sc["met"] = meet_cond.wait_for(lambda: meeting[0] >= args["meet"], 20)
         time.sleep(args.get("ms", 200) / 1000.0)
-        answer(mid, {"content": [], "structuredContent": {"slept": args.get("ms", 200)}})
+        answer(mid, {"content": [], "structuredContent": sc})
     elif name == "rpc_error":
         send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32000, "message": "boom"}})
     elif name == "pids":
@@ -195,7 +205,7 @@ def handle(msg):
         return
     if method == "initialize":
         if MODE == "slow-init":
-            time.sleep(5)
+            time.sleep(60)
         if MODE == "stderr-spam":
             line = ("spam " * 20 + "\n").encode()
             for _ in range(5 * 1024 * 1024 // len(line) + 1):

@@ -353,7 +353,7 @@ static void test_html_to_markdown_deep_nesting(void **state)
                 assert_int_equal(html_to_markdown(html, n, NULL, 0, &md, NULL), 0);
                 dt = now_s() - t0;
                 fprintf(stderr, "# 100000 x %s: %.3f s, %zu bytes out\n", opens[k], dt, strlen(md));
-                assert_true(dt < 5.0);
+                assert_true(dt < 10.0); /* hang guard: uncut, gumbo takes tens of seconds */
                 assert_true(utf8_is_valid(md, strlen(md)));
                 assert_true(strncmp(md, "top", 3) == 0);
         }
@@ -406,7 +406,7 @@ static void test_html_to_markdown_big_page(void **state)
         assert_non_null(strstr(md, "| A | B |\n| --- | --- |\n| 1 | x\\|y |\n| 2 | z |"));
         assert_non_null(strstr(md, "```c\nint main(void)\n{\n}\n```"));
         assert_null(strstr(md, "menu"));
-        assert_true(dt < 10.0);
+        assert_true(dt < 10.0); /* hang guard */
 }
 
 int main(void)

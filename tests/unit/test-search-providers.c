@@ -672,7 +672,7 @@ static void test_search_timeout_and_cancel(void **state)
         s->silent = true;
         assert_int_equal(web_search_run(&p, "q", 5, 300 * USEC_PER_MSEC, USEC_INFINITY, -1, &res),
                          0);
-        assert_true(now_usec() - t0 < 5 * USEC_PER_SEC);
+        assert_true(now_usec() - t0 < 10 * USEC_PER_SEC); /* hang guard */
         assert_true(strncmp(failure_text(res), "SearXNG request failed: ", 24) == 0);
         assert_non_null(strstr(failure_text(res), "timed out"));
         json_decref(res);
@@ -683,7 +683,7 @@ static void test_search_timeout_and_cancel(void **state)
         assert_int_equal(web_search_run(&p, "q", 5, 30 * USEC_PER_SEC,
                                         now_usec() + 300 * USEC_PER_MSEC, -1, &res),
                          0);
-        assert_true(now_usec() - t0 < 5 * USEC_PER_SEC);
+        assert_true(now_usec() - t0 < 10 * USEC_PER_SEC); /* hang guard */
         assert_true(strncmp(failure_text(res), "SearXNG request failed: ", 24) == 0);
         json_decref(res);
         res = NULL;
@@ -695,7 +695,7 @@ static void test_search_timeout_and_cancel(void **state)
         t0 = now_usec();
         assert_int_equal(web_search_run(&p, "q", 5, 30 * USEC_PER_SEC, USEC_INFINITY, cfd, &res),
                          0);
-        assert_true(now_usec() - t0 < 5 * USEC_PER_SEC);
+        assert_true(now_usec() - t0 < 10 * USEC_PER_SEC); /* hang guard */
         assert_string_equal(failure_text(res), "SearXNG request failed: cancelled");
         json_decref(res);
         (void) close(cfd);

@@ -498,7 +498,7 @@ static void test_search_hostile_regex_returns(void **state)
         assert_non_null(error_of(r));
         assert_non_null(strstr(error_of(r), "too expensive"));
         assert_non_null(strstr(error_of(r), "evil.txt"));
-        assert_true(now_usec() - t0 < 5 * USEC_PER_SEC);
+        assert_true(now_usec() - t0 < 10 * USEC_PER_SEC); /* hang guard */
 }
 
 static void test_search_binary_skipped(void **state)

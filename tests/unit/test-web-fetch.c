@@ -48,6 +48,7 @@ struct server {
         pthread_cond_t cond;
         int active;      /* connection threads alive */
         int connections; /* accepted so far */
+        int meeting;     /* requests that reached /meet */
         struct seen last;
 };
 
@@ -202,6 +203,25 @@ static void route(struct server *s, int fd, const char *path)
                 if (wait_stop(s, (int) strtol(path + 9, NULL, 10)))
                         return;
                 respond(fd, "200 OK", "Content-Type: text/plain\r\n", "slow", 4);
+        } else if (strncmp(path, "/meet?n=", 8) == 0) {
+                /* A barrier: answered "met" once n requests are in at the same time, else
+                 * "alone" after 20 s. It shows fetches run at once without timing them. */
+                int n = (int) strtol(path + 8, NULL, 10);
+                struct timespec until;
+                bool met;
+
+                clock_gettime(CLOCK_MONOTONIC, &until);
+                until.tv_sec += 20;
+                pthread_mutex_lock(&s->lock);
+                s->meeting++;
+                pthread_cond_broadcast(&s->cond);
+                while (s->meeting < n)
+                        if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT)
+                                break;
+                met = s->meeting >= n;
+                pthread_mutex_unlock(&s->lock);
+                respond(fd, "200 OK", "Content-Type: text/plain\r\n", met ? "met" : "alone",
+                        met ? 3 : 5);
         } else if (strcmp(path, "/stall") == 0) {
                 const char *h = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789";
 
@@ -581,7 +601,7 @@ static void test_web_fetch_many_timeout(void **state)
         assert_int_equal(web_fetch_many(reqs, 2, resps, USEC_INFINITY, -1), 0);
         ms = elapsed_ms(start);
         assert_true(ms >= 390);
-        assert_true(ms < 900);
+        assert_true(ms < 10000); /* hang guard; the errors below show which limit ended each */
         assert_error(&resps[0], "timed out after 0.3 s");
         assert_null(resps[0].body);
         /* the headers had arrived: the status is known, the body is not kept */
@@ -602,7 +622,7 @@ static void test_web_fetch_many_deadline(void **state)
 
         /* already past: nothing is attempted */
         assert_int_equal(web_fetch_many(&req, 1, &resp, start - 1, -1), 0);
-        assert_true(elapsed_ms(start) < 100);
+        assert_true(elapsed_ms(start) < 10000); /* hang guard */
         assert_error(&resp, "timed out after 0 s");
         web_response_release(&resp);
         assert_no_connection_made(s);
@@ -612,7 +632,7 @@ static void test_web_fetch_many_deadline(void **state)
         assert_int_equal(web_fetch_many(&req, 1, &resp, start + 300 * USEC_PER_MSEC, -1), 0);
         ms = elapsed_ms(start);
         assert_true(ms >= 290);
-        assert_true(ms < 800);
+        assert_true(ms < 10000); /* hang guard: the page takes 3 s, the error shows the cut */
         assert_error(&resp, "timed out after 0.3 s");
         web_response_release(&resp);
 }
@@ -653,7 +673,7 @@ static void test_web_fetch_many_cancel(void **state)
         ms = elapsed_ms(start);
         pthread_join(t, NULL);
         assert_true(ms >= 140);
-        assert_true(ms < 700);
+        assert_true(ms < 10000); /* hang guard: the pages take 5 s, "cancelled" shows the cut */
         for (int i = 0; i < 2; i++) {
                 assert_error(&resps[i], "cancelled");
                 assert_null(resps[i].body);
@@ -665,7 +685,7 @@ static void test_web_fetch_many_cancel(void **state)
         reqs[1].url = hello;
         start = now_usec();
         assert_int_equal(web_fetch_many(reqs, 2, resps, USEC_INFINITY, k.fd), 0);
-        assert_true(elapsed_ms(start) < 100);
+        assert_true(elapsed_ms(start) < 10000); /* hang guard */
         assert_error(&resps[0], "cancelled");
         assert_error(&resps[1], "cancelled");
         web_response_release(&resps[0]);
@@ -676,19 +696,16 @@ static void test_web_fetch_many_cancel(void **state)
 static void test_web_fetch_many_concurrent(void **state)
 {
         struct server *s = *state;
-        _cleanup_free_ char *u = url(s, "/slow?ms=300");
+        _cleanup_free_ char *u = url(s, "/meet?n=4");
         struct web_request reqs[4] = {{.url = u}, {.url = u}, {.url = u}, {.url = u}};
         struct web_response resps[4];
-        usec_t start = now_usec(), ms;
 
+        /* "met", not "alone": the four were in at the same time (no stopwatch) */
         assert_int_equal(web_fetch_many(reqs, 4, resps, USEC_INFINITY, -1), 0);
-        ms = elapsed_ms(start);
-        assert_true(ms >= 290);
-        assert_true(ms < 800);
         for (int i = 0; i < 4; i++) {
                 assert_null(resps[i].error);
                 assert_int_equal(resps[i].status, 200);
-                assert_string_equal(resps[i].body, "slow");
+                assert_string_equal(resps[i].body, "met");
                 web_response_release(&resps[i]);
         }
         assert_int_equal(connections(s), 4);
@@ -761,7 +778,7 @@ static void test_web_fetch_many_guard_redirect_to_metadata(void **state)
 
         /* refused in the socket callback: no packet leaves for 169.254.169.254 */
         fetch1(&req, &resp);
-        assert_true(elapsed_ms(start) < 1000);
+        assert_true(elapsed_ms(start) < 10000); /* hang guard */
         assert_error(&resp, "Blocked: URL targets a private or internal network address");
         assert_true(resp.blocked);
         assert_null(resp.body);
@@ -789,7 +806,7 @@ static void test_web_fetch_many_guard_metadata_hosts(void **state)
                 reqs[i] =
                         (struct web_request){.url = urls[i], .guard = true, .allow_private = true};
         assert_int_equal(web_fetch_many(reqs, ELEMENTSOF(urls), resps, USEC_INFINITY, -1), 0);
-        assert_true(elapsed_ms(start) < 200);
+        assert_true(elapsed_ms(start) < 10000); /* hang guard */
         for (size_t i = 0; i < ELEMENTSOF(urls); i++) {
                 if (!resps[i].error || !resps[i].blocked)
                         fail_msg("%s was not blocked", urls[i]);
@@ -925,7 +942,7 @@ static void test_web_fetch_many_post(void **state)
         usec_t start = now_usec();
         fetch1(&req, &resp);
         assert_null(resp.error);
-        assert_true(elapsed_ms(start) < 500);
+        assert_true(elapsed_ms(start) < 10000); /* hang guard; no "Expect:" below is the point */
         free(v);
         v = seen(s);
         assert_int_equal(v->body_len, sizeof(big));
