@@ -128,6 +128,15 @@ static inline void explicit_wipe(void *p, size_t n)
                 *v++ = 0;
 }
 
+/* explicit_wipe() @n bytes at @p, then free(p); NULL is fine. */
+static inline void free_wiped(void *p, size_t n)
+{
+        if (!p)
+                return;
+        explicit_wipe(p, n);
+        free(p);
+}
+
 #include "basic/banned.h"
 
 /* free() and return NULL, for p = mfree_str(p). */

@@ -65,14 +65,6 @@ static int redact_copy(const struct redactor *r, enum redact_mode mode, const ch
         return 0;
 }
 
-static void wipe_free(char *p, size_t n)
-{
-        if (!p)
-                return;
-        explicit_wipe(p, n);
-        free(p);
-}
-
 /*
  * Whether cut @c splits nothing: the parts' redactions, end to end, are the whole's (@all).
  * Returns 1 or 0 with the parts' redactions in *a and *b (the caller wipes and frees them),
@@ -180,9 +172,9 @@ static int judge(const struct redactor *r, enum redact_mode mode, const char *s,
                 if (e != SIZE_MAX)
                         *ret_edge = e + lo;
         }
-        wipe_free(all, all_len);
-        wipe_free(a, al);
-        wipe_free(b, bl);
+        free_wiped(all, all_len);
+        free_wiped(a, al);
+        free_wiped(b, bl);
         return k;
 }
 
@@ -333,12 +325,12 @@ static int emit_piece(struct redact_stream *s, size_t want, redact_emit_fn emit,
                 return k;
         }
         if (c == 0) { /* cannot happen: the wanted cut is > 0 */
-                wipe_free(out, out_len);
+                free_wiped(out, out_len);
                 return -EINVAL;
         }
         pending_drop(s, c);
         k = out_len > 0 ? emit(userdata, out, out_len) : 0;
-        wipe_free(out, out_len);
+        free_wiped(out, out_len);
         return k;
 }
 
@@ -373,7 +365,7 @@ int redact_stream_flush(struct redact_stream *s, redact_emit_fn emit, void *user
                 k = redact_copy(s->r, s->mode, s->pending.data, s->pending.len, &out, &out_len);
                 if (k >= 0 && out_len > 0)
                         k = emit(userdata, out, out_len);
-                wipe_free(out, out_len);
+                free_wiped(out, out_len);
         }
         pending_drop(s, s->pending.len);
         return k;

@@ -95,22 +95,14 @@ int redactor_new(struct redactor **ret)
         return 0;
 }
 
-static void wipe_free(char *p, size_t n)
-{
-        if (!p)
-                return;
-        explicit_wipe(p, n);
-        free(p);
-}
-
 struct redactor *redactor_free(struct redactor *r)
 {
         if (!r)
                 return NULL;
         for (size_t i = 0; i < r->n_secrets; i++)
-                wipe_free(r->secrets[i].data, r->secrets[i].len);
+                free_wiped(r->secrets[i].data, r->secrets[i].len);
         for (size_t i = 0; i < r->n_forms; i++)
-                wipe_free(r->forms[i].data, r->forms[i].len);
+                free_wiped(r->forms[i].data, r->forms[i].len);
         free(r->secrets);
         free(r->forms);
         free(r->grams);
@@ -154,7 +146,7 @@ struct form_set {
 static void form_set_done(struct form_set *fs)
 {
         for (size_t i = 0; i < fs->n; i++)
-                wipe_free(fs->f[i].data, fs->f[i].len);
+                free_wiped(fs->f[i].data, fs->f[i].len);
         fs->n = 0;
 }
 
@@ -165,7 +157,7 @@ static int form_set_take(struct form_set *fs, char *p, size_t n)
                 return -ENOMEM;
         for (size_t i = 0; i < fs->n; i++)
                 if (fs->f[i].len == n && memcmp(fs->f[i].data, p, n) == 0) {
-                        wipe_free(p, n);
+                        free_wiped(p, n);
                         return 0;
                 }
         /*
@@ -174,7 +166,7 @@ static int form_set_take(struct form_set *fs, char *p, size_t n)
          * length check drops nothing; pass_values() depends on it.
          */
         if (n < VALUE_FORM_MIN || fs->n >= ELEMENTSOF(fs->f)) {
-                wipe_free(p, n);
+                free_wiped(p, n);
                 return 0;
         }
         fs->f[fs->n].data = p;
@@ -239,7 +231,7 @@ static char *b64_core(const unsigned char *v, size_t n, size_t shift, const char
                 return NULL;
         memcpy(tmp + shift, v, n);
         e = b64_encode(tmp, n + shift, alpha, false, &len);
-        wipe_free((char *) tmp, n + shift);
+        free_wiped((char *) tmp, n + shift);
         if (!e)
                 return NULL;
         memmove(e, e + lead, full - lead);
@@ -386,21 +378,21 @@ int redactor_add_secret(struct redactor *r, const char *value)
         }
         ns = realloc(r->secrets, (r->n_secrets + 1) * sizeof(*ns));
         if (!ns) {
-                wipe_free(copy, n);
+                free_wiped(copy, n);
                 e = -ENOMEM;
                 goto out_forms;
         }
         r->secrets = ns;
         nf = realloc(r->forms, (r->n_forms + fs.n) * sizeof(*nf));
         if (!nf) {
-                wipe_free(copy, n);
+                free_wiped(copy, n);
                 e = -ENOMEM;
                 goto out_forms;
         }
         r->forms = nf;
         ng = realloc(r->grams, (r->n_grams + 4 * fs.n) * sizeof(*ng));
         if (!ng) {
-                wipe_free(copy, n);
+                free_wiped(copy, n);
                 e = -ENOMEM;
                 goto out_forms;
         }

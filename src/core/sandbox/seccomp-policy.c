@@ -457,14 +457,14 @@ static int export_program(scmp_filter_ctx ctx, struct seccomp_program *ret, stru
         return 0;
 }
 
-int seccomp_policy_build(const struct seccomp_policy_opts *o, struct seccomp_program *ret,
-                         struct diag *reterr)
+/*
+ * A filter that allows what no rule names, kills a call of a foreign ABI, and leaves
+ * NO_NEW_PRIVS alone. Into *@ret (the caller releases it); 0 or -errno with a diagnostic.
+ */
+static int new_filter(scmp_filter_ctx *ret, struct diag *reterr)
 {
         _cleanup_(release_ctx) scmp_filter_ctx ctx = NULL;
         int r;
-
-        assert(o);
-        assert(ret);
 
         ctx = seccomp_init(SCMP_ACT_ALLOW);
         if (!ctx)
@@ -489,6 +489,22 @@ int seccomp_policy_build(const struct seccomp_policy_opts *o, struct seccomp_pro
         if (r < 0)
                 return diag_set(reterr, r, "cannot clear the seccomp NO_NEW_PRIVS attribute: %s",
                                 strerror(-r));
+        *ret = TAKE_PTR(ctx);
+        return 0;
+}
+
+int seccomp_policy_build(const struct seccomp_policy_opts *o, struct seccomp_program *ret,
+                         struct diag *reterr)
+{
+        _cleanup_(release_ctx) scmp_filter_ctx ctx = NULL;
+        int r;
+
+        assert(o);
+        assert(ret);
+
+        r = new_filter(&ctx, reterr);
+        if (r < 0)
+                return r;
 
         for (size_t i = 0; i < ELEMENTSOF(deny_table); i++) {
                 r = add_rule(ctx, SCMP_ACT_ERRNO(deny_table[i].error), deny_table[i].name, false, 0,
@@ -559,17 +575,9 @@ int seccomp_tty_build(struct seccomp_program *ret, struct diag *reterr)
 
         assert(ret);
 
-        ctx = seccomp_init(SCMP_ACT_ALLOW);
-        if (!ctx)
-                return diag_set(reterr, -ENOMEM, "seccomp_init() failed");
-        r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+        r = new_filter(&ctx, reterr);
         if (r < 0)
-                return diag_set(reterr, r, "cannot set the seccomp bad-architecture action: %s",
-                                strerror(-r));
-        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
-        if (r < 0)
-                return diag_set(reterr, r, "cannot clear the seccomp NO_NEW_PRIVS attribute: %s",
-                                strerror(-r));
+                return r;
         r = add_compat_arches(ctx, reterr);
         if (r < 0)
                 return r;
