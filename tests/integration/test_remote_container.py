@@ -160,6 +160,24 @@ def test_concurrent_calls_and_a_large_output_from_the_container(ptc, container):
     assert r.data["tool_calls_made"] == 24, r
 
 
+def test_a_container_whose_directory_is_root_runs_in_a_private_directory(ptc, container):
+    """The container's working directory is `/`, which a confined run refuses (issue 34):
+    without --remote-cwd the agent works in a private directory of the target and the result
+    names it; --remote-cwd / is refused with the reason."""
+    r = run_in(ptc, container, """
+        import os
+        open("made-here.txt", "w").write("x")
+        print(os.getcwd())
+        """)
+    expect(r, 0, "success")
+    cwd = r.data["output"].strip()
+    assert cwd != "/" and "/ptc/workdirs/ptc-work-" in cwd, r
+    assert any("private directory" in w and cwd in w for w in r.data.get("warnings", [])), r
+    r = run_in(ptc, container, "print('never')", "--remote-cwd", "/")
+    assert r.rc != 0 and r.data["status"] == "error", r
+    assert "remote_cwd" in r.data["error"] and "'/' is the root directory" in r.data["error"], r
+
+
 def test_a_timeout_in_the_container_leaves_nothing(ptc, container):
     marker = "6420531"
     t = time.monotonic()

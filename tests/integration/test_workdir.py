@@ -300,9 +300,16 @@ def test_a_remote_target_refuses_root_as_its_directory(ptc):
     r = ptc.run_ptc(["run", "--backend", "exec:sh", "--remote-cwd", "/", "-c", "print(1)"],
                     env=env)
     expect(r, 1, "error")
-    assert "the agent on the target failed: cwd: the working directory '/' is the root " \
-           "directory" in r.data["error"], r
+    assert "the agent on the target failed: code_execution.remote_cwd: the working directory " \
+           "'/' is the root directory" in r.data["error"], r
     assert "--remote-cwd DIR" in r.data["error"], r
+    # Not named, the target's own directory (where exec:sh starts: the host's /) is replaced
+    # by a private one of the target's, named in the warnings.
+    r = ptc.run_ptc(["run", "--backend", "exec:sh", "-c", "import os; print(os.getcwd())"],
+                    cwd="/", env=env)
+    expect(r, 0, "success")
+    assert "/ptc/workdirs/ptc-work-" in r.output, r
+    assert any("private directory" in w for w in r.data.get("warnings", [])), r
 
 
 def test_commands_that_run_no_script_work_in_root(ptc):

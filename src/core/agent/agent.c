@@ -489,7 +489,15 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
 
         if (!json_is_object(opts) || !json_is_array(tools) || !json_is_array(host))
                 return diag_set(d, -EPROTO, "the run frame lacks options, tools or host_tools");
-        k = ptc_engine_new(NULL, PTC_ENGINE_NO_CONFIG_FILE | PTC_ENGINE_SCRUB_PROCESS, &e, &pd);
+        /*
+         * Without a remote_cwd, the target's own directory is where the channel started (a
+         * container's is often `/`): refused there, the run works in a private directory
+         * of the target, as `ptc mcp` started in `/` (docs/remote.md). A remote_cwd the user
+         * named is judged and refused, never replaced.
+         */
+        k = ptc_engine_new(
+                NULL, PTC_ENGINE_NO_CONFIG_FILE | PTC_ENGINE_SCRUB_PROCESS | PTC_ENGINE_PRIVATE_CWD,
+                &e, &pd);
         if (k < 0)
                 return diag_set(d, k, "%s", pd.message);
         json_object_foreach(opts, key, v)
@@ -521,6 +529,10 @@ static int make_engine(struct agent *a, json_t *run, ptc_engine **ret, struct di
             /* The target's directory is judged here, as a local run's (docs/isolation.md):
              * refused before the run, with the reason for the host. */
             (k = engine_check_cwd(&e->config, false, e->cwd, &pd)) < 0) {
+                /* A refused directory is the one the user named as a path of the target. */
+                if (!d->message[0] && json_object_get(opts, "cwd") &&
+                    strncmp(pd.message, "cwd: ", 5) == 0)
+                        diag_set(d, k, "code_execution.remote_cwd: %s", pd.message + 5);
                 if (!d->message[0])
                         diag_set(d, k, "%s", pd.message[0] ? pd.message : strerror(-k));
                 ptc_engine_free(e);
