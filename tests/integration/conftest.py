@@ -287,6 +287,19 @@ def ptc():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
+@pytest.fixture
+def srv(ptc):
+    """This test's own `ptc serve` (its runtime directory under the test's scratch tree; the
+    first `ptc run --session` starts it), killed at the end with everything else the test
+    started. The server's directory."""
+    run = ptc.tmp / "run"
+    run.mkdir(mode=0o700)
+    ptc.env["XDG_RUNTIME_DIR"] = str(run)
+    try:
+        yield run / "ptc"
+    finally:
+        kill_pids(processes_marked(str(ptc.tmp)))
+
 
 def expect(r, rc, status=None):
     """Assert exit code @rc (and result status) with the whole result in the message."""

@@ -11,18 +11,15 @@ a real pseudo-terminal that is ptc's stdin and controlling terminal:
 - a session cell's ask is put at the client's terminal and the answer reaches the cell;
 - where nobody can be asked, the tool result says policy.headless decided and why."""
 
-import fcntl
 import json
 import os
-import select
-import subprocess
-import termios
 import textwrap
 import time
 
 import pytest
 
 from isolation_util import iso_fixture
+from pty_util import Pty
 from isolation_util import iso_user, iso_user_binary  # noqa: F401  (pytest fixtures)
 
 # ptc as root and as an unprivileged user (through setpriv), each with its own scratch tree.
@@ -66,78 +63,6 @@ def probe(tty_path):
 if __name__ == "__main__":
     print(json.dumps(probe(sys.argv[1])))
 '''
-
-
-class Pty:
-    """ptc with a pty as its stdin and controlling terminal (and stderr with @stderr_tty);
-    stdout is a pipe."""
-
-    def __init__(self, ptc, args=None, env=None, stderr_tty=False):
-        self.master, self.slave = os.openpty()
-        self.tty_path = os.ttyname(self.slave)
-        self.seen = b""
-        if args is not None:
-            self.start(ptc, args, env, stderr_tty)
-
-    def start(self, ptc, args, env=None, stderr_tty=False):
-        slave = self.slave
-        argv = [str(ptc.bin)] + [str(a) for a in args]
-        if getattr(ptc, "user", None):  # an IsoPtc: ptc as that user, the terminal its own
-            os.fchown(slave, ptc.uid, ptc.gid)
-            argv = ptc.as_user(argv)
-
-        def controlling_tty():
-            os.setsid()
-            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-        self.p = subprocess.Popen(argv, stdin=slave,
-                                  stdout=subprocess.PIPE,
-                                  stderr=slave if stderr_tty else subprocess.PIPE,
-                                  env=ptc.make_env(env), cwd=str(ptc.workdir),
-                                  preexec_fn=controlling_tty)
-        os.close(slave)
-
-    def read_for(self, seconds):
-        """Read whatever the terminal shows for @seconds."""
-        end = time.monotonic() + seconds
-        got = b""
-        while (left := end - time.monotonic()) > 0:
-            ready, _, _ = select.select([self.master], [], [], left)
-            if ready:
-                try:
-                    chunk = os.read(self.master, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                got += chunk
-        self.seen += got
-        return got
-
-    def expect(self, text, timeout=30):
-        """Read the terminal until @text shows up (after what was seen so far)."""
-        end = time.monotonic() + timeout
-        while text.encode() not in self.seen:
-            left = end - time.monotonic()
-            assert left > 0, f"no {text!r} on the terminal; saw {self.seen!r}"
-            ready, _, _ = select.select([self.master], [], [], left)
-            if ready:
-                try:
-                    self.seen += os.read(self.master, 65536)
-                except OSError:
-                    break
-        i = self.seen.index(text.encode()) + len(text)
-        before, self.seen = self.seen[:i], self.seen[i:]
-        return before.decode("utf-8", "replace")
-
-    def send(self, s):
-        os.write(self.master, s.encode())
-
-    def finish(self, timeout=60):
-        out, err = self.p.communicate(timeout=timeout)
-        os.close(self.master)
-        return self.p.returncode, json.loads(out) if out.strip() else None, \
-            (err or b"").decode()
 
 
 def wait_for(path, timeout=30):
@@ -266,21 +191,6 @@ def test_the_status_line_does_not_erase_the_question(ptc):
 
 
 # ---- a session cell's ask: relayed to the client's terminal --------------------------------
-
-
-@pytest.fixture
-def srv(ptc):
-    """This test's own `ptc serve` (started by the first `ptc run --session`), killed at the
-    end with everything else the test started."""
-    from conftest import kill_pids, processes_marked
-
-    run = ptc.tmp / "run"
-    run.mkdir(mode=0o700)
-    ptc.env["XDG_RUNTIME_DIR"] = str(run)
-    try:
-        yield run / "ptc"
-    finally:
-        kill_pids(processes_marked(str(ptc.tmp)))
 
 
 TWO_ASKS = """

@@ -5,12 +5,7 @@ errors, `ptc tool`, and the terminal prompt driven through a real pty (an answer
 session" covering a 20-call loop, a denial, no answer at all while the script's own
 timeout stands still)."""
 
-import fcntl
 import json
-import os
-import select
-import subprocess
-import termios
 import textwrap
 import time
 
@@ -18,6 +13,7 @@ import pytest
 
 from conftest import expect, expect_usage_error
 from fake_agent import FAKE_AGENT_PRELUDE
+import pty_util
 
 SCRIPT = """
     import json
@@ -133,45 +129,11 @@ def test_config_errors(ptc, text, words):
 # ---- the terminal prompt, through a real pty -------------------------------------------
 
 
-class Pty:
-    """ptc with a pty as its stdin and controlling terminal; stdout and stderr are pipes."""
+class Pty(pty_util.Pty):
+    """This module's prompts, with the waits it has always had."""
 
-    def __init__(self, ptc, args, env=None):
-        self.master, slave = os.openpty()
-
-        def controlling_tty():
-            os.setsid()
-            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-        self.p = subprocess.Popen([str(ptc.bin)] + args, stdin=slave, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=env or ptc.make_env(),
-                                  cwd=str(ptc.workdir), preexec_fn=controlling_tty)
-        os.close(slave)
-        self.seen = b""
-
-    def expect(self, text, timeout=20):
-        """Read the terminal until @text shows up (after what was seen so far)."""
-        end = time.monotonic() + timeout
-        while text.encode() not in self.seen:
-            left = end - time.monotonic()
-            assert left > 0, f"no {text!r} on the terminal; saw {self.seen!r}"
-            ready, _, _ = select.select([self.master], [], [], left)
-            if ready:
-                try:
-                    self.seen += os.read(self.master, 65536)
-                except OSError:
-                    break
-        i = self.seen.index(text.encode()) + len(text)
-        before, self.seen = self.seen[:i], self.seen[i:]
-        return before.decode("utf-8", "replace")
-
-    def send(self, s):
-        os.write(self.master, s.encode())
-
-    def finish(self, timeout=30):
-        out, err = self.p.communicate(timeout=timeout)
-        os.close(self.master)
-        return self.p.returncode, json.loads(out), err.decode()
+    EXPECT_TIMEOUT = 20  # hang guards
+    FINISH_TIMEOUT = 30
 
 
 def test_prompt_answered_for_the_session_covers_a_loop(ptc):
@@ -285,8 +247,7 @@ def test_remote_ask_is_answered_on_the_hosts_terminal(ptc):
         from hermes_tools import terminal
         print([terminal(f"rm -r d{i}")["exit_code"] for i in range(5)])
         """))
-    env = ptc.make_env(remote_env(ptc))
-    t = Pty(ptc, ["run", "--backend", "exec:sh", str(script)], env=env)
+    t = Pty(ptc, ["run", "--backend", "exec:sh", str(script)], env=remote_env(ptc))
     prompt = t.expect("Allow? [o]nce, for this [s]ession, [d]eny")
     assert "terminal: rm -r d0" in prompt
     t.send("s\n")
@@ -307,9 +268,8 @@ def test_remote_unanswered_ask_does_not_eat_the_timeout(ptc):
         time.sleep(1)
         print(r["status"], "|", r["error"])
         """))
-    env = ptc.make_env(remote_env(ptc))
     t = Pty(ptc, ["run", "--config", str(cfg), "--backend", "exec:sh", "--timeout", "2.5",
-                  str(script)], env=env)
+                  str(script)], env=remote_env(ptc))
     t.expect("Allow?")
     rc, res, err = t.finish()
     assert rc == 0 and res["status"] == "success", (res, err)

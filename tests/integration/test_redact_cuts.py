@@ -20,7 +20,6 @@ import pytest
 
 from conftest import expect
 from test_mcp_server import mcp  # noqa: F401 (the fixture)
-from test_sessions_cli import srv  # noqa: F401 (the fixture)
 
 SECRET = "Zq7vKb2pLm9wRt4Y"
 # A fragment this long of a secret tells an attacker what it starts or ends with: none may
@@ -183,7 +182,7 @@ for k in range(len(s) + 1):
     assert "args_preview" in tr and progress.count("terminal") == len(OFFSETS), progress
 
 
-def test_session_cell_redacts_the_clients_secrets(ptc, srv):  # noqa: F811
+def test_session_cell_redacts_the_clients_secrets(ptc, srv):
     """DB_PASSWORD only in the client's environment (and the project's .env): a cold run
     redacts it, and so does a session cell; the server keeps it for that cell only."""
     password = "hunter2-Xq9LmZ7pW"
@@ -249,7 +248,7 @@ s = "{SECRET}"
 for k in range(len(s) + 1):
     terminal("rm -r d_" + "." * (2000 - 20 - k) + s)
 """)
-    t = Pty(ptc, ["run", "--max-tool-calls", "100", str(script)], env=ptc.make_env(ENV))
+    t = Pty(ptc, ["run", "--max-tool-calls", "100", str(script)], env=ENV)
     prompts = []
     for _ in OFFSETS:
         prompts.append(t.expect("Allow? [o]nce, for this [s]ession, [d]eny"))
@@ -276,7 +275,7 @@ for k in range(len(s) + 1):
     agent = ptc.path("asking_agent.py")
     agent.write_text(ASKING_AGENT.replace("ASK_MORE", more))
     t = Pty(ptc, ["run", "--backend", f"exec:python3 {agent}", "-c", "print(1)"],
-            env=ptc.make_env(ENV))
+            env=ENV)
     prompts = []
     for _ in range(1 + len(OFFSETS)):
         prompts.append(t.expect("Allow? [o]nce, for this [s]ession, [d]eny"))

@@ -18,19 +18,8 @@ import time
 
 import pytest
 
-from conftest import expect, expect_usage_error, kill_pids, processes_marked, \
+from conftest import expect, expect_usage_error, processes_marked, \
     script_marker, wait_no_process_marked
-
-
-@pytest.fixture
-def srv(ptc):
-    run = ptc.tmp / "run"
-    run.mkdir(mode=0o700)
-    ptc.env["XDG_RUNTIME_DIR"] = str(run)
-    try:
-        yield run / "ptc"
-    finally:
-        kill_pids(processes_marked(str(ptc.tmp)))
 
 
 def servers(ptc):
