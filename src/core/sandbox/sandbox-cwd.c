@@ -25,11 +25,7 @@
 /* The lib* entries of / looked at (lib, lib32, lib64, libx32, libexec, ...). */
 #define LIB_TREES_MAX 16
 
-static void closedirp(DIR **d)
-{
-        if (*d)
-                (void) closedir(*d);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 struct tree {
         char path[64];
@@ -42,22 +38,27 @@ static bool same(const struct stat *st, const struct tree *t)
         return st->st_dev == t->dev && st->st_ino == t->ino;
 }
 
-/*
- * @path's device and inode into @t (symlinks followed: /bin -> usr/bin is /usr/bin, and is
- * named so in a message).
- */
+/* @path's device and inode into @t (symlinks followed: /bin -> usr/bin is /usr/bin). */
 static bool tree_stat(const char *path, struct tree *t)
 {
-        _cleanup_free_ char *real = NULL;
         struct stat st;
 
         if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
                 return false;
-        real = realpath(path, NULL);
-        (void) snprintf(t->path, sizeof(t->path), "%s", real ? real : path);
+        (void) snprintf(t->path, sizeof(t->path), "%s", path);
         t->dev = st.st_dev;
         t->ino = st.st_ino;
         return true;
+}
+
+/* The tree as a message names it: as it resolves (/bin is /usr/bin on merged-usr systems).
+ * Only for a refusal: the checks of every run need no path resolved. */
+static void say_tree(char *why, size_t why_len, bool inside, const struct tree *t)
+{
+        _cleanup_free_ char *real = realpath(t->path, NULL);
+
+        (void) snprintf(why, why_len, "%sthe system tree %s", inside ? "inside " : "",
+                        real ? real : t->path);
 }
 
 /* The trees refused with everything below them: the fixed ones, then /lib*. */
@@ -115,8 +116,7 @@ int sandbox_cwd_refused(const char *dir, char *why, size_t why_len)
 
                 for (size_t i = 0; i < n; i++)
                         if (same(&st, &trees[i])) {
-                                (void) snprintf(why, why_len, "%sthe system tree %s",
-                                                depth ? "inside " : "", trees[i].path);
+                                say_tree(why, why_len, depth > 0, &trees[i]);
                                 return 1;
                         }
                 if (same(&st, &root))
@@ -138,7 +138,7 @@ int sandbox_cwd_refused(const char *dir, char *why, size_t why_len)
 
 int sandbox_check_cwd(const char *dir, struct diag *reterr)
 {
-        _cleanup_free_ char *real = realpath(dir, NULL);
+        _cleanup_free_ char *real = NULL;
         char why[128];
         int r;
 
@@ -148,6 +148,7 @@ int sandbox_check_cwd(const char *dir, struct diag *reterr)
                                 strerror(-r));
         if (r == 0)
                 return 0;
+        real = realpath(dir, NULL);
         if (real && strcmp(real, dir) != 0)
                 return diag_set(reterr, -EINVAL,
                                 "the working directory '%s' (that is '%s') is %s: a confined "
