@@ -84,7 +84,7 @@ static void mac(const uint8_t key[CLI_SERVE_KEY_SIZE], const char *label, const 
         hmac_sha256_update(&ctx, NONCE_SIZE, a);
         hmac_sha256_update(&ctx, NONCE_SIZE, b);
         hmac_sha256_digest(&ctx, MAC_SIZE, out);
-        explicit_bzero(&ctx, sizeof(ctx));
+        explicit_wipe(&ctx, sizeof(ctx));
 }
 
 static int nonce(uint8_t out[NONCE_SIZE])
@@ -185,6 +185,17 @@ static int check_peer_uid(int fd)
         return uc.uid == getuid() ? 0 : -EPERM;
 }
 
+/* What follows "ptc-serve/1 @word " in @line, or NULL when it does not start so. */
+static const char *after_word(const char *line, const char *word)
+{
+        size_t v = strlen(AUTH_VERSION), w = strlen(word);
+
+        if (strncmp(line, AUTH_VERSION, v) != 0 || line[v] != ' ' ||
+            strncmp(line + v + 1, word, w) != 0 || line[v + 1 + w] != ' ')
+                return NULL;
+        return line + v + w + 2;
+}
+
 int cli_serve_auth_client(int fd, const uint8_t key[CLI_SERVE_KEY_SIZE])
 {
         uint8_t nc[NONCE_SIZE], ns[NONCE_SIZE], want[MAC_SIZE], got[MAC_SIZE];
@@ -211,11 +222,8 @@ int cli_serve_auth_client(int fd, const uint8_t key[CLI_SERVE_KEY_SIZE])
         if (r < 0)
                 return r == -EMSGSIZE ? -EPROTO : r;
         /* "ptc-serve/1 server NONCE_S MAC": anything else is no server of this protocol. */
-        p = line;
-        if (strncmp(p, AUTH_VERSION " server ", strlen(AUTH_VERSION " server ")) != 0)
-                return -EPROTO;
-        p += strlen(AUTH_VERSION " server ");
-        if (strlen(p) != 2 * NONCE_SIZE + 1 + 2 * MAC_SIZE || p[2 * NONCE_SIZE] != ' ' ||
+        p = after_word(line, "server");
+        if (!p || strlen(p) != 2 * NONCE_SIZE + 1 + 2 * MAC_SIZE || p[2 * NONCE_SIZE] != ' ' ||
             from_hex(p, ns, NONCE_SIZE) < 0 || from_hex(p + 2 * NONCE_SIZE + 1, got, MAC_SIZE) < 0)
                 return -EPROTO;
         mac(key, AUTH_VERSION " server", nc, ns, want);
@@ -225,8 +233,8 @@ int cli_serve_auth_client(int fd, const uint8_t key[CLI_SERVE_KEY_SIZE])
         to_hex(got, MAC_SIZE, hex_m);
         (void) snprintf(out, sizeof(out), AUTH_VERSION " client %s\n", hex_m);
         r = send_line(fd, out);
-        explicit_bzero(want, sizeof(want));
-        explicit_bzero(got, sizeof(got));
+        explicit_wipe(want, sizeof(want));
+        explicit_wipe(got, sizeof(got));
         if (r < 0)
                 return r;
         /* The exchange that follows keeps its own deadlines. */
@@ -254,11 +262,8 @@ int cli_serve_auth_server(int fd, const uint8_t key[CLI_SERVE_KEY_SIZE], const c
                 *ret_why = NULL; /* it said nothing, or left: no one to answer */
         if (r < 0)
                 return r;
-        p = line;
-        if (strncmp(p, AUTH_VERSION " hello ", strlen(AUTH_VERSION " hello ")) != 0)
-                return -EPROTO;
-        p += strlen(AUTH_VERSION " hello ");
-        if (strlen(p) != 2 * NONCE_SIZE || from_hex(p, nc, NONCE_SIZE) < 0)
+        p = after_word(line, "hello");
+        if (!p || strlen(p) != 2 * NONCE_SIZE || from_hex(p, nc, NONCE_SIZE) < 0)
                 return -EPROTO;
         r = nonce(ns);
         if (r < 0)
@@ -275,15 +280,12 @@ int cli_serve_auth_server(int fd, const uint8_t key[CLI_SERVE_KEY_SIZE], const c
                 *ret_why = NULL;
         if (r < 0)
                 return r;
-        p = line;
-        if (strncmp(p, AUTH_VERSION " client ", strlen(AUTH_VERSION " client ")) != 0)
-                return -EPROTO;
-        p += strlen(AUTH_VERSION " client ");
-        if (strlen(p) != 2 * MAC_SIZE || from_hex(p, got, MAC_SIZE) < 0)
+        p = after_word(line, "client");
+        if (!p || strlen(p) != 2 * MAC_SIZE || from_hex(p, got, MAC_SIZE) < 0)
                 return -EPROTO;
         mac(key, AUTH_VERSION " client", ns, nc, want);
         r = memeql_sec(want, got, MAC_SIZE) ? 0 : -EKEYREJECTED;
-        explicit_bzero(want, sizeof(want));
+        explicit_wipe(want, sizeof(want));
         if (r >= 0)
                 *ret_why = NULL;
         return r;

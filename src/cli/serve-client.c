@@ -220,7 +220,7 @@ static int authenticate(int fd, const char *dir, const char *sock, bool say)
                 return r;
         }
         r = cli_serve_auth_client(fd, key);
-        explicit_bzero(key, sizeof(key));
+        explicit_wipe(key, sizeof(key));
         if (r < 0) {
                 close(fd);
                 if (say)
