@@ -446,6 +446,24 @@ def test_strict_mode_resolves_launcher_shim(ptc):
     assert not any(a[-1].endswith(".py") for a in runs), logged
 
 
+def test_strict_mode_resolves_launcher_shim_when_started_in_root(ptc):
+    # Strict mode's script works in ptc's staging dir, never in the directory ptc was started
+    # in: a shim below that directory (here: below /) is still resolved, not run unresolved
+    # inside the sandbox where what it execs is hidden (a pyenv shim on PATH failed so).
+    shimdir = ptc.path("shim")
+    shimdir.mkdir()
+    shim = shimdir / "python3"
+    hidden = ptc.path("hidden")
+    hidden.mkdir()
+    os.symlink(real_python3(ptc), hidden / "python3")
+    shim.write_text(f'#!/bin/sh\nexec {hidden}/python3 "$@"\n')
+    shim.chmod(0o755)
+    r = ptc.run("print('shimmed')", "--mode", "strict", cwd="/",
+                env={"PATH": f"{shimdir}:{ptc.env['PATH']}"})
+    expect(r, 0, "success")
+    assert r.output == "shimmed\n", r
+
+
 @pytest.fixture(scope="module")
 def venvs():
     """Two real virtual environments, made once for this module."""

@@ -786,10 +786,12 @@ static int build_tree(const char *dir, pid_t *root, pid_t *child, pid_t *grandch
         snprintf(gc, sizeof(gc), "%s/gc", dir);
         (void) unlink(c1);
         (void) unlink(gc);
+        /* The pids are written by the shell's builtin echo, one write each (read_pid_file()
+         * takes a line only once its newline is there): a `mv` into place was a process of
+         * its own, and a tree looked at before it was reaped had one member too many. */
         snprintf(script, sizeof(script),
-                 "sleep 30 & echo $! > %s.tmp; mv %s.tmp %s; "
-                 "( sleep 30 & echo $! > %s.tmp; mv %s.tmp %s; wait ) & exec sleep 30",
-                 c1, c1, c1, gc, gc, gc);
+                 "sleep 30 & echo $! > %s; ( sleep 30 & echo $! > %s; wait ) & exec sleep 30",
+                 c1, gc);
         if (spawn_process(&o, root, NULL, NULL) < 0)
                 return 20;
         for (;;) {

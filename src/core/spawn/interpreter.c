@@ -313,6 +313,10 @@ int interpreter_resolve_in(const struct ptc_config *c, enum ptc_mode mode, const
         struct probe pr = {};
         int r;
 
+        /* Strict mode's script works in a staging dir ptc makes, never in @cwd: nothing there
+         * is its to write. (From "/", every shim was "below" it, and ran unresolved.) */
+        if (mode != PTC_MODE_PROJECT)
+                cwd = NULL;
         if (mode == PTC_MODE_PROJECT) {
                 char *p = try_env_candidate(c, cwd, "VIRTUAL_ENV");
                 if (!p)

@@ -33,6 +33,7 @@ _must_check_ int interpreter_resolve(const struct ptc_config *c, enum ptc_mode m
  * interpreter_resolve() for a run in @cwd (may be NULL): under an isolation that confines, a
  * candidate inside @cwd (a project venv the script can write) is never run outside the
  * sandbox to probe it; its pyvenv.cfg's version decides, and a shim there is not resolved.
+ * In strict mode @cwd is not the script's (it works in a staging dir) and is ignored.
  */
 _must_check_ int interpreter_resolve_in(const struct ptc_config *c, enum ptc_mode mode,
                                         const char *cwd, char **ret, struct diag *reterr);
