@@ -26,6 +26,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "basic/fd-util.h"
 #include "basic/macro.h"
 
 #ifndef PROC_SUPER_MAGIC
@@ -337,6 +338,15 @@ int fs_chased_open(const struct fs_chased *c, int flags)
                 return -ESTALE;
         }
         return fd;
+}
+
+int fs_chased_read(const struct fs_chased *c, size_t max, char **ret, size_t *ret_len)
+{
+        _cleanup_close_ int fd = fs_chased_open(c, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+
+        if (fd < 0)
+                return fd;
+        return read_fd_all(fd, max, ret, ret_len);
 }
 
 int fs_chased_mkdirs(struct fs_chased *c, unsigned mode)

@@ -71,6 +71,12 @@ void fs_chased_done(struct fs_chased *c);
 _must_check_ int fs_chased_open(const struct fs_chased *c, int flags);
 
 /*
+ * read_fd_all() (basic/fd-util.h) of the object @c reached, opened with fs_chased_open()
+ * (O_NONBLOCK: a FIFO put there cannot block). Same returns.
+ */
+_must_check_ int fs_chased_read(const struct fs_chased *c, size_t max, char **ret, size_t *ret_len);
+
+/*
  * Create the missing directories of @c (FS_CHASE_MISSING_OK, all of c->missing but its last
  * component) with @mode, each made with mkdirat() in the one before and opened with
  * O_NOFOLLOW: afterwards c->dir_fd is the directory to create c->name in and c->missing is
