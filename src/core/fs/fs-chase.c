@@ -19,11 +19,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "basic/fd-util.h"
@@ -336,6 +339,40 @@ int fs_chased_open(const struct fs_chased *c, int flags)
         if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
                 close(fd);
                 return -ESTALE;
+        }
+        return fd;
+}
+
+int fs_open_no_symlinks(const char *path, int flags)
+{
+        struct open_how how = {
+                .flags = (uint64_t) (flags | O_CLOEXEC),
+                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+        };
+        char proc[64], name[PATH_MAX];
+        ssize_t k;
+        int fd;
+
+        fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+        if (fd >= 0)
+                return fd;
+        if (errno != ENOSYS && errno != EPERM)
+                return -errno;
+        /* No openat2 (or a seccomp filter that refuses it): the kernel's name of what the
+         * open reached must be the path itself, or a symlink was followed on the way. */
+        fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        (void) snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        k = readlink(proc, name, sizeof(name) - 1);
+        if (k < 0 || (size_t) k >= sizeof(name) - 1) {
+                close(fd);
+                return -ELOOP; /* no /proc: cannot vouch for it, fail closed */
+        }
+        name[k] = 0;
+        if (strcmp(name, path) != 0) {
+                close(fd);
+                return -ELOOP;
         }
         return fd;
 }

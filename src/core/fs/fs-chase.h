@@ -85,5 +85,15 @@ _must_check_ int fs_chased_read(const struct fs_chased *c, size_t max, char **re
  */
 _must_check_ int fs_chased_mkdirs(struct fs_chased *c, unsigned mode);
 
+/*
+ * open(@path, @flags) of an absolute path that must hold no symlink at all (a real path, as
+ * fs_chase() returns, or one a walk built from the names it read): openat2() with
+ * RESOLVE_NO_SYMLINKS where the kernel has it (5.6), else open() checked against the
+ * kernel's name of the file it opened (/proc/self/fd/N). So a directory swapped for a
+ * symlink after a walk listed it is refused (-ELOOP), not followed. Returns the fd or
+ * -errno.
+ */
+_must_check_ int fs_open_no_symlinks(const char *path, int flags);
+
 /* "Magic link" or strerror: what a tool says of fs_chase()'s -errno @r. Static. */
 const char *fs_chase_strerror(int r);
