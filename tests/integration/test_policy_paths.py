@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: MIT
+"""Path rules hold whatever the spelling (docs/policy.md "Paths", issue 35 item 1).
+
+A deny rule on <tmp>/protected/** must hold for every way a script can name a file there:
+".." after a symlink the script planted, a magic link (/proc/self/cwd), a symlink to the
+protected directory, search_files rooted at the directory, its parent or a link to it, and a
+symlink flipped between the policy's check and the tool's open. Each bypass runs through the
+real binary twice: as a script's tool call (`ptc run`) and as `ptc tool`. On 2194e2c every
+one of the read/write/patch/search bypasses returned or changed the protected file.
+"""
+
+import json
+import os
+import threading
+import time
+
+import pytest
+
+from conftest import expect
+
+SECRET = "TOPSECRET-7f3a91"
+SECRET_RE = "TOPSECRET-7f3a9[1]"
+TOOLS = "[read_file, write_file, patch, search_files]"
+
+
+@pytest.fixture
+def tree(ptc):
+    """<tmp>/protected/s (the secret), <tmp>/sub, <tmp>/pub/p.txt; in the workdir
+    (<tmp>/work) link -> <tmp>/sub and plink -> <tmp>/protected. Returns (root, config)."""
+    root = os.path.realpath(ptc.tmp)
+    os.mkdir(f"{root}/protected")
+    with open(f"{root}/protected/s", "w") as f:
+        f.write(SECRET + "\n")
+    os.mkdir(f"{root}/sub")
+    os.mkdir(f"{root}/pub")
+    with open(f"{root}/pub/p.txt", "w") as f:
+        f.write("public line\n")
+    os.symlink(f"{root}/sub", ptc.workdir / "link")
+    os.symlink(f"{root}/protected", ptc.workdir / "plink")
+    cfg = ptc.write_config(f"""
+        policy:
+          rules:
+            - {{tool: {TOOLS}, match: "{root}/protected/**", action: deny}}
+        """)
+    return root, cfg
+
+
+def call(ptc, cfg, how, tool, args):
+    """One tool call through the real binary: as a script's call or as `ptc tool`."""
+    if how == "tool":
+        r = ptc.run_ptc(["tool", "--config", str(cfg), tool, json.dumps(args)], input=b"")
+        expect(r, 0)
+        return r.data
+    r = ptc.run_file(f"""
+        import json
+        import hermes_tools
+        print(json.dumps(getattr(hermes_tools, {tool!r})(**{args!r})))
+        """, "--config", str(cfg), input=b"")
+    expect(r, 0, "success")
+    return r.output_json()
+
+
+def secret_intact(root):
+    with open(f"{root}/protected/s") as f:
+        return f.read() == SECRET + "\n"
+
+
+# The spellings of <root>/protected/s; "{root}" is filled in per test.
+SPELLINGS = [
+    "link/../protected/s",              # ".." after a symlink: the kernel's parent, not the text's
+    "link/../work/link/../protected/s",
+    "/proc/self/cwd/../protected/s",    # a magic link
+    "plink/s",                          # a symlink to the protected directory
+    "plink/../protected/s",
+]
+
+HOWS = ["script", "tool"]
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_read_file_spellings_are_denied(ptc, tree, how, spelling):
+    root, cfg = tree
+    d = call(ptc, cfg, how, "read_file", {"path": spelling})
+    assert SECRET not in json.dumps(d), d
+    assert d.get("status") == "denied", d
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("spelling", SPELLINGS + ["link/../protected/new/deep.txt"])
+def test_write_file_spellings_are_denied(ptc, tree, how, spelling):
+    root, cfg = tree
+    d = call(ptc, cfg, how, "write_file", {"path": spelling, "content": "PWNED\n"})
+    assert d.get("status") == "denied", d
+    assert secret_intact(root)
+    assert sorted(os.listdir(f"{root}/protected")) == ["s"]
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_patch_replace_spellings_are_denied(ptc, tree, how, spelling):
+    root, cfg = tree
+    d = call(ptc, cfg, how, "patch",
+             {"path": spelling, "old_string": SECRET, "new_string": "PWNED"})
+    assert d.get("status") == "denied", d
+    assert SECRET not in json.dumps(d), d
+    assert secret_intact(root)
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_patch_v4a_spellings_are_denied(ptc, tree, how, spelling):
+    root, cfg = tree
+    text = (f"*** Begin Patch\n*** Update File: {spelling}\n@@\n-{SECRET}\n+PWNED\n"
+            "*** End Patch\n")
+    d = call(ptc, cfg, how, "patch", {"mode": "patch", "patch": text})
+    assert d.get("status") == "denied", d
+    assert secret_intact(root)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_patch_v4a_add_through_a_link_is_denied(ptc, tree, how):
+    root, cfg = tree
+    text = "*** Begin Patch\n*** Add File: link/../protected/new.txt\n+x\n*** End Patch\n"
+    d = call(ptc, cfg, how, "patch", {"mode": "patch", "patch": text})
+    assert d.get("status") == "denied", d
+    assert sorted(os.listdir(f"{root}/protected")) == ["s"]
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("where", ["{root}/protected", "{root}", "plink", "link/..",
+                                   "/proc/self/cwd/.."])
+def test_search_files_never_returns_a_denied_file(ptc, tree, how, where):
+    root, cfg = tree
+    path = where.format(root=root)
+    # A regex that matches the secret but not its own text in the script file.
+    content = call(ptc, cfg, how, "search_files", {"pattern": SECRET_RE, "path": path})
+    names = call(ptc, cfg, how, "search_files", {"pattern": "*", "target": "files",
+                                                   "path": path})
+    for d in (content, names):
+        text = json.dumps(d)
+        assert SECRET not in text, d
+        assert "/s\"" not in text and "protected" not in text.replace(
+            "Denied by policy", ""), d
+    if where == "{root}":
+        # The rest of the tree is still searched, and the result says something was withheld.
+        assert any(f.endswith("pub/p.txt") for f in names["files"]), names
+        assert names.get("withheld_by_policy", 0) >= 1, names
+        hit = call(ptc, cfg, how, "search_files", {"pattern": "public lin[e]", "path": path})
+        assert hit["total_count"] == 1, hit
+
+
+def test_search_prunes_a_denied_directory_met_through_a_symlinked_dir(ptc, tree):
+    """A plain-path rule denies the directory itself: the walk never enters it, whether the
+    search starts above it or at a symlink that leads into it."""
+    root, _ = tree
+    cfg = ptc.write_config(f"""
+        policy:
+          rules:
+            - {{tool: search_files, match: "{root}/protected", action: deny}}
+        """)
+    os.symlink(root, ptc.workdir / "rootlink")
+    for path in ("rootlink", root, "plink"):
+        d = call(ptc, cfg, "tool", "search_files", {"pattern": SECRET_RE, "path": path})
+        assert SECRET not in json.dumps(d), d
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("spelling", ["/proc/self/root{root}/pub/p.txt",
+                                      "/proc/self/cwd/link/../pub/p.txt",
+                                      "/proc/thread-self/cwd/../pub/p.txt"])
+def test_magic_links_are_refused_by_every_file_tool(ptc, tree, how, spelling):
+    """Magic links are refused even where no rule applies: their target is an object, not a
+    path the rules could judge (docs/policy.md)."""
+    root, cfg = tree
+    path = spelling.format(root=root)
+    d = call(ptc, cfg, how, "read_file", {"path": path})
+    assert d.get("status") == "denied" and "magic link" in d["error"], d
+    d = call(ptc, cfg, how, "write_file", {"path": path, "content": "x\n"})
+    assert d.get("status") == "denied" and "magic link" in d["error"], d
+    with open(f"{root}/pub/p.txt") as f:
+        assert f.read() == "public line\n"
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_plain_paths_still_work(ptc, tree, how):
+    """The resolver changes nothing for what the rules allow: links, "..", new directories."""
+    root, cfg = tree
+    d = call(ptc, cfg, how, "read_file", {"path": "link/../pub/p.txt"})
+    assert "public line" in d["content"], d
+    d = call(ptc, cfg, how, "write_file", {"path": "link/new/dir/f.txt", "content": "hi\n"})
+    assert d["bytes_written"] == 3, d
+    with open(f"{root}/sub/new/dir/f.txt") as f:
+        assert f.read() == "hi\n"
+    d = call(ptc, cfg, how, "patch", {"path": "link/new/dir/f.txt", "old_string": "hi",
+                                      "new_string": "ho"})
+    assert d["success"] is True, d
+    with open(f"{root}/sub/new/dir/f.txt") as f:
+        assert f.read() == "ho\n"
+
+
+def test_a_flipped_symlink_never_reads_the_protected_file(ptc, tree):
+    """The race: a thread flips workdir/flip between a permitted file and the protected one
+    10,000 times while the script calls read_file("flip") in a loop. Whatever the
+    interleaving, the protected content never comes back (tool-chase.c: the tool judges the
+    descriptor it then reads). No timing is asserted; the run's timeout is a hang guard."""
+    root, cfg = tree
+    w = str(ptc.workdir)
+    os.symlink(f"{root}/pub/p.txt", f"{w}/flip")
+    stop = threading.Event()
+
+    def flipper():
+        # Wait for the script's first call, then flip.
+        while not os.path.exists(f"{w}/started") and not stop.is_set():
+            time.sleep(0.01)
+        targets = [f"{root}/protected/s", f"{root}/pub/p.txt"]
+        for i in range(10000):
+            if stop.is_set():
+                break
+            os.symlink(targets[i % 2], f"{w}/flip.tmp")
+            os.replace(f"{w}/flip.tmp", f"{w}/flip")
+            if i % 16 == 0:
+                time.sleep(0.0005)
+        with open(f"{w}/done", "w"):
+            pass
+
+    th = threading.Thread(target=flipper)
+    th.start()
+    try:
+        r = ptc.run_file(f"""
+            import json, os
+            from hermes_tools import read_file
+            n = leaks = public = denied = 0
+            open("started", "w").close()
+            while not os.path.exists("done") and n < 100000:
+                d = read_file("flip")
+                n += 1
+                if {SECRET!r} in json.dumps(d):
+                    leaks += 1
+                elif "public line" in (d.get("content") or ""):
+                    public += 1
+                elif d.get("status") == "denied":
+                    denied += 1
+            print(json.dumps({{"n": n, "leaks": leaks, "public": public, "denied": denied}}))
+            """, "--config", str(cfg), "--timeout", "600", "--max-tool-calls", "100001",
+            input=b"", timeout=900)
+    finally:
+        stop.set()
+        th.join()
+    expect(r, 0, "success")
+    d = r.output_json()
+    assert d["leaks"] == 0, d
+    # Every call was answered one way or the other (no budget or error cut the loop short).
+    assert d["n"] > 0 and d["public"] + d["denied"] == d["n"], d
