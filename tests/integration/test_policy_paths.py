@@ -252,3 +252,25 @@ def test_a_flipped_symlink_never_reads_the_protected_file(ptc, tree):
     assert d["leaks"] == 0, d
     # Every call was answered one way or the other (no budget or error cut the loop short).
     assert d["n"] > 0 and d["public"] + d["denied"] == d["n"], d
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_an_ask_rule_is_put_for_the_real_path(ptc, tree, how):
+    """An ask rule binds the object too: with nobody to answer and policy.headless deny, the
+    spelling through a link is refused; with headless allow it runs once, noted, and the
+    tool's own pass does not ask again for what the gate asked."""
+    root, _ = tree
+    for headless, allowed in (("deny", False), ("allow", True)):
+        cfg = ptc.write_config(f"""
+            policy:
+              headless: {headless}
+              rules:
+                - {{tool: read_file, match: "{root}/protected/**", action: ask}}
+            """, name=f"ask-{headless}.yaml")
+        d = call(ptc, cfg, how, "read_file", {"path": "link/../protected/s"})
+        if allowed:
+            assert SECRET in d["content"], d
+            assert d["approval"].startswith("not asked (policy.rules[0])"), d
+        else:
+            assert d.get("status") == "denied" and SECRET not in json.dumps(d), d
+            assert f"{root}/protected/s" in d["error"], d
