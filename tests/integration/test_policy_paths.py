@@ -199,6 +199,60 @@ def test_plain_paths_still_work(ptc, tree, how):
         assert f.read() == "ho\n"
 
 
+def start_flipper(w, link, targets, flips=10000):
+    """A thread that, once the script has made w/started, flips w/<link> between @targets
+    @flips times, then makes w/done. Returns (thread, stop event)."""
+    stop = threading.Event()
+
+    def flipper():
+        while not os.path.exists(f"{w}/started") and not stop.is_set():
+            time.sleep(0.01)
+        for i in range(flips):
+            if stop.is_set():
+                break
+            os.symlink(targets[i % len(targets)], f"{w}/{link}.tmp")
+            os.replace(f"{w}/{link}.tmp", f"{w}/{link}")
+            if i % 16 == 0:
+                time.sleep(0.0005)
+        with open(f"{w}/done", "w"):
+            pass
+
+    th = threading.Thread(target=flipper)
+    th.start()
+    return th, stop
+
+
+def test_a_flipped_directory_link_never_gets_a_write_into_the_protected_dir(ptc, tree):
+    """The race for writes: workdir/flipdir flips between a permitted directory and the
+    protected one 10,000 times while the script creates files through it with write_file
+    and V4A "Add File" in a loop; none may land in the protected directory."""
+    root, cfg = tree
+    w = str(ptc.workdir)
+    os.symlink(f"{root}/pub", f"{w}/flipdir")
+    th, stop = start_flipper(w, "flipdir", [f"{root}/protected", f"{root}/pub"])
+    try:
+        r = ptc.run_file("""
+            import json, os
+            from hermes_tools import write_file, patch
+            n = 0
+            open("started", "w").close()
+            while not os.path.exists("done") and n < 50000:
+                write_file(f"flipdir/w{n}.txt", "x\\n")
+                patch(mode="patch", patch=f"*** Begin Patch\\n*** Add File: flipdir/v{n}.txt\\n"
+                                          "+x\\n*** End Patch\\n")
+                n += 1
+            print(json.dumps({"n": n}))
+            """, "--config", str(cfg), "--timeout", "600", "--max-tool-calls", "100001",
+            input=b"", timeout=900)
+    finally:
+        stop.set()
+        th.join()
+    expect(r, 0, "success")
+    assert r.output_json()["n"] > 0
+    assert sorted(os.listdir(f"{root}/protected")) == ["s"]
+    assert secret_intact(root)
+
+
 def test_a_flipped_symlink_never_reads_the_protected_file(ptc, tree):
     """The race: a thread flips workdir/flip between a permitted file and the protected one
     10,000 times while the script calls read_file("flip") in a loop. Whatever the

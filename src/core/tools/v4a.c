@@ -40,7 +40,9 @@
 #include "basic/path-util.h"
 #include "core/edit/v4a.h"
 #include "core/fs/file-safety.h"
+#include "core/fs/fs-chase.h"
 #include "core/tools/lint.h"
+#include "core/tools/tool-chase.h"
 #include "core/tools/tool-util.h"
 #include "core/tools/tool.h"
 #include "core/tools/v4a-internal.h"
@@ -77,17 +79,31 @@ static int make_parent(const char *path)
         return mkdir_p(dir, 0777);
 }
 
-/* The target a write goes to: through symlinks, as write_file. New string. */
-static int write_target(const char *abs, char **ret)
-{
-        int r = file_safety_realpath(abs, ret);
+static int fail(char **ret_err, const char *fmt, ...) _printf_(2, 3);
 
+/*
+ * The object a write to @abs goes to, through symlinks as write_file: resolved with
+ * fs_chase() and its real path judged by the policy again (the file system may have changed
+ * since v4a_run() judged it), into @c, whose descriptors the write then uses, so the file
+ * written is the one judged (tool-chase.h). 0; 1 with *ret_err (refused, or unresolvable);
+ * -ENOMEM.
+ */
+static int write_target(struct run *run, const char *abs, struct fs_chased *c, char **ret_err)
+{
+        json_t *refused = NULL;
+        int r;
+
+        r = tool_chase(run->ctx, "patch", abs, TOOL_CHASE_MISSING_OK, NULL, c, &refused);
+        if (r > 0) {
+                r = fail(ret_err, "%s", json_string_value(json_object_get(refused, "error")));
+                json_decref(refused);
+                return r < 0 ? r : 1;
+        }
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                *ret = strdup(abs);
-                if (!*ret)
-                        return -ENOMEM;
+                r = fail(ret_err, "%s", fs_chase_strerror(r));
+                return r < 0 ? r : 1;
         }
         return 0;
 }
@@ -151,21 +167,22 @@ static int apply_op(struct run *run, size_t idx, char **ret_err)
 {
         const struct v4a_op *op = &run->patch->ops[idx];
         const struct plan *p = &run->plans[idx];
-        _cleanup_free_ char *target = NULL;
+        _cleanup_fs_chased_ struct fs_chased target = FS_CHASED_INIT;
         struct stat st;
         int r;
 
         *ret_err = NULL;
         switch (op->type) {
         case V4A_OP_ADD:
-                r = write_target(p->abs, &target);
-                if (r < 0)
-                        return r;
-                if (lstat(target, &st) == 0)
+                r = write_target(run, p->abs, &target, ret_err);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (target.exists)
                         return fail(ret_err, "file already exists — use Update File, not Add File");
-                r = make_parent(target);
+                r = fs_chased_mkdirs(&target, 0777);
                 if (r >= 0)
-                        r = tool_file_replace(target, p->content, p->len, false);
+                        r = tool_file_replace_at(target.dir_fd, target.name, p->content, p->len,
+                                                 false);
                 if (r == -ENOMEM)
                         return r;
                 return r < 0 ? fail(ret_err, "%s", strerror(-r)) : 0;
@@ -179,10 +196,13 @@ static int apply_op(struct run *run, size_t idx, char **ret_err)
                         return fail(ret_err, "the file changed on disk after the patch was "
                                              "validated");
                 if (!p->moves) {
-                        r = write_target(p->abs, &target);
-                        if (r < 0)
-                                return r;
-                        r = tool_file_replace(target, p->content, p->len, true);
+                        r = write_target(run, p->abs, &target, ret_err);
+                        if (r != 0)
+                                return r < 0 ? r : 0;
+                        if (!target.exists)
+                                return fail(ret_err, "Cannot read file: %s", strerror(ENOENT));
+                        r = tool_file_replace_at(target.dir_fd, target.name, p->content, p->len,
+                                                 true);
                         if (r == -ENOMEM)
                                 return r;
                         return r < 0 ? fail(ret_err, "%s", strerror(-r)) : 0;
@@ -194,10 +214,18 @@ static int apply_op(struct run *run, size_t idx, char **ret_err)
                                     op->new_path);
                 if (stat(p->abs, &st) < 0)
                         return fail(ret_err, "Cannot read file: %s", strerror(errno));
-                r = make_parent(p->abs_new);
+                r = write_target(run, p->abs_new, &target, ret_err);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (target.exists)
+                        return fail(ret_err,
+                                    "%s: destination already exists — move would "
+                                    "overwrite",
+                                    op->new_path);
+                r = fs_chased_mkdirs(&target, 0777);
                 if (r >= 0)
-                        r = write_file_atomic(p->abs_new, p->content, p->len,
-                                              (int) (st.st_mode & 07777));
+                        r = write_file_atomic_at(target.dir_fd, target.name, p->content, p->len,
+                                                 (int) (st.st_mode & 07777));
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
