@@ -128,6 +128,24 @@ def test_patch_v4a_add_through_a_link_is_denied(ptc, tree, how):
 
 
 @pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("ops", [
+    "*** Delete File: link/../protected/s\n",
+    "*** Move File: link/../protected/s -> ../pub/stolen.txt\n",
+    "*** Move File: ../pub/p.txt -> link/../protected/planted.txt\n",
+    "*** Update File: ../pub/p.txt\n*** Move to: link/../protected/planted.txt\n"
+    "@@\n-public line\n+moved\n",
+])
+def test_patch_v4a_delete_and_move_through_a_link_are_denied(ptc, tree, how, ops):
+    root, cfg = tree
+    d = call(ptc, cfg, how, "patch", {"mode": "patch",
+                                      "patch": f"*** Begin Patch\n{ops}*** End Patch\n"})
+    assert d.get("status") == "denied", d
+    assert secret_intact(root)
+    assert sorted(os.listdir(f"{root}/protected")) == ["s"]
+    assert sorted(os.listdir(f"{root}/pub")) == ["p.txt"]
+
+
+@pytest.mark.parametrize("how", HOWS)
 @pytest.mark.parametrize("where", ["{root}/protected", "{root}", "plink", "link/..",
                                    "/proc/self/cwd/.."])
 def test_search_files_never_returns_a_denied_file(ptc, tree, how, where):
@@ -250,6 +268,36 @@ def test_a_flipped_directory_link_never_gets_a_write_into_the_protected_dir(ptc,
     expect(r, 0, "success")
     assert r.output_json()["n"] > 0
     assert sorted(os.listdir(f"{root}/protected")) == ["s"]
+    assert secret_intact(root)
+
+
+def test_a_flipped_directory_link_never_gets_a_delete_in_the_protected_dir(ptc, tree):
+    """The race for V4A's Delete File: flipdir flips between a directory holding a
+    throw-away "s" and the protected one while the script recreates and deletes flipdir/s in
+    a loop; the protected s survives."""
+    root, cfg = tree
+    w = str(ptc.workdir)
+    os.symlink(f"{root}/pub", f"{w}/flipdir")
+    th, stop = start_flipper(w, "flipdir", [f"{root}/protected", f"{root}/pub"])
+    try:
+        r = ptc.run_file("""
+            import json, os
+            from hermes_tools import write_file, patch
+            n = 0
+            open("started", "w").close()
+            while not os.path.exists("done") and n < 50000:
+                write_file("flipdir/s", "throw-away\\n")
+                patch(mode="patch", patch="*** Begin Patch\\n*** Delete File: flipdir/s\\n"
+                                          "*** End Patch\\n")
+                n += 1
+            print(json.dumps({"n": n}))
+            """, "--config", str(cfg), "--timeout", "600", "--max-tool-calls", "100001",
+            input=b"", timeout=900)
+    finally:
+        stop.set()
+        th.join()
+    expect(r, 0, "success")
+    assert r.output_json()["n"] > 0
     assert secret_intact(root)
 
 

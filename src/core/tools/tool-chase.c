@@ -137,3 +137,12 @@ int tool_chase(const struct tool_ctx *ctx, const char *tool, const char *abs, un
                 return 0;
         return judge_policy(ctx, tool, ret->path, refusal_fields_json, ret_refusal);
 }
+
+int tool_judge_real(const struct tool_ctx *ctx, const char *tool, const char *real,
+                    const char *refusal_fields_json, json_t **ret_refusal)
+{
+        *ret_refusal = NULL;
+        if (!ctx->config)
+                return 0;
+        return judge_policy(ctx, tool, real, refusal_fields_json, ret_refusal);
+}

@@ -38,3 +38,11 @@ enum tool_chase_flags {
 _must_check_ int tool_chase(const struct tool_ctx *ctx, const char *tool, const char *abs,
                             unsigned flags, const char *refusal_fields_json, struct fs_chased *ret,
                             json_t **ret_refusal);
+
+/*
+ * The policy's second pass alone, on @real (a real path the caller reached with fs_chase()
+ * and will act on through its descriptors): 0 (go on), 1 with *ret_refusal as tool_chase()
+ * says, or -ENOMEM. Without ctx->config, 0.
+ */
+_must_check_ int tool_judge_real(const struct tool_ctx *ctx, const char *tool, const char *real,
+                                 const char *refusal_fields_json, json_t **ret_refusal);
