@@ -376,3 +376,21 @@ def test_an_ask_rule_is_put_for_the_real_path(ptc, tree, how):
         else:
             assert d.get("status") == "denied" and SECRET not in json.dumps(d), d
             assert f"{root}/protected/s" in d["error"], d
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_a_rule_without_match_is_judged_once_for_the_call(ptc, tree, how):
+    """A rule without `match` is about the call, not a path: the gate's answer covers the
+    tool's own pass, and search_files withholds nothing for it."""
+    root, _ = tree
+    cfg = ptc.write_config("""
+        policy:
+          headless: allow
+          rules:
+            - {tool: "*", action: ask}
+        """, name="ask-all.yaml")
+    d = call(ptc, cfg, how, "search_files", {"pattern": "public lin[e]", "path": root})
+    assert d["total_count"] == 1 and "withheld_by_policy" not in d, d
+    d = call(ptc, cfg, how, "read_file", {"path": "link/../pub/p.txt"})
+    assert "public line" in d["content"], d
+    assert d["approval"].startswith("not asked (policy.rules[0])"), d

@@ -289,7 +289,10 @@ static int walk_judge(void *userdata, const char *abs, size_t abs_len, bool is_d
         r = policy_decide_real_path(ctx->config, "search_files", abs, ctx->cwd, ctx->env, &v);
         if (r < 0)
                 return r;
-        if (v.kind == POLICY_VERDICT_ALLOW)
+        /* A rule without a match is about the call, which the gate judged (and asked about). */
+        if (v.kind == POLICY_VERDICT_ALLOW ||
+            (v.origin == POLICY_ORIGIN_RULE && v.rule < ctx->config->policy.n_rules &&
+             !ctx->config->policy.rules[v.rule].match))
                 return 0;
         pthread_mutex_lock(&s->lock);
         s->withheld++;

@@ -47,8 +47,19 @@ static int refusal(const char *fields_json, json_t **ret, const char *fmt, ...)
         return 1;
 }
 
-/* The gate already asked about this rule for this very path, and it was allowed. */
-static bool gate_covered(const struct approval_outcome *gate, const struct policy_verdict *v)
+/* A rule without a match is about the call, whatever its path: the gate judged it. */
+static bool call_rule(const struct ptc_config *c, const struct policy_verdict *v)
+{
+        return v->origin == POLICY_ORIGIN_RULE && v->rule < c->policy.n_rules &&
+               !c->policy.rules[v->rule].match;
+}
+
+/*
+ * The gate already asked about this rule for this very path (or, for a rule without a
+ * match, for this call), and it was allowed: the answer covers it, nobody is asked twice.
+ */
+static bool gate_covered(const struct ptc_config *c, const struct approval_outcome *gate,
+                         const struct policy_verdict *v)
 {
         if (!gate || !gate->allowed || gate->verdict.kind != POLICY_VERDICT_ASK)
                 return false;
@@ -56,7 +67,7 @@ static bool gate_covered(const struct approval_outcome *gate, const struct polic
                 const struct policy_ask *a = &gate->verdict.asks[i];
 
                 if (a->origin == v->origin && a->rule == v->rule &&
-                    strcmp(a->subject, v->subject) == 0)
+                    (call_rule(c, v) || strcmp(a->subject, v->subject) == 0))
                         return true;
         }
         return false;
@@ -74,7 +85,7 @@ static int judge_policy(const struct tool_ctx *ctx, const char *tool, const char
                 return r;
         if (v.kind == POLICY_VERDICT_ALLOW)
                 return 0;
-        if (v.kind == POLICY_VERDICT_ASK && gate_covered(ctx->gate, &v))
+        if (v.kind == POLICY_VERDICT_ASK && gate_covered(ctx->config, ctx->gate, &v))
                 return 0;
         /*
          * A deny, or an ask the gate did not put for this path (it resolved elsewhere when
