@@ -12,6 +12,7 @@ import json
 import socket
 import textwrap
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -45,6 +46,9 @@ class Handler(BaseHTTPRequestHandler):
         self.server.log(u.path)
         if u.path == "/to":  # a redirect to wherever ?u= says
             return self._send(302, "", {"Location": q["u"][0]})
+        if u.path == "/slow":
+            time.sleep(float(q["s"][0]))
+            return self._send(200, "<html><body>slow</body></html>")
         if u.path == "/loop":
             return self._send(302, "", {"Location": "/loop"})
         if u.path.startswith("/page/"):
@@ -248,6 +252,15 @@ def test_a_denied_hop_late_in_the_chain_and_the_cap(ptc, sites):
     assert loop["approval"].count("redirect to localhost") == 5, loop
 
 
+def test_the_timeout_holds_over_the_whole_chain(ptc, sites):
+    """Control (passes without hop judging too): the chain's hops share web.timeout, and the
+    error names it, not what was left of it for the last hop."""
+    cfg = ptc.write_config("web: {allow_private_urls: true, timeout: 2}\n")
+    [e] = extract(ptc, cfg, [to(to("/slow?s=8", sites.b), sites.a)])
+    assert e["error"] == "timed out after 2 s", e
+    assert e["content"] == "", e
+
+
 # ---- ask ----------------------------------------------------------------------------------
 
 
@@ -284,7 +297,9 @@ def test_an_ask_about_a_hop_is_put_to_the_person(ptc, sites, answer):
     t = Pty(ptc, ["run", "--config", str(cfg), "--tools", "web_extract", str(script)])
     prompt = t.expect("Allow?")
     assert "web_extract" in prompt and "policy.rules[0]" in prompt, prompt
-    assert sites.denied("/page/secret") in prompt, prompt  # the hop, not the script's URL
+    # The hop, and where it came from: not a URL the script wrote.
+    assert f'"urls":["{sites.denied("/page/secret")}"]' in prompt, prompt
+    assert f'"redirected_from":"{url}"' in prompt, prompt
     assert sites.bad.paths == []  # asked before it is fetched
     t.send(answer + "\n")
     rc, res, err = t.finish()

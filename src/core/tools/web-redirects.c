@@ -114,13 +114,15 @@ static int add_note(struct chain *ch, const struct approval_outcome *o)
 }
 
 /*
- * Judge the hop to @url as the call {"urls": [url]} would be. 1: follow it; 0: refused
- * (@resp ends with the reason); -ENOMEM. *ret_waited: the time spent waiting for an answer.
+ * Judge the hop from @from to @url as the call {"urls": [url]} would be: the policy reads
+ * "urls" only; "redirected_from" tells a person asked why a URL the script did not write is
+ * to be fetched. 1: follow it; 0: refused (@resp ends with the reason); -ENOMEM.
+ * *ret_waited: the time spent waiting for an answer.
  */
-static int judge_hop(const struct tool_ctx *ctx, struct chain *ch, const char *url,
-                     struct web_response *resp, usec_t *ret_waited)
+static int judge_hop(const struct tool_ctx *ctx, struct chain *ch, const char *from,
+                     const char *url, struct web_response *resp, usec_t *ret_waited)
 {
-        json_auto_t *args = json_pack("{s:[s]}", "urls", url);
+        json_auto_t *args = json_pack("{s:[s], s:s}", "urls", url, "redirected_from", from);
         json_auto_t *refusal = NULL;
         struct approval_outcome o = {};
         int r;
@@ -191,7 +193,8 @@ static int take_hop(const struct tool_ctx *ctx, const struct web_request *req, s
                 else if (!ctx->config)
                         r = 1; /* no policy: nothing to judge */
                 else
-                        r = judge_hop(ctx, ch, hop->redirect_url, hop, ret_waited);
+                        r = judge_hop(ctx, ch, ch->url ?: req->url, hop->redirect_url, hop,
+                                      ret_waited);
                 if (r < 0)
                         return r;
                 if (r > 0) {

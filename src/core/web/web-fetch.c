@@ -50,11 +50,13 @@ static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_result = CURLE_FAILED_INIT;
 
 /*
- * curl maps a redirect's internationalised host itself, with libidn2, from the locale's
- * charset; ptc's locale stays "C", where that refuses every name that is not ASCII. So the
- * fetching thread reads UTF-8 while curl works (uselocale(): that thread only, LC_CTYPE
- * only). (locale_t) 0 when C.UTF-8 is missing: such a redirect then ends in "invalid URL".
- * The script's own URLs are mapped before curl sees them (web-idn.h), locale or not.
+ * curl maps the internationalised host of a redirect it follows itself, with libidn2, from
+ * the locale's charset; ptc's locale stays "C", where that refuses every name that is not
+ * ASCII. So the fetching thread reads UTF-8 while curl works (uselocale(): that thread only,
+ * LC_CTYPE only). (locale_t) 0 when C.UTF-8 is missing: such a redirect then ends in
+ * "invalid URL". The script's own URLs are mapped before curl sees them (web-idn.h), locale
+ * or not, and so are web_extract's hops, which it follows itself (web-redirects.h): curl
+ * follows only the search providers' redirects.
  */
 static locale_t utf8_ctype;
 
