@@ -51,6 +51,9 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, "<html><body>slow</body></html>")
         if u.path == "/loop":
             return self._send(302, "", {"Location": "/loop"})
+        if u.path == "/pingpong":  # a loop between the two names of this server
+            other = "127.0.0.1" if self.headers["Host"].startswith("localhost") else "localhost"
+            return self._send(302, "", {"Location": f"http://{other}:{self.server.port}/pingpong"})
         if u.path.startswith("/page/"):
             name = u.path[len("/page/"):]
             marker = SECRET_MARKER if self.server.denied else "ALLOWED_PAGE_MARKER"
@@ -231,8 +234,8 @@ def test_ptc_tool_web_extract_judges_each_hop(ptc, sites):
 
 def test_a_denied_hop_late_in_the_chain_and_the_cap(ptc, sites):
     """The fifth redirect (the last one allowed) leads to the denied host: refused. A loop
-    ends at the cap, each of its hops judged (an ask for `localhost`, let through by
-    policy.headless: allow, and said so)."""
+    between two hosts ends at the cap, each of its hops judged (an ask for `localhost`, let
+    through by policy.headless: allow, and said so)."""
     hop = sites.denied("/page/secret")
     for via in (sites.a, sites.b, sites.a, sites.b, sites.a):
         hop = to(hop, via)
@@ -241,15 +244,35 @@ def test_a_denied_hop_late_in_the_chain_and_the_cap(ptc, sites):
           match: ["localhost"]
           action: ask
         """)
-    late, loop = extract(ptc, cfg, [hop, sites.b("/loop")])
+    late, loop = extract(ptc, cfg, [hop, sites.a("/pingpong")])
     assert_denied(late, rule=1)
     assert sites.bad.paths == [], sites.bad.paths
     assert loop["error"] == "too many redirects (more than 5)", loop
-    assert sites.ok.paths.count("/loop") == 6, sites.ok.paths  # the URL and five redirects
-    # Nobody was asked about the loop's hops to localhost: the entry says so.
+    assert sites.ok.paths.count("/pingpong") == 6, sites.ok.paths  # the URL, five redirects
+    # Nobody was asked about the hops to localhost (the 1st, 3rd, 5th): the entry says so.
     assert loop["approval"].startswith("redirect to localhost: not asked (policy.rules[0]): "
                                        "policy.headless is allow"), loop
-    assert loop["approval"].count("redirect to localhost") == 5, loop
+    assert loop["approval"].count("redirect to localhost") == 3, loop
+
+
+def test_a_hop_on_the_same_host_is_not_asked_again(ptc, sites):
+    """Control (passes without hop judging too): the call was asked about `localhost`; its
+    redirects within that host (another path, absolute or relative) are not asked again."""
+    cfg = config(ptc, headless="allow", action="deny", extra_rule="""
+        - tool: web_extract
+          match: ["localhost"]
+          action: ask
+        """)
+    url = to(to("/page/same", sites.b), sites.b)
+    code = ("import json\nfrom hermes_tools import web_extract\n"
+            f"print(json.dumps(web_extract([{url!r}])))\n")
+    r = ptc.run(code, "--config", str(cfg), "--tools", "web_extract", input=b"")
+    expect(r, 0, "success")
+    res = r.output_json()
+    [e] = res["results"]
+    assert e["error"] is None and "ALLOWED_PAGE_MARKER same" in e["content"], e
+    assert "approval" not in e, e
+    assert res["approval"].startswith("not asked (policy.rules[0])"), res
 
 
 def test_the_timeout_holds_over_the_whole_chain(ptc, sites):

@@ -22,6 +22,7 @@
 struct chain {
         char *url;       /* the hop to fetch next (owned); NULL: the request's own URL */
         usec_t deadline; /* the whole chain's, CLOCK_MONOTONIC */
+        usec_t budget;   /* its time in all: the request's timeout, cut by the run's deadline */
         long max_hops;   /* redirects it may follow; -1: none (the response says where) */
         long hops;       /* redirects followed so far */
         bool done;
@@ -153,8 +154,26 @@ static int judge_hop(const struct tool_ctx *ctx, struct chain *ch, const char *f
 }
 
 /*
- * A timeout after a redirect was the whole chain's: say the request's timeout, as a chain
- * curl followed said it, not what was left of it for the last hop.
+ * Whether the hop from @from to @to stays on its host, in the policy's spelling of hosts
+ * (url_host(), the parser policy_decide() uses): http to https, another path. The policy
+ * judges web_extract by host alone, and @from's host was judged already (the call's gate,
+ * or the hop before), so the verdict would be the same: an ask is not put twice.
+ */
+static bool same_host(const struct web_module *m, const char *from, const char *to)
+{
+        _cleanup_free_ char *a = NULL, *b = NULL;
+
+        if (!m->url_host)
+                return false;
+        a = m->url_host(from);
+        b = a ? m->url_host(to) : NULL;
+        return a && b && strcmp(a, b) == 0;
+}
+
+/*
+ * A timeout after a redirect was the whole chain's: say the chain's time (the request's
+ * timeout, or less when the run's deadline cut it), as a chain curl followed said it, not
+ * what was left of it for the last hop.
  */
 static int fix_timeout_error(struct web_response *resp, usec_t timeout)
 {
@@ -175,10 +194,11 @@ static int fix_timeout_error(struct web_response *resp, usec_t timeout)
  * is judged and, when allowed, becomes the chain's next hop. 0 or -ENOMEM; *ret_waited as
  * judge_hop().
  */
-static int take_hop(const struct tool_ctx *ctx, const struct web_request *req, struct chain *ch,
-                    struct web_response *hop, struct web_response *out, usec_t *ret_waited)
+static int take_hop(const struct web_module *m, const struct tool_ctx *ctx,
+                    const struct web_request *req, struct chain *ch, struct web_response *hop,
+                    struct web_response *out, usec_t *ret_waited)
 {
-        usec_t timeout = req->timeout ? req->timeout : WEB_FETCH_TIMEOUT_USEC;
+        const char *from = ch->url ?: req->url;
         int r;
 
         *ret_waited = 0;
@@ -190,11 +210,10 @@ static int take_hop(const struct tool_ctx *ctx, const struct web_request *req, s
                                      ch->max_hops) < 0
                                     ? -ENOMEM
                                     : end_with_error(hop, too_many);
-                else if (!ctx->config)
-                        r = 1; /* no policy: nothing to judge */
+                else if (!ctx->config || same_host(m, from, hop->redirect_url))
+                        r = 1; /* no policy, or judged already */
                 else
-                        r = judge_hop(ctx, ch, ch->url ?: req->url, hop->redirect_url, hop,
-                                      ret_waited);
+                        r = judge_hop(ctx, ch, from, hop->redirect_url, hop, ret_waited);
                 if (r < 0)
                         return r;
                 if (r > 0) {
@@ -206,7 +225,7 @@ static int take_hop(const struct tool_ctx *ctx, const struct web_request *req, s
                 }
         }
         if (ch->hops > 0) {
-                r = fix_timeout_error(hop, timeout);
+                r = fix_timeout_error(hop, ch->budget);
                 if (r < 0)
                         return r;
         }
@@ -233,6 +252,9 @@ int web_fetch_judged(const struct web_module *m, const struct tool_ctx *ctx,
         for (size_t i = 0; i < n; i++) {
                 usec_t timeout = reqs[i].timeout ? reqs[i].timeout : WEB_FETCH_TIMEOUT_USEC;
 
+                if (ctx->deadline != USEC_INFINITY)
+                        timeout = MIN(timeout, ctx->deadline > start ? ctx->deadline - start : 0);
+                chains[i].budget = timeout;
                 chains[i].deadline = usec_add_sat(start, timeout);
                 chains[i].max_hops = reqs[i].max_redirects == 0 ? WEB_FETCH_MAX_REDIRECTS
                                                                 : reqs[i].max_redirects;
@@ -271,7 +293,7 @@ int web_fetch_judged(const struct web_module *m, const struct tool_ctx *ctx,
                         usec_t w = 0;
 
                         if (r >= 0)
-                                r = take_hop(ctx, &reqs[i], &chains[i], &hop_resps[j], &resps[i],
+                                r = take_hop(m, ctx, &reqs[i], &chains[i], &hop_resps[j], &resps[i],
                                              &w);
                         web_response_release(&hop_resps[j]);
                         if (w > 0) {
