@@ -232,6 +232,21 @@ def test_ptc_tool_web_extract_judges_each_hop(ptc, sites):
     assert sites.bad.paths == [], sites.bad.paths
 
 
+def test_a_remote_targets_web_extract_is_judged_on_the_host(ptc, sites):
+    """web_extract of a script on a remote target runs on the host (docs/policy.md): its
+    hops too are judged by the host's rules."""
+    env = {"PATH": f"{ptc.bin.parent}:{ptc.env['PATH']}"}  # the agent, as test_policy.py
+    url = to(to(sites.denied("/page/secret"), sites.b), sites.a)
+    code = ("import json\nfrom hermes_tools import web_extract\n"
+            f"print(json.dumps(web_extract([{url!r}])))\n")
+    r = ptc.run(code, "--config", str(config(ptc)), "--tools", "web_extract", "--backend",
+                "exec:sh", env=env, input=b"")
+    expect(r, 0, "success")
+    [e] = r.output_json()["results"]
+    assert_denied(e)
+    assert sites.bad.paths == [], sites.bad.paths
+
+
 def test_a_denied_hop_late_in_the_chain_and_the_cap(ptc, sites):
     """The fifth redirect (the last one allowed) leads to the denied host: refused. A loop
     between two hosts ends at the cap, each of its hops judged (an ask for `localhost`, let
