@@ -9,7 +9,6 @@ ask about). A denied hop's server must never see a request, and the page must ne
 back: an allowed host's redirect to a denied one used to return the denied page."""
 
 import json
-import socket
 import textwrap
 import threading
 import time
