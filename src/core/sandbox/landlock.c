@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -174,6 +175,66 @@ int landlock_apply(const struct landlock_policy *p, int abi)
         if (r >= 0 && syscall(SYS_landlock_restrict_self, ruleset_fd, 0) < 0)
                 r = -errno;
 
+        (void) safe_close(ruleset_fd);
+        return r < 0 ? r : 0;
+}
+
+/* The write rights of @abi: what landlock_protect_apply() handles. */
+static __u64 write_rights(int abi)
+{
+        return fs_rights(abi) & ~(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
+                                  LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_IOCTL_DEV);
+}
+
+int landlock_protect_apply(const struct landlock_protect *p)
+{
+        struct ptc_landlock_ruleset_attr attr = {};
+        __u64 fs;
+        int ruleset_fd, r = 0;
+
+        if (!p || !p->grants || p->abi < 1)
+                return -EINVAL;
+        fs = write_rights(p->abi);
+        attr.handled_access_fs = fs;
+        /* The file-system field alone: 8 bytes, which every ABI knows. */
+        ruleset_fd = (int) syscall(SYS_landlock_create_ruleset, &attr,
+                                   offsetof(struct ptc_landlock_ruleset_attr, handled_access_fs) +
+                                           sizeof(attr.handled_access_fs),
+                                   0);
+        if (ruleset_fd < 0)
+                return -errno;
+
+        for (const char *const *path = p->grants; r >= 0 && *path; path++) {
+                struct ptc_landlock_path_beneath_attr rule = {};
+                struct stat st;
+                int fd;
+
+                /* Not followed: the parent listed a real entry; a symlink now grants nothing. */
+                fd = open(*path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0) {
+                        if (errno == ENOENT || errno == ENOTDIR || errno == EACCES)
+                                continue; /* gone since: granting nothing is the safe side */
+                        r = -errno;
+                        break;
+                }
+                if (fstat(fd, &st) < 0)
+                        r = -errno;
+                else if (!S_ISLNK(st.st_mode)) {
+                        rule.parent_fd = fd;
+                        rule.allowed_access = S_ISDIR(st.st_mode) ? fs & FS_RIGHTS_NO_DEVICES
+                                                                  : fs & FS_RIGHTS_FILE;
+                        if (syscall(SYS_landlock_add_rule, ruleset_fd,
+                                    PTC_LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0)
+                                r = -errno;
+                }
+                (void) safe_close(fd);
+        }
+        if (r >= 0 && syscall(SYS_landlock_restrict_self, ruleset_fd, 0) < 0) {
+                /* EPERM: no CAP_SYS_ADMIN, so the kernel wants no_new_privs first. */
+                r = -errno;
+                if (r == -EPERM && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
+                        r = syscall(SYS_landlock_restrict_self, ruleset_fd, 0) < 0 ? -errno : 0;
+        }
         (void) safe_close(ruleset_fd);
         return r < 0 ? r : 0;
 }

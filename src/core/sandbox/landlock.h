@@ -47,3 +47,25 @@ struct landlock_policy {
  * unrestricted: the caller must treat any error as fatal to the child.
  */
 _must_check_ int landlock_apply(const struct landlock_policy *p, int abi);
+
+/*
+ * Path rules on terminal commands (docs/policy.md, "What binds terminal commands"): a ruleset
+ * that handles the write rights only (writing, truncating, making, removing, renaming and
+ * linking entries) and grants them on @grants, each path and what is below it. Reading and
+ * executing stay unhandled, so they are never restricted. A directory gets every write right
+ * but making device nodes, a file writing and truncating only; a path that is missing or a
+ * symlink (by then) grants nothing.
+ */
+struct landlock_protect {
+        const char *const *grants; /* NULL-terminated absolute paths */
+        int abi;                   /* landlock_abi() of the caller, >= 1 */
+};
+
+/*
+ * Restrict the calling process (and its future children) to @p, on top of any domain it is
+ * in already. Without CAP_SYS_ADMIN the kernel wants PR_SET_NO_NEW_PRIVS: it is set then
+ * (set-id programs no longer gain privileges), and only then. Async-signal-safe: system
+ * calls only, every fd it opens closed again. Returns 0 or -errno; -EINVAL when @p or its
+ * ABI is not usable. A failure leaves the process unrestricted: the caller must not exec.
+ */
+_must_check_ int landlock_protect_apply(const struct landlock_protect *p);

@@ -159,6 +159,13 @@ _no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, str
                 }
                 step_done(p, SANDBOX_STEP_LANDLOCK);
         }
+        if (o->protect) {
+                int r = landlock_protect_apply(o->protect);
+                if (r < 0) {
+                        errno = -r;
+                        fail(errfd, ST_LANDLOCK, -1);
+                }
+        }
         if (p->seccomp.filter) {
                 int r = seccomp_program_load(&p->seccomp);
                 if (r < 0) {

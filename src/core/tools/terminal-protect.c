@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Landlock ruleset of a terminal call, built from the policy's deny rules on write_file
+ * and patch paths (terminal-protect.h says what and why).
+ */
+#include "core/tools/terminal-protect.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/macro.h"
+#include "basic/path-util.h"
+#include "basic/strv.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+
+/*
+ * Entries granted at most: past it the rest get no write right (stricter, and said). A
+ * directory with more entries than this on the way to a protected path is rare; listing
+ * and granting each costs a few microseconds in the command's start.
+ */
+#define MAX_GRANTS 16384
+/* Paths a glob of a rule may expand to; past it the glob's fixed directory is protected. */
+#define MAX_GLOB_PATHS 4096
+
+/* What a terminal command needs to write even where a rule covers /dev (or /): never keys. */
+static const char *const device_grants[] = {
+        "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+        "/dev/tty",  "/dev/ptmx", "/dev/pts",  NULL,
+};
+
+/* A new string, or NULL on ENOMEM. */
+_printf_(1, 2) static char *strdup_printf(const char *fmt, ...)
+{
+        char *s;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        return r < 0 ? NULL : s;
+}
+
+/* A list of strings with its length, grown by doubling (strv_extend() is quadratic). */
+struct list {
+        char **v;
+        size_t n, alloc;
+};
+
+static void list_free(struct list *l)
+{
+        for (size_t i = 0; i < l->n; i++)
+                free(l->v[i]);
+        free(l->v);
+        *l = (struct list){};
+}
+
+/* Append @s (taken, even on failure). 0 or -ENOMEM. */
+static int list_consume(struct list *l, char *s)
+{
+        if (!s)
+                return -ENOMEM;
+        if (l->n + 1 >= l->alloc) {
+                size_t a = l->alloc ? l->alloc * 2 : 16;
+                char **v = reallocarray(l->v, a, sizeof(char *));
+
+                if (!v) {
+                        free(s);
+                        return -ENOMEM;
+                }
+                l->v = v;
+                l->alloc = a;
+        }
+        l->v[l->n++] = s;
+        l->v[l->n] = NULL;
+        return 0;
+}
+
+static bool list_has(const struct list *l, const char *s)
+{
+        for (size_t i = 0; i < l->n; i++)
+                if (strcmp(l->v[i], s) == 0)
+                        return true;
+        return false;
+}
+
+static bool rule_binds(const struct policy_rule *r)
+{
+        if (r->subject != POLICY_SUBJECT_PATH || r->action != POLICY_DENY || !r->match)
+                return false;
+        for (char **t = r->tools; t && *t; t++)
+                if (strcmp(*t, "write_file") == 0 || strcmp(*t, "patch") == 0)
+                        return true;
+        return false;
+}
+
+bool terminal_protect_wanted(const struct ptc_config *c)
+{
+        for (size_t i = 0; c && i < c->policy.n_rules; i++)
+                if (rule_binds(&c->policy.rules[i]))
+                        return true;
+        return false;
+}
+
+/* A name at any depth (no '/'), or a "**" before the pattern's end: not for Landlock. */
+static bool pattern_is_landlock_able(const char *pattern)
+{
+        _cleanup_free_ char *s = NULL;
+        size_t n;
+
+        if (!strchr(pattern, '/') && strcmp(pattern, "~") != 0)
+                return false;
+        s = strdup(pattern);
+        if (!s)
+                return true; /* judged again, for real, when the ruleset is built */
+        n = strlen(s);
+        for (;;) {
+                while (n > 1 && s[n - 1] == '/')
+                        s[--n] = 0;
+                if (n >= 3 && strcmp(s + n - 3, "/**") == 0)
+                        s[n -= 3] = 0;
+                else
+                        break;
+        }
+        return !strstr(s, "**");
+}
+
+int terminal_protect_describe(const struct ptc_config *c, int abi, char ***warnings)
+{
+        if (!terminal_protect_wanted(c))
+                return 0;
+        if (abi < 1)
+                return strv_consume(
+                        warnings,
+                        strdup_printf("policy: Landlock is not available here (%s): deny rules on "
+                                      "write_file and patch paths do not bind terminal commands",
+                                      strerror(-abi)));
+        if (abi < 3) {
+                char *w = strdup_printf("policy: Landlock ABI %d does not check truncate(2): a "
+                                        "terminal command may still empty a protected file with "
+                                        "`truncate` (it cannot otherwise write there)",
+                                        abi);
+                int r = strv_consume(warnings, w);
+
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < c->policy.n_rules; i++) {
+                const struct policy_rule *rule = &c->policy.rules[i];
+
+                if (!rule_binds(rule))
+                        continue;
+                for (char **m = rule->match; *m; m++) {
+                        int r;
+
+                        if (pattern_is_landlock_able(*m))
+                                continue;
+                        r = strv_consume(warnings,
+                                         strdup_printf("policy.rules[%zu]: '%s' names files at any "
+                                                       "depth, which Landlock cannot express: it "
+                                                       "does not bind terminal commands "
+                                                       "(write_file and patch still hold to it)",
+                                                       i, *m));
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/* "/a/./b/../c//" -> "/a/c", in place, lexically (for the part of a path that is missing). */
+static void normalize(char *p)
+{
+        char *out = p, *in = p;
+
+        while (*in) {
+                char *e;
+                size_t n;
+
+                while (*in == '/')
+                        in++;
+                if (!*in)
+                        break;
+                e = strchrnul(in, '/');
+                n = (size_t) (e - in);
+                if (n == 1 && in[0] == '.') {
+                        /* nothing */
+                } else if (n == 2 && in[0] == '.' && in[1] == '.') {
+                        while (out > p && out[-1] != '/')
+                                out--;
+                        if (out > p)
+                                out--;
+                } else {
+                        *out++ = '/';
+                        memmove(out, in, n);
+                        out += n;
+                }
+                in = e;
+        }
+        if (out == p)
+                *out++ = '/';
+        *out = 0;
+}
+
+/*
+ * @path (absolute) as the kernel resolves it: its symlinks and ".." followed; a missing
+ * tail kept as written below its nearest existing ancestor's real path. New string or NULL.
+ */
+static char *resolve(const char *path)
+{
+        _cleanup_free_ char *head = strdup(path), *real = NULL;
+        const char *tail = "";
+        char *out;
+
+        if (!head)
+                return NULL;
+        for (;;) {
+                char *slash;
+
+                real = realpath(head, NULL);
+                if (real)
+                        break;
+                if (errno == ENOMEM)
+                        return NULL;
+                slash = strrchr(head, '/');
+                if (!slash || slash == head) {
+                        /* Nothing below / resolves: keep it as written. */
+                        out = strdup(path);
+                        if (out)
+                                normalize(out);
+                        return out;
+                }
+                *slash = 0;
+                tail = path + (slash - head);
+        }
+        out = strdup_printf("%s%s", strcmp(real, "/") == 0 ? "" : real, tail);
+        if (out) {
+                if (!*out) {
+                        free(out);
+                        out = strdup("/");
+                } else
+                        normalize(out);
+        }
+        return out;
+}
+
+/* Protect @path (absolute): its real path, and the entry it names itself (a symlink). */
+static int protect_path(struct list *prot, const char *path)
+{
+        _cleanup_free_ char *lex = strdup(path), *real = NULL;
+        int r;
+
+        if (!lex)
+                return -ENOMEM;
+        normalize(lex);
+        real = resolve(lex);
+        if (!real)
+                return -ENOMEM;
+        if (!list_has(prot, real)) {
+                r = list_consume(prot, TAKE_PTR(real));
+                if (r < 0)
+                        return r;
+        }
+        if (strcmp(lex, "/") != 0) {
+                char *slash = strrchr(lex, '/');
+                _cleanup_free_ char *parent =
+                        strndup(lex, slash == lex ? 1 : (size_t) (slash - lex));
+                _cleanup_free_ char *rparent = parent ? resolve(parent) : NULL;
+                char *entry;
+
+                if (!rparent)
+                        return -ENOMEM;
+                entry = path_join(rparent, slash + 1);
+                if (!entry)
+                        return -ENOMEM;
+                if (list_has(prot, entry))
+                        free(entry);
+                else if ((r = list_consume(prot, entry)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* @pattern of a rule made absolute ("~", relative), or NULL in *ret when it cannot be. */
+static int absolute_pattern(const char *pattern, const char *cwd, const char *home, char **ret)
+{
+        *ret = NULL;
+        if (pattern[0] == '~' && (pattern[1] == 0 || pattern[1] == '/')) {
+                if (!home || home[0] != '/')
+                        return 0;
+                *ret = strdup_printf("%s%s", home, pattern + 1);
+        } else if (pattern[0] != '/') {
+                if (!cwd || cwd[0] != '/')
+                        return 0;
+                *ret = strdup_printf("%s/%s", cwd,
+                                     pattern[0] == '.' && pattern[1] == '/' ? pattern + 2
+                                                                            : pattern);
+        } else
+                *ret = strdup(pattern);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* One pattern of a binding rule into @prot; @warnings gets why it cannot bind, if so. */
+static int protect_pattern(struct list *prot, const char *pattern, const char *cwd,
+                           const char *home, char ***warnings)
+{
+        _cleanup_free_ char *abs = NULL;
+        glob_t g = {};
+        size_t n;
+        int r;
+
+        if (!pattern_is_landlock_able(pattern))
+                return 0; /* terminal_protect_describe() said so */
+        r = absolute_pattern(pattern, cwd, home, &abs);
+        if (r < 0)
+                return r;
+        if (!abs)
+                return strv_consume(warnings,
+                                    strdup_printf("policy: '%s' cannot be resolved (no %s): it "
+                                                  "does not bind terminal commands",
+                                                  pattern, pattern[0] == '~' ? "HOME" : "cwd"));
+        /* A trailing "**" component is its directory: Landlock rules cover what is below. */
+        n = strlen(abs);
+        for (;;) {
+                while (n > 1 && abs[n - 1] == '/')
+                        abs[--n] = 0;
+                if (n >= 3 && strcmp(abs + n - 3, "/**") == 0)
+                        abs[n -= 3] = 0;
+                else
+                        break;
+        }
+        if (!*abs)
+                return protect_path(prot, "/");
+        if (!strpbrk(abs, "*?["))
+                return protect_path(prot, abs);
+
+        /* A glob: what exists at the call's start. */
+        r = glob(abs, GLOB_NOSORT | GLOB_PERIOD, NULL, &g);
+        if (r == GLOB_NOSPACE) {
+                globfree(&g);
+                return -ENOMEM;
+        }
+        if (r == 0 && g.gl_pathc > MAX_GLOB_PATHS) {
+                /* Too many: the directory the glob starts from, whole (the safe side). */
+                char *w = strpbrk(abs, "*?[");
+
+                globfree(&g);
+                while (w > abs && w[-1] != '/')
+                        w--;
+                *w = 0;
+                return protect_path(prot, abs);
+        }
+        for (size_t i = 0; r == 0 && i < g.gl_pathc; i++)
+                r = protect_path(prot, g.gl_pathv[i]);
+        globfree(&g);
+        return r == GLOB_NOMATCH || r == GLOB_ABORTED ? 0 : r;
+}
+
+static bool below_any(const struct list *l, const char *path)
+{
+        for (size_t i = 0; i < l->n; i++)
+                if (path_is_below(path, l->v[i]))
+                        return true;
+        return false;
+}
+
+static int grant(struct terminal_protect *p, const char *path, bool *capped)
+{
+        char **v;
+
+        if (p->n_grants >= MAX_GRANTS) {
+                *capped = true;
+                return 0;
+        }
+        if (p->n_grants + 1 >= p->n_alloc) {
+                size_t a = p->n_alloc ? p->n_alloc * 2 : 64;
+
+                v = reallocarray(p->grants, a, sizeof(char *));
+                if (!v)
+                        return -ENOMEM;
+                p->grants = v;
+                p->n_alloc = a;
+        }
+        p->grants[p->n_grants] = strdup(path);
+        if (!p->grants[p->n_grants])
+                return -ENOMEM;
+        p->grants[++p->n_grants] = NULL;
+        return 0;
+}
+
+/*
+ * A device a root command could write a disk or the kernel's memory through, under every
+ * rule: /dev as root is granted entry by entry without them.
+ */
+static bool is_raw_device(const char *dir, const char *name, const struct stat *st)
+{
+        return strcmp(dir, "/dev") == 0 && (S_ISBLK(st->st_mode) || strcmp(name, "mem") == 0 ||
+                                            strcmp(name, "kmem") == 0 || strcmp(name, "port") == 0);
+}
+
+/* Grant every entry of @dir but the protected paths, the ancestors and symlinks. */
+static int grant_entries(struct terminal_protect *p, const char *dir, const struct list *prot,
+                         const struct list *anc, bool *capped)
+{
+        _cleanup_(closedirp) DIR *d = opendir(dir);
+        struct dirent *de;
+        int r;
+
+        if (!d)
+                return errno == ENOMEM ? -ENOMEM : 0; /* nothing granted there: the safe side */
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *child = NULL;
+                struct stat st;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                child = path_join(dir, de->d_name);
+                if (!child)
+                        return -ENOMEM;
+                if (list_has(prot, child) || list_has(anc, child))
+                        continue;
+                if (lstat(child, &st) < 0 || S_ISLNK(st.st_mode))
+                        continue;
+                /* As root, /dev entry by entry: no disk, no memory (below). */
+                if (strcmp(child, "/dev") == 0 && geteuid() == 0) {
+                        r = grant_entries(p, "/dev", prot, anc, capped);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (is_raw_device(dir, de->d_name, &st))
+                        continue;
+                r = grant(p, child, capped);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int terminal_protect_build(const struct ptc_config *c, const char *cwd, const char *home,
+                           struct terminal_protect *ret)
+{
+        _cleanup_(list_free) struct list prot = {}, anc = {};
+        bool capped = false;
+        int abi, r;
+
+        *ret = TERMINAL_PROTECT_NULL;
+        if (!terminal_protect_wanted(c))
+                return 0;
+        abi = landlock_abi();
+        r = terminal_protect_describe(c, abi, &ret->warnings);
+        if (r < 0 || abi < 1)
+                return r;
+
+        for (size_t i = 0; i < c->policy.n_rules; i++) {
+                const struct policy_rule *rule = &c->policy.rules[i];
+
+                if (!rule_binds(rule))
+                        continue;
+                for (char **m = rule->match; *m; m++) {
+                        r = protect_pattern(&prot, *m, cwd, home, &ret->warnings);
+                        if (r < 0)
+                                return r;
+                }
+        }
+
+        /* The ancestors of each protected path that are not protected themselves. */
+        for (size_t i = 0; i < prot.n; i++) {
+                _cleanup_free_ char *a = strdup(prot.v[i]);
+                char *slash;
+
+                if (!a)
+                        return -ENOMEM;
+                while ((slash = strrchr(a, '/'))) {
+                        slash[slash == a ? 1 : 0] = 0;
+                        if (!below_any(&prot, a) && !list_has(&anc, a) &&
+                            (r = list_consume(&anc, strdup(a))) < 0)
+                                return r;
+                        if (strcmp(a, "/") == 0)
+                                break;
+                }
+        }
+        for (size_t i = 0; i < anc.n; i++) {
+                r = grant_entries(ret, anc.v[i], &prot, &anc, &capped);
+                if (r < 0)
+                        return r;
+        }
+        /* The devices every command may need (a rule on / or /dev does not take them). */
+        for (const char *const *dev = device_grants; *dev; dev++) {
+                bool taken = false;
+
+                for (size_t i = 0; i < prot.n && !taken; i++)
+                        taken = strcmp(prot.v[i], "/") != 0 && path_is_below(*dev, prot.v[i]);
+                if (!taken && (r = grant(ret, *dev, &capped)) < 0)
+                        return r;
+        }
+        if (capped) {
+                r = strv_consume(&ret->warnings,
+                                 strdup_printf("policy: more than %d entries beside the protected "
+                                               "paths: the rest are not writable by this command",
+                                               MAX_GRANTS));
+                if (r < 0)
+                        return r;
+        }
+        if (!ret->grants && (r = grant(ret, "/dev/null", &capped)) < 0)
+                return r;
+        ret->ll =
+                (struct landlock_protect){.grants = (const char *const *) ret->grants, .abi = abi};
+        return 0;
+}
+
+int terminal_protect_add_warnings(const struct terminal_protect *p, json_t *result)
+{
+        json_t *list;
+
+        if (!p->warnings)
+                return 0;
+        list = json_array();
+        if (!list)
+                return -ENOMEM;
+        for (char **w = p->warnings; *w; w++)
+                if (json_array_append_new(list, json_string(*w)) < 0) {
+                        json_decref(list);
+                        return -ENOMEM;
+                }
+        return json_object_set_new(result, "warnings", list) < 0 ? -ENOMEM : 0;
+}
+
+void terminal_protect_done(struct terminal_protect *p)
+{
+        for (size_t i = 0; i < p->n_grants; i++)
+                free(p->grants[i]);
+        free(p->grants);
+        strv_free(p->warnings);
+        *p = TERMINAL_PROTECT_NULL;
+}
