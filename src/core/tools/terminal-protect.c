@@ -473,6 +473,10 @@ int terminal_protect_build(const struct ptc_config *c, const char *cwd, const ch
                 }
         }
 
+        /* Only name patterns (or nothing resolvable): no ruleset, no cost. */
+        if (prot.n == 0)
+                return 0;
+
         /* The ancestors of each protected path that are not protected themselves. */
         for (size_t i = 0; i < prot.n; i++) {
                 _cleanup_free_ char *a = strdup(prot.v[i]);
@@ -511,8 +515,6 @@ int terminal_protect_build(const struct ptc_config *c, const char *cwd, const ch
                 if (r < 0)
                         return r;
         }
-        if (!ret->grants && (r = grant(ret, "/dev/null", &capped)) < 0)
-                return r;
         ret->ll =
                 (struct landlock_protect){.grants = (const char *const *) ret->grants, .abi = abi};
         return 0;
