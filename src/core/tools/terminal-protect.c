@@ -37,6 +37,9 @@ static const char *const device_grants[] = {
         "/dev/tty",  "/dev/ptmx", "/dev/pts",  NULL,
 };
 
+/* A terminal.isolation strict command's own trees: fresh tmpfs, none of the host's files. */
+static const char *const private_trees[] = {"/tmp", "/dev/shm", NULL};
+
 /* A new string, or NULL on ENOMEM. */
 _printf_(1, 2) static char *strdup_printf(const char *fmt, ...)
 {
@@ -505,6 +508,20 @@ int terminal_protect_build(const struct ptc_config *c, const char *cwd, const ch
                 for (size_t i = 0; i < prot.n && !taken; i++)
                         taken = strcmp(prot.v[i], "/") != 0 && path_is_below(*dev, prot.v[i]);
                 if (!taken && (r = grant(ret, *dev, &capped)) < 0)
+                        return r;
+        }
+        /*
+         * terminal.isolation strict: the command's /tmp and /dev/shm are private tmpfs, opened
+         * by these names in its own root (the grants are opened there): writable as a plain
+         * command's are, unless a protected path lies below them (a working directory under
+         * /tmp is bound inside the private /tmp at its host path).
+         */
+        for (const char *const *t = private_trees; c->terminal_strict && *t; t++) {
+                bool holds = false;
+
+                for (size_t i = 0; i < prot.n && !holds; i++)
+                        holds = path_is_below(prot.v[i], *t);
+                if (!holds && (r = grant(ret, *t, &capped)) < 0)
                         return r;
         }
         if (capped) {
