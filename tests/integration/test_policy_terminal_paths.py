@@ -356,3 +356,29 @@ def test_strict_terminal_commands_are_bound_too(iso):
         assert results[3]["exit_code"] == 0 and results[3]["output"].strip() == "t", results
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@needs_landlock
+def test_a_remote_targets_terminal_is_bound_there(ptc):
+    """--backend: the agent on the target builds the ruleset from the policy the host sends,
+    on the target's kernel; its warnings come back in the run's (prefixed "target:")."""
+    prot = ptc.tmp / "prot"
+    prot.mkdir()
+    (prot / "s").write_text("secret\n")
+    cfg = ptc.write_config(f"""
+        policy:
+          rules:
+            - tool: [write_file, patch]
+              match: ["{prot}/**", "*.pem"]
+              action: deny
+        """)
+    code = ("import json\nfrom hermes_tools import terminal\n"
+            f"print(json.dumps([terminal('echo x > {prot}/s'), terminal('echo y > {prot}/n'),"
+            f" terminal('echo ok > {ptc.workdir}/ok')]))\n")
+    r = ptc.run_ptc(["run", "--config", str(cfg), "--backend", "exec:sh", "-c", code],
+                    env={"PATH": f"{ptc.bin.parent}:{ptc.env['PATH']}"}, input=b"")
+    assert r.rc == 0 and r.data and r.data["status"] == "success", r
+    denied, made, ok = json.loads(r.data["output"])
+    assert denied["exit_code"] != 0 and made["exit_code"] != 0 and ok["exit_code"] == 0, r
+    assert (prot / "s").read_text() == "secret\n" and not (prot / "n").exists()
+    assert any(w.startswith("target: policy.rules[0]: '*.pem'") for w in r.data["warnings"]), r
