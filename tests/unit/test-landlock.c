@@ -740,7 +740,7 @@ static void test_landlock_protect_apply(void **state)
 {
         struct fixture *f = get_fixture(state);
         const char *const grants[] = {f->rw, f->single, NULL};
-        const struct landlock_protect p = {.grants = grants, .abi = f->abi};
+        const struct landlock_protect p = {.ruleset_fd = -1, .grants = grants, .abi = f->abi};
 
         assert_int_equal(run_protected(f, &p, probe_create_rw), 0);
         assert_int_equal(run_protected(f, &p, probe_mkdir_rw), 0);
@@ -765,7 +765,7 @@ static void test_landlock_protect_apply(void **state)
 static void test_landlock_protect_apply_invalid(_unused_ void **state)
 {
         const char *const none[] = {NULL};
-        const struct landlock_protect no_abi = {.grants = none};
+        const struct landlock_protect no_abi = {.ruleset_fd = -1, .grants = none};
 
         assert_int_equal(landlock_protect_apply(NULL), -EINVAL);
         assert_int_equal(landlock_protect_apply(&no_abi), -EINVAL);

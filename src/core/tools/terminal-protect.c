@@ -7,13 +7,16 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "basic/macro.h"
@@ -376,14 +379,57 @@ static bool below_any(const struct list *l, const char *path)
         return false;
 }
 
-static int grant(struct terminal_protect *p, const char *path, bool *capped)
+/*
+ * A directory listed for a ruleset, as it was before it was listed. A change of its entries
+ * changes its mtime and ctime; the inode of each entry granted is in the ruleset (Landlock
+ * rules hold inodes), so an entry removed, renamed or replaced since changes its directory.
+ */
+struct stamp {
+        dev_t dev;
+        ino_t ino;
+        struct timespec mtime, ctime;
+};
+
+/* A directory changed this recently (seconds) may change again within the same timestamp
+ * tick unseen: a ruleset listed from it is not kept (git's "racily clean" rule). */
+#define STAMP_SETTLE_SEC 2
+/* Calls one cached ruleset serves at most (cache.uses). */
+#define CACHE_USES_MAX 256
+
+/* @path's stamp; false when it cannot be had or is too recent to trust. */
+static bool take_stamp(const char *path, struct stamp *ret)
 {
+        struct timespec now;
+        struct stat st;
+
+        if (stat(path, &st) < 0 || clock_gettime(CLOCK_REALTIME, &now) < 0)
+                return false;
+        *ret = (struct stamp){st.st_dev, st.st_ino, st.st_mtim, st.st_ctim};
+        return st.st_mtim.tv_sec + STAMP_SETTLE_SEC < now.tv_sec &&
+               st.st_ctim.tv_sec + STAMP_SETTLE_SEC < now.tv_sec;
+}
+
+/*
+ * Where the grants go: a ruleset built here (@ruleset_fd >= 0: each entry opened relative to
+ * its directory and added), or paths the child opens itself (terminal.isolation strict: it
+ * sees another root).
+ */
+struct sink {
+        struct terminal_protect *p; /* the paths go to p->grants */
+        int ruleset_fd;
+        int abi;
+        size_t n; /* grants so far */
+        bool capped;
+        struct list dirs;     /* what was listed, in order */
+        struct stamp *stamps; /* dirs.v[i] as it was before it was listed */
+        bool settled;         /* every stamp trustworthy: the ruleset may be kept */
+};
+
+static int grant_path(struct sink *k, const char *path)
+{
+        struct terminal_protect *p = k->p;
         char **v;
 
-        if (p->n_grants >= MAX_GRANTS) {
-                *capped = true;
-                return 0;
-        }
         if (p->n_grants + 1 >= p->n_alloc) {
                 size_t a = p->n_alloc ? p->n_alloc * 2 : 64;
 
@@ -400,29 +446,76 @@ static int grant(struct terminal_protect *p, const char *path, bool *capped)
         return 0;
 }
 
+/* Grant @name in @dir (its fd @dfd, or AT_FDCWD with @name absolute). */
+static int grant(struct sink *k, int dfd, const char *dir, const char *name)
+{
+        _cleanup_free_ char *path = NULL;
+        int fd, r;
+
+        if (k->n >= MAX_GRANTS) {
+                k->capped = true;
+                return 0;
+        }
+        if (k->ruleset_fd < 0) {
+                path = dir ? path_join(dir, name) : strdup(name);
+                if (!path)
+                        return -ENOMEM;
+                r = grant_path(k, path);
+        } else {
+                fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        /* Gone since it was listed: nothing granted, the safe side. */
+                        return errno == ENOMEM ? -ENOMEM : 0;
+                r = landlock_protect_add(k->ruleset_fd, fd, k->abi);
+                (void) close(fd);
+        }
+        if (r >= 0)
+                k->n++;
+        return r;
+}
+
 /*
  * A device a root command could write a disk or the kernel's memory through, under every
  * rule: /dev as root is granted entry by entry without them.
  */
-static bool is_raw_device(const char *dir, const char *name, const struct stat *st)
+static bool is_raw_device(const char *dir, const char *name, unsigned char type)
 {
-        return strcmp(dir, "/dev") == 0 && (S_ISBLK(st->st_mode) || strcmp(name, "mem") == 0 ||
+        return strcmp(dir, "/dev") == 0 && (type == DT_BLK || strcmp(name, "mem") == 0 ||
                                             strcmp(name, "kmem") == 0 || strcmp(name, "port") == 0);
 }
 
 /* Grant every entry of @dir but the protected paths, the ancestors and symlinks. */
-static int grant_entries(struct terminal_protect *p, const char *dir, const struct list *prot,
-                         const struct list *anc, bool *capped)
+static int grant_entries(struct sink *k, const char *dir, const struct list *prot,
+                         const struct list *anc)
 {
-        _cleanup_(closedirp) DIR *d = opendir(dir);
+        _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
-        int r;
+        int dfd, r;
 
-        if (!d)
+        /* Its stamp before its listing: a change while listing makes the next call rebuild. */
+        if (k->dirs.n + 1 >= k->dirs.alloc) {
+                struct stamp *v =
+                        reallocarray(k->stamps, k->dirs.alloc ? k->dirs.alloc * 2 : 16, sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                k->stamps = v;
+        }
+        k->settled &= take_stamp(dir, &k->stamps[k->dirs.n]);
+        r = list_consume(&k->dirs, strdup(dir));
+        if (r < 0)
+                return r;
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
                 return errno == ENOMEM ? -ENOMEM : 0; /* nothing granted there: the safe side */
+        d = fdopendir(dfd);
+        if (!d) {
+                (void) close(dfd);
+                return -ENOMEM;
+        }
         while ((de = readdir(d))) {
                 _cleanup_free_ char *child = NULL;
-                struct stat st;
+                unsigned char type = de->d_type;
 
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
@@ -431,22 +524,188 @@ static int grant_entries(struct terminal_protect *p, const char *dir, const stru
                         return -ENOMEM;
                 if (list_has(prot, child) || list_has(anc, child))
                         continue;
-                if (lstat(child, &st) < 0 || S_ISLNK(st.st_mode))
+                if (type == DT_UNKNOWN) {
+                        struct stat st;
+
+                        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                                continue;
+                        type = IFTODT(st.st_mode);
+                }
+                if (type == DT_LNK)
                         continue;
                 /* As root, /dev entry by entry: no disk, no memory (below). */
                 if (strcmp(child, "/dev") == 0 && geteuid() == 0) {
-                        r = grant_entries(p, "/dev", prot, anc, capped);
+                        r = grant_entries(k, "/dev", prot, anc);
                         if (r < 0)
                                 return r;
                         continue;
                 }
-                if (is_raw_device(dir, de->d_name, &st))
+                if (is_raw_device(dir, de->d_name, type))
                         continue;
-                r = grant(p, child, capped);
+                r = grant(k, dfd, dir, de->d_name);
                 if (r < 0)
                         return r;
         }
         return 0;
+}
+
+/* Every grant for @prot (protected real paths) and @anc (their ancestors) into @k. */
+static int grant_all(struct sink *k, const struct ptc_config *c, const struct list *prot,
+                     const struct list *anc)
+{
+        int r;
+
+        for (size_t i = 0; i < anc->n; i++) {
+                r = grant_entries(k, anc->v[i], prot, anc);
+                if (r < 0)
+                        return r;
+        }
+        /* The devices every command may need (a rule on / or /dev does not take them). */
+        for (const char *const *dev = device_grants; *dev; dev++) {
+                bool taken = false;
+
+                for (size_t i = 0; i < prot->n && !taken; i++)
+                        taken = strcmp(prot->v[i], "/") != 0 && path_is_below(*dev, prot->v[i]);
+                if (!taken && (r = grant(k, AT_FDCWD, NULL, *dev)) < 0)
+                        return r;
+        }
+        /*
+         * terminal.isolation strict: the command's /tmp and /dev/shm are private tmpfs, opened
+         * by these names in its own root (the grants are opened there): writable as a plain
+         * command's are, unless a protected path lies below them (a working directory under
+         * /tmp is bound inside the private /tmp at its host path).
+         */
+        for (const char *const *t = private_trees; c->terminal_strict && *t; t++) {
+                bool holds = false;
+
+                for (size_t i = 0; i < prot->n && !holds; i++)
+                        holds = path_is_below(prot->v[i], *t);
+                if (!holds && (r = grant(k, AT_FDCWD, NULL, *t)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- the ruleset of the last call, reused while nothing it was built from changed ---- */
+
+static struct {
+        pthread_mutex_t lock;
+        int ruleset_fd; /* -1: none */
+        int abi;
+        uid_t euid;
+        struct list prot, dirs;
+        struct stamp *stamps; /* one per dirs.v[i] */
+        bool capped;
+        /* Calls served: a root command's child adds its own devpts to the ruleset it shares
+         * (terminal.c), so it is built anew now and then, not grown for ever. */
+        unsigned uses;
+} cache = {.lock = PTHREAD_MUTEX_INITIALIZER, .ruleset_fd = -1};
+
+static bool lists_equal(const struct list *a, const struct list *b)
+{
+        if (a->n != b->n)
+                return false;
+        for (size_t i = 0; i < a->n; i++)
+                if (strcmp(a->v[i], b->v[i]) != 0)
+                        return false;
+        return true;
+}
+
+static bool stamp_equal(const struct stamp *a, const struct stamp *b)
+{
+        return a->dev == b->dev && a->ino == b->ino && a->mtime.tv_sec == b->mtime.tv_sec &&
+               a->mtime.tv_nsec == b->mtime.tv_nsec && a->ctime.tv_sec == b->ctime.tv_sec &&
+               a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+/* Under cache.lock: a copy of the cached ruleset's fd when it holds for @prot, else -1. */
+static int cache_lookup(const struct list *prot, int abi, bool *ret_capped)
+{
+        if (cache.ruleset_fd < 0 || cache.abi != abi || cache.euid != geteuid() ||
+            !lists_equal(&cache.prot, prot))
+                return -1;
+        for (size_t i = 0; i < cache.dirs.n; i++) {
+                struct stamp now;
+
+                if (!take_stamp(cache.dirs.v[i], &now) || !stamp_equal(&now, &cache.stamps[i]))
+                        return -1;
+        }
+        if (++cache.uses > CACHE_USES_MAX)
+                return -1;
+        *ret_capped = cache.capped;
+        return fcntl(cache.ruleset_fd, F_DUPFD_CLOEXEC, 3);
+}
+
+static void cache_drop(void)
+{
+        if (cache.ruleset_fd >= 0)
+                (void) close(cache.ruleset_fd);
+        cache.ruleset_fd = -1;
+        list_free(&cache.prot);
+        list_free(&cache.dirs);
+        free(cache.stamps);
+        cache.stamps = NULL;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/*
+ * The ruleset for @prot and @anc as an fd of its own into *@ret_fd (the caller closes it):
+ * the cached one when nothing it was built from changed, else built anew (and cached when
+ * every directory it listed had settled).
+ */
+static int ruleset_for(const struct ptc_config *c, const struct list *prot, const struct list *anc,
+                       int abi, int *ret_fd, bool *ret_capped)
+{
+        _cleanup_(list_free) struct list prot_copy = {};
+        struct terminal_protect none = TERMINAL_PROTECT_NULL;
+        struct sink k = {.p = &none, .abi = abi, .settled = true};
+        int r;
+
+        pthread_mutex_lock(&cache.lock);
+        *ret_fd = cache_lookup(prot, abi, ret_capped);
+        pthread_mutex_unlock(&cache.lock);
+        if (*ret_fd >= 0)
+                return 0;
+
+        /* Built outside the lock: other calls go on meanwhile. */
+        k.ruleset_fd = landlock_protect_ruleset(abi);
+        if (k.ruleset_fd < 0)
+                return k.ruleset_fd;
+        r = grant_all(&k, c, prot, anc);
+        for (size_t i = 0; r >= 0 && i < prot->n; i++)
+                r = list_consume(&prot_copy, strdup(prot->v[i]));
+        if (r >= 0) {
+                *ret_fd = fcntl(k.ruleset_fd, F_DUPFD_CLOEXEC, 3);
+                if (*ret_fd < 0)
+                        r = -errno;
+        }
+        if (r < 0 || !k.settled) {
+                (void) close(k.ruleset_fd);
+                k.ruleset_fd = -1;
+        }
+        *ret_capped = k.capped;
+        pthread_mutex_lock(&cache.lock);
+        if (k.ruleset_fd >= 0) {
+                cache_drop();
+                cache.ruleset_fd = k.ruleset_fd;
+                cache.abi = abi;
+                cache.euid = geteuid();
+                cache.prot = prot_copy;
+                prot_copy = (struct list){};
+                cache.dirs = k.dirs;
+                k.dirs = (struct list){};
+                cache.stamps = TAKE_PTR(k.stamps);
+                cache.capped = k.capped;
+                cache.uses = 0;
+        }
+        pthread_mutex_unlock(&cache.lock);
+        list_free(&k.dirs);
+        free(k.stamps);
+        return r;
 }
 
 int terminal_protect_build(const struct ptc_config *c, const char *cwd, const char *home,
@@ -475,10 +734,11 @@ int terminal_protect_build(const struct ptc_config *c, const char *cwd, const ch
                                 return r;
                 }
         }
-
         /* Only name patterns (or nothing resolvable): no ruleset, no cost. */
         if (prot.n == 0)
                 return 0;
+        /* One order whatever glob(3) gave: the cache compares lists. */
+        qsort(prot.v, prot.n, sizeof(char *), cmp_str);
 
         /* The ancestors of each protected path that are not protected themselves. */
         for (size_t i = 0; i < prot.n; i++) {
@@ -496,32 +756,22 @@ int terminal_protect_build(const struct ptc_config *c, const char *cwd, const ch
                                 break;
                 }
         }
-        for (size_t i = 0; i < anc.n; i++) {
-                r = grant_entries(ret, anc.v[i], &prot, &anc, &capped);
+
+        if (c->terminal_strict) {
+                /* The child opens the paths in its own root (private /tmp): no ruleset here. */
+                struct sink k = {.p = ret, .ruleset_fd = -1, .abi = abi};
+
+                r = grant_all(&k, c, &prot, &anc);
+                list_free(&k.dirs);
+                free(k.stamps);
                 if (r < 0)
                         return r;
-        }
-        /* The devices every command may need (a rule on / or /dev does not take them). */
-        for (const char *const *dev = device_grants; *dev; dev++) {
-                bool taken = false;
-
-                for (size_t i = 0; i < prot.n && !taken; i++)
-                        taken = strcmp(prot.v[i], "/") != 0 && path_is_below(*dev, prot.v[i]);
-                if (!taken && (r = grant(ret, *dev, &capped)) < 0)
+                capped = k.capped;
+                if (!ret->grants && (r = grant_path(&k, "/dev/null")) < 0)
                         return r;
-        }
-        /*
-         * terminal.isolation strict: the command's /tmp and /dev/shm are private tmpfs, opened
-         * by these names in its own root (the grants are opened there): writable as a plain
-         * command's are, unless a protected path lies below them (a working directory under
-         * /tmp is bound inside the private /tmp at its host path).
-         */
-        for (const char *const *t = private_trees; c->terminal_strict && *t; t++) {
-                bool holds = false;
-
-                for (size_t i = 0; i < prot.n && !holds; i++)
-                        holds = path_is_below(prot.v[i], *t);
-                if (!holds && (r = grant(ret, *t, &capped)) < 0)
+        } else {
+                r = ruleset_for(c, &prot, &anc, abi, &ret->ll.ruleset_fd, &capped);
+                if (r < 0)
                         return r;
         }
         if (capped) {
@@ -532,9 +782,14 @@ int terminal_protect_build(const struct ptc_config *c, const char *cwd, const ch
                 if (r < 0)
                         return r;
         }
-        ret->ll =
-                (struct landlock_protect){.grants = (const char *const *) ret->grants, .abi = abi};
+        ret->ll.grants = (const char *const *) ret->grants;
+        ret->ll.abi = abi;
         return 0;
+}
+
+const struct landlock_protect *terminal_protect_landlock(const struct terminal_protect *p)
+{
+        return p->ll.ruleset_fd >= 0 || p->ll.grants ? &p->ll : NULL;
 }
 
 int terminal_protect_add_warnings(const struct terminal_protect *p, json_t *result)
@@ -556,6 +811,8 @@ int terminal_protect_add_warnings(const struct terminal_protect *p, json_t *resu
 
 void terminal_protect_done(struct terminal_protect *p)
 {
+        if (p->ll.ruleset_fd >= 0)
+                (void) close(p->ll.ruleset_fd);
         for (size_t i = 0; i < p->n_grants; i++)
                 free(p->grants[i]);
         free(p->grants);

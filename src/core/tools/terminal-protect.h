@@ -24,8 +24,15 @@
  *
  * No such rule: nothing is built and the command starts as before, at no cost.
  *
- * Thread context: terminal_protect_build() on any thread (no global state); the child's step
- * is landlock_protect_apply() (async-signal-safe).
+ * The ruleset is built in ptc, each entry opened relative to its directory, and the last one
+ * is kept (one per process, under a lock) for the next calls while nothing it was built from
+ * changed: the same protected paths, and every directory it listed with the same device,
+ * inode, mtime and ctime, none of them changed in the last seconds (a change within one
+ * timestamp tick would go unseen). A terminal.isolation strict command gets paths instead,
+ * opened in its own root.
+ *
+ * Thread context: terminal_protect_build() on any thread (the kept ruleset is behind a
+ * mutex); the child's step is landlock_protect_apply() (async-signal-safe).
  */
 
 #include <stdbool.h>
@@ -37,15 +44,16 @@
 #include "core/sandbox/landlock.h"
 
 struct terminal_protect {
-        /* The ruleset to apply in the command's child; ll.grants NULL: none (no rule, or no
-         * Landlock: then @warnings says so). Points into @grants. */
+        /* What the command's child applies (terminal_protect_landlock()): a ruleset built
+         * here (ll.ruleset_fd, owned), or for terminal.isolation strict the paths the child
+         * opens in its own root (ll.grants, pointing into @grants). */
         struct landlock_protect ll;
         char **grants; /* owned, NULL-terminated */
         size_t n_grants, n_alloc;
         char **warnings; /* owned strv: what does not bind terminal commands, and why */
 };
 
-#define TERMINAL_PROTECT_NULL ((struct terminal_protect){})
+#define TERMINAL_PROTECT_NULL ((struct terminal_protect){.ll = {.ruleset_fd = -1}})
 
 /*
  * Whether @c's policy has a deny rule on write_file or patch paths, i.e. whether terminal
@@ -69,6 +77,9 @@ _must_check_ int terminal_protect_describe(const struct ptc_config *c, int abi, 
  */
 _must_check_ int terminal_protect_build(const struct ptc_config *c, const char *cwd,
                                         const char *home, struct terminal_protect *ret);
+
+/* What the command's child applies (landlock_protect_apply()), or NULL: nothing. Borrowed. */
+const struct landlock_protect *terminal_protect_landlock(const struct terminal_protect *p);
 
 /* Add @p's warnings to the tool result @result as "warnings" (none: nothing). 0 or -ENOMEM. */
 _must_check_ int terminal_protect_add_warnings(const struct terminal_protect *p, json_t *result);

@@ -205,13 +205,26 @@ static int start_command(const struct tool_process *o, int out_w, int init_exe_f
         bool in_pidns = o->own_pid_namespace && init_argv &&
                         __atomic_load_n(&pidns_state, __ATOMIC_RELAXED) >= 0;
         char serve_dir[PATH_MAX] = "";
-        const struct command_setup cs = {.tty_program = seccomp_tty_program(),
-                                         .serve_dir = serve_dir,
-                                         .protect = o->protect};
+        struct command_setup cs = {.tty_program = seccomp_tty_program(),
+                                   .serve_dir = serve_dir,
+                                   .protect = o->protect};
+        struct landlock_protect pidns_protect;
 
         init_signal_set(&init_mask);
         if (in_pidns)
                 serve_dir_to_hide(serve_dir, sizeof(serve_dir));
+        /*
+         * The path rules' ruleset was built before the fresh devpts of the pid namespace was
+         * mounted (pidns_hide_terminals()), and Landlock does not look at the mount point: the
+         * child grants its own instance's root itself.
+         */
+        if (in_pidns && o->protect && o->protect->ruleset_fd >= 0) {
+                static const char *const devpts[] = {"/dev/pts", NULL};
+
+                pidns_protect = *o->protect;
+                pidns_protect.grants = devpts;
+                cs.protect = &pidns_protect;
+        }
         for (;;) {
                 struct spawn_opts so = {
                         .path = in_pidns ? NULL : o->path,
@@ -919,7 +932,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                                              ctx->config->isolation != PTC_ISOLATION_NONE,
                         /* Elsewhere an init of its own: its daemons die with it too. */
                         .contain = true,
-                        .protect = protect.ll.grants ? &protect.ll : NULL,
+                        .protect = terminal_protect_landlock(&protect),
                 };
 
                 if (ctx->config && ctx->config->terminal_strict) {
