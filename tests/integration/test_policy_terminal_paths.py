@@ -14,6 +14,8 @@ import os
 import secrets
 import shutil
 import tempfile
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -382,3 +384,58 @@ def test_a_remote_targets_terminal_is_bound_there(ptc):
     assert denied["exit_code"] != 0 and made["exit_code"] != 0 and ok["exit_code"] == 0, r
     assert (prot / "s").read_text() == "secret\n" and not (prot / "n").exists()
     assert any(w.startswith("target: policy.rules[0]: '*.pem'") for w in r.data["warnings"]), r
+
+
+CACHE_SCRIPT = """
+    import json, os, time
+    from hermes_tools import terminal
+    time.sleep(3)  # every directory settled: the ruleset of the first call is kept
+    out = [terminal("echo 1 > OTHER/f"), terminal("echo 2 > OTHER/f")]
+    open("ready", "w").close()
+    for _ in range(600):
+        if os.path.exists("moved"):
+            break
+        time.sleep(0.05)
+    out.append(terminal("echo 3 > PROT/other/f"))
+    out.append(terminal("echo 4 > PROT/s"))
+    print(json.dumps([r["exit_code"] for r in out]))
+"""
+
+
+@needs_landlock
+def test_a_kept_ruleset_sees_a_granted_directory_moved_into_the_protected_tree(iso):
+    """The ruleset is kept between calls while the directories it listed are unchanged
+    (Landlock rules hold inodes): a directory granted at the first call that another process
+    then moves into the protected tree is not writable at the next call."""
+    base = Path(tempfile.mkdtemp(prefix="ptc-ll-", dir="/var/tmp"))
+    try:
+        os.chmod(base, 0o755)
+        iso.own(base)
+        prot = iso.mkdir(base / "prot")
+        iso.write(prot / "s", "secret\n")
+        other = iso.mkdir(base / "other")
+        iso.write(other / "f", "0\n")
+        cfg = rule_config(iso, [f"{prot}/**"])
+        code = textwrap.dedent(CACHE_SCRIPT).replace("OTHER", str(other)).replace("PROT", str(prot))
+        proc = iso.spawn(["run", "--config", str(cfg), "-c", code])
+        try:
+            ready = iso.workdir / "ready"
+            for _ in range(1200):
+                if ready.exists() or proc.poll() is not None:
+                    break
+                time.sleep(0.05)
+            assert ready.exists(), proc.communicate(timeout=60)
+            os.rename(other, prot / "other")
+            (iso.workdir / "moved").touch()
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        res = json.loads(out)
+        assert proc.returncode == 0 and res["status"] == "success", (out, err)
+        codes = json.loads(res["output"])
+        assert codes[:2] == [0, 0] and codes[2] != 0 and codes[3] != 0, res
+        assert (prot / "other" / "f").read_text() == "2\n" and (prot / "s").read_text() == "secret\n"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
