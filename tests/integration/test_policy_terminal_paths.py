@@ -267,7 +267,7 @@ def test_a_relative_rule_and_a_glob_in_the_middle(iso):
     iso.write(work / "secrets" / "k", "k\n")
     iso.mkdir(work / "src")
     keys = iso.mkdir(work / "keys")
-    for t in ("a", "b"):
+    for t in ("a", "b", ".hidden"):  # the rules' "*" matches a leading dot too
         iso.mkdir(keys / t)
         iso.mkdir(keys / t / "private")
         iso.write(keys / t / "private" / "id", "id\n")
@@ -275,9 +275,11 @@ def test_a_relative_rule_and_a_glob_in_the_middle(iso):
     cfg = rule_config(iso, ["secrets/**", "keys/*/private/**"])
     cmds = ["echo x > secrets/k", "echo x > secrets/new", f"echo x > {work}/secrets/k",
             "echo x > keys/a/private/id", "echo x > keys/b/private/new",
+            "echo x > keys/.hidden/private/id",
             "echo x > src/new", "echo x > keys/a/public/pub"]
     results, _ = run_commands(iso, cfg, cmds)
-    assert [r["exit_code"] != 0 for r in results] == [True] * 5 + [False, False], results
+    assert [r["exit_code"] != 0 for r in results] == [True] * 6 + [False, False], results
+    assert (keys / ".hidden" / "private" / "id").read_text() == "id\n"
     assert (work / "secrets" / "k").read_text() == "k\n"
     assert not (work / "secrets" / "new").exists()
     assert (keys / "a" / "private" / "id").read_text() == "id\n"

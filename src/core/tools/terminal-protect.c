@@ -8,7 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -28,10 +28,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 /*
  * Entries granted at most: past it the rest get no write right (stricter, and said). A
  * directory with more entries than this on the way to a protected path is rare; listing
- * and granting each costs a few microseconds in the command's start.
+ * and granting each costs a few microseconds when the ruleset is built.
  */
 #define MAX_GRANTS 16384
-/* Paths a glob of a rule may expand to; past it the glob's fixed directory is protected. */
+/* Paths a glob of a rule may expand to (and directories it may read); past it the glob's
+ * fixed directory is protected whole. */
 #define MAX_GLOB_PATHS 4096
 
 /* What a terminal command needs to write even where a rule covers /dev (or /): never keys. */
@@ -315,12 +316,72 @@ static int absolute_pattern(const char *pattern, const char *cwd, const char *ho
         return *ret ? 0 : -ENOMEM;
 }
 
+/*
+ * The existing paths that @pattern (absolute, normalised, no "**") matches, component by
+ * component: a component with "*", "?" or "[" is matched with fnmatch(3) against each entry
+ * of its directory ("." and ".." never, a leading dot like any other character, as the
+ * rules' own matcher does; glob(3) would skip hidden names). -E2BIG past MAX_GLOB_PATHS
+ * paths or directories read.
+ */
+static int expand_from(struct list *out, const char *prefix, const char *rest, size_t *dirs)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_free_ char *comp = NULL;
+        const char *end;
+        struct dirent *de;
+        int r;
+
+        while (*rest == '/')
+                rest++;
+        if (!*rest) {
+                struct stat st;
+
+                if (lstat(prefix, &st) < 0)
+                        return 0;
+                if (out->n >= MAX_GLOB_PATHS)
+                        return -E2BIG;
+                return list_consume(out, strdup(prefix));
+        }
+        end = strchrnul(rest, '/');
+        comp = strndup(rest, (size_t) (end - rest));
+        if (!comp)
+                return -ENOMEM;
+        if (!strpbrk(comp, "*?[")) {
+                _cleanup_free_ char *next = path_join(prefix, comp);
+
+                return next ? expand_from(out, next, end, dirs) : -ENOMEM;
+        }
+        if (++*dirs > MAX_GLOB_PATHS)
+                return -E2BIG;
+        d = opendir(prefix);
+        if (!d)
+                return errno == ENOMEM ? -ENOMEM : 0;
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *next = NULL;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                    fnmatch(comp, de->d_name, 0) != 0)
+                        continue;
+                next = path_join(prefix, de->d_name);
+                if (!next)
+                        return -ENOMEM;
+                r = expand_from(out, next, end, dirs);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int expand(struct list *out, const char *pattern, size_t *dirs)
+{
+        return expand_from(out, "/", pattern, dirs);
+}
+
 /* One pattern of a binding rule into @prot; @warnings gets why it cannot bind, if so. */
 static int protect_pattern(struct list *prot, const char *pattern, const char *cwd,
                            const char *home, char ***warnings)
 {
         _cleanup_free_ char *abs = NULL;
-        glob_t g = {};
         size_t n;
         int r;
 
@@ -350,25 +411,24 @@ static int protect_pattern(struct list *prot, const char *pattern, const char *c
                 return protect_path(prot, abs);
 
         /* A glob: what exists at the call's start. */
-        r = glob(abs, GLOB_NOSORT | GLOB_PERIOD, NULL, &g);
-        if (r == GLOB_NOSPACE) {
-                globfree(&g);
-                return -ENOMEM;
-        }
-        if (r == 0 && g.gl_pathc > MAX_GLOB_PATHS) {
-                /* Too many: the directory the glob starts from, whole (the safe side). */
-                char *w = strpbrk(abs, "*?[");
+        {
+                _cleanup_(list_free) struct list found = {};
+                size_t dirs = 0;
 
-                globfree(&g);
-                while (w > abs && w[-1] != '/')
-                        w--;
-                *w = 0;
-                return protect_path(prot, abs);
+                r = expand(&found, abs, &dirs);
+                if (r == -E2BIG) {
+                        /* Too many: the directory the glob starts from, whole (the safe side). */
+                        char *w = strpbrk(abs, "*?[");
+
+                        while (w > abs && w[-1] != '/')
+                                w--;
+                        *w = 0;
+                        return protect_path(prot, abs);
+                }
+                for (size_t i = 0; r >= 0 && i < found.n; i++)
+                        r = protect_path(prot, found.v[i]);
+                return r;
         }
-        for (size_t i = 0; r == 0 && i < g.gl_pathc; i++)
-                r = protect_path(prot, g.gl_pathv[i]);
-        globfree(&g);
-        return r == GLOB_NOMATCH || r == GLOB_ABORTED ? 0 : r;
 }
 
 static bool below_any(const struct list *l, const char *path)
@@ -737,7 +797,7 @@ int terminal_protect_build(const struct ptc_config *c, const char *cwd, const ch
         /* Only name patterns (or nothing resolvable): no ruleset, no cost. */
         if (prot.n == 0)
                 return 0;
-        /* One order whatever glob(3) gave: the cache compares lists. */
+        /* One order whatever the directories gave: the cache compares lists. */
         qsort(prot.v, prot.n, sizeof(char *), cmp_str);
 
         /* The ancestors of each protected path that are not protected themselves. */

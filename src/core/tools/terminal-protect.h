@@ -16,7 +16,8 @@
  *
  * Patterns (docs/policy.md, "Paths"): a plain path (absolute, "~/", relative to the
  * execution's directory) and such a path ending in a "**" component protect that path and what is
- * below it; other globs are expanded with glob(3) at the call's start, to what exists then; a
+ * below it; other globs are expanded at the call's start, component by component (a leading dot
+ * matched like any character, as the rules' matcher does), to what exists then; a
  * pattern without '/' (a name at any depth: "*.pem", ".env") or with "**" before its end cannot be
  * said in Landlock and does not bind terminal commands (a warning says so). Each path is resolved
  * as the kernel resolves it (symlinks, ".."), a missing one by its nearest existing ancestor, so
