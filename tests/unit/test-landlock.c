@@ -689,6 +689,88 @@ static void test_landlock_apply_old_abi(void **state)
         }
 }
 
+/* landlock_protect_apply() in a child, then @probe. */
+struct protected_child {
+        const struct fixture *f;
+        const struct landlock_protect *p;
+        probe_fn probe;
+};
+
+static int protected_main(void *userdata)
+{
+        const struct protected_child *c = userdata;
+        int r = landlock_protect_apply(c->p);
+
+        if (r < 0) {
+                (void) fprintf(stderr, "landlock_protect_apply: %s\n", strerror(-r));
+                return CHILD_APPLY_FAILED;
+        }
+        return c->probe(c->f);
+}
+
+static int run_protected(const struct fixture *f, const struct landlock_protect *p, probe_fn probe)
+{
+        struct protected_child c = {.f = f, .p = p, .probe = probe};
+        /* No no_new_privs of the test's: landlock_protect_apply() sets it when it must. */
+        int status = test_run_child(false, protected_main, &c);
+
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* no_new_privs is set only where the kernel wants it: without CAP_SYS_ADMIN. */
+static int probe_nnp_as_needed(_unused_ const struct fixture *f)
+{
+        int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+
+        return nnp == (geteuid() == 0 ? 0 : 1) ? 0 : EPERM;
+}
+
+static int probe_write_single_truncating(const struct fixture *f)
+{
+        _cleanup_close_ int fd = open(f->single, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+        return fd < 0 ? errno : 0;
+}
+
+/*
+ * The terminal's path rules (core/tools/terminal-protect.h): write rights where granted, on a
+ * tree or a lone file, none elsewhere; reading and listing are never restricted.
+ */
+static void test_landlock_protect_apply(void **state)
+{
+        struct fixture *f = get_fixture(state);
+        const char *const grants[] = {f->rw, f->single, NULL};
+        const struct landlock_protect p = {.ruleset_fd = -1, .grants = grants, .abi = f->abi};
+
+        assert_int_equal(run_protected(f, &p, probe_create_rw), 0);
+        assert_int_equal(run_protected(f, &p, probe_mkdir_rw), 0);
+        reset_rw(f);
+        assert_int_equal(run_protected(f, &p, probe_write_single), 0);
+        assert_int_equal(run_protected(f, &p, probe_write_single_truncating), 0);
+        assert_int_equal(run_protected(f, &p, probe_write_out), EACCES);
+        assert_int_equal(run_protected(f, &p, probe_create_out), EACCES);
+        assert_int_equal(run_protected(f, &p, probe_mknod_chr_rw), EACCES);
+        if (f->abi >= 3)
+                assert_int_equal(run_protected(f, &p, probe_truncate_out), EACCES);
+        assert_int_equal(run_protected(f, &p, probe_read_out), 0);
+        assert_int_equal(run_protected(f, &p, probe_list_out), 0);
+        assert_int_equal(run_protected(f, &p, probe_exec_true), 0);
+        assert_int_equal(run_protected(f, &p, probe_nnp_as_needed), 0);
+        f->open_fds = count_fds();
+        assert_int_equal(run_protected(f, &p, probe_fd_count), 0);
+        /* Unconfined, the same writes work: it is Landlock that refused. */
+        assert_int_equal(probe_create_out(f), 0);
+}
+
+static void test_landlock_protect_apply_invalid(_unused_ void **state)
+{
+        const char *const none[] = {NULL};
+        const struct landlock_protect no_abi = {.ruleset_fd = -1, .grants = none};
+
+        assert_int_equal(landlock_protect_apply(NULL), -EINVAL);
+        assert_int_equal(landlock_protect_apply(&no_abi), -EINVAL);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -707,6 +789,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_landlock_apply_deny_tcp, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_apply_scope, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_apply_old_abi, setup, teardown),
+                cmocka_unit_test(test_landlock_protect_apply_invalid),
+                cmocka_unit_test_setup_teardown(test_landlock_protect_apply, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -484,7 +484,9 @@ static void test_web_fetch_many_redirect_chain(void **state)
 {
         struct server *s = *state;
         _cleanup_free_ char *u = url(s, "/r1");
+        _cleanup_free_ char *r2 = url(s, "/r2");
         _cleanup_free_ char *final = url(s, "/hello");
+        _cleanup_free_ char *to_ftp = url(s, "/to-ftp");
         struct web_request req = {.url = u};
         struct web_response resp;
 
@@ -496,13 +498,36 @@ static void test_web_fetch_many_redirect_chain(void **state)
         assert_int_equal(connections(s), 3);
         web_response_release(&resp);
 
-        /* -1: do not follow; the 302 itself is the answer */
+        /* -1: do not follow; the 302 itself is the answer, and where it points: the relative
+         * Location resolved, as curl would follow it (web_extract judges it, then fetches) */
         req.max_redirects = -1;
         fetch1(&req, &resp);
         assert_null(resp.error);
         assert_int_equal(resp.status, 302);
         assert_string_equal(resp.final_url, u);
+        assert_string_equal(resp.redirect_url, r2);
+        assert_null(resp.body);
         web_response_release(&resp);
+        req.url = r2;
+        fetch1(&req, &resp);
+        assert_null(resp.error);
+        assert_int_equal(resp.status, 301);
+        assert_string_equal(resp.redirect_url, final);
+        web_response_release(&resp);
+        /* a page that is no redirect has none */
+        req.url = final;
+        fetch1(&req, &resp);
+        assert_null(resp.error);
+        assert_null(resp.redirect_url);
+        assert_string_equal(resp.body, "<h1>hi</h1>");
+        web_response_release(&resp);
+        /* another scheme ends it here, as when curl follows */
+        req.url = to_ftp;
+        fetch1(&req, &resp);
+        assert_error(&resp, "redirect to unsupported URL scheme 'ftp' (only http and https)");
+        assert_null(resp.redirect_url);
+        web_response_release(&resp);
+        req.url = u;
 
         /* a limit of 1 is one too few for r1 -> r2 -> hello */
         req.max_redirects = 1;

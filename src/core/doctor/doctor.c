@@ -17,11 +17,14 @@
 #include "basic/diag.h"
 #include "basic/path-util.h"
 #include "basic/process-util.h"
+#include "basic/strv.h"
 #include "core/doctor/doctor.h"
 #include "core/sandbox/cgroup.h"
+#include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
 #include "core/spawn/interpreter.h"
 #include "core/tools/pidns-init.h"
+#include "core/tools/terminal-protect.h"
 #include "core/web/search-providers.h"
 #include "core/web/web-module.h"
 #include "ptc-version.h"
@@ -171,6 +174,30 @@ static int show_terminal(struct buf *b, const struct ptc_config *c)
                              "is not visible to them)\n");
 }
 
+/*
+ * Whether the policy's deny rules on write_file/patch paths bind terminal commands here
+ * (core/tools/terminal-protect.h): Landlock, or why not.
+ */
+static int show_terminal_protect(struct buf *b, const struct ptc_config *c)
+{
+        _cleanup_strv_free_ char **lines = NULL;
+        int abi = landlock_abi(), k = 0;
+
+        if (!terminal_protect_wanted(c))
+                return buf_printf(b, "terminal path rules: none (no deny rule on write_file or "
+                                     "patch paths)\n");
+        if (terminal_protect_describe(c, abi, &lines) < 0)
+                return -ENOMEM;
+        if (abi >= 1)
+                k |= buf_printf(b,
+                                "terminal path rules: deny rules on write_file/patch paths bind "
+                                "terminal commands through Landlock (ABI %d)\n",
+                                abi);
+        for (char **l = lines; l && *l; l++)
+                k |= buf_printf(b, "  warning   %s\n", *l);
+        return k;
+}
+
 int doctor_report(const struct doctor_input *in, char **ret)
 {
         _cleanup_buf_ struct buf b = BUF_INIT(SIZE_MAX / 2);
@@ -191,6 +218,7 @@ int doctor_report(const struct doctor_input *in, char **ret)
         k |= show_supervision(&b);
         k |= show_isolation(&b, c);
         k |= show_terminal(&b, c);
+        k |= show_terminal_protect(&b, c);
         if (k)
                 return -ENOMEM;
         *ret = buf_steal(&b, NULL);

@@ -43,6 +43,7 @@
 #include "core/spawn/interpreter.h"
 #include "core/spawn/proc-tree.h"
 #include "core/stubs/stubs.h"
+#include "core/tools/terminal-protect.h"
 #include "core/tools/tool.h"
 
 /* After the script exits, how long leftover writers may keep its pipes open. */
@@ -407,6 +408,24 @@ _printf_(2, 3) static void warn(const struct exec_opts *o, const char *fmt, ...)
         va_end(ap);
         if (line)
                 o->on_warning(o->on_warning_userdata, line);
+}
+
+/*
+ * What the policy's path rules cannot hold terminal commands to here (Landlock missing, name
+ * patterns): said once a run, where the script's terminal calls run
+ * (core/tools/terminal-protect.h).
+ */
+static void warn_terminal_protect(const struct exec_opts *o)
+{
+        _cleanup_strv_free_ char **lines = NULL;
+
+        if (!o->registry || !registry_find(o->registry, "terminal") ||
+            !terminal_protect_wanted(o->config))
+                return;
+        if (terminal_protect_describe(o->config, landlock_abi(), &lines) < 0)
+                warn(o, "policy: out of memory describing what binds terminal commands");
+        for (char **l = lines; l && *l; l++)
+                warn(o, "%s", *l);
 }
 
 /* The layers an isolation level asks for, before anything was tried. */
@@ -818,6 +837,7 @@ int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_stat
 
         if (o->backend && o->backend->kind != BACKEND_LOCAL)
                 return exec_run_remote(o, ret, ret_status, reterr);
+        warn_terminal_protect(o);
 
         pause_clock_init(&e.clock, -1); /* its fd comes with setup() */
         r = setup(&e, reterr);

@@ -47,3 +47,43 @@ struct landlock_policy {
  * unrestricted: the caller must treat any error as fatal to the child.
  */
 _must_check_ int landlock_apply(const struct landlock_policy *p, int abi);
+
+/*
+ * Path rules on terminal commands (docs/policy.md, "What binds terminal commands"): a ruleset
+ * that handles the write rights only (writing, truncating, making, removing, renaming and
+ * linking entries) and grants them on chosen paths, each path and what is below it. Reading
+ * and executing stay unhandled, so they are never restricted. A directory gets every write
+ * right but making device nodes, a file writing and truncating only; a symlink grants
+ * nothing.
+ *
+ * The ruleset is either built beforehand (@ruleset_fd: landlock_protect_ruleset() and
+ * landlock_protect_add(), in ptc, reusable for many children) or from @grants in the child
+ * itself (where the child sees another root than ptc: terminal.isolation strict).
+ */
+struct landlock_protect {
+        int ruleset_fd;            /* >= 0: a ruleset of landlock_protect_ruleset(), borrowed */
+        const char *const *grants; /* NULL-terminated absolute paths granted in the child (added
+                                    * to @ruleset_fd when there is one, which changes it for
+                                    * every later user: what only the child can name, as a
+                                    * devpts it mounted); missing ones and symlinks (by then)
+                                    * grant nothing. NULL: none (then @ruleset_fd is needed) */
+        int abi;                   /* landlock_abi() of the caller, >= 1 */
+};
+
+/* A new ruleset handling the write rights of @abi (>= 1): an fd (O_CLOEXEC), or -errno. */
+int landlock_protect_ruleset(int abi);
+
+/*
+ * Grant the write rights on @fd (an O_PATH descriptor of a directory or a file; a symlink
+ * grants nothing) in @ruleset_fd. Returns 0 or -errno. Async-signal-safe.
+ */
+_must_check_ int landlock_protect_add(int ruleset_fd, int fd, int abi);
+
+/*
+ * Restrict the calling process (and its future children) to @p, on top of any domain it is
+ * in already. Without CAP_SYS_ADMIN the kernel wants PR_SET_NO_NEW_PRIVS: it is set then
+ * (set-id programs no longer gain privileges), and only then. Async-signal-safe: system
+ * calls only, every fd it opens closed again. Returns 0 or -errno; -EINVAL when @p or its
+ * ABI is not usable. A failure leaves the process unrestricted: the caller must not exec.
+ */
+_must_check_ int landlock_protect_apply(const struct landlock_protect *p);

@@ -159,6 +159,13 @@ _no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, str
                 }
                 step_done(p, SANDBOX_STEP_LANDLOCK);
         }
+        if (o->protect) {
+                int r = landlock_protect_apply(o->protect);
+                if (r < 0) {
+                        errno = -r;
+                        fail(errfd, ST_LANDLOCK, -1);
+                }
+        }
         if (p->seccomp.filter) {
                 int r = seccomp_program_load(&p->seccomp);
                 if (r < 0) {
@@ -346,7 +353,7 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         struct child_args a;
         uint64_t flags = 0;
         sigset_t init_set;
-        int keep[3], r;
+        int keep[4], r;
 
         if (o->timings) {
                 *o->timings = (struct sandbox_timings){.begin = now_usec()};
@@ -398,6 +405,8 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         keep[0] = syncp[0];
         keep[1] = statusp[1];
         keep[2] = p.userns_fd;
+        /* A terminal command's ruleset, built in ptc: the script's child restricts itself. */
+        keep[3] = o->protect ? o->protect->ruleset_fd : -1;
         so = (struct spawn_opts){
                 .stdin_fd = o->stdin_fd > 0 ? o->stdin_fd : -1,
                 .stdout_fd = o->stdout_fd,

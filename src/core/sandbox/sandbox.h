@@ -152,6 +152,9 @@ struct sandbox_opts {
         /* Without the seccomp layer: this program (seccomp_tty_program(), borrowed) where
          * it may be installed (seccomp_tty_load()), or NULL. */
         const struct seccomp_program *tty_seccomp;
+        /* A terminal command's path rules (landlock_protect_apply()), after every layer but
+         * seccomp; borrowed, NULL = none. */
+        const struct landlock_protect *protect;
 };
 
 struct sandbox_proc {

@@ -13,7 +13,8 @@
 
 struct capture;
 
-struct sandbox_opts; /* core/sandbox/sandbox.h */
+struct sandbox_opts;     /* core/sandbox/sandbox.h */
+struct landlock_protect; /* core/sandbox/landlock.h */
 
 struct tool_process {
         const char *path;          /* executable, absolute */
@@ -47,6 +48,9 @@ struct tool_process {
          * tool_process_run(). Borrowed; NULL = not confined.
          */
         const struct sandbox_opts *sandbox;
+        /* The policy's path rules as a Landlock ruleset, applied last before the exec
+         * (core/tools/terminal-protect.h). Borrowed; NULL = none. */
+        const struct landlock_protect *protect;
 };
 
 struct tool_process_result {

@@ -58,6 +58,7 @@
 #include "core/tools/pidns-init.h"
 #include "core/tools/terminal-guard.h"
 #include "core/tools/terminal-process.h"
+#include "core/tools/terminal-protect.h"
 #include "core/tools/tool-util.h"
 
 #define DEFAULT_TIMEOUT_SEC 180
@@ -103,6 +104,8 @@ static int pidns_state;
  */
 /* The TIOCSTI filter failed to install (seccomp_tty_load()). */
 #define STAGE_TTY_FILTER (SPAWN_STAGE_SETUP + 1)
+/* The path rules' Landlock ruleset failed to apply (terminal-protect.h). */
+#define STAGE_PROTECT (SPAWN_STAGE_SETUP + 2)
 
 /*
  * In the command's child: TIOCSTI and TIOCLINUX refused where it keeps CAP_SYS_ADMIN (root),
@@ -112,6 +115,7 @@ static int pidns_state;
 struct command_setup {
         const struct seccomp_program *tty_program; /* seccomp_tty_program() */
         const char *serve_dir;                     /* to cover in a mount namespace; "" for none */
+        const struct landlock_protect *protect;    /* the path rules, or NULL */
 };
 
 static int tty_setup(const struct spawn_child *c, void *userdata)
@@ -120,6 +124,11 @@ static int tty_setup(const struct spawn_child *c, void *userdata)
         int r;
 
         (void) c;
+        /* Last before the exec, after the mounts: a Landlock domain may mount nothing. */
+        if (cs->protect && (r = landlock_protect_apply(cs->protect)) < 0) {
+                errno = -r;
+                return STAGE_PROTECT;
+        }
         r = seccomp_tty_load(cs->tty_program);
         if (r < 0) {
                 errno = -r;
@@ -196,12 +205,26 @@ static int start_command(const struct tool_process *o, int out_w, int init_exe_f
         bool in_pidns = o->own_pid_namespace && init_argv &&
                         __atomic_load_n(&pidns_state, __ATOMIC_RELAXED) >= 0;
         char serve_dir[PATH_MAX] = "";
-        const struct command_setup cs = {.tty_program = seccomp_tty_program(),
-                                         .serve_dir = serve_dir};
+        struct command_setup cs = {.tty_program = seccomp_tty_program(),
+                                   .serve_dir = serve_dir,
+                                   .protect = o->protect};
+        struct landlock_protect pidns_protect;
 
         init_signal_set(&init_mask);
         if (in_pidns)
                 serve_dir_to_hide(serve_dir, sizeof(serve_dir));
+        /*
+         * The path rules' ruleset was built before the fresh devpts of the pid namespace was
+         * mounted (pidns_hide_terminals()), and Landlock does not look at the mount point: the
+         * child grants its own instance's root itself.
+         */
+        if (in_pidns && o->protect && o->protect->ruleset_fd >= 0) {
+                static const char *const devpts[] = {"/dev/pts", NULL};
+
+                pidns_protect = *o->protect;
+                pidns_protect.grants = devpts;
+                cs.protect = &pidns_protect;
+        }
         for (;;) {
                 struct spawn_opts so = {
                         .path = in_pidns ? NULL : o->path,
@@ -378,6 +401,7 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                 } else if (o->fallback_path && access(o->path, X_OK) < 0 && errno == ENOENT)
                         so.path = o->fallback_path;
                 so.tty_seccomp = seccomp_tty_program();
+                so.protect = o->protect;
                 so.stdout_fd = out_w;
                 so.stderr_fd = o->merge_stderr ? out_w : null_fd;
                 r = sandbox_spawn(&so, &sp, NULL, &d);
@@ -785,6 +809,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                         json_t **ret_result)
 {
         _cleanup_free_ char *workdir_abs = NULL, *output = NULL, *command_bytes = NULL;
+        _cleanup_(terminal_protect_done) struct terminal_protect protect = TERMINAL_PROTECT_NULL;
         json_auto_t *res = NULL;
         struct tool_process_result pr = {};
         struct capture cap;
@@ -868,6 +893,11 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                 return status_result(ret_result, "error", "workdir is not a directory: %s",
                                      workdir_abs);
 
+        /* The policy's deny rules on write_file/patch paths hold for the command too. */
+        r = terminal_protect_build(ctx->config, ctx->cwd, tool_env_get(ctx, "HOME"), &protect);
+        if (r < 0)
+                return r;
+
         r = capture_init(&cap, OUTPUT_HEAD_MAX, OUTPUT_TAIL_MAX, 0, NULL, 0);
         if (r < 0)
                 return r;
@@ -902,6 +932,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                                              ctx->config->isolation != PTC_ISOLATION_NONE,
                         /* Elsewhere an init of its own: its daemons die with it too. */
                         .contain = true,
+                        .protect = terminal_protect_landlock(&protect),
                 };
 
                 if (ctx->config && ctx->config->terminal_strict) {
@@ -961,6 +992,8 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                 return -ENOMEM;
         meaning = exit_code_meaning(command, pr.exit_code);
         if (meaning && tool_json_set(res, "exit_code_meaning", json_string(meaning)) < 0)
+                return -ENOMEM;
+        if (terminal_protect_add_warnings(&protect, res) < 0)
                 return -ENOMEM;
         *ret_result = TAKE_PTR(res);
         return 0;

@@ -36,6 +36,7 @@
 #include "core/spawn/fork-call.h"
 #include "core/tools/terminal-process.h"
 #include "core/tools/tool-util.h"
+#include "core/tools/web-redirects.h"
 #include "core/web/charset.h"
 #include "core/web/html-markdown.h"
 #include "core/web/search-providers.h"
@@ -541,6 +542,7 @@ static int extract_builtin(const struct web_module *m, const struct tool_ctx *ct
 {
         struct web_request reqs[WEB_EXTRACT_URLS_MAX] = {};
         struct web_response resps[WEB_EXTRACT_URLS_MAX] = {};
+        char *notes[WEB_EXTRACT_URLS_MAX] = {};
         int r;
 
         for (size_t i = 0; i < n; i++)
@@ -550,18 +552,27 @@ static int extract_builtin(const struct web_module *m, const struct tool_ctx *ct
                         .allow_private = ctx->config && ctx->config->allow_private_urls,
                         .timeout = request_timeout(ctx),
                 };
-        r = m->fetch_many(reqs, n, resps, ctx->deadline, ctx->cancel_fd);
+        /* Redirects are followed there, each hop judged by the policy (web-redirects.h). */
+        r = web_fetch_judged(m, ctx, reqs, n, resps, notes);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n && r >= 0; i++) {
                 json_t *entry = NULL;
 
                 r = entry_from_response(m, ctx, urls[i], &resps[i], char_limit, &entry);
+                /* An allowed ask about a redirect is never silent (approval_note()). */
+                if (r >= 0 && notes[i] &&
+                    tool_json_set(entry, "approval", tool_json_str(notes[i])) < 0)
+                        r = -ENOMEM;
                 if (r >= 0)
                         r = json_array_append_new(results, entry) < 0 ? -ENOMEM : 0;
+                else
+                        json_decref(entry);
         }
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
                 web_response_release(&resps[i]);
+                free(notes[i]);
+        }
         return r;
 }
 

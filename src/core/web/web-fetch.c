@@ -50,11 +50,13 @@ static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_result = CURLE_FAILED_INIT;
 
 /*
- * curl maps a redirect's internationalised host itself, with libidn2, from the locale's
- * charset; ptc's locale stays "C", where that refuses every name that is not ASCII. So the
- * fetching thread reads UTF-8 while curl works (uselocale(): that thread only, LC_CTYPE
- * only). (locale_t) 0 when C.UTF-8 is missing: such a redirect then ends in "invalid URL".
- * The script's own URLs are mapped before curl sees them (web-idn.h), locale or not.
+ * curl maps the internationalised host of a redirect it follows itself, with libidn2, from
+ * the locale's charset; ptc's locale stays "C", where that refuses every name that is not
+ * ASCII. So the fetching thread reads UTF-8 while curl works (uselocale(): that thread only,
+ * LC_CTYPE only). (locale_t) 0 when C.UTF-8 is missing: such a redirect then ends in
+ * "invalid URL". The script's own URLs are mapped before curl sees them (web-idn.h), locale
+ * or not, and so are web_extract's hops, which it follows itself (web-redirects.h): curl
+ * follows only the search providers' redirects.
  */
 static locale_t utf8_ctype;
 
@@ -738,6 +740,50 @@ static int set_curl_error(struct xfer *x, CURLcode rc)
         return r;
 }
 
+/*
+ * With max_redirects -1, where a redirect response points, for the caller to judge and
+ * follow (web-redirects.h): curl resolved its Location against the request's URL as it would
+ * have followed it (CURLINFO_REDIRECT_URL). A scheme other than http and https ends the
+ * request here, as curl's own check does when it follows. Returns 1 when the response was a
+ * redirect (resp->redirect_url or resp->error is set), 0 when not, -ENOMEM.
+ */
+static int take_redirect(struct xfer *x)
+{
+        struct web_response *resp = x->resp;
+        char *loc = NULL, *scheme = NULL;
+        int r;
+
+        if (x->req->max_redirects >= 0 ||
+            curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc || !loc[0])
+                return 0;
+        r = url_parts(loc, &scheme, NULL, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                char other[WEB_FETCH_SCHEME_MAX + 1];
+
+                if (opaque_scheme(loc, other, sizeof(other)))
+                        r = set_error(resp,
+                                      "redirect to unsupported URL scheme '%s' (only http and "
+                                      "https)",
+                                      other);
+                else
+                        r = set_error(resp, "invalid URL");
+                return r < 0 ? r : 1;
+        }
+        if (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0)
+                r = set_error(resp, "redirect to unsupported URL scheme '%s' (only http and https)",
+                              scheme);
+        else if (strnlen(loc, WEB_FETCH_URL_MAX + 1) > WEB_FETCH_URL_MAX)
+                r = set_error(resp, "invalid URL (too long)");
+        else {
+                resp->redirect_url = strdup(loc);
+                r = resp->redirect_url ? 0 : -ENOMEM;
+        }
+        curl_free(scheme);
+        return r < 0 ? r : 1;
+}
+
 /* A transfer curl finished with @rc. Returns 0 or -ENOMEM. */
 static int complete(struct xfer *x, CURLcode rc)
 {
@@ -753,6 +799,13 @@ static int complete(struct xfer *x, CURLcode rc)
                 return -ENOMEM;
         }
         if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && resp->truncated)) {
+                r = take_redirect(x);
+                if (r != 0) {
+                        /* The redirect's own body is nobody's business. */
+                        buf_release(&x->body);
+                        resp->truncated = false;
+                        return r < 0 ? r : 0;
+                }
                 resp->body = buf_steal(&x->body, &resp->body_len);
                 return resp->body ? 0 : -ENOMEM;
         }

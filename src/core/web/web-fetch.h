@@ -7,9 +7,12 @@
  *
  * Every request is bounded: connect timeout, total timeout, the caller's
  * deadline, a body cap, a redirect limit, http/https only (also after
- * redirects). Many requests run at once on one curl multi handle, and the
- * wait is event-driven (curl_multi_poll) with the execution's cancel fd as
- * an extra descriptor, so a cancelled execution stops every transfer at once.
+ * redirects). A request may instead leave its redirects to the caller
+ * (max_redirects -1): web_extract follows them itself, so that the policy
+ * judges each hop before it is fetched (web-redirects.h). Many requests run
+ * at once on one curl multi handle, and the wait is event-driven
+ * (curl_multi_poll) with the execution's cancel fd as an extra descriptor, so
+ * a cancelled execution stops every transfer at once.
  *
  * The SSRF guard (@guard): every address curl is about to connect to, for
  * the first URL and after every redirect, is checked with net_guard_check()
@@ -51,12 +54,21 @@ struct web_request {
         bool allow_private;   /* with @guard: private and loopback allowed, metadata never */
         size_t max_body;      /* 0: WEB_FETCH_MAX_BODY */
         usec_t timeout;       /* 0: WEB_FETCH_TIMEOUT_USEC */
-        long max_redirects;   /* 0: WEB_FETCH_MAX_REDIRECTS; -1: do not follow */
+        long max_redirects;   /* 0: WEB_FETCH_MAX_REDIRECTS; -1: do not follow, say where
+                               * a redirect points (web_response.redirect_url) */
 };
 
 struct web_response {
-        long status;        /* final HTTP status; 0 when no response arrived */
-        char *final_url;    /* URL after redirects (owned), or NULL */
+        long status;     /* final HTTP status; 0 when no response arrived */
+        char *final_url; /* URL after redirects (owned), or NULL */
+        /*
+         * max_redirects -1 only: the absolute http(s) URL a redirect response points to
+         * (its Location resolved against the request's URL, as curl would follow it;
+         * owned), with no body kept; NULL for any other response. A redirect to another
+         * scheme is an error instead ("redirect to unsupported URL scheme 'ftp' (only http
+         * and https)").
+         */
+        char *redirect_url;
         char *content_type; /* Content-Type header of the final response (owned) or NULL */
         char *body;         /* owned, NUL-terminated (the NUL not counted), decoded from
                              * gzip/deflate/brotli when the server used them; may be NULL
@@ -102,6 +114,7 @@ static inline void web_response_release(struct web_response *r)
         if (!r)
                 return;
         free(r->final_url);
+        free(r->redirect_url);
         free(r->content_type);
         free(r->body);
         free(r->error);
