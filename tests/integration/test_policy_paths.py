@@ -301,6 +301,68 @@ def test_a_flipped_directory_link_never_gets_a_delete_in_the_protected_dir(ptc, 
     assert secret_intact(root)
 
 
+def test_a_directory_swapped_for_a_link_mid_search_is_not_followed(ptc, tree):
+    """The race for search_files' walk: pub/d flips between a real directory (pub/d/e/x.txt)
+    and a symlink to the protected directory (which has e/s2 with the secret) 10,000 times
+    while the script searches pub in a loop. The walk lists d as a directory and opens d and
+    d/e later by path: with no symlink allowed on the way, the protected files are never
+    read, named or counted."""
+    root, cfg = tree
+    w = str(ptc.workdir)
+    pub, prot = f"{root}/pub", f"{root}/protected"
+    os.makedirs(f"{prot}/e")
+    with open(f"{prot}/e/s2", "w") as f:
+        f.write(SECRET + "\n")
+    os.makedirs(f"{pub}/d/e")
+    with open(f"{pub}/d/e/x.txt", "w") as f:
+        f.write("TOPSECRET-decoy\n")
+    os.symlink(prot, f"{pub}/d.link")
+    stop = threading.Event()
+
+    def swapper():
+        while not os.path.exists(f"{w}/started") and not stop.is_set():
+            time.sleep(0.01)
+        for i in range(10000):
+            if stop.is_set():
+                break
+            if i % 2 == 0:    # the directory out, the link in
+                os.rename(f"{pub}/d", f"{root}/d.hold")
+                os.rename(f"{pub}/d.link", f"{pub}/d")
+            else:             # and back
+                os.rename(f"{pub}/d", f"{pub}/d.link")
+                os.rename(f"{root}/d.hold", f"{pub}/d")
+            if i % 16 == 0:
+                time.sleep(0.0005)
+        with open(f"{w}/done", "w"):
+            pass
+
+    th = threading.Thread(target=swapper)
+    th.start()
+    try:
+        r = ptc.run_file(f"""
+            import json, os
+            from hermes_tools import search_files
+            n = leaks = 0
+            open("started", "w").close()
+            while not os.path.exists("done") and n < 20000:
+                for args in ({{"pattern": "TOPSECRET-[0-9a-z]+"}},
+                             {{"pattern": "*", "target": "files"}}):
+                    d = search_files(path={pub!r}, **args)
+                    text = json.dumps(d)
+                    if {SECRET!r} in text or "s2" in text:
+                        leaks += 1
+                    n += 1
+            print(json.dumps({{"n": n, "leaks": leaks}}))
+            """, "--config", str(cfg), "--timeout", "600", "--max-tool-calls", "100001",
+            input=b"", timeout=900)
+    finally:
+        stop.set()
+        th.join()
+    expect(r, 0, "success")
+    d = r.output_json()
+    assert d["n"] > 0 and d["leaks"] == 0, d
+
+
 def test_a_flipped_symlink_never_reads_the_protected_file(ptc, tree):
     """The race: a thread flips workdir/flip between a permitted file and the protected one
     10,000 times while the script calls read_file("flip") in a loop. Whatever the
