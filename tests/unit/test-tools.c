@@ -324,7 +324,13 @@ static void test_fs_chase(void **state)
         assert_null(c.name);
         fs_chased_done(&c);
 
+        /* ELOOP from openat2(); where it is missing (valgrind), open(O_NOFOLLOW|O_DIRECTORY)
+         * of the link says ENOTDIR. Either way it is not followed. */
         (void) snprintf(p, sizeof(p), "%s/link", f->dir);
+        fd = fs_open_no_symlinks(p, O_RDONLY | O_DIRECTORY);
+        assert_true(fd == -ELOOP || fd == -ENOTDIR);
+        /* A symlink before the last component: refused by the fallback's name check too. */
+        (void) snprintf(p, sizeof(p), "%s/link/../b", f->dir);
         assert_int_equal(fs_open_no_symlinks(p, O_RDONLY | O_DIRECTORY), -ELOOP);
         (void) snprintf(p, sizeof(p), "%s/a/b", real_dir);
         fd = fs_open_no_symlinks(p, O_RDONLY | O_DIRECTORY);
