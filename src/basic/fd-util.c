@@ -145,14 +145,20 @@ int write_string_at(int dirfd, const char *path, const char *s)
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
 {
         _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *data = NULL;
-        struct stat st;
-        size_t len = 0, alloc;
 
         /* O_NONBLOCK so a FIFO cannot block us before the type check. */
         fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
+        return read_fd_all(fd, max, ret, ret_len);
+}
+
+int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len)
+{
+        _cleanup_free_ char *data = NULL;
+        struct stat st;
+        size_t len = 0, alloc;
+
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (S_ISDIR(st.st_mode))
@@ -199,6 +205,11 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
 
 int write_file_atomic(const char *path, const void *p, size_t n, int mode)
 {
+        return write_file_atomic_at(AT_FDCWD, path, p, n, mode);
+}
+
+int write_file_atomic_at(int dirfd, const char *path, const void *p, size_t n, int mode)
+{
         _cleanup_free_ char *tmp = NULL;
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
@@ -207,7 +218,7 @@ int write_file_atomic(const char *path, const void *p, size_t n, int mode)
         int r;
 
         if (mode < 0) {
-                if (stat(path, &st) == 0)
+                if (fstatat(dirfd, path, &st, 0) == 0)
                         m = st.st_mode & 07777;
                 else if (errno == ENOENT)
                         m = 0644;
@@ -223,7 +234,7 @@ int write_file_atomic(const char *path, const void *p, size_t n, int mode)
                 tmp = NULL;
                 return -ENOMEM;
         }
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
         r = write_all(fd, p, n);
@@ -232,10 +243,10 @@ int write_file_atomic(const char *path, const void *p, size_t n, int mode)
                 r = -errno;
         if (close(TAKE_FD(fd)) < 0 && r >= 0)
                 r = -errno;
-        if (r >= 0 && rename(tmp, path) < 0)
+        if (r >= 0 && renameat(dirfd, tmp, dirfd, path) < 0)
                 r = -errno;
         if (r < 0)
-                (void) unlink(tmp);
+                (void) unlinkat(dirfd, tmp, 0);
         return r;
 }
 

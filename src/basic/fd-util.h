@@ -69,6 +69,8 @@ _must_check_ int memfd_with_data(const char *name, const void *p, size_t n);
  * @max bytes, -EISDIR/-EINVAL for non-regular files. Caller frees *ret.
  */
 _must_check_ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
+/* read_file_at() of the open file @fd (not closed; read from its current offset). */
+_must_check_ int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len);
 
 /*
  * Create or replace @path with @n bytes atomically: write a temp file in the
@@ -77,3 +79,10 @@ _must_check_ int read_file_at(int dirfd, const char *path, size_t max, char **re
  * the file does not exist yet).
  */
 _must_check_ int write_file_atomic(const char *path, const void *p, size_t n, int mode);
+/*
+ * write_file_atomic() of @path relative to @dirfd (AT_FDCWD allowed): the temp file is made
+ * and renamed within @dirfd, so a caller holding a directory's descriptor writes into that
+ * directory whatever its name leads to meanwhile.
+ */
+_must_check_ int write_file_atomic_at(int dirfd, const char *path, const void *p, size_t n,
+                                      int mode);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "basic/macro.h"
+#include "core/fs/fs-chase.h"
 #include "core/fs/path-resolve.h"
 
 /* Symlink hops file_safety_realpath() follows by hand before giving up (the kernel's limit). */
@@ -364,31 +365,25 @@ static int realpath_rec(const char *path, unsigned *hops, char **ret)
 
 int file_safety_realpath(const char *path, char **ret)
 {
+        _cleanup_fs_chased_ struct fs_chased c = FS_CHASED_INIT;
         unsigned hops = 0;
+        int r;
 
         if (!path || path[0] != '/')
                 return -EINVAL;
         if (strlen(path) > PATH_LEN_MAX)
                 return -ENAMETOOLONG;
+        /* The file tools' resolver first (fs-chase.h), so that the guards name what the
+         * tools reach; what it cannot resolve ("missing/..", a loop, a magic link, a
+         * directory that cannot be searched) gets Python's lexical answer, as the seed. */
+        r = fs_chase(path, FS_CHASE_MISSING_OK, &c);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0) {
+                *ret = TAKE_PTR(c.path);
+                return 0;
+        }
         return realpath_rec(path, &hops, ret);
-}
-
-int file_safety_fd_realpath(int fd, const char *path, char **ret)
-{
-        static const char deleted[] = " (deleted)";
-        const size_t deleted_len = sizeof(deleted) - 1;
-        char link[sizeof("/proc/self/fd/") + 12], target[PATH_MAX];
-        ssize_t k;
-
-        (void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-        k = readlink(link, target, sizeof(target));
-        /* A name that fills the buffer may be cut; " (deleted)" may end a real name too. */
-        if (k <= 0 || (size_t) k >= sizeof(target) || target[0] != '/' ||
-            ((size_t) k >= deleted_len &&
-             memcmp(target + k - deleted_len, deleted, deleted_len) == 0))
-                return file_safety_realpath(path, ret);
-        *ret = strndup(target, (size_t) k);
-        return *ret ? 0 : -ENOMEM;
 }
 
 /* realpath of @a joined with @b; NULL on any failure (the entry is then skipped). */

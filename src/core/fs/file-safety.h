@@ -61,17 +61,12 @@ _must_check_ int file_safety_write_denied(const char *cwd, char *const *env, con
 
 /*
  * Python's os.path.realpath (non-strict): symlinks resolved in the part of
- * @path that exists, the rest appended as is, dangling symlinks followed.
+ * @path that exists, the rest appended as is, dangling symlinks followed. Made by
+ * fs_chase() (fs-chase.h), the file tools' resolver, where it can resolve @path; by
+ * Python's rules otherwise ("missing/.." is lexical).
  * @path must be absolute. Returns 0 or -errno (ENOMEM, ENAMETOOLONG, EINVAL).
  */
 _must_check_ int file_safety_realpath(const char *path, char **ret);
-
-/*
- * file_safety_realpath() of @path, which is open as @fd: the kernel's name of the open file
- * (/proc/self/fd/FD, one readlink instead of one per component), or, where /proc is missing
- * or the file is gone from its directory, file_safety_realpath(@path). Same return values.
- */
-_must_check_ int file_safety_fd_realpath(int fd, const char *path, char **ret);
 
 /* Python's os.path.normpath (lexical) of @path into *ret (caller frees). 0 or -ENOMEM. */
 _must_check_ int file_safety_normpath(const char *path, char **ret);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/edit/v4a.h"
+#include "core/fs/fs-chase.h"
 #include "core/fs/path-resolve.h"
 #include "core/policy/policy-internal.h"
 #include "core/policy/policy.h"
@@ -216,62 +217,58 @@ static bool path_match(const char *pattern, const void *subject, const struct de
         return policy_path_matches(pattern, subject, d->cwd, d->home);
 }
 
-/* The real path of @abs: the longest prefix that exists resolved, the rest appended. */
-static char *resolve_links(const char *abs)
+/*
+ * The real path of @abs as the file tools will reach it (fs_chase(): symlinks and ".." as
+ * the kernel follows them, a missing tail appended), or NULL when it cannot be resolved (a
+ * magic link, a loop, a directory that cannot be searched): the tool then refuses or fails
+ * on its own resolution, which is judged again (tool-chase.c). -ENOMEM.
+ */
+static int chase_real(const char *abs, char **ret)
 {
-        _cleanup_free_ char *head = strdup(abs);
-        size_t n = head ? strlen(head) : 0;
+        _cleanup_fs_chased_ struct fs_chased c = FS_CHASED_INIT;
+        int r;
 
-        while (head && n > 0) {
-                char *real = realpath(head, NULL);
+        *ret = NULL;
+        r = fs_chase(abs, FS_CHASE_MISSING_OK, &c);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0)
+                *ret = TAKE_PTR(c.path);
+        return 0;
+}
 
-                if (real) {
-                        char *out = NULL;
+static void judge_path(struct decision *d, const char *form)
+{
+        struct policy_verdict v = {};
 
-                        if (asprintf(&out, "%s%s", real, abs + n) < 0)
-                                out = NULL;
-                        free(real);
-                        if (out)
-                                policy_normalize_path(out);
-                        return out;
-                }
-                /* Drop the last component and try its parent. */
-                while (n > 0 && head[n - 1] != '/')
-                        n--;
-                while (n > 1 && head[n - 1] == '/')
-                        n--;
-                if (n <= 1)
-                        break;
-                head[n] = 0;
-        }
-        return head ? strdup(abs) : NULL;
+        first_rule(d, path_match, form, &v);
+        set_text(v.subject, form);
+        consider(d, &v);
 }
 
 static int decide_path(struct decision *d, const char *path, char *const *env)
 {
         _cleanup_free_ char *abs = NULL, *real = NULL;
-        const char *forms[2];
+        int r;
 
         if (!path || !path[0])
                 return 0;
         abs = fs_resolve_path(d->cwd, env, path);
         if (!abs)
                 return -ENOMEM;
+        r = chase_real(abs, &real);
+        if (r < 0)
+                return r;
+        /*
+         * Both spellings are judged: the text with ".." dropped lexically (a first pass, and
+         * the words a prompt shows), and the object the kernel reaches. A rule on /etc
+         * catches a symlink into it, and an allow of the link's directory does not let the
+         * write through. The tools judge the real path again on the descriptor they use.
+         */
         policy_normalize_path(abs);
-        real = resolve_links(abs);
-        if (!real)
-                return -ENOMEM;
-        forms[0] = abs;
-        forms[1] = real;
-        /* Both spellings are judged: a rule on /etc catches a symlink into it, and an allow
-         * of the link's directory does not let the write through. */
-        for (size_t i = 0; i < (strcmp(abs, real) == 0 ? 1u : 2u); i++) {
-                struct policy_verdict v = {};
-
-                first_rule(d, path_match, forms[i], &v);
-                set_text(v.subject, forms[i]);
-                consider(d, &v);
-        }
+        judge_path(d, abs);
+        if (real && strcmp(abs, real) != 0)
+                judge_path(d, real);
         return 0;
 }
 
@@ -381,6 +378,31 @@ int policy_decide(const struct ptc_config *c, const char *tool, json_t *args, co
                 first_rule(&d, NULL, NULL, &v);
                 consider(&d, &v);
         }
+        if (ret->origin == POLICY_ORIGIN_DEFAULT)
+                set_text(ret->what, "no rule");
+        if (ret->kind == POLICY_VERDICT_ASK) {
+                memcpy(ret->asks, d.asks, sizeof(d.asks));
+                ret->n_asks = d.n_asks;
+                ret->asks_overflow = d.asks_overflow;
+        }
+        return 0;
+}
+
+int policy_decide_real_path(const struct ptc_config *c, const char *tool, const char *real,
+                            const char *cwd, char *const *env, struct policy_verdict *ret)
+{
+        _cleanup_free_ char *home = NULL;
+        struct decision d = {.c = c, .tool = tool, .cwd = cwd ?: "/", .best = ret};
+
+        *ret = (struct policy_verdict){};
+        if (!any_rule_names(c, tool)) {
+                set_text(ret->what, "no rule");
+                return 0;
+        }
+        if (fs_home_dir(env, &home) == -ENOMEM)
+                return -ENOMEM;
+        d.home = home;
+        judge_path(&d, real);
         if (ret->origin == POLICY_ORIGIN_DEFAULT)
                 set_text(ret->what, "no rule");
         if (ret->kind == POLICY_VERDICT_ASK) {

@@ -3,8 +3,8 @@
 
 /*
  * The policy of tool calls (docs/policy.md): what the configuration's rules and the
- * built-in lists say of one call, before it runs. Pure: no prompt, no I/O but the lstat()s
- * that resolve a path's symlinks and the web module's URL parser.
+ * built-in lists say of one call, before it runs. Pure: no prompt, no I/O but the walk
+ * that resolves a path (fs_chase()) and the web module's URL parser.
  *
  * A call has subjects: the terminal's command is each simple command bash would run (the
  * parser of core/shell: through pipes, lists, substitutions, `sh -c` strings and wrappers),
@@ -87,6 +87,16 @@ struct policy_verdict {
  */
 _must_check_ int policy_decide(const struct ptc_config *c, const char *tool, json_t *args,
                                const char *cwd, char *const *env, struct policy_verdict *ret);
+
+/*
+ * The verdict of the path rules of @tool on @real alone: a real path a file tool reached
+ * through fs_chase() (core/fs/fs-chase.h), judged as it is (no "~", no resolution). The
+ * tool's second pass, on the object it is about to use (docs/policy.md "Paths"). 0 or
+ * -ENOMEM.
+ */
+_must_check_ int policy_decide_real_path(const struct ptc_config *c, const char *tool,
+                                         const char *real, const char *cwd, char *const *env,
+                                         struct policy_verdict *ret);
 
 /* "allow", "ask", "deny", "blocked". */
 const char *policy_verdict_kind_to_string(enum policy_verdict_kind k);

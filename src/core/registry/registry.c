@@ -460,6 +460,7 @@ int registry_call_tool(const struct tool *t, const struct tool_ctx *ctx, json_t 
                 /* A wait for an answer moved the deadline: the tool gets the moved one. */
                 run_ctx = *ctx;
                 run_ctx.deadline = pause_clock_deadline(ctx->clock, ctx->deadline, NULL);
+                run_ctx.gate = &outcome;
                 ctx = &run_ctx;
         } else if (ret_outcome)
                 *ret_outcome = (struct approval_outcome){.allowed = true, .answered_by = "policy"};

@@ -31,6 +31,7 @@
 
 #include "basic/buf.h"
 #include "basic/macro.h"
+#include "core/fs/fs-chase.h"
 #include "core/search/search-ignore.h"
 
 /* Files of one directory per batch job. */
@@ -284,6 +285,12 @@ static int judge(struct worker *wk, struct walk_dir *d, unsigned char *type, con
         }
         if (m == IGNORE_NONE && name[0] == '.')
                 return 0;
+        if (w->o->judge) {
+                int k = w->o->judge(w->o->userdata, wk->path, len, is_dir);
+
+                if (k != 0)
+                        return k < 0 ? k : 0;
+        }
         if (!is_dir)
                 return 1;
 
@@ -437,7 +444,8 @@ static int process_dir(struct worker *wk, struct walk_dir *d, unsigned level)
                 buf_init(&lv->arena, ARENA_MAX);
         }
 
-        fd = open(d->abs_len ? d->abs : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        /* No symlink on the way: the directory judged is the one read (search-walk.h). */
+        fd = fs_open_no_symlinks(d->abs_len ? d->abs : "/", O_RDONLY | O_DIRECTORY);
         if (fd < 0)
                 return 0; /* unreadable or gone: skipped silently, as rg */
         d->fd = fd;

@@ -11,7 +11,14 @@
  *   - then hidden names (starting with '.') are skipped, unless a rule whitelisted them;
  *   - ".git" directories are always skipped; symlinks are never followed (neither files nor
  *     directories); entries that are neither directories nor regular files are skipped;
- *     unreadable directories are skipped silently.
+ *     unreadable directories are skipped silently;
+ *   - last, the caller's judge (the policy's path rules): a directory it refuses is not
+ *     entered, a file it refuses is not handed on.
+ *
+ * Every directory is opened by its path with no symlink allowed on the way
+ * (fs_open_no_symlinks()) and its files relative to that descriptor with O_NOFOLLOW: a
+ * directory swapped for a symlink after it was listed is not followed, so the path judged
+ * is the object read.
  *
  * Memory stays bounded whatever the tree: at most SEARCH_WALK_QUEUE_MAX queued jobs (a thread
  * that cannot queue a directory walks it itself), at most SEARCH_WALK_DEPTH_MAX levels below
@@ -45,6 +52,13 @@ typedef int (*search_walk_file_fn)(void *state, int dirfd, const char *name, con
 /* Per-thread state: set *ret (may be NULL). Returns 0 or -errno (the thread then does not run). */
 typedef int (*search_walk_thread_init_fn)(void *userdata, void **ret);
 typedef void (*search_walk_thread_done_fn)(void *state, void *userdata);
+/*
+ * The caller's verdict on an entry the walk would enter (a directory) or hand to on_file (a
+ * file): @abs is its real path (@abs_len bytes; the walk follows no symlink and opens every
+ * directory with fs_open_no_symlinks(), so the path is the object). Returns 0 to go on, > 0
+ * to leave it out (a directory's whole subtree), or a negative errno that stops the walk.
+ */
+typedef int (*search_walk_judge_fn)(void *userdata, const char *abs, size_t abs_len, bool is_dir);
 /* Called every now and then on each thread; a negative errno stops the walk with it. */
 typedef int (*search_walk_check_fn)(void *userdata);
 
@@ -63,6 +77,7 @@ struct search_walk_opts {
         search_walk_thread_init_fn thread_init; /* may be NULL */
         search_walk_thread_done_fn thread_done; /* may be NULL */
         search_walk_check_fn check;             /* may be NULL */
+        search_walk_judge_fn judge;             /* may be NULL: everything goes */
         void *userdata;
 };
 

@@ -73,9 +73,11 @@ struct search {
         pthread_mutex_t lock; /* guards everything below */
         struct rec *heap;     /* max-heap by result order: the worst kept record on top */
         size_t n_heap, heap_alloc;
-        uint64_t total;       /* entries (content), lines (count), files (the others) */
-        uint64_t total_files; /* files with a result */
-        char *limit_path;     /* first file where the regex hit the match limit */
+        uint64_t total;         /* entries (content), lines (count), files (the others) */
+        uint64_t total_files;   /* files with a result */
+        char *limit_path;       /* first file where the regex hit the match limit */
+        uint64_t withheld;      /* paths the caller's judge left out (search_walk_opts.judge) */
+        const void *judge_data; /* the caller's, for its judge (search-files.c: the tool_ctx) */
 };
 
 struct scan_thread {

@@ -6,6 +6,11 @@
  * share (docs/seed.md 2.2 "Lint after write"), with the seed's delta against the old content.
  * The write itself and the per-path locks are write-file.h.
  *
+ * The check never opens a file: it lints the bytes the tool wrote and the old content the
+ * tool read through the descriptor it resolved and judged (tool-chase.h), handed in as
+ * buffers (Python gets them through a memfd). So what is linted is what was judged, and no
+ * name is looked up again for it.
+ *
  * Nothing outside src/core/tools includes this header.
  *
  * Thread context: every function may be called from any thread.

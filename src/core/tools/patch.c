@@ -35,6 +35,7 @@
 #include "core/edit/v4a.h"
 #include "core/fs/file-safety.h"
 #include "core/tools/lint.h"
+#include "core/tools/tool-chase.h"
 #include "core/tools/tool-util.h"
 #include "core/tools/v4a-apply.h"
 #include "core/tools/write-file.h"
@@ -90,6 +91,17 @@ static bool same_normalized(const char *a, size_t an, const char *b, size_t bn)
         }
 }
 
+/* The regular file @name in @dirfd, never through a symlink. */
+static int read_name_at(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len)
+{
+        _cleanup_close_ int fd =
+                openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+
+        if (fd < 0)
+                return -errno;
+        return read_fd_all(fd, max, ret, ret_len);
+}
+
 static int replace_run(const struct tool_ctx *ctx, const struct tool_path *t, const char *old,
                        size_t old_n, const char *new_text, size_t new_n, bool replace_all,
                        json_t **ret)
@@ -97,9 +109,10 @@ static int replace_run(const struct tool_ctx *ctx, const struct tool_path *t, co
         _cleanup_tool_path_lock_ struct tool_path_lock *lock = NULL;
         _cleanup_free_ char *content = NULL, *result = NULL, *error = NULL, *back = NULL;
         _cleanup_free_ char *diff = NULL, *from = NULL, *to = NULL;
-        json_auto_t *res = NULL;
+        _cleanup_fs_chased_ struct fs_chased target = FS_CHASED_INIT;
+        json_auto_t *res = NULL, *refused = NULL;
         json_t *lint = NULL, *files;
-        const char *target = t->resolved ?: t->abs, *strategy = NULL, *keys[1] = {target};
+        const char *strategy = NULL, *keys[1];
         size_t n = 0, result_n = 0, back_n = 0, count = 0;
         int r;
 
@@ -109,6 +122,23 @@ static int replace_run(const struct tool_ctx *ctx, const struct tool_path *t, co
         if (r > 0)
                 return tool_failure_result(
                         ret, "Write denied: '%s' is a protected system/credential file.", t->shown);
+
+        /*
+         * The file as the kernel resolves it, judged on its real path (policy, write guards),
+         * then read through that descriptor and replaced within its directory's descriptor:
+         * a symlink swapped after the check changes nothing (tool-chase.h).
+         */
+        r = tool_chase(ctx, "patch", t->abs, TOOL_CHASE_WRITE, "{\"success\": false}", &target,
+                       &refused);
+        if (r > 0) {
+                *ret = TAKE_PTR(refused);
+                return 0;
+        }
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return tool_failure_result(ret, "Failed to read file: %s", t->shown);
+        keys[0] = target.path;
 
         /* From the read to the verification: another patch of this file waits. */
         r = tool_path_lock(keys, 1, ctx->deadline, &lock);
@@ -121,7 +151,9 @@ static int replace_run(const struct tool_ctx *ctx, const struct tool_path *t, co
         if (r < 0)
                 return r;
 
-        r = read_file_at(AT_FDCWD, target, PATCH_FILE_MAX, &content, &n);
+        /* By its name in the directory held, now that the lock is: another patch may have
+         * replaced the inode the walk reached. O_NOFOLLOW: never a link put there since. */
+        r = read_name_at(target.dir_fd, target.name, PATCH_FILE_MAX, &content, &n);
         if (r == -ENOMEM)
                 return r;
         if (r == -E2BIG)
@@ -159,14 +191,15 @@ static int replace_run(const struct tool_ctx *ctx, const struct tool_path *t, co
                 return tool_failure_result(ret, "%s", msg ?: error);
         }
 
-        r = tool_file_replace(target, result, result_n, true);
+        r = tool_file_replace_at(target.dir_fd, target.name, result, result_n, true);
         if (r < 0)
                 return tool_failure_result(ret,
                                            "Failed to write changes: Failed to write file: %s: %s",
                                            t->shown, strerror(-r));
 
         /* The seed's post-write verification: re-read, compare with line ends normalised. */
-        r = read_file_at(AT_FDCWD, target, MAX(result_n, (size_t) 1) * 2 + 4096, &back, &back_n);
+        r = read_name_at(target.dir_fd, target.name, MAX(result_n, (size_t) 1) * 2 + 4096, &back,
+                         &back_n);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -253,11 +286,29 @@ static int v4a_run(const struct tool_ctx *ctx, const char *text, size_t n, json_
                                         r = -ENOMEM;
                                         break;
                                 }
-                                r = file_safety_realpath(abs, &key);
-                                if (r == -ENOMEM)
-                                        break;
-                                if (r < 0) {
-                                        key = TAKE_PTR(abs);
+                                /*
+                                 * Each file is judged on its real path by the policy before
+                                 * any is touched (the write guards are v4a-validate.c's,
+                                 * which reports them all at once). V4A's own work then goes by
+                                 * these names: unlike replace mode it does not yet hold the
+                                 * descriptors (docs/security.md says so).
+                                 */
+                                {
+                                        _cleanup_fs_chased_ struct fs_chased c = FS_CHASED_INIT;
+                                        json_t *refused = NULL;
+
+                                        r = tool_chase(ctx, "patch", abs, TOOL_CHASE_MISSING_OK,
+                                                       "{\"success\": false}", &c, &refused);
+                                        if (r > 0) {
+                                                for (size_t i2 = 0; i2 < nk; i2++)
+                                                        free(keys[i2]);
+                                                free(keys);
+                                                *ret = refused;
+                                                return 0;
+                                        }
+                                        if (r == -ENOMEM)
+                                                break;
+                                        key = r == 0 ? TAKE_PTR(c.path) : TAKE_PTR(abs);
                                         r = 0;
                                 }
                                 keys[nk++] = key;

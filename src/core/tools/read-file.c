@@ -34,6 +34,7 @@
 #include "core/fs/file-safety.h"
 #include "core/output/capture.h"
 #include "core/output/redact.h"
+#include "core/tools/tool-chase.h"
 #include "core/tools/tool-util.h"
 
 #define DEFAULT_OFFSET 1
@@ -259,15 +260,29 @@ static void name_list_release(struct name_list *l)
  * The first SIMILAR_LIST_MAX visible names of @dir in byte order, as `ls -1 | head -50`
  * in the C locale. An unreadable directory gives none.
  */
-static int list_first_names(const char *dir, struct name_list *l)
+static int list_first_names(const struct tool_ctx *ctx, const char *dir, struct name_list *l)
 {
+        _cleanup_fs_chased_ struct fs_chased c = FS_CHASED_INIT;
+        json_auto_t *refused = NULL;
         struct dirent *de;
         size_t scanned = 0;
         DIR *d;
+        int r, fd;
 
-        d = opendir(dir);
-        if (!d)
+        /* The directory is judged like the file: no names from a directory a rule denies. */
+        r = tool_chase(ctx, "read_file", dir, 0, NULL, &c, &refused);
+        if (r == -ENOMEM)
+                return r;
+        if (r != 0)
                 return 0;
+        fd = fs_chased_open(&c, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return 0;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return 0;
+        }
         while ((de = readdir(d)) && scanned++ < SIMILAR_SCAN_MAX) {
                 size_t pos;
                 char *copy;
@@ -333,7 +348,7 @@ static int not_found(const struct tool_ctx *ctx, const char *shown, json_t **ret
         dir_abs = tool_resolve_path(ctx, dir_shown);
         if (!dir_abs)
                 return -ENOMEM;
-        r = list_first_names(dir_abs, &names);
+        r = list_first_names(ctx, dir_abs, &names);
         if (r < 0)
                 return r;
 
@@ -635,6 +650,8 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
         _cleanup_free_ char *shown = NULL, *abs = NULL, *resolved = NULL, *block = NULL;
         _cleanup_free_ char *line = NULL, *redacted = NULL, *path_bytes = NULL;
         _cleanup_close_ int fd = -EBADF;
+        _cleanup_fs_chased_ struct fs_chased chased = FS_CHASED_INIT;
+        json_auto_t *refused = NULL;
         struct reader rd = {};
         json_auto_t *res = NULL;
         json_t *pv;
@@ -679,16 +696,29 @@ static int read_file_run(const struct tool *t, const struct tool_ctx *ctx, json_
         if (!abs)
                 return -ENOMEM;
         /*
-         * O_NONBLOCK: opening a FIFO or a tty must not hang before we can look at it. Opened
-         * before the binary-name check (which looks at where symlinks lead): the open file's
-         * own name costs one readlink, a path's one per component.
+         * One resolution (fs_chase()), judged on the real path it reached, and the open of
+         * that very object through its descriptor: no second lookup by name, so a symlink
+         * flipped after the check cannot lead the read elsewhere. O_NONBLOCK: opening a FIFO
+         * or a tty must not hang before we can look at it.
          */
-        fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        open_errno = fd < 0 ? errno : 0;
-        r = fd >= 0 ? file_safety_fd_realpath(fd, abs, &resolved)
-                    : file_safety_realpath(abs, &resolved);
-        if (r == -ENOMEM)
+        r = tool_chase(ctx, "read_file", abs, 0, NULL, &chased, &refused);
+        if (r < 0 && r != -ENOENT && r != -ENOTDIR && r != -ELOOP && r != -ENAMETOOLONG &&
+            r != -EACCES)
                 return r;
+        if (r > 0) {
+                *ret_result = TAKE_PTR(refused);
+                return 0;
+        }
+        if (r == 0 && file_safety_is_blocked_device(chased.path))
+                return device_error(path, ret_result);
+        if (r == 0) {
+                fd = fs_chased_open(&chased, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+                open_errno = fd < 0 ? -fd : 0;
+                resolved = strdup(chased.path);
+                if (!resolved)
+                        return -ENOMEM;
+        } else
+                open_errno = -r;
         if (file_safety_has_binary_extension(resolved ?: abs)) {
                 char ext[64];
 

@@ -51,10 +51,13 @@
 #include "basic/buf.h"
 #include "basic/macro.h"
 #include "basic/utf8.h"
+#include "core/fs/fs-chase.h"
 #include "core/output/redact.h"
+#include "core/policy/policy.h"
 #include "core/search/search-ignore.h"
 #include "core/search/search-walk.h"
 #include "core/search/search.h"
+#include "core/tools/tool-chase.h"
 #include "core/tools/tool-util.h"
 
 #define DEFAULT_LIMIT 50
@@ -268,6 +271,35 @@ static int on_file(void *state, int dirfd, const char *name, const char *rel, si
         return search_one(t, fd, rel);
 }
 
+/*
+ * The policy's path rules on every directory the walk would enter and every file it would
+ * hand on (search_walk_opts.judge), on the real path: a denied subtree is pruned where the
+ * walk meets it, and a denied file's name and lines never reach the result. A path an ask
+ * rule covers is withheld too (nobody is asked per file); searching it by its own path asks.
+ */
+static int walk_judge(void *userdata, const char *abs, size_t abs_len, bool is_dir)
+{
+        struct search *s = userdata;
+        const struct tool_ctx *ctx = s->judge_data;
+        struct policy_verdict v;
+        int r;
+
+        if (!ctx || !ctx->config)
+                return 0;
+        r = policy_decide_real_path(ctx->config, "search_files", abs, ctx->cwd, ctx->env, &v);
+        if (r < 0)
+                return r;
+        /* A rule without a match is about the call, which the gate judged (and asked about). */
+        if (v.kind == POLICY_VERDICT_ALLOW ||
+            (v.origin == POLICY_ORIGIN_RULE && v.rule < ctx->config->policy.n_rules &&
+             !ctx->config->policy.rules[v.rule].match))
+                return 0;
+        pthread_mutex_lock(&s->lock);
+        s->withheld++;
+        pthread_mutex_unlock(&s->lock);
+        return 1;
+}
+
 static int check(void *userdata)
 {
         struct search *s = userdata;
@@ -331,6 +363,26 @@ static int cmp_str(const void *a, const void *b)
  * taken from the first SIMILAR_LIST_MAX names of the parent in `ls -1` order whose lower-cased
  * name contains the query, is contained in it or starts with its first three characters.
  */
+/* The directory whose names a not-found message offers, judged like the search root: a
+ * directory the policy denies offers none. The fd or -errno. */
+static int similar_dir_open(const struct tool_ctx *ctx, const char *abs, int *ret)
+{
+        _cleanup_fs_chased_ struct fs_chased c = FS_CHASED_INIT;
+        json_auto_t *refused = NULL;
+        int r;
+
+        r = tool_chase(ctx, "search_files", abs, 0, NULL, &c, &refused);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                return -EPERM;
+        r = fs_chased_open(&c, O_RDONLY | O_DIRECTORY);
+        if (r < 0)
+                return r;
+        *ret = r;
+        return 0;
+}
+
 static int not_found(const struct tool_ctx *ctx, const char *shown, json_t **ret)
 {
         _cleanup_free_ char *parent = NULL, *parent_abs = NULL, *query = NULL, *msg = NULL;
@@ -338,7 +390,7 @@ static int not_found(const struct tool_ctx *ctx, const char *shown, json_t **ret
         _cleanup_buf_ struct buf b = BUF_INIT(16 * 1024);
         const char *slash = strrchr(shown, '/');
         size_t n_names = 0, taken = 0;
-        struct stat st;
+        int dfd = -EBADF;
         int r;
 
         if (slash) {
@@ -363,8 +415,11 @@ static int not_found(const struct tool_ctx *ctx, const char *shown, json_t **ret
         parent_abs = tool_resolve_path(ctx, parent);
         if (!parent_abs)
                 return -ENOMEM;
-        if (query[0] && stat(parent_abs, &st) >= 0 && S_ISDIR(st.st_mode)) {
-                DIR *d = opendir(parent_abs);
+        if (query[0] && similar_dir_open(ctx, parent_abs, &dfd) >= 0) {
+                DIR *d = fdopendir(dfd);
+
+                if (!d)
+                        dfd = safe_close(dfd);
                 struct dirent *de;
                 size_t scanned = 0;
 
@@ -511,7 +566,9 @@ static int extract(struct search *s, struct scan_thread *t, const char *abs, con
         struct scan sc;
         int r;
 
-        fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        /* The path pass 1 judged, with no symlink on the way: what it named then or nothing
+         * (a file swapped for a symlink since is not followed). */
+        fd = fs_open_no_symlinks(abs, O_RDONLY | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return 0; /* gone since pass 1: its entries are missing from the page */
         search_scan_setup(&sc, t);
@@ -540,6 +597,10 @@ static int build_result(struct search *s, struct scan_thread *t, const char *roo
         if (s->n_heap > 1)
                 qsort_r(s->heap, s->n_heap, sizeof(*s->heap), cmp_rec_ctx, s);
         if (tool_json_set(o, "total_count", json_integer((json_int_t) s->total)) < 0)
+                return -ENOMEM;
+        /* Not silent: the script learns that the policy hid paths (never which). */
+        if (s->withheld > 0 &&
+            tool_json_set(o, "withheld_by_policy", json_integer((json_int_t) s->withheld)) < 0)
                 return -ENOMEM;
         list = s->mode == MODE_COUNT ? json_object() : json_array();
         if (!list)
@@ -631,6 +692,8 @@ static int search_files_run(const struct tool *tool, const struct tool_ctx *ctx,
         _cleanup_free_ char *glob = NULL, *path_bytes = NULL, *glob_bytes = NULL;
         _cleanup_free_ char *name_pattern = NULL;
         _cleanup_ignore_file_ struct ignore_file *overrides = NULL, *global_excludes = NULL;
+        _cleanup_fs_chased_ struct fs_chased root = FS_CHASED_INIT;
+        json_auto_t *refused = NULL;
         _cleanup_(search_release) struct search s = {
                 .deadline = ctx->deadline,
                 .cancel_fd = ctx->cancel_fd,
@@ -753,15 +816,22 @@ static int search_files_run(const struct tool *tool, const struct tool_ctx *ctx,
         abs = tool_resolve_path(ctx, path);
         if (!abs)
                 return -ENOMEM;
-        if (stat(abs, &st) < 0)
-                return not_found(ctx, shown, ret_result);
-        real = realpath(abs, NULL);
-        if (!real) {
-                if (errno == ENOMEM)
-                        return -ENOMEM;
-                real = TAKE_PTR(abs);
+        /* The root as the kernel resolves it, judged on its real path (tool-chase.h); the
+         * walk below judges every directory and file it meets (walk_judge()). */
+        r = tool_chase(ctx, "search_files", abs, 0, NULL, &root, &refused);
+        if (r > 0) {
+                *ret_result = TAKE_PTR(refused);
+                return 0;
         }
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || fstat(root.fd, &st) < 0)
+                return not_found(ctx, shown, ret_result);
+        real = strdup(root.path);
+        if (!real)
+                return -ENOMEM;
         root_is_file = !S_ISDIR(st.st_mode);
+        s.judge_data = ctx;
 
         r = search_scan_thread_new(&s, (void **) &t);
         if (r < 0)
@@ -776,7 +846,7 @@ static int search_files_run(const struct tool *tool, const struct tool_ctx *ctx,
                                    1);
                 else if (S_ISREG(st.st_mode)) {
                         _cleanup_close_ int fd =
-                                open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                                fs_chased_open(&root, O_RDONLY | O_NOCTTY | O_NONBLOCK);
 
                         r = fd >= 0 ? search_one(t, fd, "") : 0;
                 }
@@ -797,6 +867,7 @@ static int search_files_run(const struct tool *tool, const struct tool_ctx *ctx,
                         .thread_init = search_scan_thread_new,
                         .thread_done = search_scan_thread_done,
                         .check = check,
+                        .judge = walk_judge,
                         .userdata = &s,
                 };
 

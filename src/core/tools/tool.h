@@ -19,6 +19,7 @@
 #include "basic/time-util.h"
 #include "core/config/config.h"
 
+struct approval_outcome;
 struct approver;
 struct diag;
 struct pause_clock;
@@ -41,6 +42,9 @@ struct tool_ctx {
         /* The execution's deadline clock, stopped while a call waits for an answer; NULL:
          * none. @deadline is the deadline before any such wait. */
         struct pause_clock *clock;
+        /* What the registry's gate decided of this call (approval_gate()), so that a tool's
+         * second pass on the real path (tool-chase.h) does not ask twice; NULL: no gate. */
+        const struct approval_outcome *gate;
 };
 
 /*

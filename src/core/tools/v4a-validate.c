@@ -24,7 +24,9 @@
 #include "core/edit/fuzzy-match.h"
 #include "core/edit/v4a.h"
 #include "core/fs/file-safety.h"
+#include "core/fs/fs-chase.h"
 #include "core/tools/lint.h"
+#include "core/tools/tool-chase.h"
 #include "core/tools/tool-util.h"
 #include "core/tools/tool.h"
 #include "core/tools/v4a-internal.h"
@@ -150,7 +152,20 @@ static int entry_load(struct run *run, struct entry *e)
                 return 0;
         if (!e->disk)
                 return -ENOENT;
-        r = read_file_at(AT_FDCWD, e->disk, V4A_FILE_MAX, &e->own, &len);
+        /* Read what the kernel resolves the name to, judged by the policy on its real path
+         * (the file system may have changed since v4a_run() judged it): a file a rule
+         * denies never becomes a patch's base, its lines never a diff (tool-chase.h). */
+        {
+                _cleanup_fs_chased_ struct fs_chased c = FS_CHASED_INIT;
+                json_t *refused = NULL;
+
+                r = tool_chase(run->ctx, "patch", e->disk, 0, NULL, &c, &refused);
+                json_decref(refused);
+                if (r > 0)
+                        return -EACCES;
+                if (r >= 0)
+                        r = fs_chased_read(&c, V4A_FILE_MAX, &e->own, &len);
+        }
         if (r < 0) {
                 e->own = NULL;
                 return r;

@@ -40,7 +40,9 @@
 #include "basic/path-util.h"
 #include "core/edit/v4a.h"
 #include "core/fs/file-safety.h"
+#include "core/fs/fs-chase.h"
 #include "core/tools/lint.h"
+#include "core/tools/tool-chase.h"
 #include "core/tools/tool-util.h"
 #include "core/tools/tool.h"
 #include "core/tools/v4a-internal.h"
@@ -51,43 +53,31 @@
 
 /* --- apply: only what validation computed, in patch order --- */
 
-static int parent_dir(const char *path, char **ret)
-{
-        char *d = strdup(path), *slash;
+static int fail(char **ret_err, const char *fmt, ...) _printf_(2, 3);
 
-        if (!d)
-                return -ENOMEM;
-        slash = strrchr(d, '/');
-        if (slash && slash != d)
-                *slash = 0;
-        else
-                d[1] = 0; /* "/x" -> "/"; tool_resolve_path() paths are absolute */
-        *ret = d;
-        return 0;
-}
-
-static int make_parent(const char *path)
+/*
+ * The object a write to @abs goes to, through symlinks as write_file: resolved with
+ * fs_chase() and its real path judged by the policy again (the file system may have changed
+ * since v4a_run() judged it), into @c, whose descriptors the write then uses, so the file
+ * written is the one judged (tool-chase.h). 0; 1 with *ret_err (refused, or unresolvable);
+ * -ENOMEM.
+ */
+static int write_target(struct run *run, const char *abs, struct fs_chased *c, char **ret_err)
 {
-        _cleanup_free_ char *dir = NULL;
+        json_t *refused = NULL;
         int r;
 
-        r = parent_dir(path, &dir);
-        if (r < 0)
-                return r;
-        return mkdir_p(dir, 0777);
-}
-
-/* The target a write goes to: through symlinks, as write_file. New string. */
-static int write_target(const char *abs, char **ret)
-{
-        int r = file_safety_realpath(abs, ret);
-
+        r = tool_chase(run->ctx, "patch", abs, TOOL_CHASE_MISSING_OK, NULL, c, &refused);
+        if (r > 0) {
+                r = fail(ret_err, "%s", json_string_value(json_object_get(refused, "error")));
+                json_decref(refused);
+                return r < 0 ? r : 1;
+        }
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                *ret = strdup(abs);
-                if (!*ret)
-                        return -ENOMEM;
+                r = fail(ret_err, "%s", fs_chase_strerror(r));
+                return r < 0 ? r : 1;
         }
         return 0;
 }
@@ -108,42 +98,94 @@ static int fail(char **ret_err, const char *fmt, ...)
         return 0;
 }
 
+/*
+ * The directory entry @abs names, not followed (Delete and Move act on a symlink itself):
+ * its directory resolved with fs_chase() into @dir, the entry's real path (that directory's
+ * plus its name) judged by the policy, and its name in *ret_name (borrowed from @abs). The
+ * caller then acts with unlinkat()/renameat2() in dir->fd: the entry judged is the one
+ * touched. 0; 1 with *ret_err; -ENOMEM.
+ */
+static int entry_target(struct run *run, const char *abs, struct fs_chased *dir,
+                        const char **ret_name, char **ret_err)
+{
+        _cleanup_free_ char *parent = NULL, *real = NULL;
+        const char *slash = strrchr(abs, '/'), *name;
+        json_t *refused = NULL;
+        int r;
+
+        name = slash ? slash + 1 : abs;
+        if (!slash || !*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+                r = fail(ret_err, "%s", strerror(EISDIR));
+                return r < 0 ? r : 1;
+        }
+        parent = strndup(abs, slash == abs ? 1 : (size_t) (slash - abs));
+        if (!parent)
+                return -ENOMEM;
+        r = fs_chase(parent, 0, dir);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                r = fail(ret_err, "%s", r == -ENOENT ? "file not found" : fs_chase_strerror(r));
+                return r < 0 ? r : 1;
+        }
+        if (asprintf(&real, "%s%s%s", dir->path, strcmp(dir->path, "/") == 0 ? "" : "/", name) <
+            0) {
+                real = NULL;
+                return -ENOMEM;
+        }
+        r = tool_judge_real(run->ctx, "patch", real, NULL, &refused);
+        if (r > 0) {
+                r = fail(ret_err, "%s", json_string_value(json_object_get(refused, "error")));
+                json_decref(refused);
+                return r < 0 ? r : 1;
+        }
+        if (r < 0)
+                return r;
+        *ret_name = name;
+        return 0;
+}
+
 static bool same_file_state(const struct stat *a, const struct stat *b)
 {
         return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
                a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
-/* rename(2) that never replaces an existing @to; EXDEV copies (mode kept) and unlinks. */
-static int move_file(const char *from, const char *to)
+/*
+ * rename(2) of the entry @from in @from_dir to @to in @to_dir that never replaces an existing
+ * @to; EXDEV copies (mode kept) and unlinks. Names are never followed.
+ */
+static int move_file(int from_dir, const char *from, int to_dir, const char *to)
 {
         _cleanup_free_ char *data = NULL;
+        _cleanup_close_ int fd = -EBADF;
         struct stat st;
         size_t len = 0;
         int r;
 
-        if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+        if (renameat2(from_dir, from, to_dir, to, RENAME_NOREPLACE) == 0)
                 return 0;
         r = -errno;
         if (r == -EINVAL || r == -ENOSYS) {
                 /* FIXME: drop once every file system we run on has RENAME_NOREPLACE. */
-                if (lstat(to, &st) == 0)
+                if (fstatat(to_dir, to, &st, AT_SYMLINK_NOFOLLOW) == 0)
                         return -EEXIST;
-                return rename(from, to) < 0 ? -errno : 0;
+                return renameat(from_dir, from, to_dir, to) < 0 ? -errno : 0;
         }
         if (r != -EXDEV)
                 return r;
-        if (stat(from, &st) < 0)
+        fd = openat(from_dir, from, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+        if (fd < 0 || fstat(fd, &st) < 0)
                 return -errno;
-        r = read_file_at(AT_FDCWD, from, V4A_FILE_MAX, &data, &len);
+        r = read_fd_all(fd, V4A_FILE_MAX, &data, &len);
         if (r < 0)
                 return r;
-        if (lstat(to, &st) == 0)
+        if (fstatat(to_dir, to, &(struct stat){}, AT_SYMLINK_NOFOLLOW) == 0)
                 return -EEXIST;
-        r = write_file_atomic(to, data, len, (int) (st.st_mode & 07777));
+        r = write_file_atomic_at(to_dir, to, data, len, (int) (st.st_mode & 07777));
         if (r < 0)
                 return r;
-        return unlink(from) < 0 ? -errno : 0;
+        return unlinkat(from_dir, from, 0) < 0 ? -errno : 0;
 }
 
 /* Do operation @idx. 0 (done), or 0 with *ret_err set (a failure to report), or -ENOMEM. */
@@ -151,21 +193,23 @@ static int apply_op(struct run *run, size_t idx, char **ret_err)
 {
         const struct v4a_op *op = &run->patch->ops[idx];
         const struct plan *p = &run->plans[idx];
-        _cleanup_free_ char *target = NULL;
+        _cleanup_fs_chased_ struct fs_chased target = FS_CHASED_INIT, source = FS_CHASED_INIT;
+        const char *name = NULL;
         struct stat st;
         int r;
 
         *ret_err = NULL;
         switch (op->type) {
         case V4A_OP_ADD:
-                r = write_target(p->abs, &target);
-                if (r < 0)
-                        return r;
-                if (lstat(target, &st) == 0)
+                r = write_target(run, p->abs, &target, ret_err);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (target.exists)
                         return fail(ret_err, "file already exists — use Update File, not Add File");
-                r = make_parent(target);
+                r = fs_chased_mkdirs(&target, 0777);
                 if (r >= 0)
-                        r = tool_file_replace(target, p->content, p->len, false);
+                        r = tool_file_replace_at(target.dir_fd, target.name, p->content, p->len,
+                                                 false);
                 if (r == -ENOMEM)
                         return r;
                 return r < 0 ? fail(ret_err, "%s", strerror(-r)) : 0;
@@ -179,10 +223,13 @@ static int apply_op(struct run *run, size_t idx, char **ret_err)
                         return fail(ret_err, "the file changed on disk after the patch was "
                                              "validated");
                 if (!p->moves) {
-                        r = write_target(p->abs, &target);
-                        if (r < 0)
-                                return r;
-                        r = tool_file_replace(target, p->content, p->len, true);
+                        r = write_target(run, p->abs, &target, ret_err);
+                        if (r != 0)
+                                return r < 0 ? r : 0;
+                        if (!target.exists)
+                                return fail(ret_err, "Cannot read file: %s", strerror(ENOENT));
+                        r = tool_file_replace_at(target.dir_fd, target.name, p->content, p->len,
+                                                 true);
                         if (r == -ENOMEM)
                                 return r;
                         return r < 0 ? fail(ret_err, "%s", strerror(-r)) : 0;
@@ -194,29 +241,53 @@ static int apply_op(struct run *run, size_t idx, char **ret_err)
                                     op->new_path);
                 if (stat(p->abs, &st) < 0)
                         return fail(ret_err, "Cannot read file: %s", strerror(errno));
-                r = make_parent(p->abs_new);
+                r = write_target(run, p->abs_new, &target, ret_err);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (target.exists)
+                        return fail(ret_err,
+                                    "%s: destination already exists — move would "
+                                    "overwrite",
+                                    op->new_path);
+                r = fs_chased_mkdirs(&target, 0777);
                 if (r >= 0)
-                        r = write_file_atomic(p->abs_new, p->content, p->len,
-                                              (int) (st.st_mode & 07777));
+                        r = write_file_atomic_at(target.dir_fd, target.name, p->content, p->len,
+                                                 (int) (st.st_mode & 07777));
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
                         return fail(ret_err, "%s: %s", op->new_path, strerror(-r));
-                if (unlink(p->abs) < 0)
+                r = entry_target(run, p->abs, &source, &name, ret_err);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (unlinkat(source.fd, name, 0) < 0)
                         return fail(ret_err, "wrote %s but could not remove the old file: %s",
                                     op->new_path, strerror(errno));
                 return 0;
 
         case V4A_OP_DELETE:
-                if (unlink(p->abs) < 0)
+                r = entry_target(run, p->abs, &source, &name, ret_err);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (unlinkat(source.fd, name, 0) < 0)
                         return fail(ret_err, "%s",
                                     errno == ENOENT ? "file not found" : strerror(errno));
                 return 0;
 
         case V4A_OP_MOVE:
-                r = make_parent(p->abs_new);
+                r = entry_target(run, p->abs, &source, &name, ret_err);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                r = write_target(run, p->abs_new, &target, ret_err);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (target.exists ||
+                    fstatat(target.dir_fd, target.name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        r = -EEXIST;
+                else
+                        r = fs_chased_mkdirs(&target, 0777);
                 if (r >= 0)
-                        r = move_file(p->abs, p->abs_new);
+                        r = move_file(source.fd, name, target.dir_fd, target.name);
                 if (r == -ENOMEM)
                         return r;
                 if (r == -EEXIST)

@@ -34,6 +34,7 @@
 #include "basic/utf8.h"
 #include "core/fs/file-safety.h"
 #include "core/tools/lint.h"
+#include "core/tools/tool-chase.h"
 #include "core/tools/tool-util.h"
 #include "core/tools/write-file.h"
 
@@ -56,13 +57,16 @@ static int new_file_mode(void)
 
 /*
  * Write in place (truncate + write): for a file in a directory we may not create files in, or
- * whose name leaves no room for the temp file's suffix.
+ * whose name leaves no room for the temp file's suffix. O_NOFOLLOW: @name is the real name
+ * in @dirfd that the caller judged, not a symlink put there since.
  */
-static int write_in_place(const char *path, const char *s, size_t n, bool create, int mode)
+static int write_in_place(int dirfd, const char *name, const char *s, size_t n, bool create,
+                          int mode, int nofollow)
 {
-        _cleanup_close_ int fd =
-                open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | (create ? O_CREAT : 0),
-                     (mode_t) mode);
+        _cleanup_close_ int fd = openat(dirfd, name,
+                                        O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | nofollow |
+                                                (create ? O_CREAT : 0),
+                                        (mode_t) mode);
         int r;
 
         if (fd < 0)
@@ -75,17 +79,29 @@ static int write_in_place(const char *path, const char *s, size_t n, bool create
         return 0;
 }
 
-int tool_file_replace(const char *target, const char *s, size_t n, bool exists)
+static int replace_at(int dirfd, const char *name, const char *s, size_t n, bool exists,
+                      int nofollow)
 {
         int mode = exists ? -1 : new_file_mode();
         int r;
 
-        r = write_file_atomic(target, s, n, mode);
-        if ((r == -EACCES || r == -EPERM) && exists && access(target, W_OK) == 0)
-                r = write_in_place(target, s, n, false, 0);
+        r = write_file_atomic_at(dirfd, name, s, n, mode);
+        if ((r == -EACCES || r == -EPERM) && exists &&
+            faccessat(dirfd, name, W_OK, nofollow ? AT_SYMLINK_NOFOLLOW : 0) == 0)
+                r = write_in_place(dirfd, name, s, n, false, 0, nofollow);
         else if (r == -ENAMETOOLONG)
-                r = write_in_place(target, s, n, !exists, exists ? 0 : mode);
+                r = write_in_place(dirfd, name, s, n, !exists, exists ? 0 : mode, nofollow);
         return r;
+}
+
+int tool_file_replace(const char *target, const char *s, size_t n, bool exists)
+{
+        return replace_at(AT_FDCWD, target, s, n, exists, 0);
+}
+
+int tool_file_replace_at(int dirfd, const char *name, const char *s, size_t n, bool exists)
+{
+        return replace_at(dirfd, name, s, n, exists, O_NOFOLLOW);
 }
 
 /* --- per-path locks --- */
@@ -236,13 +252,14 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
                           json_t **ret_result)
 {
         _cleanup_tool_path_ struct tool_path tp = {};
-        _cleanup_free_ char *target_dir = NULL, *pre = NULL, *delta_message = NULL;
+        _cleanup_fs_chased_ struct fs_chased target = FS_CHASED_INIT;
+        _cleanup_free_ char *pre = NULL, *delta_message = NULL;
         _cleanup_free_ char *path_bytes = NULL;
         _cleanup_tool_path_lock_ struct tool_path_lock *lock = NULL;
-        json_auto_t *res = NULL;
+        json_auto_t *res = NULL, *refused = NULL;
         struct lint lint = {};
         json_t *pv, *cv, *lj;
-        const char *path, *content, *target, *slash, *keys[1];
+        const char *path, *content, *keys[1];
         size_t content_len, pre_len = 0;
         char ext[64];
         struct stat st;
@@ -286,27 +303,34 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
                         ret_result, "Write denied: '%s' is a protected system/credential file.",
                         tp.shown);
 
-        /* Write through symlinks: the link stays, its target gets the content. */
-        target = tp.resolved ?: tp.abs;
-
-        target_dir = strdup(target);
-        if (!target_dir)
-                return -ENOMEM;
-        slash = strrchr(target_dir, '/');
-        if (slash && slash != target_dir)
-                target_dir[slash - target_dir] = 0;
-        else
-                target_dir[1] = 0;
-        r = mkdir_p(target_dir, 0777);
+        /*
+         * Write through symlinks: the link stays, its target gets the content. The target is
+         * the object fs_chase() reached (its real path judged by the policy and the write
+         * guards), created missing directories and all from the descriptors of the walk, and
+         * the write renames within that directory's descriptor: no name is looked up again,
+         * so a symlink swapped in after the check cannot lead the write elsewhere.
+         */
+        r = tool_chase(ctx, "write_file", tp.abs, TOOL_CHASE_MISSING_OK | TOOL_CHASE_WRITE, NULL,
+                       &target, &refused);
+        if (r > 0) {
+                *ret_result = TAKE_PTR(refused);
+                return 0;
+        }
+        if (r == -ENOMEM)
+                return r;
         if (r < 0)
-                return tool_error_result(ret_result,
-                                         "Failed to write file: cannot create directory '%s': %s",
-                                         target_dir, strerror(-r));
+                return tool_error_result(ret_result, "Failed to write file: %s: %s", tp.shown,
+                                         fs_chase_strerror(r));
+        r = fs_chased_mkdirs(&target, 0777);
+        if (r < 0)
+                return tool_error_result(
+                        ret_result, "Failed to write file: cannot create directory in '%s': %s",
+                        target.path, strerror(-r));
         /* As the seed: true whenever the path names a parent and `mkdir -p` succeeded. */
         dirs_created = strchr(tp.shown, '/') != NULL;
 
         /* As the seed: writes to one resolved path are serialised (with patch too). */
-        keys[0] = target;
+        keys[0] = target.path;
         r = tool_path_lock(keys, 1, ctx->deadline, &lock);
         if (r == -ETIMEDOUT)
                 return tool_error_result(ret_result,
@@ -316,8 +340,8 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
         if (r < 0)
                 return r;
 
-        exists = stat(target, &st) >= 0;
-        if (!exists && errno != ENOENT)
+        exists = target.exists;
+        if (exists && fstat(target.fd, &st) < 0)
                 return tool_error_result(ret_result, "Failed to write file: %s: %s", tp.shown,
                                          strerror(errno));
         if (exists && S_ISDIR(st.st_mode))
@@ -329,7 +353,7 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
 
         lint_extension_of(tp.shown, ext, sizeof(ext));
         if (exists && lint_has_linter(ext) && st.st_size > 0 && st.st_size <= LINT_PRE_MAX) {
-                r = read_file_at(AT_FDCWD, target, LINT_PRE_MAX, &pre, &pre_len);
+                r = fs_chased_read(&target, LINT_PRE_MAX, &pre, &pre_len);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
@@ -339,7 +363,7 @@ static int write_file_run(const struct tool *t, const struct tool_ctx *ctx, json
                 }
         }
 
-        r = tool_file_replace(target, content, content_len, exists);
+        r = tool_file_replace_at(target.dir_fd, target.name, content, content_len, exists);
         lock = tool_path_unlock(lock);
         if (r < 0)
                 return tool_error_result(ret_result, "Failed to write file: %s: %s", tp.shown,

@@ -23,6 +23,14 @@
  * file is, or the name leaves no room for the temp suffix. Returns 0 or -errno.
  */
 _must_check_ int tool_file_replace(const char *target, const char *s, size_t n, bool exists);
+/*
+ * tool_file_replace() of @name in the directory @dirfd (an O_PATH descriptor from
+ * fs_chase() is fine): the temp file is made and renamed in that directory, and @name is
+ * never followed (O_NOFOLLOW), so the write lands on the object the caller resolved and
+ * judged.
+ */
+_must_check_ int tool_file_replace_at(int dirfd, const char *name, const char *s, size_t n,
+                                      bool exists);
 
 /*
  * Per-path serialisation of edits (the seed's file_state.lock_path()): while a caller holds
