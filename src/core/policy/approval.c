@@ -325,14 +325,24 @@ static int gate_ask(const struct approval_call *call, struct approval_outcome *o
 int approval_gate(const struct approval_call *call, json_t **ret_refusal,
                   struct approval_outcome *ret_outcome)
 {
-        struct approval_outcome o = {.answered_by = "policy"};
-        const struct policy_verdict *v = &o.verdict;
+        struct policy_verdict v;
         int r;
 
         *ret_refusal = NULL;
-        r = policy_decide(call->config, call->tool, call->args, call->cwd, call->env, &o.verdict);
+        r = policy_decide(call->config, call->tool, call->args, call->cwd, call->env, &v);
         if (r < 0)
                 return r;
+        return approval_gate_verdict(call, &v, ret_refusal, ret_outcome);
+}
+
+int approval_gate_verdict(const struct approval_call *call, const struct policy_verdict *verdict,
+                          json_t **ret_refusal, struct approval_outcome *ret_outcome)
+{
+        struct approval_outcome o = {.answered_by = "policy", .verdict = *verdict};
+        const struct policy_verdict *v = &o.verdict;
+        int r = 0;
+
+        *ret_refusal = NULL;
         switch (v->kind) {
         case POLICY_VERDICT_ALLOW:
                 o.allowed = true;

@@ -114,6 +114,14 @@ struct approval_outcome {
 _must_check_ int approval_gate(const struct approval_call *call, json_t **ret_refusal,
                                struct approval_outcome *ret_outcome);
 
+/*
+ * approval_gate() on a verdict the caller already has: a program a terminal command is
+ * about to execute (policy_decide_exec()), @call describing it for the prompt.
+ */
+_must_check_ int approval_gate_verdict(const struct approval_call *call,
+                                       const struct policy_verdict *verdict, json_t **ret_refusal,
+                                       struct approval_outcome *ret_outcome);
+
 /* The outcome as the log's "policy" member: NULL for a plain allow (no rule, no ask). */
 json_t *approval_outcome_to_json(const struct approval_outcome *o);
 

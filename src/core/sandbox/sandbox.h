@@ -152,6 +152,10 @@ struct sandbox_opts {
         /* Without the seccomp layer: this program (seccomp_tty_program(), borrowed) where
          * it may be installed (seccomp_tty_load()), or NULL. */
         const struct seccomp_program *tty_seccomp;
+        /* A terminal command's exec supervisor (exec-notify.h): its filter and the socket
+         * its listener goes to; NULL and -1: none. The caller sets both or neither. */
+        const struct seccomp_program *exec_notify;
+        int exec_notify_sock;
 };
 
 struct sandbox_proc {

@@ -10,6 +10,7 @@
 
 #include "basic/macro.h"
 #include "basic/time-util.h"
+#include "core/tools/exec-supervisor.h"
 
 struct capture;
 
@@ -47,6 +48,10 @@ struct tool_process {
          * tool_process_run(). Borrowed; NULL = not confined.
          */
         const struct sandbox_opts *sandbox;
+        /*
+         * Judge every program its tree executes (exec-supervisor.h); NULL: none. Borrowed.
+         */
+        const struct exec_supervisor_opts *exec_policy;
 };
 
 struct tool_process_result {
@@ -54,6 +59,10 @@ struct tool_process_result {
         bool timed_out;
         bool cancelled;
         char error[512]; /* when it could not start: why, if more is known than the errno */
+        /* With exec_policy: what the supervisor saw, and when it could not supervise
+         * (exec.supervised false), why not. */
+        struct exec_supervisor_report exec;
+        char exec_why[256];
 };
 
 /*

@@ -50,11 +50,14 @@
 #include "core/output/capture.h"
 #include "core/output/redact-stream.h"
 #include "core/output/redact.h"
+#include "core/policy/policy.h"
+#include "core/sandbox/exec-notify.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
 #include "core/sandbox/seccomp-policy.h"
 #include "core/spawn/proc-tree.h"
 #include "core/spawn/spawn.h"
+#include "core/tools/exec-supervisor.h"
 #include "core/tools/pidns-init.h"
 #include "core/tools/terminal-guard.h"
 #include "core/tools/terminal-process.h"
@@ -110,8 +113,10 @@ static int pidns_state;
  * (docs/security.md, "Approvals"). @userdata: seccomp_tty_program(). Async-signal-safe.
  */
 struct command_setup {
-        const struct seccomp_program *tty_program; /* seccomp_tty_program() */
-        const char *serve_dir;                     /* to cover in a mount namespace; "" for none */
+        const struct seccomp_program *tty_program;  /* seccomp_tty_program() */
+        const char *serve_dir;                      /* to cover in a mount namespace; "" for none */
+        const struct seccomp_program *exec_program; /* exec-notify.h; NULL: none */
+        int exec_sock;
 };
 
 static int tty_setup(const struct spawn_child *c, void *userdata)
@@ -125,6 +130,8 @@ static int tty_setup(const struct spawn_child *c, void *userdata)
                 errno = -r;
                 return STAGE_TTY_FILTER;
         }
+        if (cs->exec_program)
+                (void) exec_notify_child_install(cs->exec_program, cs->exec_sock);
         return 0;
 }
 
@@ -190,14 +197,17 @@ static void serve_dir_to_hide(char *buf, size_t n)
  * (core/tools/pidns-init.h); where the kernel refuses, a plain start, once and for all.
  */
 static int start_command(const struct tool_process *o, int out_w, int init_exe_fd, char **init_argv,
-                         struct spawn_proc *ret)
+                         int exec_sock, struct spawn_proc *ret)
 {
         sigset_t init_mask;
         bool in_pidns = o->own_pid_namespace && init_argv &&
                         __atomic_load_n(&pidns_state, __ATOMIC_RELAXED) >= 0;
         char serve_dir[PATH_MAX] = "";
         const struct command_setup cs = {.tty_program = seccomp_tty_program(),
-                                         .serve_dir = serve_dir};
+                                         .serve_dir = serve_dir,
+                                         .exec_program =
+                                                 exec_sock >= 0 ? exec_supervisor_program() : NULL,
+                                         .exec_sock = exec_sock};
 
         init_signal_set(&init_mask);
         if (in_pidns)
@@ -305,7 +315,7 @@ static int drain_some(int fd, char *chunk, struct capture *cap, bool *eof)
         return 0;
 }
 
-int tool_process_run(const struct tool_process *o, struct tool_process_result *ret)
+static int process_run(const struct tool_process *o, int exec_sock, struct tool_process_result *ret)
 {
         _cleanup_close_ int out_r = -EBADF, out_w = -EBADF;
         _cleanup_close_ int null_fd = -EBADF, pidfd = -EBADF, status_fd = -EBADF;
@@ -378,6 +388,8 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                 } else if (o->fallback_path && access(o->path, X_OK) < 0 && errno == ENOENT)
                         so.path = o->fallback_path;
                 so.tty_seccomp = seccomp_tty_program();
+                so.exec_notify = exec_sock >= 0 ? exec_supervisor_program() : NULL;
+                so.exec_notify_sock = exec_sock;
                 so.stdout_fd = out_w;
                 so.stderr_fd = o->merge_stderr ? out_w : null_fd;
                 r = sandbox_spawn(&so, &sp, NULL, &d);
@@ -394,7 +406,7 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                 goto started;
         }
 
-        e = start_command(o, out_w, init_exe_fd, init_argv, &child);
+        e = start_command(o, out_w, init_exe_fd, init_argv, exec_sock, &child);
         if (e < 0)
                 return e;
         pid = child.pid;
@@ -526,6 +538,26 @@ started:
         else
                 ret->exit_code = -1;
         return 0;
+}
+
+int tool_process_run(const struct tool_process *o, struct tool_process_result *ret)
+{
+        struct exec_supervisor *sup = NULL;
+        struct exec_supervisor_report rep;
+        char why[sizeof(ret->exec_why)] = "";
+        int exec_sock = -1, r;
+
+        /* Started before the child: its first exec (the shell's) waits for the answer. */
+        if (o->exec_policy) {
+                r = exec_supervisor_start(o->exec_policy, &sup, &exec_sock, why, sizeof(why));
+                if (r < 0)
+                        return r;
+        }
+        r = process_run(o, exec_sock, ret);
+        exec_supervisor_stop(sup, &rep);
+        ret->exec = rep;
+        memcpy(ret->exec_why, why, sizeof(why));
+        return r;
 }
 
 static bool is_space(char c)
@@ -781,6 +813,24 @@ static int finish_output(const struct tool_ctx *ctx, const struct capture *cap, 
         return 0;
 }
 
+/* @note (the interrupt or timeout line) after a line per exec the supervisor refused, so
+ * the model reads why a program it ran failed ("Operation not permitted"). New string. */
+static char *exec_refusals_note(const struct exec_supervisor_report *x, const char *note)
+{
+        _cleanup_buf_ struct buf b = BUF_INIT(16 * 1024);
+
+        for (size_t i = 0; i < x->n_notes; i++)
+                if (buf_printf(&b, "\n[%s]", x->notes[i]) < 0)
+                        return NULL;
+        if (x->n_refused > x->n_notes &&
+            buf_printf(&b, "\n[ptc refused %zu more exec%s]", x->n_refused - x->n_notes,
+                       x->n_refused - x->n_notes == 1 ? "" : "s") < 0)
+                return NULL;
+        if (buf_append_str(&b, note) < 0)
+                return NULL;
+        return buf_steal(&b, NULL);
+}
+
 static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
                         json_t **ret_result)
 {
@@ -790,6 +840,9 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         struct capture cap;
         const char *command, *workdir = NULL, *guidance, *err = NULL, *meaning;
         json_t *cv, *wv;
+        struct policy_verdict text_verdict;
+        struct exec_supervisor_opts exec_opts;
+        _cleanup_free_ char *exec_note = NULL;
         int64_t timeout = 0, def_timeout, max_timeout;
         usec_t start, timeout_deadline, deadline;
         char note[96];
@@ -904,6 +957,25 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                         .contain = true,
                 };
 
+                if (ctx->config) {
+                        /* Every program the command runs is judged too; what the text asked
+                         * about was answered before it started. */
+                        r = policy_decide(ctx->config, "terminal", args, ctx->cwd, ctx->env,
+                                          &text_verdict);
+                        if (r < 0) {
+                                capture_release(&cap);
+                                return r;
+                        }
+                        exec_opts = (struct exec_supervisor_opts){
+                                .config = ctx->config,
+                                .env = ctx->env,
+                                .approver = ctx->approver,
+                                .clock = ctx->clock,
+                                .redactor = ctx->redactor,
+                                .text_verdict = &text_verdict,
+                        };
+                        p.exec_policy = &exec_opts;
+                }
                 if (ctx->config && ctx->config->terminal_strict) {
                         r = strict_sandbox(ctx->config, argv, ctx->env, workdir_abs, &sb, &sb_env,
                                            pr.error, sizeof(pr.error));
@@ -949,7 +1021,12 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         } else
                 note[0] = 0;
 
-        r = finish_output(ctx, &cap, note[0] ? note : NULL, &output, &output_len);
+        exec_note = exec_refusals_note(&pr.exec, note);
+        if (!exec_note) {
+                capture_release(&cap);
+                return -ENOMEM;
+        }
+        r = finish_output(ctx, &cap, exec_note[0] ? exec_note : NULL, &output, &output_len);
         capture_release(&cap);
         if (r < 0)
                 return r;
@@ -959,6 +1036,19 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
             tool_json_set(res, "exit_code", json_integer(pr.exit_code)) < 0 ||
             tool_json_set(res, "error", json_null()) < 0)
                 return -ENOMEM;
+        if (ctx->config && !pr.exec.supervised) {
+                char w[512];
+
+                (void) snprintf(w, sizeof(w),
+                                "terminal: the programs this command ran were not judged one by "
+                                "one (no exec supervision: %s); the policy judged the command "
+                                "text only",
+                                pr.exec_why[0] ? pr.exec_why
+                                               : "the command's exec filter could not be "
+                                                 "installed");
+                if (tool_json_set(res, "warnings", json_pack("[s]", w)) < 0)
+                        return -ENOMEM;
+        }
         meaning = exit_code_meaning(command, pr.exit_code);
         if (meaning && tool_json_set(res, "exit_code_meaning", json_string(meaning)) < 0)
                 return -ENOMEM;
