@@ -186,6 +186,9 @@ static bool memory_may_change(pid_t pid)
 
         if (read_status(pid, &ppid, &threads) < 0 || threads > 1)
                 return true;
+        /* ptc's own child before its exec (a vfork of ptc's): ptc changes nothing. */
+        if (ppid == getpid())
+                return false;
         if (ppid <= 0 || read_status(ppid, &pp, &parent_threads) < 0)
                 return false; /* no parent of ours to share with */
         if (parent_threads <= 1)

@@ -1,0 +1,256 @@
+# SPDX-License-Identifier: MIT
+"""Terminal rules on every program a command runs (issue 35 item 2, docs/policy.md "What is
+judged at exec"): a deny rule on a harmless marker program holds for every shell spelling of
+tests/integration/data/exec-spellings.txt, run for real (as `ptc tool terminal` and as a
+script's calls); the hardline list holds for the execs of a harmless `rm` stand-in; an ask
+pauses the process until it is answered; where the kernel gives no user notification the
+result says the rules fell back to the text check."""
+
+import json
+import os
+import shutil
+import textwrap
+
+import pytest
+
+from conftest import expect
+import pty_util
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "exec-spellings.txt")
+
+DENY = """
+    policy:
+      rules:
+        - {tool: terminal, match: "ptc-marker", action: deny, message: "no markers"}
+    """
+
+
+def spellings():
+    out = []
+    with open(DATA) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line and not line.startswith("#"):
+                out.append(line.replace("<NL>", "\n"))
+    return out
+
+
+def setup_scratch(ptc):
+    """bin/ptc-marker (records that it ran into ./ran) first on PATH; the scratch dir is
+    the workdir."""
+    b = ptc.workdir / "bin"
+    b.mkdir(exist_ok=True)
+    m = b / "ptc-marker"
+    m.write_text(f'#!/bin/sh\necho "$0 $*" >> {ptc.workdir}/ran\n')
+    m.chmod(0o755)
+    ptc.env["PATH"] = f"{b}:{ptc.env['PATH']}"
+    return ptc.workdir / "ran"
+
+
+def tool(ptc, command, *opts, env=None):
+    r = ptc.run_ptc(["tool", *opts, "terminal", json.dumps({"command": command, "timeout": 30})],
+                    input=b"", env=env, cwd=str(ptc.workdir))
+    assert r.rc == 0, r
+    return json.loads(r.stdout)
+
+
+def supervised(ptc):
+    res = tool(ptc, "true")
+    return not res.get("warnings")
+
+
+@pytest.fixture
+def sup(ptc):
+    ran = setup_scratch(ptc)
+    if not supervised(ptc):
+        pytest.skip("no seccomp user notification here: " + str(tool(ptc, "true")["warnings"]))
+    return ran
+
+
+def clean(p):
+    if p.exists():
+        p.unlink()
+
+
+def test_the_data_file_has_at_least_60_spellings():
+    assert len(spellings()) >= 60
+
+
+def test_every_spelling_is_refused_as_ptc_tool(ptc, sup):
+    cfg = ptc.write_config(DENY)
+    effective, ran_anyway = [], []
+    for s in spellings():
+        clean(sup)
+        tool(ptc, s)  # the control: no rule, it runs the marker (or the tool is missing)
+        if not sup.exists():
+            continue
+        effective.append(s)
+        clean(sup)
+        res = tool(ptc, s, "--config", str(cfg))
+        if sup.exists():
+            ran_anyway.append((s, res))
+    assert not ran_anyway, ran_anyway
+    # The spellings the control ran are real ones, and enough of them.
+    print("effective", len(effective), sorted(set(spellings()) - set(effective)))
+    assert len(effective) >= 60, (len(effective), set(spellings()) - set(effective))
+
+
+def test_every_spelling_is_refused_as_a_scripts_call(ptc, sup):
+    cfg = ptc.write_config(DENY)
+    (ptc.workdir / "spellings.json").write_text(json.dumps(spellings()))
+    r = ptc.run(f"""
+        import json, os
+        from hermes_tools import terminal
+        out = []
+        for s in json.load(open("spellings.json")):
+            res = terminal(s, timeout=30)
+            out.append([s, os.path.exists({str(sup)!r}), res.get("output", "")[-400:]])
+            if os.path.exists({str(sup)!r}):
+                os.unlink({str(sup)!r})
+        print(json.dumps(out))
+        """, "--config", str(cfg), input=b"", cwd=str(ptc.workdir), timeout=600)
+    expect(r, 0, "success")
+    out = r.output_json()
+    assert len(out) == len(spellings())
+    assert [o for o in out if o[1]] == []
+    # What the kernel-level check refused is said in the output, rule and program named.
+    brace = next(o for o in out if o[0] == "{ptc-marker,x}")
+    assert "ptc refused to run" in brace[2] and "ptc-marker x" in brace[2], brace
+    assert "policy.rules[0]" in brace[2] and "no markers" in brace[2], brace
+
+
+def test_the_refusal_is_eperm_and_the_command_goes_on(ptc, sup):
+    cfg = ptc.write_config(DENY)
+    res = tool(ptc, "/usr/bin/t?ue; {ptc-marker,x}; echo rc=$?; p=ptc-marker; $p; echo rc=$?",
+               "--config", str(cfg))
+    assert not sup.exists()
+    out = res["output"]
+    assert "Operation not permitted" in out, out
+    assert out.count("rc=126") == 2, out
+    assert "[ptc refused to run" in out, out
+    assert res["exit_code"] == 0
+
+
+RM_SPELLINGS = [
+    "{rm,-rf,/}",
+    "x=/; rm -rf $x",
+    "$(echo rm) -rf /",
+    "r=rm; $r -rf /",
+    "env rm -rf /",
+    "echo / | xargs rm -rf",
+    "bash <<< 'rm -rf /'",
+    "find / -maxdepth 0 -exec rm -rf {} \\;",
+    "timeout 5 rm -rf /",
+    "{rm,-rf,/etc}",
+]
+
+
+def test_the_hardline_list_holds_for_the_execs_of_a_stand_in(ptc, sup):
+    # A harmless `rm` first on PATH that only records its arguments.
+    rec = ptc.workdir / "rm-ran"
+    rm = ptc.workdir / "bin" / "rm"
+    rm.write_text(f'#!/bin/sh\necho "$*" >> {rec}\n')
+    rm.chmod(0o755)
+    res = tool(ptc, "{rm,-rf,x}")  # the control: not on the list, it reaches the stand-in
+    assert rec.read_text() == "-rf x\n", res
+    rec.unlink()
+    for s in RM_SPELLINGS:
+        res = tool(ptc, s)
+        assert not rec.exists(), (s, res, rec.read_text())
+        said = (res.get("output") or "") + (res.get("error") or "")
+        assert "BLOCKED (hardline)" in said, (s, res)
+
+
+def test_an_ask_headless_deny_refuses_and_headless_allow_runs(ptc, sup):
+    cfg = ptc.write_config("""
+        policy:
+          headless: deny
+          rules:
+            - {tool: terminal, match: "ptc-marker", action: ask}
+        """)
+    res = tool(ptc, "{ptc-marker,x}", "--config", str(cfg))
+    assert not sup.exists(), res
+    assert "policy.headless is deny" in res["output"], res
+    cfg = ptc.write_config("""
+        policy:
+          rules:
+            - {tool: terminal, match: "ptc-marker", action: ask}
+        """, name="allow.yaml")
+    res = tool(ptc, "{ptc-marker,x}", "--config", str(cfg))
+    assert sup.exists(), res
+
+
+class Pty(pty_util.Pty):
+    EXPECT_TIMEOUT = 20  # hang guards
+    FINISH_TIMEOUT = 60
+
+
+def test_an_ask_pauses_the_process_until_answered(ptc, sup):
+    cfg = ptc.write_config("""
+        policy:
+          rules:
+            - {tool: terminal, match: "ptc-marker", action: ask}
+        """)
+    script = ptc.path("ask.py")
+    script.write_text(textwrap.dedent("""
+        from hermes_tools import terminal
+        print(terminal("echo before > before; {ptc-marker,x}; echo rc=$?")["output"])
+        print(terminal("{ptc-marker,y}; echo rc=$?")["output"])
+        """))
+    t = Pty(ptc, ["run", "--config", str(cfg), str(script)], )
+    prompt = t.expect("Allow?")
+    assert "ptc-marker x" in prompt, prompt
+    # Paused at its exec: what came before ran, the marker did not.
+    assert (ptc.workdir / "before").exists() and not sup.exists()
+    t.send("o\n")
+    t.expect("Allow?")
+    assert sup.read_text().endswith(" x\n")
+    t.send("d\n")
+    rc, res, err = t.finish()
+    assert rc == 0, (res, err)
+    first, second = res["output"].split("rc=0", 1)
+    assert "rc=126" in second and "The user denied it" in second, res["output"]
+    assert sup.read_text().count("\n") == 1
+
+
+def test_an_exec_the_commands_text_already_asked_about_is_not_asked_again(ptc, sup):
+    (ptc.workdir / "d").mkdir()
+    cfg = ptc.write_config("policy:\n  headless: deny\n")
+    script = ptc.path("rm.py")
+    script.write_text("from hermes_tools import terminal\n"
+                      "print(terminal('rm -r d')['exit_code'])\n")
+    t = Pty(ptc, ["run", "--config", str(cfg), str(script)])
+    t.expect("Allow?")
+    t.send("o\n")
+    rc, res, err = t.finish()
+    assert rc == 0 and res["output"].strip() == "0", (res, err)
+    assert b"Allow?" not in t.seen  # asked once, by the text check
+    assert not (ptc.workdir / "d").exists()
+
+
+THREADED_EXEC = ("python3 -c 'import threading, os, time; "
+                 "threading.Thread(target=time.sleep, args=(5,), daemon=True).start(); "
+                 "os.execv(\"/bin/echo\", [\"echo\", \"exec-ran\"])'")
+
+
+def test_an_exec_from_a_multi_threaded_process_is_refused_under_terminal_rules(ptc, sup):
+    # Another thread could rewrite the path or argv after ptc read them (seccomp_unotify(2)).
+    cfg = ptc.write_config(DENY)
+    res = tool(ptc, THREADED_EXEC, "--config", str(cfg))
+    assert "exec-ran" not in res["output"].splitlines(), res
+    assert "another running thread" in res["output"], res
+    # Without terminal rules the built-in lists judge what was read, and it runs.
+    res = tool(ptc, THREADED_EXEC)
+    assert res["output"].strip() == "exec-ran", res
+
+
+def test_without_user_notification_the_text_check_stands_and_says_so(ptc):
+    ran = setup_scratch(ptc)
+    cfg = ptc.write_config(DENY)
+    env = {"PTC_TEST_NO_EXEC_NOTIFY": "1"}
+    res = tool(ptc, "ptc-marker", "--config", str(cfg), env=env)
+    assert res["status"] == "denied" and not ran.exists(), res
+    res = tool(ptc, "echo hi", "--config", str(cfg), env=env)
+    assert res["output"] == "hi"
+    assert len(res["warnings"]) == 1 and "judged the command text only" in res["warnings"][0]
+    assert "PTC_TEST_NO_EXEC_NOTIFY" in res["warnings"][0]
