@@ -254,3 +254,12 @@ def test_without_user_notification_the_text_check_stands_and_says_so(ptc):
     assert res["output"] == "hi"
     assert len(res["warnings"]) == 1 and "judged the command text only" in res["warnings"][0]
     assert "PTC_TEST_NO_EXEC_NOTIFY" in res["warnings"][0]
+
+
+def test_doctor_says_how_terminal_rules_are_judged(ptc):
+    r = ptc.run_ptc(["doctor"], env={"PTC_TEST_NO_EXEC_NOTIFY": "1"})
+    assert "terminal rules: judged on the command text only (PTC_TEST_NO_EXEC_NOTIFY=1" \
+        in r.stdout.decode(), r
+    if supervised(ptc):
+        r = ptc.run_ptc(["doctor"])
+        assert "terminal rules: judged on every program a command runs" in r.stdout.decode(), r
