@@ -263,3 +263,35 @@ def test_doctor_says_how_terminal_rules_are_judged(ptc):
     if supervised(ptc):
         r = ptc.run_ptc(["doctor"])
         assert "terminal rules: judged on every program a command runs" in r.stdout.decode(), r
+
+
+from isolation_util import iso_fixture  # noqa: E402
+from isolation_util import iso_user, iso_user_binary  # noqa: E402,F401  (pytest fixtures)
+
+iso = iso_fixture("ptcx-exec-")
+
+
+@pytest.mark.parametrize("terminal", ["default", "strict"])
+def test_the_rules_hold_as_root_and_unprivileged_plain_and_strict(iso, terminal):
+    """As root a command runs in a pid namespace of its own, unprivileged under an init of
+    its own (with NO_NEW_PRIVS), with terminal.isolation strict in the script's sandbox:
+    the filter is installed on each path."""
+    b = iso.mkdir(iso.workdir / "bin")
+    ran = iso.workdir / "ran"
+    iso.write(b / "ptc-marker", f'#!/bin/sh\necho "$0 $*" >> {ran}\n', mode=0o755)
+    iso.env["PATH"] = f"{b}:{iso.env['PATH']}"
+    text = DENY.rstrip(" ") + ("    terminal:\n      isolation: strict\n" if terminal == "strict" else "")
+    cfg = iso.own(iso.write_config(text))
+    r = iso.run_ptc(["tool", "terminal", '{"command": "{ptc-marker,x}"}'], input=b"")
+    assert r.rc == 0, r
+    control = json.loads(r.stdout)
+    if control.get("warnings") or control.get("status") or not ran.exists():
+        pytest.skip(f"not supervised or not run here: {control}")
+    ran.unlink()
+    for s in ("{ptc-marker,x}", "p=ptc-marker; $p", "bin/p?c-marker", "sh bin/ptc-marker"):
+        r = iso.run_ptc(["tool", "--config", str(cfg), "terminal", json.dumps({"command": s})],
+                        input=b"")
+        assert r.rc == 0, r
+        res = json.loads(r.stdout)
+        assert not ran.exists(), (s, res)
+        assert "[ptc refused to run" in res["output"], (s, res)

@@ -70,6 +70,8 @@ struct exec_supervisor {
         char *strings; /* ARGV_BYTES_MAX */
         char **argv;   /* ARGC_MAX + 1 */
         struct exec_supervisor_report rep;
+        pid_t own[8]; /* processes near ptc that exec'd (ptc_own_start()) */
+        size_t n_own;
 };
 
 const struct seccomp_program *exec_supervisor_program(void)
@@ -195,6 +197,52 @@ static bool memory_may_change(pid_t pid)
                 return false;
         /* kcmp: 0 = the same memory. Unknown (no CONFIG_KCMP): assume shared. */
         return syscall(SYS_kcmp, pid, ppid, KCMP_VM, 0, 0) <= 0;
+}
+
+/* ptc's child (1), its grandchild (2), or further (0). /proc/PID/status is readable even
+ * where the process's memory is not. */
+static int depth_from_ptc(pid_t pid)
+{
+        pid_t ppid, pp;
+        long threads;
+
+        if (read_status(pid, &ppid, &threads) < 0)
+                return 0;
+        if (ppid == getpid())
+                return 1;
+        if (ppid > 0 && read_status(ppid, &pp, &threads) == 0 && pp == getpid())
+                return 2;
+        return 0;
+}
+
+static bool own_seen(const struct exec_supervisor *s, pid_t pid)
+{
+        for (size_t i = 0; i < s->n_own; i++)
+                if (s->own[i] == pid)
+                        return true;
+        return false;
+}
+
+/* A process near ptc that exec'd: from now on it runs the command's code, not ptc's. (Only
+ * such a process's first exec is unreadable: ptc not root, its copy non-dumpable; as root
+ * every exec is read.) */
+static void own_mark(struct exec_supervisor *s, pid_t pid)
+{
+        if (s->n_own < ELEMENTSOF(s->own) && !own_seen(s, pid) && depth_from_ptc(pid) > 0)
+                s->own[s->n_own++] = pid;
+}
+
+/*
+ * Whether @pid's exec is ptc's own start of the command: ptc's child or grandchild (a
+ * sandbox's init's child) that has not exec'd yet, so still ptc's code. Such a process is a
+ * copy of ptc, non-dumpable when ptc is not root, so its memory cannot be read; what it
+ * execs is what ptc asked for (the shell, or the pid namespace's init). Once it exec'd
+ * (own_mark()), a later exec it cannot be read for is refused: a command that made itself
+ * non-dumpable gets no pass, nor does anything further down the tree.
+ */
+static bool ptc_own_start(const struct exec_supervisor *s, pid_t pid)
+{
+        return !own_seen(s, pid) && depth_from_ptc(pid) > 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -362,7 +410,7 @@ static int judge(struct exec_supervisor *s, int listener, const struct seccomp_n
         size_t n_spell = 0;
         struct policy_verdict v;
         size_t op = 0;
-        bool racy = false;
+        bool racy = false, own = false;
         int r = 0;
 
 #ifdef NATIVE_AUDIT_ARCH
@@ -421,11 +469,16 @@ static int judge(struct exec_supervisor *s, int listener, const struct seccomp_n
                 } else
                         op = 0;
                 racy = s->strict && memory_may_change(pid);
-        }
+        } else if (argc == -EPERM)
+                own = ptc_own_start(s, pid);
         /* What was read was this process's only if it is still waiting in this exec. */
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
                 return -ESRCH;
         s->rep.n_execs++;
+        if (own) {
+                own_mark(s, pid);
+                return 0;
+        }
 
         if (argc == -E2BIG || plen == -E2BIG) {
                 add_note(s,
