@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import textwrap
+import time
 
 import pytest
 
@@ -194,7 +195,7 @@ def test_an_ask_pauses_the_process_until_answered(ptc, sup):
     script = ptc.path("ask.py")
     script.write_text(textwrap.dedent("""
         from hermes_tools import terminal
-        print(terminal("echo before > before; {ptc-marker,x}; echo rc=$?")["output"])
+        print(terminal("echo before > before; {ptc-marker,x}; echo rc=$?", timeout=1)["output"])
         print(terminal("{ptc-marker,y}; echo rc=$?")["output"])
         """))
     t = Pty(ptc, ["run", "--config", str(cfg), str(script)], )
@@ -202,12 +203,15 @@ def test_an_ask_pauses_the_process_until_answered(ptc, sup):
     assert "ptc-marker x" in prompt, prompt
     # Paused at its exec: what came before ran, the marker did not.
     assert (ptc.workdir / "before").exists() and not sup.exists()
+    # The ask stops the command's clock: answered past its 1 s timeout, it is not killed.
+    time.sleep(2.5)
     t.send("o\n")
     t.expect("Allow?")
     assert sup.read_text().endswith(" x\n")
     t.send("d\n")
     rc, res, err = t.finish()
     assert rc == 0, (res, err)
+    assert "timed out" not in res["output"], res["output"]
     first, second = res["output"].split("rc=0", 1)
     assert "rc=126" in second and "The user denied it" in second, res["output"]
     assert sup.read_text().count("\n") == 1

@@ -16,6 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <seccomp.h>
+
 #include "core/sandbox/seccomp-policy.h"
 
 #ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
@@ -91,6 +93,14 @@ bool exec_notify_is_available(char *why, size_t n)
                                 "this kernel has no seccomp user notification "
                                 "(SECCOMP_GET_NOTIF_SIZES: %s; Linux 5.0 or later)",
                                 strerror(errno));
+                return false;
+        }
+        /* API level 6 needs Linux 5.7: SECCOMP_USER_NOTIF_FLAG_CONTINUE (5.5) is there, and
+         * without it no exec could be let go on. */
+        if (seccomp_api_get() < 6) {
+                (void) snprintf(why, n,
+                                "this kernel cannot let a notified exec go on "
+                                "(SECCOMP_USER_NOTIF_FLAG_CONTINUE; Linux 5.7 or later)");
                 return false;
         }
         if (!seccomp_exec_notify_program(&build_why)) {

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -37,6 +38,7 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/macro.h"
+#include "basic/time-util.h"
 #include "core/config/config.h"
 #include "core/fs/path-resolve.h"
 #include "core/policy/approval.h"
@@ -72,6 +74,10 @@ struct exec_supervisor {
         struct exec_supervisor_report rep;
         pid_t own[8]; /* processes near ptc that exec'd (ptc_own_start()) */
         size_t n_own;
+        /* An ask at exec stops the command's clock: read by the terminal's wait loop. */
+        bool asking;        /* atomic */
+        usec_t paused_usec; /* atomic: the asks' time so far */
+        int wake_fd;        /* eventfd: written when an ask ends */
 };
 
 const struct seccomp_program *exec_supervisor_program(void)
@@ -382,7 +388,16 @@ static bool ask(struct exec_supervisor *s, const struct policy_verdict *v, const
                 .cancel_fd = s->stop_pipe[0],
         };
 
-        if (!args || approval_gate_verdict(&call, v, &refusal, &outcome) < 0) {
+        usec_t t0 = now_usec();
+        uint64_t one = 1;
+        int r;
+
+        __atomic_store_n(&s->asking, true, __ATOMIC_RELEASE);
+        r = args ? approval_gate_verdict(&call, v, &refusal, &outcome) : -ENOMEM;
+        __atomic_add_fetch(&s->paused_usec, now_usec() - t0, __ATOMIC_RELEASE);
+        __atomic_store_n(&s->asking, false, __ATOMIC_RELEASE);
+        (void) write(s->wake_fd, &one, sizeof(one));
+        if (r < 0) {
                 (void) snprintf(why, n, "out of memory while asking");
                 return false;
         }
@@ -683,10 +698,33 @@ static bool has_terminal_rule(const struct ptc_config *c)
         return false;
 }
 
+usec_t exec_supervisor_deadline(const struct exec_supervisor *s, usec_t deadline)
+{
+        if (!s || deadline == USEC_INFINITY)
+                return deadline;
+        if (__atomic_load_n(&s->asking, __ATOMIC_ACQUIRE))
+                return USEC_INFINITY;
+        return deadline + __atomic_load_n(&s->paused_usec, __ATOMIC_ACQUIRE);
+}
+
+int exec_supervisor_wake_fd(const struct exec_supervisor *s)
+{
+        return s ? s->wake_fd : -1;
+}
+
+void exec_supervisor_woken(struct exec_supervisor *s)
+{
+        uint64_t v;
+
+        if (s)
+                (void) read(s->wake_fd, &v, sizeof(v));
+}
+
 static void supervisor_free(struct exec_supervisor *s)
 {
         if (!s)
                 return;
+        safe_close(s->wake_fd);
         safe_close(s->sock);
         safe_close(s->child_sock);
         safe_close(s->stop_pipe[0]);
@@ -712,6 +750,11 @@ int exec_supervisor_start(const struct exec_supervisor_opts *o, struct exec_supe
                 return -ENOMEM;
         s->o = *o;
         s->sock = s->child_sock = s->stop_pipe[0] = s->stop_pipe[1] = -EBADF;
+        s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (s->wake_fd < 0) {
+                r = -errno;
+                goto fail;
+        }
         s->strict = has_terminal_rule(o->config);
         if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &s->sizes) < 0) {
                 r = -errno;

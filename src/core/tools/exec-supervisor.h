@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "basic/macro.h"
+#include "basic/time-util.h"
 #include "core/policy/policy.h"
 
 struct approver;
@@ -62,6 +63,15 @@ const struct seccomp_program *exec_supervisor_program(void);
 
 /* The child is started (or failed to): the parent's copy of its socket end is closed. */
 void exec_supervisor_started(struct exec_supervisor *s);
+
+/*
+ * The command's @deadline moved by the time asks at exec waited (an ask stops its clock, as
+ * a call's ask stops the execution's); USEC_INFINITY while one waits. Any thread.
+ */
+usec_t exec_supervisor_deadline(const struct exec_supervisor *s, usec_t deadline);
+/* Readable when an ask at exec ended (then exec_supervisor_woken()); -1 for NULL. */
+int exec_supervisor_wake_fd(const struct exec_supervisor *s);
+void exec_supervisor_woken(struct exec_supervisor *s);
 
 /* What a supervisor saw. */
 struct exec_supervisor_report {

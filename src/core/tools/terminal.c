@@ -315,7 +315,8 @@ static int drain_some(int fd, char *chunk, struct capture *cap, bool *eof)
         return 0;
 }
 
-static int process_run(const struct tool_process *o, int exec_sock, struct tool_process_result *ret)
+static int process_run(const struct tool_process *o, struct exec_supervisor *sup, int exec_sock,
+                       struct tool_process_result *ret)
 {
         _cleanup_close_ int out_r = -EBADF, out_w = -EBADF;
         _cleanup_close_ int null_fd = -EBADF, pidfd = -EBADF, status_fd = -EBADF;
@@ -433,16 +434,18 @@ started:
         fallback_step = 5 * USEC_PER_MSEC;
 
         for (;;) {
-                struct pollfd fds[3];
-                int nfds = 0, i_out = -1, i_pid = -1, i_cancel = -1, timeout_ms;
+                struct pollfd fds[4];
+                int nfds = 0, i_out = -1, i_pid = -1, i_cancel = -1, i_ask = -1, timeout_ms;
                 usec_t now = now_usec(), wake = USEC_INFINITY;
+                /* An ask at exec stops the command's clock (exec-supervisor.h). */
+                usec_t deadline = exec_supervisor_deadline(sup, o->deadline);
 
                 /* Without a pidfd, look for the exit ourselves. */
                 if (pidfd < 0 && !zombie && !reaped && child_exited(pid))
                         zombie = true;
 
-                if (!zombie && !reaped && !timed_out && !cancelled &&
-                    o->deadline != USEC_INFINITY && now >= o->deadline) {
+                if (!zombie && !reaped && !timed_out && !cancelled && deadline != USEC_INFINITY &&
+                    now >= deadline) {
                         timed_out = true;
                         signal_command(pid, status_fd, SIGTERM);
                         kill_at = now + TERM_GRACE_USEC;
@@ -466,7 +469,7 @@ started:
                         break;
 
                 if (!zombie && !reaped && !timed_out && !cancelled)
-                        wake = o->deadline;
+                        wake = deadline;
                 if (kill_at != USEC_INFINITY)
                         wake = MIN(wake, kill_at);
                 if (reaped)
@@ -487,6 +490,11 @@ started:
                 if (o->cancel_fd >= 0 && !cancelled && !reaped) {
                         fds[nfds] = (struct pollfd){.fd = o->cancel_fd, .events = POLLIN};
                         i_cancel = nfds++;
+                }
+                if (sup) {
+                        fds[nfds] = (struct pollfd){.fd = exec_supervisor_wake_fd(sup),
+                                                    .events = POLLIN};
+                        i_ask = nfds++;
                 }
 
                 if (wake == USEC_INFINITY)
@@ -518,6 +526,8 @@ started:
                 }
                 if (i_pid >= 0 && (fds[i_pid].revents & (POLLIN | POLLHUP | POLLERR)))
                         zombie = true;
+                if (i_ask >= 0 && fds[i_ask].revents)
+                        exec_supervisor_woken(sup);
                 if (i_cancel >= 0 && (fds[i_cancel].revents & (POLLIN | POLLHUP | POLLERR))) {
                         cancelled = true;
                         signal_command(pid, status_fd, SIGKILL);
@@ -553,7 +563,7 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                 if (r < 0)
                         return r;
         }
-        r = process_run(o, exec_sock, ret);
+        r = process_run(o, sup, exec_sock, ret);
         exec_supervisor_stop(sup, &rep);
         ret->exec = rep;
         memcpy(ret->exec_why, why, sizeof(why));
