@@ -5,7 +5,7 @@ program N times, with the supervisor on and off, paired and interleaved (ABBA or
 isolation-cost.py), so the machine's drift hits both alike. Off is the fallback a kernel
 without seccomp user notification gets (PTC_TEST_NO_EXEC_NOTIFY=1: the text check only).
 
-    bench/exec-supervisor.py [--ptc build/ptc] [--runs 40] [--execs 200]
+    bench/exec-supervisor.py [--ptc build/ptc] [--runs 40] [--execs 200] [--config FILE]
 
 Prints the median wall time of one `ptc tool terminal` call each way, for the loop of N
 execs and for a plain `true`, and the difference per exec.
@@ -22,13 +22,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+CONFIG = []
+
+
 def one(ptc, command, off):
     env = dict(os.environ)
     env.pop("PTC_CONFIG", None)
     if off:
         env["PTC_TEST_NO_EXEC_NOTIFY"] = "1"
     t0 = time.perf_counter()
-    p = subprocess.run([ptc, "tool", "terminal", json.dumps({"command": command})],
+    p = subprocess.run([ptc, "tool", *CONFIG, "terminal", json.dumps({"command": command})],
                        stdin=subprocess.DEVNULL, capture_output=True, env=env, check=True)
     t = time.perf_counter() - t0
     res = json.loads(p.stdout)
@@ -50,7 +53,10 @@ def main():
     ap.add_argument("--ptc", default=str(ROOT / "build" / "ptc"))
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--execs", type=int, default=200)
+    ap.add_argument("--config", help="a config file (e.g. with terminal deny rules)")
     a = ap.parse_args()
+    if a.config:
+        CONFIG[:] = ["--config", a.config]
     loop = f"for i in $(seq {a.execs}); do /bin/true; done"
     for cmd in ("true", "true"):  # warm up
         one(a.ptc, cmd, False)
