@@ -9,6 +9,7 @@ result says the rules fell back to the text check."""
 import json
 import os
 import shutil
+import subprocess
 import textwrap
 import time
 
@@ -299,3 +300,44 @@ def test_the_rules_hold_as_root_and_unprivileged_plain_and_strict(iso, terminal)
         res = json.loads(r.stdout)
         assert not ran.exists(), (s, res)
         assert "[ptc refused to run" in res["output"], (s, res)
+
+
+INT80_EXEC = r"""
+#include <string.h>
+#include <sys/mman.h>
+int main(void)
+{
+        char *m = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+                       -1, 0);
+        unsigned int *argv = (unsigned int *) (m + 128);
+        long ret;
+
+        strcpy(m, "/bin/echo");
+        strcpy(m + 64, "abi-ran");
+        argv[0] = (unsigned int) (unsigned long) m;
+        argv[1] = (unsigned int) (unsigned long) (m + 64);
+        argv[2] = 0;
+        __asm__ volatile("int $0x80" : "=a"(ret) : "a"(11), "b"(m), "c"(argv), "d"(0) : "memory");
+        return 3;
+}
+"""
+
+
+def test_an_exec_through_a_foreign_abi_is_refused(ptc, sup):
+    """i386's execve through int 0x80 from an x86_64 process: its pointers are 32 bits, which
+    ptc does not read; refused, never judged in part."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if os.uname().machine != "x86_64" or not cc:
+        pytest.skip("needs x86_64 and a C compiler")
+    src = ptc.workdir / "int80.c"
+    src.write_text(INT80_EXEC)
+    exe = ptc.workdir / "int80"
+    subprocess.run([cc, "-O0", "-o", str(exe), str(src)], check=True)
+    res = tool(ptc, "./int80; echo rc=$?")
+    if "rc=3" not in res["output"] and "abi-ran" in res["output"]:
+        pytest.fail(f"the i386 exec ran: {res}")
+    assert "foreign system call ABI" in res["output"], res
+    # The control: without the supervisor the same exec runs, where the kernel has i386.
+    res = tool(ptc, "./int80; echo rc=$?", env={"PTC_TEST_NO_EXEC_NOTIFY": "1"})
+    if "abi-ran" not in res["output"]:
+        pytest.skip(f"no i386 system calls in this kernel: {res}")

@@ -439,6 +439,16 @@ static int judge(struct exec_supervisor *s, int listener, const struct seccomp_n
                 return -EPERM;
         }
 #endif
+        /* x32 shares x86_64's audit arch, its numbers carry a bit of their own: foreign too. */
+        if (req->data.nr != SYS_execve && req->data.nr != SYS_execveat) {
+                if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+                        return -ESRCH;
+                add_note(s,
+                         "ptc refused an exec through a foreign system call ABI (system call "
+                         "0x%x): it cannot be judged",
+                         (unsigned) req->data.nr);
+                return -EPERM;
+        }
         at = req->data.nr == SYS_execveat;
         path_addr = at ? req->data.args[1] : req->data.args[0];
         argv_addr = at ? req->data.args[2] : req->data.args[1];
