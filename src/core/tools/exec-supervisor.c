@@ -35,6 +35,7 @@
 
 #include <jansson.h>
 
+#include "basic/buf.h"
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/macro.h"
@@ -44,6 +45,7 @@
 #include "core/policy/approval.h"
 #include "core/sandbox/exec-notify.h"
 #include "core/sandbox/seccomp-policy.h"
+#include "core/tools/tool.h"
 
 #if defined(__x86_64__)
 #        define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
@@ -819,4 +821,52 @@ void exec_supervisor_stop(struct exec_supervisor *s, struct exec_supervisor_repo
         if (ret)
                 *ret = s->rep;
         supervisor_free(s);
+}
+
+int exec_supervisor_opts_for(const struct tool_ctx *ctx, json_t *args,
+                             struct exec_supervisor_opts *ret, struct policy_verdict *text_verdict)
+{
+        int r;
+
+        if (!ctx->config)
+                return 0;
+        r = policy_decide(ctx->config, "terminal", args, ctx->cwd, ctx->env, text_verdict);
+        if (r < 0)
+                return r;
+        *ret = (struct exec_supervisor_opts){
+                .config = ctx->config,
+                .env = ctx->env,
+                .approver = ctx->approver,
+                .clock = ctx->clock,
+                .redactor = ctx->redactor,
+                .text_verdict = text_verdict,
+        };
+        return 1;
+}
+
+char *exec_supervisor_note(const struct exec_supervisor_report *x, const char *note)
+{
+        _cleanup_buf_ struct buf b = BUF_INIT(16 * 1024);
+
+        for (size_t i = 0; i < x->n_notes; i++)
+                if (buf_printf(&b, "\n[%s]", x->notes[i]) < 0)
+                        return NULL;
+        if (x->n_refused > x->n_notes &&
+            buf_printf(&b, "\n[ptc refused %zu more exec%s]", x->n_refused - x->n_notes,
+                       x->n_refused - x->n_notes == 1 ? "" : "s") < 0)
+                return NULL;
+        if (buf_append_str(&b, note) < 0)
+                return NULL;
+        return buf_steal(&b, NULL);
+}
+
+json_t *exec_supervisor_warnings(const char *why)
+{
+        char w[512];
+
+        (void) snprintf(w, sizeof(w),
+                        "terminal: the programs this command ran were not judged one by one (no "
+                        "exec supervision: %s); the policy judged the command text only",
+                        why && why[0] ? why : "the command's exec filter could not be installed");
+        return json_pack("[s]", w);
 }

@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "core/policy/policy.h"
@@ -87,3 +89,24 @@ struct exec_supervisor_report {
  * still pending fails). Frees @s (NULL-safe) and fills *@ret (may be NULL).
  */
 void exec_supervisor_stop(struct exec_supervisor *s, struct exec_supervisor_report *ret);
+
+struct tool_ctx;
+
+/*
+ * The options for a terminal call of @ctx with @args: its text verdict into
+ * *@text_verdict (which *@ret borrows). 1 when there is a policy to enforce, 0 when @ctx has
+ * no configuration, -ENOMEM.
+ */
+_must_check_ int exec_supervisor_opts_for(const struct tool_ctx *ctx, json_t *args,
+                                          struct exec_supervisor_opts *ret,
+                                          struct policy_verdict *text_verdict);
+
+/*
+ * A line per exec @x refused (at most EXEC_SUPERVISOR_NOTES_MAX, then a count), then @note:
+ * what ends the terminal's output, so the model reads why a program failed with "Operation
+ * not permitted". New string, NULL on ENOMEM.
+ */
+char *exec_supervisor_note(const struct exec_supervisor_report *x, const char *note);
+
+/* The result's "warnings" when a command ran unsupervised (@why: exec_why). New reference. */
+json_t *exec_supervisor_warnings(const char *why);

@@ -823,24 +823,6 @@ static int finish_output(const struct tool_ctx *ctx, const struct capture *cap, 
         return 0;
 }
 
-/* @note (the interrupt or timeout line) after a line per exec the supervisor refused, so
- * the model reads why a program it ran failed ("Operation not permitted"). New string. */
-static char *exec_refusals_note(const struct exec_supervisor_report *x, const char *note)
-{
-        _cleanup_buf_ struct buf b = BUF_INIT(16 * 1024);
-
-        for (size_t i = 0; i < x->n_notes; i++)
-                if (buf_printf(&b, "\n[%s]", x->notes[i]) < 0)
-                        return NULL;
-        if (x->n_refused > x->n_notes &&
-            buf_printf(&b, "\n[ptc refused %zu more exec%s]", x->n_refused - x->n_notes,
-                       x->n_refused - x->n_notes == 1 ? "" : "s") < 0)
-                return NULL;
-        if (buf_append_str(&b, note) < 0)
-                return NULL;
-        return buf_steal(&b, NULL);
-}
-
 static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
                         json_t **ret_result)
 {
@@ -967,25 +949,14 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                         .contain = true,
                 };
 
-                if (ctx->config) {
-                        /* Every program the command runs is judged too; what the text asked
-                         * about was answered before it started. */
-                        r = policy_decide(ctx->config, "terminal", args, ctx->cwd, ctx->env,
-                                          &text_verdict);
-                        if (r < 0) {
-                                capture_release(&cap);
-                                return r;
-                        }
-                        exec_opts = (struct exec_supervisor_opts){
-                                .config = ctx->config,
-                                .env = ctx->env,
-                                .approver = ctx->approver,
-                                .clock = ctx->clock,
-                                .redactor = ctx->redactor,
-                                .text_verdict = &text_verdict,
-                        };
-                        p.exec_policy = &exec_opts;
+                /* Every program the command runs is judged too (exec-supervisor.h). */
+                r = exec_supervisor_opts_for(ctx, args, &exec_opts, &text_verdict);
+                if (r < 0) {
+                        capture_release(&cap);
+                        return r;
                 }
+                if (r > 0)
+                        p.exec_policy = &exec_opts;
                 if (ctx->config && ctx->config->terminal_strict) {
                         r = strict_sandbox(ctx->config, argv, ctx->env, workdir_abs, &sb, &sb_env,
                                            pr.error, sizeof(pr.error));
@@ -1031,7 +1002,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         } else
                 note[0] = 0;
 
-        exec_note = exec_refusals_note(&pr.exec, note);
+        exec_note = exec_supervisor_note(&pr.exec, note);
         if (!exec_note) {
                 capture_release(&cap);
                 return -ENOMEM;
@@ -1046,19 +1017,9 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
             tool_json_set(res, "exit_code", json_integer(pr.exit_code)) < 0 ||
             tool_json_set(res, "error", json_null()) < 0)
                 return -ENOMEM;
-        if (ctx->config && !pr.exec.supervised) {
-                char w[512];
-
-                (void) snprintf(w, sizeof(w),
-                                "terminal: the programs this command ran were not judged one by "
-                                "one (no exec supervision: %s); the policy judged the command "
-                                "text only",
-                                pr.exec_why[0] ? pr.exec_why
-                                               : "the command's exec filter could not be "
-                                                 "installed");
-                if (tool_json_set(res, "warnings", json_pack("[s]", w)) < 0)
-                        return -ENOMEM;
-        }
+        if (ctx->config && !pr.exec.supervised &&
+            tool_json_set(res, "warnings", exec_supervisor_warnings(pr.exec_why)) < 0)
+                return -ENOMEM;
         meaning = exit_code_meaning(command, pr.exit_code);
         if (meaning && tool_json_set(res, "exit_code_meaning", json_string(meaning)) < 0)
                 return -ENOMEM;
