@@ -341,3 +341,15 @@ def test_an_exec_through_a_foreign_abi_is_refused(ptc, sup):
     res = tool(ptc, "./int80; echo rc=$?", env={"PTC_TEST_NO_EXEC_NOTIFY": "1"})
     if "abi-ran" not in res["output"]:
         pytest.skip(f"no i386 system calls in this kernel: {res}")
+
+
+def test_the_rules_hold_on_a_remote_backends_target(ptc, sup):
+    """The agent on the target runs terminal commands under its own supervisor."""
+    cfg = ptc.write_config(DENY)
+    r = ptc.run("""
+        from hermes_tools import terminal
+        print(terminal("{ptc-marker,x}; echo rc=$?")["output"])
+        """, "--config", str(cfg), "--backend", "exec:sh", input=b"", cwd=str(ptc.workdir))
+    expect(r, 0, "success")
+    assert not sup.exists(), r
+    assert "rc=126" in r.output and "[ptc refused to run" in r.output, r
