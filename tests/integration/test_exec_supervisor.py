@@ -180,6 +180,9 @@ def test_an_ask_headless_deny_refuses_and_headless_allow_runs(ptc, sup):
         """, name="allow.yaml")
     res = tool(ptc, "{ptc-marker,x}", "--config", str(cfg))
     assert sup.exists(), res
+    # Never silent: the output says nobody was asked, and why.
+    assert "[ptc ran " in res["output"] and "ptc-marker x: not asked (policy.rules[0])" \
+        in res["output"] and "policy.headless is allow" in res["output"], res
 
 
 class Pty(pty_util.Pty):

@@ -330,16 +330,35 @@ static void join_words(char *const *words, char *out, size_t n)
         }
 }
 
+static void vnote(struct exec_supervisor *s, const char *fmt, va_list ap) _printf_(2, 0);
+static void vnote(struct exec_supervisor *s, const char *fmt, va_list ap)
+{
+        if (s->rep.n_notes < EXEC_SUPERVISOR_NOTES_MAX)
+                (void) vsnprintf(s->rep.notes[s->rep.n_notes++], EXEC_SUPERVISOR_NOTE_MAX, fmt, ap);
+        else
+                s->rep.n_left_out++;
+}
+
+/* A refused exec, for the result. */
 static void add_note(struct exec_supervisor *s, const char *fmt, ...) _printf_(2, 3);
 static void add_note(struct exec_supervisor *s, const char *fmt, ...)
 {
         va_list ap;
 
         s->rep.n_refused++;
-        if (s->rep.n_notes >= EXEC_SUPERVISOR_NOTES_MAX)
-                return;
         va_start(ap, fmt);
-        (void) vsnprintf(s->rep.notes[s->rep.n_notes++], EXEC_SUPERVISOR_NOTE_MAX, fmt, ap);
+        vnote(s, fmt, ap);
+        va_end(ap);
+}
+
+/* An exec an ask let go on that no person answered: never silent (docs/policy.md). */
+static void unasked_note(struct exec_supervisor *s, const char *fmt, ...) _printf_(2, 3);
+static void unasked_note(struct exec_supervisor *s, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vnote(s, fmt, ap);
         va_end(ap);
 }
 
@@ -403,8 +422,18 @@ static bool ask(struct exec_supervisor *s, const struct policy_verdict *v, const
                 (void) snprintf(why, n, "out of memory while asking");
                 return false;
         }
-        if (!refusal)
+        if (!refusal) {
+                if (strcmp(outcome.answered_by, "headless") == 0) {
+                        json_auto_t *o = json_object();
+
+                        approval_note(&outcome, o);
+                        unasked_note(s, "ptc ran %.200s: %s", shown,
+                                     json_string_value(json_object_get(o, "approval"))
+                                             ?: "not "
+                                                "asked");
+                }
                 return true;
+        }
         (void) snprintf(why, n, "%s",
                         json_string_value(json_object_get(refusal, "error")) ?: "denied");
         return false;
@@ -851,9 +880,8 @@ char *exec_supervisor_note(const struct exec_supervisor_report *x, const char *n
         for (size_t i = 0; i < x->n_notes; i++)
                 if (buf_printf(&b, "\n[%s]", x->notes[i]) < 0)
                         return NULL;
-        if (x->n_refused > x->n_notes &&
-            buf_printf(&b, "\n[ptc refused %zu more exec%s]", x->n_refused - x->n_notes,
-                       x->n_refused - x->n_notes == 1 ? "" : "s") < 0)
+        if (x->n_left_out > 0 && buf_printf(&b, "\n[ptc: %zu more such line%s left out]",
+                                            x->n_left_out, x->n_left_out == 1 ? "" : "s") < 0)
                 return NULL;
         if (buf_append_str(&b, note) < 0)
                 return NULL;

@@ -80,8 +80,10 @@ struct exec_supervisor_report {
         bool supervised; /* the child's filter was installed and served */
         char notes[EXEC_SUPERVISOR_NOTES_MAX][EXEC_SUPERVISOR_NOTE_MAX];
         size_t n_notes;
-        size_t n_refused; /* all refused execs, notes or not */
-        size_t n_execs;   /* execs judged */
+        size_t n_refused;  /* all refused execs, notes or not */
+        size_t n_left_out; /* notes past EXEC_SUPERVISOR_NOTES_MAX (refusals, or execs an ask
+                            * let go on unasked: policy.headless allow) */
+        size_t n_execs;    /* execs judged */
 };
 
 /*
