@@ -250,6 +250,10 @@ def test_an_exec_from_a_multi_threaded_process_is_refused_under_terminal_rules(p
     # Without terminal rules the built-in lists judge what was read, and it runs.
     res = tool(ptc, THREADED_EXEC)
     assert res["output"].strip() == "exec-ran", res
+    # policy.threaded_exec: allow judges it on what was read under the rules too.
+    cfg = ptc.write_config(DENY.rstrip(" ") + "      threaded_exec: allow\n", name="t.yaml")
+    res = tool(ptc, THREADED_EXEC, "--config", str(cfg))
+    assert res["output"].strip() == "exec-ran", res
 
 
 def test_without_user_notification_the_text_check_stands_and_says_so(ptc):

@@ -796,7 +796,8 @@ int exec_supervisor_start(const struct exec_supervisor_opts *o, struct exec_supe
                 r = -errno;
                 goto fail;
         }
-        s->strict = has_terminal_rule(o->config);
+        s->strict = has_terminal_rule(o->config) &&
+                    o->config->policy.threaded_exec == POLICY_DENY;
         if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &s->sizes) < 0) {
                 r = -errno;
                 goto fail;
