@@ -65,7 +65,7 @@ struct exec_supervisor {
         struct exec_supervisor_opts o;
         char *home;
         int sock;         /* ours: the listener arrives here */
-        int child_sock;   /* the child's end, until exec_supervisor_started() */
+        int child_sock;   /* the child's end (the child has its copy), until the stop */
         int stop_pipe[2]; /* written by exec_supervisor_stop() */
         bool strict;      /* a terminal deny or ask rule: refuse execs that could race */
         pthread_t thread;
@@ -784,6 +784,12 @@ int exec_supervisor_start(const struct exec_supervisor_opts *o, struct exec_supe
 
         *ret = NULL;
         *ret_child_sock = -1;
+#ifndef NATIVE_AUDIT_ARCH
+        /* Pointers read as 64 bits and a foreign ABI told apart by its audit arch: known
+         * architectures only. */
+        (void) snprintf(why, why_size, "not supported on this architecture");
+        return 0;
+#endif
         if (!exec_notify_is_available(why, why_size))
                 return 0;
         s = calloc(1, sizeof(*s));
@@ -796,8 +802,7 @@ int exec_supervisor_start(const struct exec_supervisor_opts *o, struct exec_supe
                 r = -errno;
                 goto fail;
         }
-        s->strict = has_terminal_rule(o->config) &&
-                    o->config->policy.threaded_exec == POLICY_DENY;
+        s->strict = has_terminal_rule(o->config) && o->config->policy.threaded_exec == POLICY_DENY;
         if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &s->sizes) < 0) {
                 r = -errno;
                 goto fail;
@@ -826,12 +831,6 @@ int exec_supervisor_start(const struct exec_supervisor_opts *o, struct exec_supe
 fail:
         supervisor_free(s);
         return r;
-}
-
-void exec_supervisor_started(struct exec_supervisor *s)
-{
-        if (s)
-                s->child_sock = safe_close(s->child_sock);
 }
 
 void exec_supervisor_stop(struct exec_supervisor *s, struct exec_supervisor_report *ret)

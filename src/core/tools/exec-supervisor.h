@@ -51,8 +51,8 @@ struct exec_supervisor;
 
 /*
  * Start supervising: a thread waits for the listener fd on a socket whose other end is
- * *@ret_child_sock (give it to exec_notify_child_install() in the child; close the parent's
- * copy with exec_supervisor_started() once the child is started). *@ret is NULL (and
+ * *@ret_child_sock (give it to exec_notify_child_install() in the child; the supervisor
+ * closes its own copy when it stops). *@ret is NULL (and
  * *@ret_child_sock -1) when this kernel gives no user notification: then @why says so.
  * 0 or -errno.
  */
@@ -62,9 +62,6 @@ _must_check_ int exec_supervisor_start(const struct exec_supervisor_opts *o,
 
 /* The program to install in the child (seccomp_exec_notify_program()), or NULL. */
 const struct seccomp_program *exec_supervisor_program(void);
-
-/* The child is started (or failed to): the parent's copy of its socket end is closed. */
-void exec_supervisor_started(struct exec_supervisor *s);
 
 /*
  * The command's @deadline moved by the time asks at exec waited (an ask stops its clock, as
