@@ -549,6 +549,8 @@ static const struct key_spec policy_keys[] = {
         {"headless", config_parse_policy_word, offsetof(struct ptc_config, policy.headless), 0, 1},
         {"approval_timeout", parse_seconds_key,
          offsetof(struct ptc_config, policy.approval_timeout), 0, CONFIG_MAX_SECONDS},
+        {"threaded_exec", config_parse_policy_word,
+         offsetof(struct ptc_config, policy.threaded_exec), 0, 1},
 };
 
 /* ---- the top level ------------------------------------------------------------------------ */

@@ -190,7 +190,8 @@ int config_init(struct ptc_config *c)
                 .warm = 2,
                 .policy = {.dangerous = POLICY_ASK,
                            .headless = POLICY_ALLOW,
-                           .approval_timeout = 120},
+                           .approval_timeout = 120,
+                           .threaded_exec = POLICY_DENY},
         };
         c->module_name = strdup("hermes_tools");
         c->backend_concurrency = 4;

@@ -20,6 +20,7 @@
 #include "basic/strv.h"
 #include "core/doctor/doctor.h"
 #include "core/sandbox/cgroup.h"
+#include "core/sandbox/exec-notify.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
 #include "core/spawn/interpreter.h"
@@ -198,6 +199,21 @@ static int show_terminal_protect(struct buf *b, const struct ptc_config *c)
         return k;
 }
 
+/* Whether terminal rules are judged on each exec (exec-notify.h), or on the text only. */
+static int show_terminal_execs(struct buf *b)
+{
+        char why[256];
+
+        if (!exec_notify_is_available(why, sizeof(why)))
+                return buf_printf(b, "terminal rules: judged on the command text only (%s)\n", why);
+        return buf_printf(b,
+                          "terminal rules: judged on every program a command runs (seccomp user "
+                          "notification)%s\n",
+                          geteuid() != 0 ? "; commands run with NO_NEW_PRIVS (setuid programs "
+                                           "such as sudo gain nothing)"
+                                         : "");
+}
+
 int doctor_report(const struct doctor_input *in, char **ret)
 {
         _cleanup_buf_ struct buf b = BUF_INIT(SIZE_MAX / 2);
@@ -219,6 +235,7 @@ int doctor_report(const struct doctor_input *in, char **ret)
         k |= show_isolation(&b, c);
         k |= show_terminal(&b, c);
         k |= show_terminal_protect(&b, c);
+        k |= show_terminal_execs(&b);
         if (k)
                 return -ENOMEM;
         *ret = buf_steal(&b, NULL);

@@ -112,6 +112,7 @@ static const char *const forwarded_keys[] = {
         "policy.dangerous",
         "policy.headless",
         "policy.approval_timeout",
+        "policy.threaded_exec",
 };
 
 void remote_run_unref(struct remote_run *r)

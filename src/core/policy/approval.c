@@ -332,11 +332,11 @@ int approval_gate(const struct approval_call *call, json_t **ret_refusal,
         r = policy_decide(call->config, call->tool, call->args, call->cwd, call->env, &v);
         if (r < 0)
                 return r;
-        return approval_judge(call, &v, ret_refusal, ret_outcome);
+        return approval_gate_verdict(call, &v, ret_refusal, ret_outcome);
 }
 
-int approval_judge(const struct approval_call *call, const struct policy_verdict *verdict,
-                   json_t **ret_refusal, struct approval_outcome *ret_outcome)
+int approval_gate_verdict(const struct approval_call *call, const struct policy_verdict *verdict,
+                          json_t **ret_refusal, struct approval_outcome *ret_outcome)
 {
         struct approval_outcome o = {.answered_by = "policy", .verdict = *verdict};
         const struct policy_verdict *v = &o.verdict;

@@ -115,13 +115,13 @@ _must_check_ int approval_gate(const struct approval_call *call, json_t **ret_re
                                struct approval_outcome *ret_outcome);
 
 /*
- * approval_gate() with the verdict already made: a file tool's second pass on the real path
- * it reached (policy_decide_real_path()), refused or asked with the gate's words. Same
- * returns.
+ * approval_gate() on a verdict the caller already has: a file tool's second pass on the real
+ * path it reached (policy_decide_real_path()), or a program a terminal command is about to
+ * execute (policy_decide_exec()), @call describing it for the prompt. Same returns.
  */
-_must_check_ int approval_judge(const struct approval_call *call,
-                                const struct policy_verdict *verdict, json_t **ret_refusal,
-                                struct approval_outcome *ret_outcome);
+_must_check_ int approval_gate_verdict(const struct approval_call *call,
+                                       const struct policy_verdict *verdict, json_t **ret_refusal,
+                                       struct approval_outcome *ret_outcome);
 
 /* The outcome as the log's "policy" member: NULL for a plain allow (no rule, no ask). */
 json_t *approval_outcome_to_json(const struct approval_outcome *o);

@@ -162,6 +162,25 @@ static void dangerous_verdict(const struct decision *d, const char *what, struct
         set_text(v->what, what);
 }
 
+/* One simple command: the hardline list, else the rules, else the dangerous list. */
+static void judge_command(struct decision *d, const struct command_view *view)
+{
+        struct policy_verdict v = {};
+        const char *what, *message;
+
+        if ((what = policy_hardline(view, &message))) {
+                v.kind = POLICY_VERDICT_BLOCKED;
+                v.origin = POLICY_ORIGIN_HARDLINE;
+                v.message = message;
+                set_text(v.what, what);
+        } else if (!first_rule(d, command_match, view->cmd, &v)) {
+                if ((what = policy_dangerous(view)))
+                        dangerous_verdict(d, what, &v);
+        }
+        join_words(view->cmd, v.subject);
+        consider(d, &v);
+}
+
 /* Wrappers inside wrappers: `su -c "watch 'chroot / rm -rf /'"` is three levels. */
 #define INNER_DEPTH_MAX 4
 
@@ -186,20 +205,8 @@ static int decide_command(struct decision *d, const char *raw_cmd, unsigned dept
         for (size_t i = 0; i < sp->n_commands; i++) {
                 const struct command_view view = {
                         .parse = sp, .cmd = &sp->commands[i], .raw = raw_cmd, .home = d->home};
-                struct policy_verdict v = {};
-                const char *what, *message;
 
-                if ((what = policy_hardline(&view, &message))) {
-                        v.kind = POLICY_VERDICT_BLOCKED;
-                        v.origin = POLICY_ORIGIN_HARDLINE;
-                        v.message = message;
-                        set_text(v.what, what);
-                } else if (!first_rule(d, command_match, view.cmd, &v)) {
-                        if ((what = policy_dangerous(&view)))
-                                dangerous_verdict(d, what, &v);
-                }
-                join_words(view.cmd, v.subject);
-                consider(d, &v);
+                judge_command(d, &view);
                 /* What a wrapper the parser does not open runs is judged too. */
                 if (depth < INNER_DEPTH_MAX) {
                         _cleanup_free_ char *inner = policy_inner_command(view.cmd);
@@ -335,6 +342,56 @@ static int decide_hosts(struct decision *d, json_t *args)
         return 0;
 }
 
+/* The verdict's final touches: "no rule" for a default, the asks for an ask. */
+static void finish_verdict(const struct decision *d, struct policy_verdict *ret)
+{
+        if (ret->origin == POLICY_ORIGIN_DEFAULT)
+                set_text(ret->what, "no rule");
+        if (ret->kind == POLICY_VERDICT_ASK) {
+                memcpy(ret->asks, d->asks, sizeof(d->asks));
+                ret->n_asks = d->n_asks;
+                ret->asks_overflow = d->asks_overflow;
+        }
+}
+
+int policy_decide_exec(const struct ptc_config *c, char *const *const *spellings, size_t n,
+                       const char *home, struct policy_verdict *ret)
+{
+        struct decision d = {.c = c, .tool = "terminal", .cwd = "/", .home = home, .best = ret};
+
+        *ret = (struct policy_verdict){};
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ unsigned *flags = NULL;
+                struct shell_command cmd = {.argv = (char **) spellings[i]};
+                struct shell_parse sp = {.commands = &cmd, .n_commands = 1};
+                /* No raw text: the words are literal, never shell (a fork bomb's text as an
+                 * argument of echo is an argument). */
+                const struct command_view view = {
+                        .parse = &sp, .cmd = &cmd, .raw = "", .home = home};
+
+                while (cmd.argv[cmd.argc])
+                        cmd.argc++;
+                if (cmd.argc == 0)
+                        continue;
+                /* Literal words, no assignment, no wrapper: what a wrapper runs is an exec
+                 * of its own, judged when it comes. */
+                flags = calloc(cmd.argc, sizeof(unsigned));
+                if (!flags)
+                        return -ENOMEM;
+                cmd.word_flags = flags;
+                cmd.cmd_index = 0;
+                judge_command(&d, &view);
+        }
+        if (!d.have) {
+                struct policy_verdict v = {};
+
+                first_rule(&d, NULL, NULL, &v);
+                consider(&d, &v);
+        }
+        finish_verdict(&d, ret);
+        return 0;
+}
+
 int policy_decide(const struct ptc_config *c, const char *tool, json_t *args, const char *cwd,
                   char *const *env, struct policy_verdict *ret)
 {
@@ -378,13 +435,7 @@ int policy_decide(const struct ptc_config *c, const char *tool, json_t *args, co
                 first_rule(&d, NULL, NULL, &v);
                 consider(&d, &v);
         }
-        if (ret->origin == POLICY_ORIGIN_DEFAULT)
-                set_text(ret->what, "no rule");
-        if (ret->kind == POLICY_VERDICT_ASK) {
-                memcpy(ret->asks, d.asks, sizeof(d.asks));
-                ret->n_asks = d.n_asks;
-                ret->asks_overflow = d.asks_overflow;
-        }
+        finish_verdict(&d, ret);
         return 0;
 }
 

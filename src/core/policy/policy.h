@@ -98,6 +98,17 @@ _must_check_ int policy_decide_real_path(const struct ptc_config *c, const char 
                                          const char *real, const char *cwd, char *const *env,
                                          struct policy_verdict *ret);
 
+/*
+ * The verdict on one program a terminal command's process tree is about to execute
+ * (core/tools/exec-supervisor.c): each of the @n spellings (NULL-terminated argvs, borrowed:
+ * the resolved binary and the arguments, argv[0] and the arguments, ...) is judged as one
+ * simple command of literal words (not parsed as shell text, no wrapper stripped: what a
+ * wrapper runs is an exec of its own) by the hardline list, the terminal rules and the
+ * dangerous list; the strictest wins. @home: $HOME of the call, or NULL. 0 or -ENOMEM.
+ */
+_must_check_ int policy_decide_exec(const struct ptc_config *c, char *const *const *spellings,
+                                    size_t n, const char *home, struct policy_verdict *ret);
+
 /* "allow", "ask", "deny", "blocked". */
 const char *policy_verdict_kind_to_string(enum policy_verdict_kind k);
 

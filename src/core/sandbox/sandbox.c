@@ -27,6 +27,7 @@
 #include "basic/process-util.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
+#include "core/sandbox/exec-notify.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox-internal.h"
 #include "core/sandbox/sandbox-plan.h"
@@ -166,6 +167,9 @@ _no_sanitize_address_ void sandbox_exec_script(const struct sandbox_opts *o, str
                         fail(errfd, ST_LANDLOCK, -1);
                 }
         }
+        /* Before the seccomp layer, which may refuse seccomp() itself. */
+        if (o->exec_notify)
+                (void) exec_notify_child_install(o->exec_notify, o->exec_notify_sock);
         if (p->seccomp.filter) {
                 int r = seccomp_program_load(&p->seccomp);
                 if (r < 0) {
@@ -353,7 +357,7 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         struct child_args a;
         uint64_t flags = 0;
         sigset_t init_set;
-        int keep[4], r;
+        int keep[5], r;
 
         if (o->timings) {
                 *o->timings = (struct sandbox_timings){.begin = now_usec()};
@@ -407,6 +411,7 @@ int sandbox_spawn(const struct sandbox_opts *o, struct sandbox_proc *ret,
         keep[2] = p.userns_fd;
         /* A terminal command's ruleset, built in ptc: the script's child restricts itself. */
         keep[3] = o->protect ? o->protect->ruleset_fd : -1;
+        keep[4] = o->exec_notify ? o->exec_notify_sock : -1;
         so = (struct spawn_opts){
                 .stdin_fd = o->stdin_fd > 0 ? o->stdin_fd : -1,
                 .stdout_fd = o->stdout_fd,

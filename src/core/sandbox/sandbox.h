@@ -155,6 +155,10 @@ struct sandbox_opts {
         /* A terminal command's path rules (landlock_protect_apply()), after every layer but
          * seccomp; borrowed, NULL = none. */
         const struct landlock_protect *protect;
+        /* A terminal command's exec supervisor (exec-notify.h): its filter and the socket
+         * its listener goes to; NULL and -1: none. The caller sets both or neither. */
+        const struct seccomp_program *exec_notify;
+        int exec_notify_sock;
 };
 
 struct sandbox_proc {

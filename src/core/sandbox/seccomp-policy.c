@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -585,6 +586,54 @@ int seccomp_tty_build(struct seccomp_program *ret, struct diag *reterr)
         if (r < 0)
                 return r;
         return export_program(ctx, ret, reterr);
+}
+
+int seccomp_exec_notify_build(struct seccomp_program *ret, struct diag *reterr)
+{
+        _cleanup_(release_ctx) scmp_filter_ctx ctx = NULL;
+        int r;
+
+        assert(ret);
+
+        r = new_filter(&ctx, reterr);
+        if (r < 0)
+                return r;
+        /* An exec through a foreign ABI is notified too: the supervisor refuses what it cannot
+         * read (exec-supervisor.c). */
+        r = add_compat_arches(ctx, reterr);
+        if (r < 0)
+                return r;
+        /* libseccomp refuses SCMP_ACT_NOTIFY where the kernel has no user notification. */
+        r = add_rule(ctx, SCMP_ACT_NOTIFY, "execve", true, 0, NULL, reterr);
+        if (r < 0)
+                return r;
+        r = add_rule(ctx, SCMP_ACT_NOTIFY, "execveat", false, 0, NULL, reterr);
+        if (r < 0)
+                return r;
+        return export_program(ctx, ret, reterr);
+}
+
+static struct seccomp_program exec_notify_program;
+static char exec_notify_why[256];
+
+static void exec_notify_program_build(void)
+{
+        struct diag d = {};
+
+        if (seccomp_exec_notify_build(&exec_notify_program, &d) < 0) {
+                (void) snprintf(exec_notify_why, sizeof(exec_notify_why), "%.200s", d.message);
+                log_debug("seccomp: no exec notification filter for commands: %s", d.message);
+        }
+}
+
+const struct seccomp_program *seccomp_exec_notify_program(const char **ret_why)
+{
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+        (void) pthread_once(&once, exec_notify_program_build);
+        if (ret_why)
+                *ret_why = exec_notify_program.filter ? NULL : exec_notify_why;
+        return exec_notify_program.filter ? &exec_notify_program : NULL;
 }
 
 static struct seccomp_program tty_program;

@@ -66,6 +66,20 @@ _must_check_ int seccomp_tty_build(struct seccomp_program *ret, struct diag *ret
 const struct seccomp_program *seccomp_tty_program(void);
 
 /*
+ * A program that sends execve and execveat (native and compat ABIs) to a user-space
+ * supervisor (SECCOMP_RET_USER_NOTIF) and allows the rest: what terminal commands get so the
+ * policy judges every program they run (core/sandbox/exec-notify.h). As seccomp_tty_build().
+ * Fails where libseccomp or the kernel has no user notification.
+ */
+_must_check_ int seccomp_exec_notify_build(struct seccomp_program *ret, struct diag *reterr);
+
+/*
+ * seccomp_exec_notify_build()'s program, built once per process (any thread; before fork):
+ * NULL when it cannot be built, and then *@ret_why (may be NULL) says why (static).
+ */
+const struct seccomp_program *seccomp_exec_notify_program(const char **ret_why);
+
+/*
  * Install @p (NULL: nothing) on the calling process where it may: 0 also when it lacks
  * NO_NEW_PRIVS and CAP_SYS_ADMIN (then the kernel refuses TIOCSTI on any terminal but its
  * controlling one, and a process of ptc's has none) or the kernel has no seccomp filters.

@@ -10,6 +10,7 @@
 
 #include "basic/macro.h"
 #include "basic/time-util.h"
+#include "core/tools/exec-supervisor.h"
 
 struct capture;
 
@@ -51,6 +52,10 @@ struct tool_process {
         /* The policy's path rules as a Landlock ruleset, applied last before the exec
          * (core/tools/terminal-protect.h). Borrowed; NULL = none. */
         const struct landlock_protect *protect;
+        /*
+         * Judge every program its tree executes (exec-supervisor.h); NULL: none. Borrowed.
+         */
+        const struct exec_supervisor_opts *exec_policy;
 };
 
 struct tool_process_result {
@@ -58,6 +63,10 @@ struct tool_process_result {
         bool timed_out;
         bool cancelled;
         char error[512]; /* when it could not start: why, if more is known than the errno */
+        /* With exec_policy: what the supervisor saw, and when it could not supervise
+         * (exec.supervised false), why not. */
+        struct exec_supervisor_report exec;
+        char exec_why[256];
 };
 
 /*

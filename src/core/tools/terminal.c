@@ -50,11 +50,14 @@
 #include "core/output/capture.h"
 #include "core/output/redact-stream.h"
 #include "core/output/redact.h"
+#include "core/policy/policy.h"
+#include "core/sandbox/exec-notify.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
 #include "core/sandbox/seccomp-policy.h"
 #include "core/spawn/proc-tree.h"
 #include "core/spawn/spawn.h"
+#include "core/tools/exec-supervisor.h"
 #include "core/tools/pidns-init.h"
 #include "core/tools/terminal-guard.h"
 #include "core/tools/terminal-process.h"
@@ -113,9 +116,11 @@ static int pidns_state;
  * (docs/security.md, "Approvals"). @userdata: seccomp_tty_program(). Async-signal-safe.
  */
 struct command_setup {
-        const struct seccomp_program *tty_program; /* seccomp_tty_program() */
-        const char *serve_dir;                     /* to cover in a mount namespace; "" for none */
-        const struct landlock_protect *protect;    /* the path rules, or NULL */
+        const struct seccomp_program *tty_program;  /* seccomp_tty_program() */
+        const char *serve_dir;                      /* to cover in a mount namespace; "" for none */
+        const struct landlock_protect *protect;     /* the path rules, or NULL */
+        const struct seccomp_program *exec_program; /* exec-notify.h; NULL: none */
+        int exec_sock;
 };
 
 static int tty_setup(const struct spawn_child *c, void *userdata)
@@ -134,6 +139,8 @@ static int tty_setup(const struct spawn_child *c, void *userdata)
                 errno = -r;
                 return STAGE_TTY_FILTER;
         }
+        if (cs->exec_program)
+                (void) exec_notify_child_install(cs->exec_program, cs->exec_sock);
         return 0;
 }
 
@@ -199,7 +206,7 @@ static void serve_dir_to_hide(char *buf, size_t n)
  * (core/tools/pidns-init.h); where the kernel refuses, a plain start, once and for all.
  */
 static int start_command(const struct tool_process *o, int out_w, int init_exe_fd, char **init_argv,
-                         struct spawn_proc *ret)
+                         int exec_sock, struct spawn_proc *ret)
 {
         sigset_t init_mask;
         bool in_pidns = o->own_pid_namespace && init_argv &&
@@ -207,7 +214,10 @@ static int start_command(const struct tool_process *o, int out_w, int init_exe_f
         char serve_dir[PATH_MAX] = "";
         struct command_setup cs = {.tty_program = seccomp_tty_program(),
                                    .serve_dir = serve_dir,
-                                   .protect = o->protect};
+                                   .protect = o->protect,
+                                   .exec_program =
+                                           exec_sock >= 0 ? exec_supervisor_program() : NULL,
+                                   .exec_sock = exec_sock};
         struct landlock_protect pidns_protect;
 
         init_signal_set(&init_mask);
@@ -328,7 +338,8 @@ static int drain_some(int fd, char *chunk, struct capture *cap, bool *eof)
         return 0;
 }
 
-int tool_process_run(const struct tool_process *o, struct tool_process_result *ret)
+static int process_run(const struct tool_process *o, struct exec_supervisor *sup, int exec_sock,
+                       struct tool_process_result *ret)
 {
         _cleanup_close_ int out_r = -EBADF, out_w = -EBADF;
         _cleanup_close_ int null_fd = -EBADF, pidfd = -EBADF, status_fd = -EBADF;
@@ -402,6 +413,8 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                         so.path = o->fallback_path;
                 so.tty_seccomp = seccomp_tty_program();
                 so.protect = o->protect;
+                so.exec_notify = exec_sock >= 0 ? exec_supervisor_program() : NULL;
+                so.exec_notify_sock = exec_sock;
                 so.stdout_fd = out_w;
                 so.stderr_fd = o->merge_stderr ? out_w : null_fd;
                 r = sandbox_spawn(&so, &sp, NULL, &d);
@@ -418,7 +431,7 @@ int tool_process_run(const struct tool_process *o, struct tool_process_result *r
                 goto started;
         }
 
-        e = start_command(o, out_w, init_exe_fd, init_argv, &child);
+        e = start_command(o, out_w, init_exe_fd, init_argv, exec_sock, &child);
         if (e < 0)
                 return e;
         pid = child.pid;
@@ -445,16 +458,18 @@ started:
         fallback_step = 5 * USEC_PER_MSEC;
 
         for (;;) {
-                struct pollfd fds[3];
-                int nfds = 0, i_out = -1, i_pid = -1, i_cancel = -1, timeout_ms;
+                struct pollfd fds[4];
+                int nfds = 0, i_out = -1, i_pid = -1, i_cancel = -1, i_ask = -1, timeout_ms;
                 usec_t now = now_usec(), wake = USEC_INFINITY;
+                /* An ask at exec stops the command's clock (exec-supervisor.h). */
+                usec_t deadline = exec_supervisor_deadline(sup, o->deadline);
 
                 /* Without a pidfd, look for the exit ourselves. */
                 if (pidfd < 0 && !zombie && !reaped && child_exited(pid))
                         zombie = true;
 
-                if (!zombie && !reaped && !timed_out && !cancelled &&
-                    o->deadline != USEC_INFINITY && now >= o->deadline) {
+                if (!zombie && !reaped && !timed_out && !cancelled && deadline != USEC_INFINITY &&
+                    now >= deadline) {
                         timed_out = true;
                         signal_command(pid, status_fd, SIGTERM);
                         kill_at = now + TERM_GRACE_USEC;
@@ -478,7 +493,7 @@ started:
                         break;
 
                 if (!zombie && !reaped && !timed_out && !cancelled)
-                        wake = o->deadline;
+                        wake = deadline;
                 if (kill_at != USEC_INFINITY)
                         wake = MIN(wake, kill_at);
                 if (reaped)
@@ -499,6 +514,11 @@ started:
                 if (o->cancel_fd >= 0 && !cancelled && !reaped) {
                         fds[nfds] = (struct pollfd){.fd = o->cancel_fd, .events = POLLIN};
                         i_cancel = nfds++;
+                }
+                if (sup) {
+                        fds[nfds] = (struct pollfd){.fd = exec_supervisor_wake_fd(sup),
+                                                    .events = POLLIN};
+                        i_ask = nfds++;
                 }
 
                 if (wake == USEC_INFINITY)
@@ -530,6 +550,8 @@ started:
                 }
                 if (i_pid >= 0 && (fds[i_pid].revents & (POLLIN | POLLHUP | POLLERR)))
                         zombie = true;
+                if (i_ask >= 0 && fds[i_ask].revents)
+                        exec_supervisor_woken(sup);
                 if (i_cancel >= 0 && (fds[i_cancel].revents & (POLLIN | POLLHUP | POLLERR))) {
                         cancelled = true;
                         signal_command(pid, status_fd, SIGKILL);
@@ -550,6 +572,26 @@ started:
         else
                 ret->exit_code = -1;
         return 0;
+}
+
+int tool_process_run(const struct tool_process *o, struct tool_process_result *ret)
+{
+        struct exec_supervisor *sup = NULL;
+        struct exec_supervisor_report rep;
+        char why[sizeof(ret->exec_why)] = "";
+        int exec_sock = -1, r;
+
+        /* Started before the child: its first exec (the shell's) waits for the answer. */
+        if (o->exec_policy) {
+                r = exec_supervisor_start(o->exec_policy, &sup, &exec_sock, why, sizeof(why));
+                if (r < 0)
+                        return r;
+        }
+        r = process_run(o, sup, exec_sock, ret);
+        exec_supervisor_stop(sup, &rep);
+        ret->exec = rep;
+        memcpy(ret->exec_why, why, sizeof(why));
+        return r;
 }
 
 static bool is_space(char c)
@@ -815,6 +857,9 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         struct capture cap;
         const char *command, *workdir = NULL, *guidance, *err = NULL, *meaning;
         json_t *cv, *wv;
+        struct policy_verdict text_verdict;
+        struct exec_supervisor_opts exec_opts;
+        _cleanup_free_ char *exec_note = NULL;
         int64_t timeout = 0, def_timeout, max_timeout;
         usec_t start, timeout_deadline, deadline;
         char note[96];
@@ -935,6 +980,14 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                         .protect = terminal_protect_landlock(&protect),
                 };
 
+                /* Every program the command runs is judged too (exec-supervisor.h). */
+                r = exec_supervisor_opts_for(ctx, args, &exec_opts, &text_verdict);
+                if (r < 0) {
+                        capture_release(&cap);
+                        return r;
+                }
+                if (r > 0)
+                        p.exec_policy = &exec_opts;
                 if (ctx->config && ctx->config->terminal_strict) {
                         r = strict_sandbox(ctx->config, argv, ctx->env, workdir_abs, &sb, &sb_env,
                                            pr.error, sizeof(pr.error));
@@ -980,7 +1033,12 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         } else
                 note[0] = 0;
 
-        r = finish_output(ctx, &cap, note[0] ? note : NULL, &output, &output_len);
+        exec_note = exec_supervisor_note(&pr.exec, note);
+        if (!exec_note) {
+                capture_release(&cap);
+                return -ENOMEM;
+        }
+        r = finish_output(ctx, &cap, exec_note[0] ? exec_note : NULL, &output, &output_len);
         capture_release(&cap);
         if (r < 0)
                 return r;
@@ -989,6 +1047,9 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         if (!res || tool_json_set(res, "output", tool_json_string(output, output_len)) < 0 ||
             tool_json_set(res, "exit_code", json_integer(pr.exit_code)) < 0 ||
             tool_json_set(res, "error", json_null()) < 0)
+                return -ENOMEM;
+        if (ctx->config && !pr.exec.supervised &&
+            tool_json_set(res, "warnings", exec_supervisor_warnings(pr.exec_why)) < 0)
                 return -ENOMEM;
         meaning = exit_code_meaning(command, pr.exit_code);
         if (meaning && tool_json_set(res, "exit_code_meaning", json_string(meaning)) < 0)

@@ -109,7 +109,7 @@ static int judge_policy(const struct tool_ctx *ctx, const char *tool, const char
                         .refusal_fields_json = fields_json,
                 };
 
-                r = approval_judge(&call, &v, ret_refusal, NULL);
+                r = approval_gate_verdict(&call, &v, ret_refusal, NULL);
         }
         if (r < 0)
                 return r;
