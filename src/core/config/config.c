@@ -191,7 +191,7 @@ int config_init(struct ptc_config *c)
                 .policy = {.dangerous = POLICY_ASK,
                            .headless = POLICY_ALLOW,
                            .approval_timeout = 120,
-                           .threaded_exec = POLICY_DENY},
+                           .threaded_exec = POLICY_ALLOW},
         };
         c->module_name = strdup("hermes_tools");
         c->backend_concurrency = 4;

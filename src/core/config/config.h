@@ -67,8 +67,8 @@ struct policy_config {
         enum policy_action headless;  /* an ask with nobody to answer: allow (default) or deny */
         double approval_timeout;      /* seconds an ask may wait for its answer; default 120 */
         /* While a terminal rule denies or asks: an exec from a process whose memory another
-         * running thread shares (it could change the program after ptc read it): deny
-         * (default) or allow (judged on what was read). core/tools/exec-supervisor.c. */
+         * running thread shares (it could change the program after ptc read it): allow
+         * (default: judged on what was read) or deny. core/tools/exec-supervisor.c. */
         enum policy_action threaded_exec;
 };
 
