@@ -177,3 +177,37 @@ char *find_in_path(const char *name)
                 return is_executable_file(name) ? strdup(name) : NULL;
         return find_in_search_path(name, getenv("PATH"), &found) < 0 ? NULL : found;
 }
+
+void path_normalize_lexical(char *p)
+{
+        char *out = p, *in = p;
+
+        /* Components are copied one by one; ".." drops the last one kept. */
+        while (*in) {
+                char *e;
+                size_t n;
+
+                while (*in == '/')
+                        in++;
+                if (!*in)
+                        break;
+                e = strchrnul(in, '/');
+                n = (size_t) (e - in);
+                if (n == 1 && in[0] == '.') {
+                        /* nothing */
+                } else if (n == 2 && in[0] == '.' && in[1] == '.') {
+                        while (out > p && out[-1] != '/')
+                                out--;
+                        if (out > p)
+                                out--; /* the slash before it */
+                } else {
+                        *out++ = '/';
+                        memmove(out, in, n);
+                        out += n;
+                }
+                in = e;
+        }
+        if (out == p)
+                *out++ = '/';
+        *out = 0;
+}

@@ -15,6 +15,13 @@ char *path_join(const char *a, const char *b);
  */
 bool path_is_below(const char *path, const char *dir);
 
+/*
+ * "/a/./b/../c//" -> "/a/c", in place, by the text alone: ".." drops the component before it,
+ * whatever symlinks the path holds (what the kernel resolves is core/fs/fs-chase.h's). @p is
+ * absolute.
+ */
+void path_normalize_lexical(char *p);
+
 /* mkdir -p with @mode for created directories. Returns 0 or -errno. */
 _must_check_ int mkdir_p(const char *path, mode_t mode);
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/path-util.h"
 #include "core/policy/policy-internal.h"
 
 /* The marker a home spelled ~ or $HOME stands for when the home's path is unknown. */
@@ -55,7 +56,7 @@ static char *rm_target(const char *w, const char *home)
                 p[n - 2] = 0;
         else if (n >= 3 && strcmp(p + n - 3, "/.*") == 0)
                 p[n - 3] = 0;
-        policy_normalize_path(p);
+        path_normalize_lexical(p);
         return p;
 }
 

@@ -77,5 +77,3 @@ bool policy_is_block_device(const char *path);
 bool policy_path_matches(const char *pattern, const char *path, const char *cwd, const char *home);
 /* Whether host glob @pattern matches @host (lower-case), case-insensitively. */
 bool policy_host_matches(const char *pattern, const char *host);
-/* "/a/./b/../c//" -> "/a/c", in place. @p is absolute. */
-void policy_normalize_path(char *p);

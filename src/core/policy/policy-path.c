@@ -16,40 +16,6 @@
 #include "core/policy/policy-internal.h"
 #include "core/search/search-ignore.h"
 
-void policy_normalize_path(char *p)
-{
-        char *out = p, *in = p;
-
-        /* Components are copied one by one; ".." drops the last one kept. */
-        while (*in) {
-                char *e;
-                size_t n;
-
-                while (*in == '/')
-                        in++;
-                if (!*in)
-                        break;
-                e = strchrnul(in, '/');
-                n = (size_t) (e - in);
-                if (n == 1 && in[0] == '.') {
-                        /* nothing */
-                } else if (n == 2 && in[0] == '.' && in[1] == '.') {
-                        while (out > p && out[-1] != '/')
-                                out--;
-                        if (out > p)
-                                out--; /* the slash before it */
-                } else {
-                        *out++ = '/';
-                        memmove(out, in, n);
-                        out += n;
-                }
-                in = e;
-        }
-        if (out == p)
-                *out++ = '/';
-        *out = 0;
-}
-
 bool policy_path_matches(const char *pattern, const char *path, const char *cwd, const char *home)
 {
         _cleanup_free_ char *full = NULL;

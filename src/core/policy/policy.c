@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/path-util.h"
 #include "core/edit/v4a.h"
 #include "core/fs/fs-chase.h"
 #include "core/fs/path-resolve.h"
@@ -272,7 +273,7 @@ static int decide_path(struct decision *d, const char *path, char *const *env)
          * catches a symlink into it, and an allow of the link's directory does not let the
          * write through. The tools judge the real path again on the descriptor they use.
          */
-        policy_normalize_path(abs);
+        path_normalize_lexical(abs);
         judge_path(d, abs);
         if (real && strcmp(abs, real) != 0)
                 judge_path(d, real);

@@ -184,40 +184,6 @@ int terminal_protect_describe(const struct ptc_config *c, int abi, char ***warni
         return 0;
 }
 
-/* "/a/./b/../c//" -> "/a/c", in place, lexically (for the part of a path that is missing). */
-static void normalize(char *p)
-{
-        char *out = p, *in = p;
-
-        while (*in) {
-                char *e;
-                size_t n;
-
-                while (*in == '/')
-                        in++;
-                if (!*in)
-                        break;
-                e = strchrnul(in, '/');
-                n = (size_t) (e - in);
-                if (n == 1 && in[0] == '.') {
-                        /* nothing */
-                } else if (n == 2 && in[0] == '.' && in[1] == '.') {
-                        while (out > p && out[-1] != '/')
-                                out--;
-                        if (out > p)
-                                out--;
-                } else {
-                        *out++ = '/';
-                        memmove(out, in, n);
-                        out += n;
-                }
-                in = e;
-        }
-        if (out == p)
-                *out++ = '/';
-        *out = 0;
-}
-
 /*
  * @path (absolute) as the kernel resolves it: its symlinks and ".." followed; a missing
  * tail kept as written below its nearest existing ancestor's real path. New string or NULL.
@@ -243,7 +209,7 @@ static char *resolve(const char *path)
                         /* Nothing below / resolves: keep it as written. */
                         out = strdup(path);
                         if (out)
-                                normalize(out);
+                                path_normalize_lexical(out);
                         return out;
                 }
                 *slash = 0;
@@ -255,7 +221,7 @@ static char *resolve(const char *path)
                         free(out);
                         out = strdup("/");
                 } else
-                        normalize(out);
+                        path_normalize_lexical(out);
         }
         return out;
 }
@@ -268,7 +234,7 @@ static int protect_path(struct list *prot, const char *path)
 
         if (!lex)
                 return -ENOMEM;
-        normalize(lex);
+        path_normalize_lexical(lex);
         real = resolve(lex);
         if (!real)
                 return -ENOMEM;
