@@ -435,18 +435,8 @@ int registry_call_tool(const struct tool *t, const struct tool_ctx *ctx, json_t 
                 (void) json_object_del(args, t->dropped_args[i]);
 
         if (ctx && ctx->config) {
-                const struct approval_call call = {
-                        .config = ctx->config,
-                        .tool = t->name,
-                        .args = args,
-                        .cwd = ctx->cwd,
-                        .env = ctx->env,
-                        .approver = ctx->approver,
-                        .clock = ctx->clock,
-                        .redactor = ctx->redactor,
-                        .cancel_fd = ctx->cancel_fd,
-                        .refusal_fields_json = t->refusal_fields_json,
-                };
+                const struct approval_call call =
+                        tool_ctx_approval_call(ctx, t->name, args, t->refusal_fields_json);
 
                 r = approval_gate(&call, &refusal, &outcome);
                 if (r < 0)

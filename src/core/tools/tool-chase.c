@@ -96,18 +96,8 @@ static int judge_policy(const struct tool_ctx *ctx, const char *tool, const char
         if (!args)
                 return -ENOMEM;
         {
-                const struct approval_call call = {
-                        .config = ctx->config,
-                        .tool = tool,
-                        .args = args,
-                        .cwd = ctx->cwd,
-                        .env = ctx->env,
-                        .approver = ctx->approver,
-                        .clock = ctx->clock,
-                        .redactor = ctx->redactor,
-                        .cancel_fd = ctx->cancel_fd,
-                        .refusal_fields_json = fields_json,
-                };
+                const struct approval_call call =
+                        tool_ctx_approval_call(ctx, tool, args, fields_json);
 
                 r = approval_gate_verdict(&call, &v, ret_refusal, NULL);
         }

@@ -359,3 +359,20 @@ json_t *tool_result_finish(const struct redactor *red, int r, json_t *result)
                 return NULL;
         return err;
 }
+
+struct approval_call tool_ctx_approval_call(const struct tool_ctx *ctx, const char *tool,
+                                            json_t *args, const char *refusal_fields_json)
+{
+        return (struct approval_call){
+                .config = ctx->config,
+                .tool = tool,
+                .args = args,
+                .cwd = ctx->cwd,
+                .env = ctx->env,
+                .approver = ctx->approver,
+                .clock = ctx->clock,
+                .redactor = ctx->redactor,
+                .cancel_fd = ctx->cancel_fd,
+                .refusal_fields_json = refusal_fields_json,
+        };
+}

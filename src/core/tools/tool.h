@@ -18,6 +18,7 @@
 
 #include "basic/time-util.h"
 #include "core/config/config.h"
+#include "core/policy/approval.h"
 
 struct approval_outcome;
 struct approver;
@@ -46,6 +47,15 @@ struct tool_ctx {
          * second pass on the real path (tool-chase.h) does not ask twice; NULL: no gate. */
         const struct approval_outcome *gate;
 };
+
+/*
+ * The policy gate's view of a call @ctx makes of @tool with @args (borrowed): the execution's
+ * approver, clock, redactor and cancel descriptor, for approval_gate() and
+ * approval_gate_verdict(). @refusal_fields_json: what a refusal carries besides error and
+ * status (the tool's own; may be NULL).
+ */
+struct approval_call tool_ctx_approval_call(const struct tool_ctx *ctx, const char *tool,
+                                            json_t *args, const char *refusal_fields_json);
 
 /*
  * Run the tool with @args (a JSON object, borrowed; members may be JSON null,

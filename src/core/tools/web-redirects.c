@@ -131,17 +131,7 @@ static int judge_hop(const struct tool_ctx *ctx, struct chain *ch, const char *f
         *ret_waited = 0;
         if (!args)
                 return -ENOMEM;
-        const struct approval_call call = {
-                .config = ctx->config,
-                .tool = "web_extract",
-                .args = args,
-                .cwd = ctx->cwd,
-                .env = ctx->env,
-                .approver = ctx->approver,
-                .clock = ctx->clock,
-                .redactor = ctx->redactor,
-                .cancel_fd = ctx->cancel_fd,
-        };
+        const struct approval_call call = tool_ctx_approval_call(ctx, "web_extract", args, NULL);
         r = approval_gate(&call, &refusal, &o);
         if (r < 0)
                 return r;
