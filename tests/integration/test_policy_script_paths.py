@@ -252,3 +252,22 @@ def test_a_session_cell_is_bound(iso, base):
             assert snapshot(prot) == before
     finally:
         kill_pids(processes_marked(str(iso.tmp)))
+
+
+@needs_landlock
+@pytest.mark.parametrize("level", ["namespaces", "landlock"])
+def test_tmp_stays_usable_when_the_project_lies_under_tmp(iso, level):
+    """A project under /tmp puts /tmp on the way to the protected tree: nothing new directly
+    in it. Under the namespaces layer the script's TMPDIR and HOME move to its private
+    /dev/shm, so tempfile still finds a directory; with Landlock alone its TMPDIR is the
+    host's (here a directory beside the project, which stays writable)."""
+    work, prot = make_project(iso, iso.tmp)
+    before = snapshot(prot)
+    cfg = rule_config(iso, [".github/workflows/**"])
+    code = attempts(".github/workflows", work).replace(
+        "print(json.dumps(res))",
+        "res['where'] = tempfile.gettempdir()\nprint(json.dumps(res))")
+    res, _ = run_script(iso, level, cfg, code, work)
+    where = res.pop("where")
+    check(res, prot, before, work)
+    assert where == ("/dev/shm" if level == "namespaces" else str(iso.tmpdir)), where

@@ -473,6 +473,22 @@ static int script_protect(const struct exec_opts *o, const struct exec_child_opt
         return 0;
 }
 
+/*
+ * The script's TMPDIR and HOME (sandbox_env()'s "/tmp") on its private /dev/shm instead: the
+ * path rules leave nothing new to be made directly in its /tmp, where its working directory
+ * lies (path_protect.tmp_held), and tempfile would find no directory to use.
+ */
+static void env_tmp_on_shm(char **env)
+{
+        static char tmpdir_shm[] = "TMPDIR=/dev/shm", home_shm[] = "HOME=/dev/shm";
+
+        for (; env && *env; env++)
+                if (strcmp(*env, "TMPDIR=/tmp") == 0)
+                        *env = tmpdir_shm;
+                else if (strcmp(*env, "HOME=/tmp") == 0)
+                        *env = home_shm;
+}
+
 /* The layers an isolation level asks for, before anything was tried. */
 static int wanted_layers(const struct exec_opts *o, enum ptc_isolation level, int ll_abi,
                          unsigned *ret, struct diag *reterr)
@@ -590,6 +606,8 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                 r = script_protect(o, co, &sb, &protect, &protect_for);
                 if (r < 0)
                         return diag_set(reterr, r, "out of memory");
+                if (sb.protect && protect.tmp_held && sb.envp == ns_env)
+                        env_tmp_on_shm(ns_env);
                 r = sandbox_spawn(&sb, ret, &failed, &why);
                 if (r >= 0) {
                         ret->layers = sb.layers;

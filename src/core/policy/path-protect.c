@@ -667,6 +667,8 @@ static int grant_all(struct sink *k, bool own_root, const struct list *prot, con
 
                 for (size_t i = 0; i < prot->n && !holds; i++)
                         holds = path_is_below(prot->v[i], *t);
+                if (holds && strcmp(*t, "/tmp") == 0)
+                        k->p->tmp_held = true;
                 if (!holds && (r = grant(k, AT_FDCWD, NULL, *t)) < 0)
                         return r;
         }

@@ -56,6 +56,10 @@ struct path_protect {
         char **grants; /* owned, NULL-terminated */
         size_t n_grants, n_alloc;
         char **warnings; /* owned strv: what does not bind, and why */
+        /* PATH_PROTECT_OWN_ROOT: a protected path lies below /tmp (a working directory there
+         * is bound at its host path inside the private /tmp), so nothing new can be made
+         * directly in the child's /tmp; its /dev/shm is granted unless a path lies below. */
+        bool tmp_held;
 };
 
 #define PATH_PROTECT_NULL ((struct path_protect){.ll = {.ruleset_fd = -1}})
