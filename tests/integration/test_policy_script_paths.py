@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kill_pids, processes_marked
+from conftest import kill_pids, processes_marked, run_ptc
 from isolation_util import iso_fixture
 from isolation_util import iso_user, iso_user_binary  # noqa: F401  (pytest fixtures)
 from test_policy_terminal_paths import ABI, needs_landlock, rule_config, snapshot
@@ -144,7 +144,6 @@ def run_script(iso, level, cfg, code, cwd, env=None, opts=()):
     args += ["-c", code]
     if level == "landlock":
         prefix = no_userns_prefix(iso)
-        from conftest import run_ptc
         r = run_ptc([*prefix[1:], iso.bin, *args], env=iso.make_env(env), cwd=str(cwd),
                     binary=prefix[0])
     else:

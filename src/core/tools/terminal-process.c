@@ -34,6 +34,7 @@
 #include "basic/process-util.h"
 #include "basic/time-util.h"
 #include "core/output/capture.h"
+#include "core/policy/path-protect.h"
 #include "core/sandbox/exec-notify.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
@@ -42,7 +43,6 @@
 #include "core/spawn/spawn.h"
 #include "core/tools/exec-supervisor.h"
 #include "core/tools/pidns-init.h"
-#include "core/policy/path-protect.h"
 #include "core/tools/tool-util.h"
 
 /* Between SIGTERM and SIGKILL on timeout. */
