@@ -733,7 +733,7 @@ static int probe_write_single_truncating(const struct fixture *f)
 }
 
 /*
- * The terminal's path rules (core/tools/terminal-protect.h): write rights where granted, on a
+ * The terminal's path rules (core/policy/path-protect.h): write rights where granted, on a
  * tree or a lone file, none elsewhere; reading and listing are never restricted.
  */
 static void test_landlock_protect_apply(void **state)

@@ -19,13 +19,13 @@
 #include "basic/process-util.h"
 #include "basic/strv.h"
 #include "core/doctor/doctor.h"
+#include "core/policy/path-protect.h"
 #include "core/sandbox/cgroup.h"
 #include "core/sandbox/exec-notify.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
 #include "core/spawn/interpreter.h"
 #include "core/tools/pidns-init.h"
-#include "core/tools/terminal-protect.h"
 #include "core/web/search-providers.h"
 #include "core/web/web-module.h"
 #include "ptc-version.h"
@@ -176,23 +176,30 @@ static int show_terminal(struct buf *b, const struct ptc_config *c)
 }
 
 /*
- * Whether the policy's deny rules on write_file/patch paths bind terminal commands here
- * (core/tools/terminal-protect.h): Landlock, or why not.
+ * Whether the policy's deny rules on write_file/patch paths bind terminal commands and the
+ * script's own writes here (core/policy/path-protect.h): Landlock, or why not.
  */
-static int show_terminal_protect(struct buf *b, const struct ptc_config *c)
+static int show_path_protect(struct buf *b, const struct ptc_config *c)
 {
+        const unsigned who = PATH_PROTECT_TERMINAL |
+                             (c->isolation != PTC_ISOLATION_NONE ? PATH_PROTECT_SCRIPT : 0);
         _cleanup_strv_free_ char **lines = NULL;
         int abi = landlock_abi(), k = 0;
 
-        if (!terminal_protect_wanted(c))
-                return buf_printf(b, "terminal path rules: none (no deny rule on write_file or "
-                                     "patch paths)\n");
-        if (terminal_protect_describe(c, abi, &lines) < 0)
+        if (!path_protect_wanted(c))
+                return buf_printf(b, "path rules: none (no deny rule on write_file or patch "
+                                     "paths)\n");
+        if (path_protect_describe(c, abi, who, &lines) < 0 ||
+            (!(who & PATH_PROTECT_SCRIPT) &&
+             path_protect_unbound(c, "isolation none", PATH_PROTECT_SCRIPT, &lines) < 0))
                 return -ENOMEM;
         if (abi >= 1)
                 k |= buf_printf(b,
-                                "terminal path rules: deny rules on write_file/patch paths bind "
-                                "terminal commands through Landlock (ABI %d)\n",
+                                "path rules: deny rules on write_file/patch paths bind %s "
+                                "through Landlock (ABI %d)\n",
+                                who & PATH_PROTECT_SCRIPT
+                                        ? "terminal commands and the script's own writes"
+                                        : "terminal commands",
                                 abi);
         for (char **l = lines; l && *l; l++)
                 k |= buf_printf(b, "  warning   %s\n", *l);
@@ -234,7 +241,7 @@ int doctor_report(const struct doctor_input *in, char **ret)
         k |= show_supervision(&b);
         k |= show_isolation(&b, c);
         k |= show_terminal(&b, c);
-        k |= show_terminal_protect(&b, c);
+        k |= show_path_protect(&b, c);
         k |= show_terminal_execs(&b);
         if (k)
                 return -ENOMEM;

@@ -33,6 +33,7 @@
 #include "core/exec/staging.h"
 #include "core/loop/loop.h"
 #include "core/output/capture.h"
+#include "core/policy/path-protect.h"
 #include "core/registry/registry.h"
 #include "core/remote/backend.h"
 #include "core/rpc/rpc-server.h"
@@ -43,7 +44,6 @@
 #include "core/spawn/interpreter.h"
 #include "core/spawn/proc-tree.h"
 #include "core/stubs/stubs.h"
-#include "core/tools/terminal-protect.h"
 #include "core/tools/tool.h"
 
 /* After the script exits, how long leftover writers may keep its pipes open. */
@@ -411,21 +411,82 @@ _printf_(2, 3) static void warn(const struct exec_opts *o, const char *fmt, ...)
 }
 
 /*
- * What the policy's path rules cannot hold terminal commands to here (Landlock missing, name
- * patterns): said once a run, where the script's terminal calls run
- * (core/tools/terminal-protect.h).
+ * What the policy's path rules cannot hold terminal commands and the script's own writes to
+ * here (Landlock missing, isolation none, name patterns): said once a start, a run's or a
+ * session kernel's (core/policy/path-protect.h).
  */
-static void warn_terminal_protect(const struct exec_opts *o)
+static int warn_path_protect(const struct exec_opts *o)
 {
+        const struct ptc_config *c = o->config;
         _cleanup_strv_free_ char **lines = NULL;
+        unsigned who = 0;
+        int r;
 
-        if (!o->registry || !registry_find(o->registry, "terminal") ||
-            !terminal_protect_wanted(o->config))
-                return;
-        if (terminal_protect_describe(o->config, landlock_abi(), &lines) < 0)
-                warn(o, "policy: out of memory describing what binds terminal commands");
+        if (!path_protect_wanted(c))
+                return 0;
+        if (o->registry && registry_find(o->registry, "terminal"))
+                who |= PATH_PROTECT_TERMINAL;
+        if (c->isolation != PTC_ISOLATION_NONE)
+                who |= PATH_PROTECT_SCRIPT;
+        r = path_protect_describe(c, landlock_abi(), who, &lines);
+        if (r >= 0 && c->isolation == PTC_ISOLATION_NONE)
+                r = path_protect_unbound(c, "isolation none", PATH_PROTECT_SCRIPT, &lines);
+        if (r < 0)
+                return r;
         for (char **l = lines; l && *l; l++)
                 warn(o, "%s", *l);
+        return 0;
+}
+
+/*
+ * The script's own ruleset (path-protect.h) for the layers in @sb, built at the first start
+ * and again when the namespaces layer came or went (inside it the child opens the paths in
+ * its own root, where /tmp is private); none without the Landlock layer. @p keeps what
+ * sb->protect points to; *@built_for is -1 before the first build, then whether it was for
+ * the namespaces layer. Returns 0 or -ENOMEM.
+ */
+static int script_protect(const struct exec_opts *o, const struct exec_child_opts *co,
+                          struct sandbox_opts *sb, struct path_protect *p, int *built_for)
+{
+        bool own_root = sb->layers & (1u << SANDBOX_LAYER_NAMESPACES);
+        int r;
+
+        sb->protect = NULL;
+        if (!path_protect_wanted(o->config) || sb->landlock_abi < 1 ||
+            !(sb->layers & (1u << SANDBOX_LAYER_LANDLOCK)))
+                return 0;
+        if (*built_for != (int) own_root) {
+                bool first = *built_for < 0;
+
+                path_protect_done(p);
+                r = path_protect_build(o->config, co->cwd, env_get(o->base_env, "HOME"),
+                                       PATH_PROTECT_SCRIPT | PATH_PROTECT_QUIET |
+                                               (own_root ? PATH_PROTECT_OWN_ROOT : 0),
+                                       p);
+                if (r < 0)
+                        return r;
+                *built_for = own_root;
+                for (char **w = p->warnings; first && w && *w; w++)
+                        warn(o, "%s", *w);
+        }
+        sb->protect = path_protect_landlock(p);
+        return 0;
+}
+
+/*
+ * The script's TMPDIR and HOME (sandbox_env()'s "/tmp") on its private /dev/shm instead: the
+ * path rules leave nothing new to be made directly in its /tmp, where its working directory
+ * lies (path_protect.tmp_held), and tempfile would find no directory to use.
+ */
+static void env_tmp_on_shm(char **env)
+{
+        static char tmpdir_shm[] = "TMPDIR=/dev/shm", home_shm[] = "HOME=/dev/shm";
+
+        for (; env && *env; env++)
+                if (strcmp(*env, "TMPDIR=/tmp") == 0)
+                        *env = tmpdir_shm;
+                else if (strcmp(*env, "HOME=/tmp") == 0)
+                        *env = home_shm;
 }
 
 /* The layers an isolation level asks for, before anything was tried. */
@@ -458,9 +519,10 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
         char *argv[] = {(char *) o->python, (char *) co->script_path, NULL};
         _cleanup_strv_free_ char **trees = NULL;
         _cleanup_free_ char **ns_env = NULL; /* the strings are co->env's */
+        _cleanup_(path_protect_done) struct path_protect protect = PATH_PROTECT_NULL;
         uint64_t nofile = SANDBOX_NOFILE;
         struct sandbox_opts sb;
-        int ll_abi, r;
+        int ll_abi, protect_for = -1, r;
 
         /* What every level shares; each adds its own below. */
         sb = (struct sandbox_opts){
@@ -495,6 +557,10 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                              "may write wherever ptc can",
                              co->cwd, why);
         }
+        /* The policy's deny rules on write_file/patch paths bind the script's own writes too. */
+        r = warn_path_protect(o);
+        if (r < 0)
+                return diag_set(reterr, r, "out of memory");
         if (c->isolation == PTC_ISOLATION_NONE) {
                 /*
                  * No layer, but still under an init of its own (sandbox-init.c): a child
@@ -537,6 +603,11 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                 struct diag why = {};
 
                 sb.envp = sb.layers & (1u << SANDBOX_LAYER_NAMESPACES) ? ns_env : co->env;
+                r = script_protect(o, co, &sb, &protect, &protect_for);
+                if (r < 0)
+                        return diag_set(reterr, r, "out of memory");
+                if (sb.protect && protect.tmp_held && sb.envp == ns_env)
+                        env_tmp_on_shm(ns_env);
                 r = sandbox_spawn(&sb, ret, &failed, &why);
                 if (r >= 0) {
                         ret->layers = sb.layers;
@@ -556,6 +627,15 @@ int exec_start_confined(const struct exec_opts *o, const struct exec_child_opts 
                 warn(o, "isolation auto: %s; running without the %s layer (see ptc doctor)",
                      why.message, sandbox_layer_to_string(failed));
                 sb.layers &= ~(1u << failed);
+                if (failed == SANDBOX_LAYER_LANDLOCK && sb.protect) {
+                        _cleanup_strv_free_ char **lines = NULL;
+
+                        if (path_protect_unbound(c, "isolation auto: no landlock layer",
+                                                 PATH_PROTECT_SCRIPT, &lines) < 0)
+                                return diag_set(reterr, -ENOMEM, "out of memory");
+                        for (char **l = lines; l && *l; l++)
+                                warn(o, "%s", *l);
+                }
         }
         return 0;
 }
@@ -837,7 +917,6 @@ int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_stat
 
         if (o->backend && o->backend->kind != BACKEND_LOCAL)
                 return exec_run_remote(o, ret, ret_status, reterr);
-        warn_terminal_protect(o);
 
         pause_clock_init(&e.clock, -1); /* its fd comes with setup() */
         r = setup(&e, reterr);

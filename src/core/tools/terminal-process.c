@@ -34,6 +34,7 @@
 #include "basic/process-util.h"
 #include "basic/time-util.h"
 #include "core/output/capture.h"
+#include "core/policy/path-protect.h"
 #include "core/sandbox/exec-notify.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
@@ -42,7 +43,6 @@
 #include "core/spawn/spawn.h"
 #include "core/tools/exec-supervisor.h"
 #include "core/tools/pidns-init.h"
-#include "core/tools/terminal-protect.h"
 #include "core/tools/tool-util.h"
 
 /* Between SIGTERM and SIGKILL on timeout. */
@@ -69,7 +69,7 @@ static int pidns_state;
 
 /* The TIOCSTI filter failed to install (seccomp_tty_load()). */
 #define STAGE_TTY_FILTER (SPAWN_STAGE_SETUP + 1)
-/* The path rules' Landlock ruleset failed to apply (terminal-protect.h). */
+/* The path rules' Landlock ruleset failed to apply (path-protect.h). */
 #define STAGE_PROTECT (SPAWN_STAGE_SETUP + 2)
 
 /* What the command's child applies to itself before it execs (tty_setup()). */

@@ -50,7 +50,7 @@ struct tool_process {
          */
         const struct sandbox_opts *sandbox;
         /* The policy's path rules as a Landlock ruleset, applied last before the exec
-         * (core/tools/terminal-protect.h). Borrowed; NULL = none. */
+         * (core/policy/path-protect.h). Borrowed; NULL = none. */
         const struct landlock_protect *protect;
         /*
          * Judge every program its tree executes (exec-supervisor.h); NULL: none. Borrowed.

@@ -33,6 +33,7 @@
 #include "core/output/capture.h"
 #include "core/output/redact-stream.h"
 #include "core/output/redact.h"
+#include "core/policy/path-protect.h"
 #include "core/policy/policy.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
@@ -40,7 +41,6 @@
 #include "core/tools/pidns-init.h"
 #include "core/tools/terminal-guard.h"
 #include "core/tools/terminal-process.h"
-#include "core/tools/terminal-protect.h"
 #include "core/tools/tool-util.h"
 
 #define DEFAULT_TIMEOUT_SEC 180
@@ -308,7 +308,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                         json_t **ret_result)
 {
         _cleanup_free_ char *workdir_abs = NULL, *output = NULL, *command_bytes = NULL;
-        _cleanup_(terminal_protect_done) struct terminal_protect protect = TERMINAL_PROTECT_NULL;
+        _cleanup_(path_protect_done) struct path_protect protect = PATH_PROTECT_NULL;
         json_auto_t *res = NULL;
         struct tool_process_result pr = {};
         struct capture cap;
@@ -396,7 +396,11 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                                      workdir_abs);
 
         /* The policy's deny rules on write_file/patch paths hold for the command too. */
-        r = terminal_protect_build(ctx->config, ctx->cwd, tool_env_get(ctx, "HOME"), &protect);
+        r = path_protect_build(
+                ctx->config, ctx->cwd, tool_env_get(ctx, "HOME"),
+                PATH_PROTECT_TERMINAL |
+                        (ctx->config && ctx->config->terminal_strict ? PATH_PROTECT_OWN_ROOT : 0),
+                &protect);
         if (r < 0)
                 return r;
 
@@ -434,7 +438,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                                              ctx->config->isolation != PTC_ISOLATION_NONE,
                         /* Elsewhere an init of its own: its daemons die with it too. */
                         .contain = true,
-                        .protect = terminal_protect_landlock(&protect),
+                        .protect = path_protect_landlock(&protect),
                 };
 
                 /* Every program the command runs is judged too (exec-supervisor.h). */
@@ -511,7 +515,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         meaning = exit_code_meaning(command, pr.exit_code);
         if (meaning && tool_json_set(res, "exit_code_meaning", json_string(meaning)) < 0)
                 return -ENOMEM;
-        if (terminal_protect_add_warnings(&protect, res) < 0)
+        if (path_protect_add_warnings(&protect, res) < 0)
                 return -ENOMEM;
         *ret_result = TAKE_PTR(res);
         return 0;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The Landlock ruleset of a terminal call, built from the policy's deny rules on write_file
- * and patch paths (terminal-protect.h says what and why).
+ * The Landlock ruleset of a terminal call or a script, built from the policy's deny rules on
+ * write_file and patch paths (path-protect.h says what and why).
  */
-#include "core/tools/terminal-protect.h"
+#include "core/policy/path-protect.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -41,7 +41,8 @@ static const char *const device_grants[] = {
         "/dev/tty",  "/dev/ptmx", "/dev/pts",  NULL,
 };
 
-/* A terminal.isolation strict command's own trees: fresh tmpfs, none of the host's files. */
+/* The own trees of a child in its own mount namespace (a terminal.isolation strict command, a
+ * script under the namespaces layer): fresh tmpfs, none of the host's files. */
 static const char *const private_trees[] = {"/tmp", "/dev/shm", NULL};
 
 /* A new string, or NULL on ENOMEM. */
@@ -110,7 +111,7 @@ static bool rule_binds(const struct policy_rule *r)
         return false;
 }
 
-bool terminal_protect_wanted(const struct ptc_config *c)
+bool path_protect_wanted(const struct ptc_config *c)
 {
         for (size_t i = 0; c && i < c->policy.n_rules; i++)
                 if (rule_binds(&c->policy.rules[i]))
@@ -141,21 +142,46 @@ static bool pattern_is_landlock_able(const char *pattern)
         return !strstr(s, "**");
 }
 
-int terminal_protect_describe(const struct ptc_config *c, int abi, char ***warnings)
+/* Whom @who names, for a warning. */
+static const char *who_text(unsigned who)
 {
-        if (!terminal_protect_wanted(c))
+        switch (who & (PATH_PROTECT_TERMINAL | PATH_PROTECT_SCRIPT)) {
+        case PATH_PROTECT_TERMINAL:
+                return "terminal commands";
+        case PATH_PROTECT_SCRIPT:
+                return "the script's own writes (open(), os.rename() ...)";
+        default:
+                return "terminal commands nor the script's own writes (open(), os.rename() ...)";
+        }
+}
+
+int path_protect_unbound(const struct ptc_config *c, const char *why, unsigned who,
+                         char ***warnings)
+{
+        if (!path_protect_wanted(c) || !(who & (PATH_PROTECT_TERMINAL | PATH_PROTECT_SCRIPT)))
                 return 0;
-        if (abi < 1)
-                return strv_consume(
-                        warnings,
-                        strdup_printf("policy: Landlock is not available here (%s): deny rules on "
-                                      "write_file and patch paths do not bind terminal commands",
-                                      strerror(-abi)));
+        return strv_consume(warnings,
+                            strdup_printf("policy: %s: deny rules on write_file and patch paths "
+                                          "bind the script's tool calls only, not %s",
+                                          why, who_text(who)));
+}
+
+int path_protect_describe(const struct ptc_config *c, int abi, unsigned who, char ***warnings)
+{
+        if (!path_protect_wanted(c) || !(who & (PATH_PROTECT_TERMINAL | PATH_PROTECT_SCRIPT)))
+                return 0;
+        if (abi < 1) {
+                _cleanup_free_ char *why =
+                        strdup_printf("Landlock is not available here (%s)", strerror(-abi));
+
+                return why ? path_protect_unbound(c, why, who, warnings) : -ENOMEM;
+        }
         if (abi < 3) {
-                char *w = strdup_printf("policy: Landlock ABI %d does not check truncate(2): a "
-                                        "terminal command may still empty a protected file with "
-                                        "`truncate` (it cannot otherwise write there)",
-                                        abi);
+                char *w = strdup_printf(
+                        "policy: Landlock ABI %d does not check truncate(2): %s "
+                        "may still empty a protected file (they cannot otherwise "
+                        "write there)",
+                        abi, who & PATH_PROTECT_TERMINAL ? "a terminal command" : "the script");
                 int r = strv_consume(warnings, w);
 
                 if (r < 0)
@@ -174,9 +200,9 @@ int terminal_protect_describe(const struct ptc_config *c, int abi, char ***warni
                         r = strv_consume(warnings,
                                          strdup_printf("policy.rules[%zu]: '%s' names files at any "
                                                        "depth, which Landlock cannot express: it "
-                                                       "does not bind terminal commands "
-                                                       "(write_file and patch still hold to it)",
-                                                       i, *m));
+                                                       "does not bind %s (write_file and patch "
+                                                       "still hold to it)",
+                                                       i, *m, who_text(who)));
                         if (r < 0)
                                 return r;
                 }
@@ -345,22 +371,23 @@ static int expand(struct list *out, const char *pattern, size_t *dirs)
 
 /* One pattern of a binding rule into @prot; @warnings gets why it cannot bind, if so. */
 static int protect_pattern(struct list *prot, const char *pattern, const char *cwd,
-                           const char *home, char ***warnings)
+                           const char *home, unsigned who, char ***warnings)
 {
         _cleanup_free_ char *abs = NULL;
         size_t n;
         int r;
 
         if (!pattern_is_landlock_able(pattern))
-                return 0; /* terminal_protect_describe() said so */
+                return 0; /* path_protect_describe() said so */
         r = absolute_pattern(pattern, cwd, home, &abs);
         if (r < 0)
                 return r;
         if (!abs)
                 return strv_consume(warnings,
                                     strdup_printf("policy: '%s' cannot be resolved (no %s): it "
-                                                  "does not bind terminal commands",
-                                                  pattern, pattern[0] == '~' ? "HOME" : "cwd"));
+                                                  "does not bind %s",
+                                                  pattern, pattern[0] == '~' ? "HOME" : "cwd",
+                                                  who_text(who)));
         /* A trailing "**" component is its directory: Landlock rules cover what is below. */
         n = strlen(abs);
         for (;;) {
@@ -441,7 +468,7 @@ static bool take_stamp(const char *path, struct stamp *ret)
  * sees another root).
  */
 struct sink {
-        struct terminal_protect *p; /* the paths go to p->grants */
+        struct path_protect *p; /* the paths go to p->grants */
         int ruleset_fd;
         int abi;
         size_t n; /* grants so far */
@@ -453,7 +480,7 @@ struct sink {
 
 static int grant_path(struct sink *k, const char *path)
 {
-        struct terminal_protect *p = k->p;
+        struct path_protect *p = k->p;
         char **v;
 
         if (p->n_grants + 1 >= p->n_alloc) {
@@ -576,8 +603,7 @@ static int grant_entries(struct sink *k, const char *dir, const struct list *pro
 }
 
 /* Every grant for @prot (protected real paths) and @anc (their ancestors) into @k. */
-static int grant_all(struct sink *k, const struct ptc_config *c, const struct list *prot,
-                     const struct list *anc)
+static int grant_all(struct sink *k, bool own_root, const struct list *prot, const struct list *anc)
 {
         int r;
 
@@ -596,16 +622,19 @@ static int grant_all(struct sink *k, const struct ptc_config *c, const struct li
                         return r;
         }
         /*
-         * terminal.isolation strict: the command's /tmp and /dev/shm are private tmpfs, opened
-         * by these names in its own root (the grants are opened there): writable as a plain
-         * command's are, unless a protected path lies below them (a working directory under
-         * /tmp is bound inside the private /tmp at its host path).
+         * Its own root (a terminal.isolation strict command, a script under the namespaces
+         * layer): its /tmp and /dev/shm are private tmpfs, opened by these names in its own
+         * root (the grants are opened there): writable as a plain process's are, unless a
+         * protected path lies below them (a working directory under /tmp is bound inside the
+         * private /tmp at its host path).
          */
-        for (const char *const *t = private_trees; c->terminal_strict && *t; t++) {
+        for (const char *const *t = private_trees; own_root && *t; t++) {
                 bool holds = false;
 
                 for (size_t i = 0; i < prot->n && !holds; i++)
                         holds = path_is_below(prot->v[i], *t);
+                if (holds && strcmp(*t, "/tmp") == 0)
+                        k->p->tmp_held = true;
                 if (!holds && (r = grant(k, AT_FDCWD, NULL, *t)) < 0)
                         return r;
         }
@@ -683,11 +712,11 @@ static int cmp_str(const void *a, const void *b)
  * the cached one when nothing it was built from changed, else built anew (and cached when
  * every directory it listed had settled).
  */
-static int ruleset_for(const struct ptc_config *c, const struct list *prot, const struct list *anc,
-                       int abi, int *ret_fd, bool *ret_capped)
+static int ruleset_for(const struct list *prot, const struct list *anc, int abi, int *ret_fd,
+                       bool *ret_capped)
 {
         _cleanup_(list_free) struct list prot_copy = {};
-        struct terminal_protect none = TERMINAL_PROTECT_NULL;
+        struct path_protect none = PATH_PROTECT_NULL;
         struct sink k = {.p = &none, .abi = abi, .settled = true};
         int r;
 
@@ -701,7 +730,7 @@ static int ruleset_for(const struct ptc_config *c, const struct list *prot, cons
         k.ruleset_fd = landlock_protect_ruleset(abi);
         if (k.ruleset_fd < 0)
                 return k.ruleset_fd;
-        r = grant_all(&k, c, prot, anc);
+        r = grant_all(&k, false, prot, anc);
         for (size_t i = 0; r >= 0 && i < prot->n; i++)
                 r = list_consume(&prot_copy, strdup(prot->v[i]));
         if (r >= 0) {
@@ -734,18 +763,18 @@ static int ruleset_for(const struct ptc_config *c, const struct list *prot, cons
         return r;
 }
 
-int terminal_protect_build(const struct ptc_config *c, const char *cwd, const char *home,
-                           struct terminal_protect *ret)
+int path_protect_build(const struct ptc_config *c, const char *cwd, const char *home,
+                       unsigned flags, struct path_protect *ret)
 {
         _cleanup_(list_free) struct list prot = {}, anc = {};
         bool capped = false;
         int abi, r;
 
-        *ret = TERMINAL_PROTECT_NULL;
-        if (!terminal_protect_wanted(c))
+        *ret = PATH_PROTECT_NULL;
+        if (!path_protect_wanted(c))
                 return 0;
         abi = landlock_abi();
-        r = terminal_protect_describe(c, abi, &ret->warnings);
+        r = flags & PATH_PROTECT_QUIET ? 0 : path_protect_describe(c, abi, flags, &ret->warnings);
         if (r < 0 || abi < 1)
                 return r;
 
@@ -755,7 +784,7 @@ int terminal_protect_build(const struct ptc_config *c, const char *cwd, const ch
                 if (!rule_binds(rule))
                         continue;
                 for (char **m = rule->match; *m; m++) {
-                        r = protect_pattern(&prot, *m, cwd, home, &ret->warnings);
+                        r = protect_pattern(&prot, *m, cwd, home, flags, &ret->warnings);
                         if (r < 0)
                                 return r;
                 }
@@ -783,11 +812,11 @@ int terminal_protect_build(const struct ptc_config *c, const char *cwd, const ch
                 }
         }
 
-        if (c->terminal_strict) {
+        if (flags & PATH_PROTECT_OWN_ROOT) {
                 /* The child opens the paths in its own root (private /tmp): no ruleset here. */
                 struct sink k = {.p = ret, .ruleset_fd = -1, .abi = abi};
 
-                r = grant_all(&k, c, &prot, &anc);
+                r = grant_all(&k, true, &prot, &anc);
                 list_free(&k.dirs);
                 free(k.stamps);
                 if (r < 0)
@@ -796,14 +825,14 @@ int terminal_protect_build(const struct ptc_config *c, const char *cwd, const ch
                 if (!ret->grants && (r = grant_path(&k, "/dev/null")) < 0)
                         return r;
         } else {
-                r = ruleset_for(c, &prot, &anc, abi, &ret->ll.ruleset_fd, &capped);
+                r = ruleset_for(&prot, &anc, abi, &ret->ll.ruleset_fd, &capped);
                 if (r < 0)
                         return r;
         }
         if (capped) {
                 r = strv_consume(&ret->warnings,
                                  strdup_printf("policy: more than %d entries beside the protected "
-                                               "paths: the rest are not writable by this command",
+                                               "paths: the rest are not writable",
                                                MAX_GRANTS));
                 if (r < 0)
                         return r;
@@ -813,12 +842,12 @@ int terminal_protect_build(const struct ptc_config *c, const char *cwd, const ch
         return 0;
 }
 
-const struct landlock_protect *terminal_protect_landlock(const struct terminal_protect *p)
+const struct landlock_protect *path_protect_landlock(const struct path_protect *p)
 {
         return p->ll.ruleset_fd >= 0 || p->ll.grants ? &p->ll : NULL;
 }
 
-int terminal_protect_add_warnings(const struct terminal_protect *p, json_t *result)
+int path_protect_add_warnings(const struct path_protect *p, json_t *result)
 {
         json_t *list;
 
@@ -835,7 +864,7 @@ int terminal_protect_add_warnings(const struct terminal_protect *p, json_t *resu
         return json_object_set_new(result, "warnings", list) < 0 ? -ENOMEM : 0;
 }
 
-void terminal_protect_done(struct terminal_protect *p)
+void path_protect_done(struct path_protect *p)
 {
         if (p->ll.ruleset_fd >= 0)
                 (void) close(p->ll.ruleset_fd);
@@ -843,5 +872,5 @@ void terminal_protect_done(struct terminal_protect *p)
                 free(p->grants[i]);
         free(p->grants);
         strv_free(p->warnings);
-        *p = TERMINAL_PROTECT_NULL;
+        *p = PATH_PROTECT_NULL;
 }
