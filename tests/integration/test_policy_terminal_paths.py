@@ -441,3 +441,27 @@ def test_a_kept_ruleset_sees_a_granted_directory_moved_into_the_protected_tree(i
         assert (prot / "other" / "f").read_text() == "2\n" and (prot / "s").read_text() == "secret\n"
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@needs_landlock
+def test_a_rule_inside_the_working_directory_says_what_it_costs_there(iso):
+    # The working directory is on the way to secrets/: nothing new can be made directly in
+    # it (the price of an allow-list), and every terminal result says so, naming both.
+    work = iso.workdir
+    iso.mkdir(work / "secrets")
+    iso.write(work / "top", "old\n")
+    cfg = rule_config(iso, ["secrets/**"])
+    results, data = run_commands(iso, cfg, ["echo new > top", "echo x > new-at-top"])
+    assert results[0]["exit_code"] == 0 and (work / "top").read_text() == "new\n", results
+    assert results[1]["exit_code"] != 0 and not (work / "new-at-top").exists(), results
+    real = os.path.realpath(work)
+    want = (f"policy: the working directory '{real}' is on the way to the protected "
+            f"'{real}/secrets': nothing new can be made directly in it")
+    for r in results:
+        assert any(w.startswith(want) for w in r["warnings"] or []), r
+    assert any(w.startswith(want) for w in data.get("warnings", [])), data
+    # A rule outside the working directory costs nothing there: no such line.
+    cfg = rule_config(iso, [str(iso.tmp / "elsewhere") + "/**"])
+    results, _ = run_commands(iso, cfg, ["echo x > new-at-top"])
+    assert results[0]["exit_code"] == 0, results
+    assert not any("working directory" in w for w in results[0]["warnings"] or []), results

@@ -763,6 +763,41 @@ static int ruleset_for(const struct list *prot, const struct list *anc, int abi,
         return r;
 }
 
+/*
+ * When the working directory (@cwd) is on the way to a protected path, nothing new can be made
+ * directly in it (Landlock grants rights down a tree and cannot carve a tree out): a command
+ * creating a file at the top of the project fails with EACCES. One warning line says so,
+ * naming the first such protected path, so that the failure explains itself.
+ */
+static int warn_workdir_on_the_way(const struct list *prot, const struct list *anc, const char *cwd,
+                                   unsigned who, char ***warnings)
+{
+        _cleanup_free_ char *real = realpath(cwd, NULL);
+        const char *by = !(who & PATH_PROTECT_SCRIPT)     ? "terminal commands"
+                         : !(who & PATH_PROTECT_TERMINAL) ? "the script's own writes"
+                                                          : "terminal commands or the script";
+        size_t n;
+
+        if (!real || !list_has(anc, real))
+                return 0;
+        n = strlen(real);
+        for (size_t i = 0; i < prot->n; i++) {
+                const char *p = prot->v[i];
+
+                if (strncmp(p, real, n) != 0 || (n > 1 && p[n] != '/'))
+                        continue;
+                return strv_consume(
+                        warnings,
+                        strdup_printf("policy: the working directory '%s' is on the way to the "
+                                      "protected '%s': nothing new can be made directly in it "
+                                      "by %s (Landlock cannot carve a protected tree out of a "
+                                      "writable one); what is in it stays writable, and "
+                                      "write_file can make new files there (docs/policy.md)",
+                                      real, p, by));
+        }
+        return 0;
+}
+
 int path_protect_build(const struct ptc_config *c, const char *cwd, const char *home,
                        unsigned flags, struct path_protect *ret)
 {
@@ -810,6 +845,14 @@ int path_protect_build(const struct ptc_config *c, const char *cwd, const char *
                         if (strcmp(a, "/") == 0)
                                 break;
                 }
+        }
+
+        /* The price of an allow-list where it hurts most, said where the model reads it
+         * (PATH_PROTECT_QUIET is about the rules' lines, said once a run elsewhere). */
+        if (cwd) {
+                r = warn_workdir_on_the_way(&prot, &anc, cwd, flags, &ret->warnings);
+                if (r < 0)
+                        return r;
         }
 
         if (flags & PATH_PROTECT_OWN_ROOT) {
