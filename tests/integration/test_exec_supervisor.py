@@ -366,7 +366,9 @@ def test_the_rules_hold_on_a_remote_backends_target(ptc, sup):
     r = ptc.run("""
         from hermes_tools import terminal
         print(terminal("{ptc-marker,x}; echo rc=$?")["output"])
-        """, "--config", str(cfg), "--backend", "exec:sh", input=b"", cwd=str(ptc.workdir))
+        """, "--config", str(cfg), "--backend", "exec:sh", input=b"", cwd=str(ptc.workdir),
+        # The target's shell finds `ptc agent` on its PATH (as test_remote.py's do).
+        env={"PATH": f"{ptc.bin.parent}:{ptc.env['PATH']}"})
     expect(r, 0, "success")
     assert not sup.exists(), r
     assert "rc=126" in r.output and "[ptc refused to run" in r.output, r
