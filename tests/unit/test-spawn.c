@@ -790,8 +790,8 @@ static int build_tree(const char *dir, pid_t *root, pid_t *child, pid_t *grandch
          * takes a line only once its newline is there): a `mv` into place was a process of
          * its own, and a tree looked at before it was reaped had one member too many. */
         snprintf(script, sizeof(script),
-                 "sleep 30 & echo $! > %s; ( sleep 30 & echo $! > %s; wait ) & exec sleep 30",
-                 c1, gc);
+                 "sleep 30 & echo $! > %s; ( sleep 30 & echo $! > %s; wait ) & exec sleep 30", c1,
+                 gc);
         if (spawn_process(&o, root, NULL, NULL) < 0)
                 return 20;
         for (;;) {
