@@ -67,7 +67,7 @@ struct exec_supervisor {
         int sock;         /* ours: the listener arrives here */
         int child_sock;   /* the child's end (the child has its copy), until the stop */
         int stop_pipe[2]; /* written by exec_supervisor_stop() */
-        bool strict;      /* a terminal deny or ask rule: refuse execs that could race */
+        bool strict;      /* terminal deny/ask rules, threaded_exec deny: refuse racy execs */
         pthread_t thread;
         bool thread_started;
         struct seccomp_notif_sizes sizes;
