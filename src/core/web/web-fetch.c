@@ -23,6 +23,7 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "core/web/net-guard.h"
+#include "core/web/web-fetch-internal.h"
 #include "core/web/web-idn.h"
 
 #define USER_AGENT "ptc/" PTC_VERSION " (+web_extract)"
@@ -37,9 +38,6 @@
 
 /* Longest scheme named in an error (curl's own limit is 40). */
 #define WEB_FETCH_SCHEME_MAX 40
-
-/* Longest TLS detail taken from curl's error buffer into an error text. */
-#define WEB_FETCH_TLS_DETAIL_MAX 200
 
 /*
  * curl_global_init() is not guaranteed thread-safe on every TLS backend, so it
@@ -66,23 +64,7 @@ static void curl_init_once(void)
         utf8_ctype = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t) 0);
 }
 
-struct xfer {
-        const struct web_request *req;
-        struct web_response *resp;
-        CURL *easy; /* NULL when the request ended before curl ran */
-        struct curl_slist *headers;
-        char *ascii_url; /* req->url with its host mapped to ASCII (web-idn.h), or NULL */
-        struct buf body;
-        usec_t timeout; /* effective total timeout (request's, cut by the deadline) */
-        usec_t connect_timeout;
-        bool blocked; /* the open-socket callback refused an address */
-        bool nomem;   /* the write callback could not grow the body */
-        bool done;    /* resp is final */
-        char errbuf[CURL_ERROR_SIZE];
-};
-
-static int set_error(struct web_response *r, const char *fmt, ...) _printf_(2, 3);
-static int set_error(struct web_response *r, const char *fmt, ...)
+int web_fetch_set_error(struct web_response *r, const char *fmt, ...)
 {
         char *s = NULL;
         va_list ap;
@@ -98,37 +80,13 @@ static int set_error(struct web_response *r, const char *fmt, ...)
         return 0;
 }
 
-/* "30", "0.3", "1.25": seconds, at millisecond precision, without trailing zeros. */
-static void format_secs(char *out, size_t size, usec_t us)
-{
-        unsigned long long ms = (us + USEC_PER_MSEC / 2) / USEC_PER_MSEC;
-        size_t n;
-
-        if (ms % 1000 == 0) {
-                (void) snprintf(out, size, "%llu", ms / 1000);
-                return;
-        }
-        (void) snprintf(out, size, "%llu.%03llu", ms / 1000, ms % 1000);
-        n = strlen(out);
-        while (n > 0 && out[n - 1] == '0')
-                out[--n] = '\0';
-}
-
-static int set_timeout_error(struct web_response *r, usec_t timeout)
-{
-        char secs[32];
-
-        format_secs(secs, sizeof(secs), timeout);
-        return set_error(r, "timed out after %s s", secs);
-}
-
 /*
  * Scheme, host (as written in the URL: IPv6 in brackets; NULL when the URL has
  * none) and port (the scheme's default when absent, 0 when unknown) of @url.
  * Returns 0, -EINVAL for a URL curl does not parse, -ENOMEM. Unknown schemes
  * parse, so the caller can name them. Strings are freed with curl_free().
  */
-static int url_parts(const char *url, char **ret_scheme, char **ret_host, long *ret_port)
+int web_fetch_url_parts(const char *url, char **ret_scheme, char **ret_host, long *ret_port)
 {
         CURLU *u = curl_url();
         char *scheme = NULL, *host = NULL, *port = NULL;
@@ -209,7 +167,7 @@ static const char *xfer_url(const struct xfer *x)
 }
 
 /* The URL curl is working on now (after redirects, the latest one). Borrowed. */
-static const char *current_url(struct xfer *x)
+const char *web_fetch_current_url(struct xfer *x)
 {
         char *u = NULL;
 
@@ -299,7 +257,7 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
                  * the ASCII name curl resolved. On -ENOMEM, or a name that does
                  * not map as curl's did, refuse: fail closed.
                  */
-                if (url_parts(current_url(x), NULL, &host, NULL) == -ENOMEM) {
+                if (web_fetch_url_parts(web_fetch_current_url(x), NULL, &host, NULL) == -ENOMEM) {
                         x->blocked = true;
                         return CURL_SOCKET_BAD;
                 }
@@ -477,49 +435,51 @@ static int xfer_start(struct xfer *x, CURLM *multi, usec_t now, usec_t deadline)
         else if (strcasecmp(req->method, "POST") == 0)
                 post = true;
         else
-                return set_error(resp, "unsupported HTTP method (only GET and POST)");
+                return web_fetch_set_error(resp, "unsupported HTTP method (only GET and POST)");
 
         for (char *const *h = req->headers; h && *h; h++)
                 if (!header_is_safe(*h))
                         /* Never quote it: headers carry API keys. */
-                        return set_error(resp, "invalid request header");
+                        return web_fetch_set_error(resp, "invalid request header");
 
         if (!req->url || strnlen(req->url, WEB_FETCH_URL_MAX + 1) > WEB_FETCH_URL_MAX)
-                return set_error(resp, req->url ? "invalid URL (too long)" : "invalid URL");
+                return web_fetch_set_error(resp,
+                                           req->url ? "invalid URL (too long)" : "invalid URL");
         /* Before any check: the guard and curl see the same name. */
         r = web_idn_url_to_ascii(req->url, &x->ascii_url, &reason);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return set_error(resp, "invalid URL (its host is no valid domain name: %s)",
-                                 reason);
-        r = url_parts(xfer_url(x), &scheme, &host, NULL);
+                return web_fetch_set_error(
+                        resp, "invalid URL (its host is no valid domain name: %s)", reason);
+        r = web_fetch_url_parts(xfer_url(x), &scheme, &host, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
                 char other[WEB_FETCH_SCHEME_MAX + 1];
 
                 if (opaque_scheme(xfer_url(x), other, sizeof(other)))
-                        return set_error(resp, "unsupported URL scheme '%s' (only http and https)",
-                                         other);
-                return set_error(resp, "invalid URL");
+                        return web_fetch_set_error(
+                                resp, "unsupported URL scheme '%s' (only http and https)", other);
+                return web_fetch_set_error(resp, "invalid URL");
         }
         if (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0) {
                 /* curl's parser allows only [A-Za-z0-9+.-] in a scheme, at most 40. */
-                r = set_error(resp, "unsupported URL scheme '%s' (only http and https)", scheme);
+                r = web_fetch_set_error(resp, "unsupported URL scheme '%s' (only http and https)",
+                                        scheme);
                 curl_free(scheme);
                 curl_free(host);
                 return r;
         }
         curl_free(scheme);
         if (!host)
-                return set_error(resp, "invalid URL");
+                return web_fetch_set_error(resp, "invalid URL");
 
         if (req->guard &&
             (net_guard_host_is_metadata(host) || literal_is_refused(host, req->allow_private))) {
                 curl_free(host);
                 resp->blocked = true;
-                return set_error(resp, BLOCKED_TEXT);
+                return web_fetch_set_error(resp, BLOCKED_TEXT);
         }
         curl_free(host);
 
@@ -528,7 +488,7 @@ static int xfer_start(struct xfer *x, CURLM *multi, usec_t now, usec_t deadline)
                 x->timeout = MIN(x->timeout, deadline > now ? deadline - now : 0);
         /* curl counts in ms, and 0 ms would mean "no timeout" to it. */
         if (x->timeout < USEC_PER_MSEC)
-                return set_timeout_error(resp, x->timeout);
+                return web_fetch_set_timeout_error(resp, x->timeout);
         x->connect_timeout = MIN(WEB_FETCH_CONNECT_TIMEOUT_USEC, x->timeout);
         max_redirects = req->max_redirects == 0 ? WEB_FETCH_MAX_REDIRECTS : req->max_redirects;
         buf_init(&x->body, req->max_body ? req->max_body : WEB_FETCH_MAX_BODY);
@@ -558,13 +518,13 @@ static int xfer_start(struct xfer *x, CURLM *multi, usec_t now, usec_t deadline)
         if (rc == CURLE_OUT_OF_MEMORY)
                 return -ENOMEM;
         if (rc != CURLE_OK)
-                return set_error(resp, "request failed: %s", curl_easy_strerror(rc));
+                return web_fetch_set_error(resp, "request failed: %s", curl_easy_strerror(rc));
 
         CURLMcode mc = curl_multi_add_handle(multi, x->easy);
         if (mc == CURLM_OUT_OF_MEMORY)
                 return -ENOMEM;
         if (mc != CURLM_OK)
-                return set_error(resp, "request failed: %s", curl_multi_strerror(mc));
+                return web_fetch_set_error(resp, "request failed: %s", curl_multi_strerror(mc));
         x->done = false;
         return 0;
 }
@@ -597,149 +557,6 @@ static int take_info(struct xfer *x)
         return 0;
 }
 
-static const char *connect_reason(struct xfer *x)
-{
-        long err = 0;
-
-        (void) curl_easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &err);
-        switch (err) {
-        case ECONNREFUSED:
-                return "connection refused";
-        case ENETUNREACH:
-                return "network unreachable";
-        case EHOSTUNREACH:
-                return "host unreachable";
-        case ETIMEDOUT:
-                return "timed out";
-        default:
-                return "connection failed";
-        }
-}
-
-static bool is_tls_error(CURLcode rc)
-{
-        switch (rc) {
-        case CURLE_SSL_CONNECT_ERROR:
-        case CURLE_PEER_FAILED_VERIFICATION:
-        case CURLE_SSL_CERTPROBLEM:
-        case CURLE_SSL_CIPHER:
-        case CURLE_SSL_CACERT_BADFILE:
-        case CURLE_SSL_ENGINE_NOTFOUND:
-        case CURLE_SSL_ENGINE_SETFAILED:
-        case CURLE_SSL_ENGINE_INITFAILED:
-        case CURLE_SSL_SHUTDOWN_FAILED:
-        case CURLE_SSL_CRL_BADFILE:
-        case CURLE_SSL_ISSUER_ERROR:
-        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-        case CURLE_SSL_INVALIDCERTSTATUS:
-        case CURLE_USE_SSL_FAILED:
-                return true;
-        default:
-                return false;
-        }
-}
-
-/*
- * The one sentence for a failed transfer. Only texts written here and the
- * host name go out: curl's error buffer may quote the URL (whose query can
- * hold an API key), so it is used for TLS failures only, where it names the
- * certificate problem and nothing from the request.
- */
-static int set_curl_error(struct xfer *x, CURLcode rc)
-{
-        struct web_response *resp = x->resp;
-        char *host = NULL, *scheme = NULL;
-        long port = 0;
-        int r;
-
-        r = url_parts(current_url(x), &scheme, &host, &port);
-        if (r == -ENOMEM)
-                return r;
-
-        switch (rc) {
-        case CURLE_COULDNT_RESOLVE_HOST:
-                r = set_error(resp, "could not resolve host '%s'", host ? host : "?");
-                break;
-        case CURLE_COULDNT_CONNECT:
-                r = set_error(resp, "could not connect to '%s:%ld' (%s)", host ? host : "?", port,
-                              connect_reason(x));
-                break;
-        case CURLE_OPERATION_TIMEDOUT: {
-                curl_off_t connect_time = 0, total_time = 0;
-                char secs[32];
-
-                (void) curl_easy_getinfo(x->easy, CURLINFO_CONNECT_TIME_T, &connect_time);
-                (void) curl_easy_getinfo(x->easy, CURLINFO_TOTAL_TIME_T, &total_time);
-                if (connect_time == 0 && x->connect_timeout < x->timeout &&
-                    (usec_t) total_time < x->timeout) {
-                        format_secs(secs, sizeof(secs), x->connect_timeout);
-                        r = set_error(resp, "could not connect to '%s:%ld' (timed out after %s s)",
-                                      host ? host : "?", port, secs);
-                } else
-                        r = set_timeout_error(resp, x->timeout);
-                break;
-        }
-        case CURLE_TOO_MANY_REDIRECTS: {
-                long max = x->req->max_redirects == 0 ? WEB_FETCH_MAX_REDIRECTS
-                                                      : x->req->max_redirects;
-                r = set_error(resp, "too many redirects (more than %ld)", max);
-                break;
-        }
-        case CURLE_UNSUPPORTED_PROTOCOL:
-                /* The first URL's scheme was checked: this was a redirect. */
-                if (scheme)
-                        r = set_error(resp,
-                                      "redirect to unsupported URL scheme '%s' (only http and "
-                                      "https)",
-                                      scheme);
-                else
-                        r = set_error(resp, "redirect to an unsupported URL scheme (only http "
-                                            "and https)");
-                break;
-        case CURLE_URL_MALFORMAT:
-                r = set_error(resp, "invalid URL");
-                break;
-        case CURLE_GOT_NOTHING:
-                r = set_error(resp, "the server closed the connection without a response");
-                break;
-        case CURLE_PARTIAL_FILE:
-        case CURLE_RECV_ERROR:
-        case CURLE_HTTP2:
-        case CURLE_HTTP2_STREAM:
-                r = set_error(resp, "the server closed the connection early");
-                break;
-        case CURLE_SEND_ERROR:
-                r = set_error(resp, "could not send the request (the connection was closed)");
-                break;
-        case CURLE_WEIRD_SERVER_REPLY:
-                r = set_error(resp, "the server sent an invalid HTTP response");
-                break;
-        case CURLE_BAD_CONTENT_ENCODING:
-                r = set_error(resp, "could not decode the response body (bad content encoding)");
-                break;
-        case CURLE_OUT_OF_MEMORY:
-                r = -ENOMEM;
-                break;
-        default:
-                if (is_tls_error(rc)) {
-                        char detail[WEB_FETCH_TLS_DETAIL_MAX + 1];
-                        size_t n = 0;
-
-                        for (const char *p = x->errbuf; *p && n < WEB_FETCH_TLS_DETAIL_MAX; p++)
-                                if (*p >= 0x20 && *p < 0x7f)
-                                        detail[n++] = *p;
-                        detail[n] = '\0';
-                        r = set_error(resp, "TLS error with '%s'%s%s%s", host ? host : "?",
-                                      n ? " (" : "", detail, n ? ")" : "");
-                } else
-                        r = set_error(resp, "request failed: %s", curl_easy_strerror(rc));
-                break;
-        }
-        curl_free(host);
-        curl_free(scheme);
-        return r;
-}
-
 /*
  * With max_redirects -1, where a redirect response points, for the caller to judge and
  * follow (web-redirects.h): curl resolved its Location against the request's URL as it would
@@ -756,26 +573,28 @@ static int take_redirect(struct xfer *x)
         if (x->req->max_redirects >= 0 ||
             curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc || !loc[0])
                 return 0;
-        r = url_parts(loc, &scheme, NULL, NULL);
+        r = web_fetch_url_parts(loc, &scheme, NULL, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
                 char other[WEB_FETCH_SCHEME_MAX + 1];
 
                 if (opaque_scheme(loc, other, sizeof(other)))
-                        r = set_error(resp,
-                                      "redirect to unsupported URL scheme '%s' (only http and "
-                                      "https)",
-                                      other);
+                        r = web_fetch_set_error(
+                                resp,
+                                "redirect to unsupported URL scheme '%s' (only http and "
+                                "https)",
+                                other);
                 else
-                        r = set_error(resp, "invalid URL");
+                        r = web_fetch_set_error(resp, "invalid URL");
                 return r < 0 ? r : 1;
         }
         if (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0)
-                r = set_error(resp, "redirect to unsupported URL scheme '%s' (only http and https)",
-                              scheme);
+                r = web_fetch_set_error(
+                        resp, "redirect to unsupported URL scheme '%s' (only http and https)",
+                        scheme);
         else if (strnlen(loc, WEB_FETCH_URL_MAX + 1) > WEB_FETCH_URL_MAX)
-                r = set_error(resp, "invalid URL (too long)");
+                r = web_fetch_set_error(resp, "invalid URL (too long)");
         else {
                 resp->redirect_url = strdup(loc);
                 r = resp->redirect_url ? 0 : -ENOMEM;
@@ -818,9 +637,9 @@ static int complete(struct xfer *x, CURLcode rc)
          */
         if (x->blocked && rc == CURLE_COULDNT_CONNECT) {
                 resp->blocked = true;
-                return set_error(resp, BLOCKED_TEXT);
+                return web_fetch_set_error(resp, BLOCKED_TEXT);
         }
-        return set_curl_error(x, rc);
+        return web_fetch_set_curl_error(x, rc);
 }
 
 /* Stop an unfinished transfer: "cancelled", or a timeout when @cancelled is false. */
@@ -835,8 +654,8 @@ static int abandon(struct xfer *x, bool cancelled)
         buf_release(&x->body);
         x->resp->truncated = false;
         if (cancelled)
-                return set_error(x->resp, "cancelled");
-        return set_timeout_error(x->resp, x->timeout);
+                return web_fetch_set_error(x->resp, "cancelled");
+        return web_fetch_set_timeout_error(x->resp, x->timeout);
 }
 
 static bool cancel_requested(int cancel_fd)
@@ -932,8 +751,8 @@ static int run(CURLM *multi, struct xfer *xs, size_t n, usec_t deadline, int can
                 if (!xs[i].done) {
                         r = abandon(&xs[i], false);
                         if (r >= 0 && failed != CURLM_OK)
-                                r = set_error(xs[i].resp, "request failed: %s",
-                                              curl_multi_strerror(failed));
+                                r = web_fetch_set_error(xs[i].resp, "request failed: %s",
+                                                        curl_multi_strerror(failed));
                         if (r < 0)
                                 return r;
                 }
@@ -988,7 +807,7 @@ int web_fetch_many(const struct web_request *reqs, size_t n, struct web_response
         if (cancel_requested(cancel_fd)) {
                 for (size_t i = 0; i < n && r >= 0; i++) {
                         xs[i].done = true;
-                        r = set_error(&resps[i], "cancelled");
+                        r = web_fetch_set_error(&resps[i], "cancelled");
                 }
         } else {
                 now = now_usec();
