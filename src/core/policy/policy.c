@@ -343,9 +343,18 @@ static int decide_hosts(struct decision *d, json_t *args)
         return 0;
 }
 
-/* The verdict's final touches: "no rule" for a default, the asks for an ask. */
-static void finish_verdict(const struct decision *d, struct policy_verdict *ret)
+/*
+ * The verdict's final touches: with no subject (web_search, an MCP tool, an empty command or
+ * argv), the call itself is judged; "no rule" for a default, the asks for an ask.
+ */
+static void finish_verdict(struct decision *d, struct policy_verdict *ret)
 {
+        if (!d->have) {
+                struct policy_verdict v = {};
+
+                first_rule(d, NULL, NULL, &v);
+                consider(d, &v);
+        }
         if (ret->origin == POLICY_ORIGIN_DEFAULT)
                 set_text(ret->what, "no rule");
         if (ret->kind == POLICY_VERDICT_ASK) {
@@ -382,12 +391,6 @@ int policy_decide_exec(const struct ptc_config *c, char *const *const *spellings
                 cmd.word_flags = flags;
                 cmd.cmd_index = 0;
                 judge_command(&d, &view);
-        }
-        if (!d.have) {
-                struct policy_verdict v = {};
-
-                first_rule(&d, NULL, NULL, &v);
-                consider(&d, &v);
         }
         finish_verdict(&d, ret);
         return 0;
@@ -429,13 +432,6 @@ int policy_decide(const struct ptc_config *c, const char *tool, json_t *args, co
         }
         if (r < 0)
                 return r;
-        if (!d.have) {
-                /* No subject (web_search, an MCP tool, an empty command): the call itself. */
-                struct policy_verdict v = {};
-
-                first_rule(&d, NULL, NULL, &v);
-                consider(&d, &v);
-        }
         finish_verdict(&d, ret);
         return 0;
 }
