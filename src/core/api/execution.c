@@ -107,7 +107,6 @@ PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x)
         return NULL;
 }
 
-/* "tools" for one run: a subset of the engine's enabled tools. */
 /*
  * Whether @a and @b give a script the same module (the same tools, as the same functions):
  * then a run with @a is a run with the engine's tools, which the warm pool serves.
@@ -123,6 +122,7 @@ static bool same_tools(const struct registry *a, const struct registry *b, const
                strcmp(sa, sb) == 0;
 }
 
+/* "tools" for one run: a subset of the engine's enabled tools. */
 static int set_tools(ptc_execution *x, const char *value, struct ptc_diag *diag)
 {
         ptc_engine *e = x->engine;
