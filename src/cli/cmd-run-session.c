@@ -7,6 +7,8 @@
  * SIGTERM or SIGHUP as an interrupt, and prints the result as `ptc run` does.
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,7 +23,6 @@
 #include "basic/log.h"
 #include "basic/macro.h"
 #include "basic/time-util.h"
-#include "cli/cli.h"
 
 /* After the run's timeout, how long the server may take to stop the run and answer. */
 #define REPLY_GRACE_SEC 30

@@ -7,6 +7,8 @@
  * watched by the run's event loop (exec_opts.cancel_fd).
  */
 
+#include "core/api/execution.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,7 +23,6 @@
 #include "basic/time-util.h"
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
-#include "core/api/execution.h"
 #include "core/env/env.h"
 #include "core/events/events.h"
 #include "core/events/trace.h"
