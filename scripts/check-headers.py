@@ -4,11 +4,11 @@
 
 For each .h under src/ and include/, a .c holding only `#include "x.h"` (twice, so that a
 header without `#pragma once` fails too) is compiled with -fsyntax-only -Werror, with the
-exact command the build uses for a .c of the header's directory (its compiler, include
-paths, dependencies' flags and warnings: from BUILD_DIR/compile_commands.json), so a
-header that leans on what its includer happened to include first is an error here. A public
-header (include/) is compiled as plain C11 too: -std=c11 -Wpedantic. The compiles run in
-parallel, one per CPU.
+exact command the build uses for x.c, else for a .c of its directory (its compiler,
+include paths, dependencies' flags and warnings: from BUILD_DIR/compile_commands.json), so
+a header that leans on what its includer happened to include first is an error here. A
+public header (include/) is compiled as plain C11 too: -std=c11 -Wpedantic. The compiles
+run in parallel, one per CPU.
 
 Usage: check-headers.py SOURCE_ROOT BUILD_DIR [HEADER...]   (default: every header)
 Exit status 1 and the compiler's messages for each header that does not compile.
@@ -43,7 +43,8 @@ def spelling(rel):
 
 
 def commands_by_dir(root, build):
-    """Source directory (relative to root) -> (cwd, argv without input and outputs)."""
+    """Source file and directory (relative to root) -> (cwd, argv without input and
+    outputs): a directory gets the first command of a .c in it."""
     path = os.path.join(build, "compile_commands.json")
     try:
         with open(path, encoding="utf-8") as fh:
@@ -65,12 +66,16 @@ def commands_by_dir(root, build):
                 pass
             else:
                 args.append(a)
+        by_dir.setdefault(src, (e["directory"], args))
         by_dir.setdefault(os.path.dirname(src), (e["directory"], args))
     return by_dir
 
 
 def command_for(rel, by_dir):
-    """The command of a .c in @rel's directory, else in the nearest one above, else any."""
+    """The command of @rel's own .c (x.c for x.h: its dependencies' flags), else of a .c in
+    its directory, else in the nearest one above, else any."""
+    if rel[:-2] + ".c" in by_dir:
+        return by_dir[rel[:-2] + ".c"]
     d = os.path.dirname(rel)
     while d:
         if d in by_dir:
