@@ -14,7 +14,6 @@
 #include "cli/cli.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,10 +96,9 @@ static void clear_locked(void)
 static void *status_thread(void *arg)
 {
         for (;;) {
-                struct pollfd p = {.fd = st.wake_fd, .events = POLLIN};
-                int k = poll(&p, 1, REDRAW_MS);
+                int k = fd_wait_readable(st.wake_fd, now_usec() + REDRAW_MS * USEC_PER_MSEC);
 
-                if (k < 0 && errno != EINTR)
+                if (k < 0)
                         break;
                 pthread_mutex_lock(&st.lock);
                 if (!st.on) {

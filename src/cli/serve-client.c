@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,16 +144,15 @@ static int start_server(const char *dir, const char *config)
         close(p[1]);
         (void) waitpid(pid, NULL, 0);
         for (;;) {
-                struct pollfd pf = {.fd = p[0], .events = POLLIN};
                 ssize_t n;
-                int k = poll(&pf, 1, SERVE_START_MS);
+                int k = fd_wait_readable(p[0], now_usec() + SERVE_START_MS * USEC_PER_MSEC);
 
                 if (k == 0) {
                         r = -ETIMEDOUT;
                         break;
                 }
-                if (k < 0 && errno == EINTR)
-                        continue;
+                if (k < 0)
+                        break;
                 n = read(p[0], said + got, sizeof(said) - 1 - got);
                 if (n < 0 && errno == EINTR)
                         continue;

@@ -479,13 +479,10 @@ int run_cgroup_destroy(struct run_cgroup *c, usec_t timeout)
         whole = kill_all(c);
         events = openat(c->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
         while (events >= 0 && !is_empty(events)) {
-                struct pollfd p = {.fd = events, .events = POLLPRI};
-                int ms = poll_timeout_ms(deadline);
-
-                if (ms == 0)
+                if (now_usec() >= deadline)
                         break;
                 /* The kernel signals a change of cgroup.events with POLLPRI. */
-                if (poll(&p, 1, ms) < 0 && errno != EINTR)
+                if (fd_wait(events, POLLPRI, deadline) < 0)
                         break;
                 if (!whole)
                         kill_listed(c->fd); /* the fallback: forks since the last round */
