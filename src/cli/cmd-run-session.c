@@ -7,6 +7,8 @@
  * SIGTERM or SIGHUP as an interrupt, and prints the result as `ptc run` does.
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,7 +22,6 @@
 #include "basic/log.h"
 #include "basic/macro.h"
 #include "basic/time-util.h"
-#include "cli/cli.h"
 
 /* After the run's timeout, how long the server may take to stop the run and answer. */
 #define REPLY_GRACE_SEC 30

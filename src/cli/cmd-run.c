@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -22,7 +24,6 @@
 #include "basic/log.h"
 #include "basic/parse-util.h"
 #include "basic/strv.h"
-#include "cli/cli.h"
 
 /* Largest script accepted (a model's script is a few KB). */
 #define SCRIPT_MAX (16u * 1024 * 1024)

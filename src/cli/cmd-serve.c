@@ -27,6 +27,8 @@
  *   {"op": "fork", "session": ID, "new": ID} -> {"ok": true} or {"error": TEXT}
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -48,7 +50,6 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/strv.h"
-#include "cli/cli.h"
 
 /* A request line: the code and its options. */
 #define REQUEST_MAX (16u << 20)

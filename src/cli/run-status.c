@@ -11,6 +11,8 @@
  * lasts (the elapsed time moves on its own), and once more at each change of calls.
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,7 +28,6 @@
 #include "basic/fd-util.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
-#include "cli/cli.h"
 
 #define REDRAW_MS 250
 

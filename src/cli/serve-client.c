@@ -5,6 +5,8 @@
  * `ptc serve` itself is cmd-serve.c.
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,7 +24,6 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/path-util.h"
-#include "cli/cli.h"
 
 /* How long a client waits for the server it started to listen. */
 #define SERVE_START_MS 10000

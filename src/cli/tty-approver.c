@@ -19,6 +19,8 @@
  * (cmd-run-session.c): cli_tty_prompt().
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -34,7 +36,6 @@
 #include "basic/log.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
-#include "cli/cli.h"
 
 static int tty_fd = -EBADF;
 

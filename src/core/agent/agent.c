@@ -18,6 +18,8 @@
  * threads. Every write to the host is one whole frame under the write lock.
  */
 
+#include "ptc/ptc.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -37,7 +39,6 @@
 #include "core/api/execution.h"
 #include "core/remote/frame.h"
 #include "ptc-version.h"
-#include "ptc/ptc.h"
 
 /* The host's hello and run must come within this after our hello. */
 #define OPENING_TIMEOUT_MS 60000

@@ -6,6 +6,8 @@
  * namespace), so the report says what a run would really get.
  */
 
+#include "core/doctor/doctor.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,6 @@
 #include "basic/path-util.h"
 #include "basic/process-util.h"
 #include "basic/strv.h"
-#include "core/doctor/doctor.h"
 #include "core/policy/path-protect.h"
 #include "core/sandbox/cgroup.h"
 #include "core/sandbox/exec-notify.h"

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* JSON-RPC framing of the MCP client: lines to messages, requests and their answers. */
 
+#include "core/mcp/mcp-client-internal.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -12,7 +14,6 @@
 
 #include "basic/buf.h"
 #include "basic/fd-util.h"
-#include "core/mcp/mcp-client-internal.h"
 
 /* ---- lines from the server's stdout (read by the reader thread) ---- */
 

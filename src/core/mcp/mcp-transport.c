@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The MCP server process and its pipes: exit status, writes, the reader thread. */
 
+#include "core/mcp/mcp-client-internal.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -17,7 +19,6 @@
 #include <jansson.h>
 
 #include "basic/fd-util.h"
-#include "core/mcp/mcp-client-internal.h"
 
 void mcp_efd_signal(int fd)
 {

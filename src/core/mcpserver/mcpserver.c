@@ -8,6 +8,8 @@
  * end.
  */
 
+#include "core/mcpserver/mcpserver.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -27,7 +29,6 @@
 #include "basic/time-util.h"
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
-#include "core/mcpserver/mcpserver.h"
 #include "core/session/session.h"
 #include "core/spawn/interpreter.h"
 

@@ -6,6 +6,8 @@
  * kernel's, but the path to it comes from /proc texts, and a test stands a plain directory
  * tree in for it.
  */
+#include "core/sandbox/cgroup.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +25,6 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/path-util.h"
-#include "core/sandbox/cgroup.h"
 
 #define CONTROL_FILE_MAX (64 * 1024) /* cgroup.procs of a big cgroup is the largest we read */
 #define PROC_TEXT_MAX (1024 * 1024)  /* /proc/self/mountinfo on a machine with many mounts */

@@ -18,6 +18,8 @@
  * the match limit) where Rust's engine is linear-time.
  */
 
+#include "core/search/search.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +29,6 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
-#include "core/search/search.h"
 
 /* Longest pattern compiled (bytes). */
 #define PATTERN_MAX (64u * 1024)
