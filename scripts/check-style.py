@@ -52,7 +52,7 @@ FORKERS = {
                                        "memory until the exec (CLONE_VM | CLONE_VFORK)",
     "src/core/sandbox/sandbox-plan.c": "a helper that only holds a user namespace open while "
                                        "its id maps are written, then exits",
-    "src/core/tools/pidns-init.c": "a probe whether a pid namespace can be made; it exits at "
+    "src/core/command/pidns-init.c": "a probe whether a pid namespace can be made; it exits at "
                                    "once",
     "src/cli/serve-client.c": "ptc serve's daemon: a double fork that detaches it",
 }
