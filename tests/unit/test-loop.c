@@ -3,12 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "basic/macro.h"
@@ -360,6 +363,258 @@ static void test_loop_free_with_sources(void **state)
         safe_close(p[1]);
 }
 
+/* Time sources: what fired, when, in which order. */
+struct tick {
+        int calls;
+        usec_t at;
+        int order;
+        int *counter;
+        struct loop_source *rearm; /* armed again from the callback, once */
+        usec_t rearm_when;
+        struct loop_source *remove; /* removed from the callback */
+};
+
+static void tick_cb(struct loop_source *s, usec_t now, void *userdata)
+{
+        struct tick *t = userdata;
+
+        t->calls++;
+        t->at = now;
+        if (t->counter)
+                t->order = ++*t->counter;
+        if (t->rearm) {
+                loop_time_set(t->rearm, t->rearm_when);
+                t->rearm = NULL;
+        }
+        if (t->remove) {
+                loop_remove(t->remove);
+                t->remove = NULL;
+        }
+}
+
+static void test_loop_time_fires_once_not_early(void **state)
+{
+        struct loop *l = NULL;
+        struct loop_source *s = NULL;
+        struct tick t = {};
+        usec_t start = now_usec();
+
+        assert_int_equal(loop_new(&l), 0);
+        assert_int_equal(loop_add_time(l, start + 20 * USEC_PER_MSEC, tick_cb, &t, &s), 0);
+        assert_int_equal(loop_time_get(s), start + 20 * USEC_PER_MSEC);
+        /* Forever, yet the time source ends the wait. */
+        while (t.calls == 0)
+                assert_true(loop_run_once(l, -1) >= 0);
+        assert_int_equal(t.calls, 1);
+        assert_true(t.at >= start + 20 * USEC_PER_MSEC);
+        assert_true(now_usec() >= start + 20 * USEC_PER_MSEC);
+        /* One-shot: disarmed now, so a bounded wait times out with nothing dispatched. */
+        assert_int_equal(loop_time_get(s), USEC_INFINITY);
+        assert_int_equal(loop_run_once(l, 10), 0);
+        assert_int_equal(t.calls, 1);
+        /* Armed again, relative. */
+        loop_time_set_relative(s, 1 * USEC_PER_MSEC);
+        while (t.calls == 1)
+                assert_true(loop_run_once(l, -1) >= 0);
+        assert_int_equal(t.calls, 2);
+        l = loop_free(l);
+}
+
+static void test_loop_time_order_and_disarm(void **state)
+{
+        struct loop *l = NULL;
+        struct loop_source *a = NULL, *b = NULL, *c = NULL;
+        int counter = 0;
+        struct tick ta = {.counter = &counter}, tb = {.counter = &counter},
+                    tc = {.counter = &counter};
+        usec_t now = now_usec();
+
+        assert_int_equal(loop_new(&l), 0);
+        assert_int_equal(loop_add_time(l, now + 30 * USEC_PER_MSEC, tick_cb, &ta, &a), 0);
+        assert_int_equal(loop_add_time(l, now + 5 * USEC_PER_MSEC, tick_cb, &tb, &b), 0);
+        assert_int_equal(loop_add_time(l, USEC_INFINITY, tick_cb, &tc, &c), 0);
+        while (ta.calls == 0)
+                assert_true(loop_run_once(l, 1000) >= 0);
+        assert_int_equal(tb.order, 1);
+        assert_int_equal(ta.order, 2);
+        assert_int_equal(tc.calls, 0);
+        /* Disarmed before it came due: it never fires. */
+        loop_time_set(c, now_usec() + 5 * USEC_PER_MSEC);
+        loop_time_set(c, USEC_INFINITY);
+        assert_int_equal(loop_run_once(l, 20), 0);
+        assert_int_equal(tc.calls, 0);
+        l = loop_free(l);
+}
+
+static void test_loop_time_rearm_in_past_fires_next_dispatch(void **state)
+{
+        struct loop *l = NULL;
+        struct loop_source *s = NULL, *other = NULL;
+        struct tick t = {}, o = {};
+
+        assert_int_equal(loop_new(&l), 0);
+        assert_int_equal(loop_add_time(l, 0, tick_cb, &t, &s), 0);
+        assert_int_equal(loop_add_time(l, USEC_INFINITY, tick_cb, &o, &other), 0);
+        /* The callback arms itself in the past and removes the other: no livelock. */
+        t.rearm = s;
+        t.rearm_when = 0;
+        t.remove = other;
+        assert_int_equal(loop_run_once(l, 1000), 1);
+        assert_int_equal(t.calls, 1);
+        assert_int_equal(loop_run_once(l, 1000), 1);
+        assert_int_equal(t.calls, 2);
+        assert_int_equal(o.calls, 0);
+        loop_remove(s);
+        assert_int_equal(loop_run_once(l, 0), 0);
+        l = loop_free(l);
+}
+
+/* A child source: how the child ended, as the loop reaped it. */
+struct exit_seen {
+        int calls;
+        siginfo_t si;
+};
+
+static void child_cb(struct loop_source *s, const siginfo_t *si, void *userdata)
+{
+        struct exit_seen *e = userdata;
+
+        e->calls++;
+        e->si = *si;
+}
+
+static pid_t fork_exiting(int code, int *ret_pidfd)
+{
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(code);
+        *ret_pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        return pid;
+}
+
+static void test_loop_child_reaped_with_status(void **state)
+{
+        struct loop *l = NULL;
+        struct loop_source *s = NULL, *t = NULL;
+        struct exit_seen e = {};
+        struct tick never = {};
+        int pidfd = -1;
+        pid_t pid;
+
+        pid = fork_exiting(7, &pidfd);
+        if (pidfd < 0) {
+                (void) waitpid(pid, NULL, 0);
+                skip(); /* pidfd_open(2) needs Linux 5.3 */
+        }
+        assert_int_equal(loop_new(&l), 0);
+        assert_int_equal(loop_add_child(l, pid, pidfd, child_cb, &e, &s), 0);
+        assert_false(loop_child_exited(s));
+        /* A hang guard far above the expected time. */
+        assert_int_equal(loop_add_time(l, now_usec() + 60 * USEC_PER_SEC, tick_cb, &never, &t), 0);
+        while (e.calls == 0 && never.calls == 0)
+                assert_true(loop_run_once(l, -1) >= 0);
+        assert_int_equal(e.calls, 1);
+        assert_int_equal(e.si.si_pid, pid);
+        assert_int_equal(e.si.si_code, CLD_EXITED);
+        assert_int_equal(e.si.si_status, 7);
+        assert_true(loop_child_exited(s));
+        /* Reaped: nothing left to wait for, and the pidfd is no longer watched. */
+        assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);
+        assert_int_equal(errno, ECHILD);
+        assert_int_equal(loop_run_once(l, 10), 0);
+        assert_int_equal(e.calls, 1);
+        loop_remove(s);
+        close(pidfd);
+        l = loop_free(l);
+}
+
+/* WNOWAIT: the callback sees a zombie it must reap; its pid is still its own then. */
+struct zombie_seen {
+        int calls;
+        bool was_zombie;
+        siginfo_t si;
+};
+
+static void zombie_cb(struct loop_source *s, const siginfo_t *si, void *userdata)
+{
+        struct zombie_seen *z = userdata;
+        siginfo_t now = {};
+
+        z->calls++;
+        z->si = *si;
+        /* Still waitable: nobody reaped it yet. */
+        z->was_zombie = waitid(P_PID, (id_t) si->si_pid, &now, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                        now.si_pid == si->si_pid;
+}
+
+static void test_loop_child_not_reaped(void **state)
+{
+        struct loop *l = NULL;
+        struct loop_source *s = NULL;
+        struct zombie_seen z = {};
+        int pidfd = -1, status = 0;
+        pid_t pid;
+
+        pid = fork_exiting(3, &pidfd);
+        if (pidfd < 0) {
+                (void) waitpid(pid, NULL, 0);
+                skip();
+        }
+        assert_int_equal(loop_new(&l), 0);
+        assert_int_equal(loop_add_child(l, pid, pidfd, zombie_cb, &z, &s), 0);
+        loop_child_set_reap(s, false);
+        while (z.calls == 0)
+                assert_true(loop_run_once(l, 60000) >= 0);
+        assert_int_equal(z.calls, 1);
+        assert_true(z.was_zombie);
+        assert_int_equal(z.si.si_code, CLD_EXITED);
+        assert_int_equal(z.si.si_status, 3);
+        assert_true(loop_child_exited(s));
+        /* No second call for the zombie, whose pidfd stays readable: it is not watched. */
+        assert_int_equal(loop_run_once(l, 10), 0);
+        assert_int_equal(z.calls, 1);
+        /* The loop left it to us. */
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+        loop_remove(s);
+        close(pidfd);
+        l = loop_free(l);
+}
+
+static void test_loop_child_killed_and_no_pidfd(void **state)
+{
+        struct loop *l = NULL;
+        struct loop_source *s = NULL;
+        struct exit_seen e = {};
+        int pidfd = -1;
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                pause();
+                _exit(0);
+        }
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        assert_int_equal(loop_new(&l), 0);
+        assert_int_equal(loop_add_child(l, pid, -1, child_cb, &e, NULL), -EBADF);
+        if (pidfd < 0) {
+                kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                l = loop_free(l);
+                skip();
+        }
+        assert_int_equal(loop_add_child(l, pid, pidfd, child_cb, &e, &s), 0);
+        assert_int_equal(kill(pid, SIGKILL), 0);
+        while (e.calls == 0)
+                assert_true(loop_run_once(l, 60000) >= 0);
+        assert_int_equal(e.si.si_code, CLD_KILLED);
+        assert_int_equal(e.si.si_status, SIGKILL);
+        close(pidfd);
+        l = loop_free(l); /* frees the exited source too */
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -371,6 +626,12 @@ int main(void)
                 cmocka_unit_test(test_loop_remove_self_and_other_during_dispatch),
                 cmocka_unit_test(test_loop_many_sources_removed_in_dispatch),
                 cmocka_unit_test(test_loop_free_with_sources),
+                cmocka_unit_test(test_loop_time_fires_once_not_early),
+                cmocka_unit_test(test_loop_time_order_and_disarm),
+                cmocka_unit_test(test_loop_time_rearm_in_past_fires_next_dispatch),
+                cmocka_unit_test(test_loop_child_reaped_with_status),
+                cmocka_unit_test(test_loop_child_killed_and_no_pidfd),
+                cmocka_unit_test(test_loop_child_not_reaped),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,15 +63,15 @@ void exec_arm_timer(int timer_fd, usec_t when);
 _must_check_ int exec_capture_init(const struct exec_opts *o, struct capture *out,
                                    struct capture *err);
 
+/* The "limit" event of a run stopped at its timeout (core/events/events.h). */
+void exec_event_timeout(const struct exec_opts *o);
+
 /*
  * The result from the captured output and @in's status, exit code, counters and log:
  * ANSI stripped and redacted (the spill file too), the output withheld when redaction
  * fails. @redact_log: @in->log was made where the redactor could not see it (a remote
  * agent) and is redacted here. Returns 0 with *ret, or -ENOMEM.
  */
-/* The "limit" event of a run stopped at its timeout (core/events/events.h). */
-void exec_event_timeout(const struct exec_opts *o);
-
 _must_check_ int exec_result(const struct exec_opts *o, struct capture *out, struct capture *err,
                              struct result_input *in, bool redact_log, json_t **ret,
                              enum exec_status *ret_status);

@@ -288,7 +288,6 @@ static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userd
         }
 }
 
-/* The last wait for approval ended: the deadline moved by the pause. */
 /* The interpreter opened the script: it is initialised (a trace's "interpreter start"). */
 static void on_interpreter_ready(struct loop_source *s, int fd, uint32_t events, void *userdata)
 {
@@ -300,6 +299,7 @@ static void on_interpreter_ready(struct loop_source *s, int fd, uint32_t events,
         e->interp_fd = safe_close(fd);
 }
 
+/* The last wait for approval ended: the deadline moved by the pause. */
 static void on_wake(struct loop_source *s, int fd, uint32_t events, void *userdata)
 {
         struct execution *e = userdata;
