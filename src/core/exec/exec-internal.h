@@ -56,9 +56,6 @@ _must_check_ int exec_start_confined(const struct exec_opts *o, const struct exe
                                      struct sandbox_proc *ret, struct run_cgroup *cgroup,
                                      struct diag *reterr);
 
-/* Arm the one-shot timerfd @timer_fd for @when (CLOCK_MONOTONIC; the past fires at once). */
-void exec_arm_timer(int timer_fd, usec_t when);
-
 /* Set up the stdout capture (head, tail, spill file) and the stderr one for @o's limits. */
 _must_check_ int exec_capture_init(const struct exec_opts *o, struct capture *out,
                                    struct capture *err);
@@ -69,12 +66,17 @@ _must_check_ int exec_capture_init(const struct exec_opts *o, struct capture *ou
  * fails. @redact_log: @in->log was made where the redactor could not see it (a remote
  * agent) and is redacted here. Returns 0 with *ret, or -ENOMEM.
  */
-/* The "limit" event of a run stopped at its timeout (core/events/events.h). */
-void exec_event_timeout(const struct exec_opts *o);
-
 _must_check_ int exec_result(const struct exec_opts *o, struct capture *out, struct capture *err,
                              struct result_input *in, bool redact_log, json_t **ret,
                              enum exec_status *ret_status);
+
+/* Until the cell and the remote run are targets of exec-run.c: their timerfd and "limit" event. */
+void exec_arm_timer(int timer_fd, usec_t when);
+void exec_event_timeout(const struct exec_opts *o);
+
+/* exec_run() on this machine (exec-run-local.c). */
+_must_check_ int exec_run_local(const struct exec_opts *o, json_t **ret,
+                                enum exec_status *ret_status, struct diag *reterr);
 
 /* exec_run() for a remote backend (exec-remote.c). */
 _must_check_ int exec_run_remote(const struct exec_opts *o, json_t **ret,
