@@ -3,7 +3,7 @@
 
 /*
  * A kernel's insides, shared by its lifetime (exec-kernel.c: start, fork, kill, free) and
- * its cells (exec-kernel-cell.c).
+ * its cells (exec-run-cell.c).
  *
  * A kernel and the forks made of it share one confinement, the box: one sandbox init (the
  * origin is the init's script; a fork is a grandchild of the kernel it was made of,

@@ -6,7 +6,7 @@
  * as its stdin: the control socket. ptc's end has SO_PASSCRED, so the kernel's first message
  * says which process it is; ptc interrupts that process itself (the init only reaps). A fork
  * is made by the kernel (os.fork() twice, so that the copy is the init's, not the kernel's)
- * on a control message carrying the copy's own control socket. Cells: exec-kernel-cell.c.
+ * on a control message carrying the copy's own control socket. Cells: exec-run-cell.c.
  */
 
 #include "core/exec/exec-kernel.h"
