@@ -164,7 +164,6 @@ static int exec_child(const struct fixture *f, const struct exec_case *c, int ou
                         .python = PYTHON,
                         .cwd = f->work,
                         .log_calls = c->log_calls,
-                        .handle_signals = false,
                         .cancel_fd = cn.fd,
                 };
                 r = exec_run(&o, &res, &st, &d);

@@ -70,10 +70,6 @@ _must_check_ int exec_result(const struct exec_opts *o, struct capture *out, str
                              struct result_input *in, bool redact_log, json_t **ret,
                              enum exec_status *ret_status);
 
-/* Until the cell and the remote run are targets of exec-run.c: their timerfd and "limit" event. */
-void exec_arm_timer(int timer_fd, usec_t when);
-void exec_event_timeout(const struct exec_opts *o);
-
 /* exec_run() on this machine (exec-run-local.c). */
 _must_check_ int exec_run_local(const struct exec_opts *o, json_t **ret,
                                 enum exec_status *ret_status, struct diag *reterr);

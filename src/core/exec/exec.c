@@ -12,12 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/timerfd.h>
-#include <time.h>
 
 #include "basic/strv.h"
 #include "core/env/env.h"
-#include "core/events/events.h"
 #include "core/exec/exec-internal.h"
 #include "core/exec/result.h"
 #include "core/exec/staging.h"
@@ -74,23 +71,6 @@ static bool code_is_blank(const char *code, size_t n)
                 if (!isspace((unsigned char) code[i]))
                         return false;
         return true;
-}
-
-void exec_arm_timer(int timer_fd, usec_t when)
-{
-        struct itimerspec its = {};
-        usec_t now = now_usec();
-        usec_t rel = when > now ? when - now : 1;
-
-        its.it_value.tv_sec = (time_t) (rel / USEC_PER_SEC);
-        its.it_value.tv_nsec = (long) (rel % USEC_PER_SEC) * 1000;
-        (void) timerfd_settime(timer_fd, 0, &its, NULL);
-}
-
-void exec_event_timeout(const struct exec_opts *o)
-{
-        event_emit(o->events, "limit",
-                   json_pack("{s:s, s:f}", "limit", "timeout", "timeout", o->config->timeout));
 }
 
 int exec_run(const struct exec_opts *o, json_t **ret, enum exec_status *ret_status,
