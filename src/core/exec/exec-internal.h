@@ -2,10 +2,10 @@
 #pragma once
 
 /*
- * What the two ways of running a script share inside exec/: a local run (exec.c: the
- * script is ptc's child) and a remote one (exec-remote.c: the script runs on a target
- * through ptc's agent there, docs/remote.md). Both capture the output the same way and
- * build the result from it the same way.
+ * What the ways of running a script share inside exec/: a local run (exec-run-local.c: the
+ * script is ptc's child), a session's cell (exec-run-cell.c) and a remote run (exec-remote.c: the
+ * script runs on a target through ptc's agent there, docs/remote.md). All capture the output
+ * the same way and build the result from it the same way (exec-run.c).
  */
 
 #include <stdbool.h>

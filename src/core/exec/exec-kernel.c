@@ -487,31 +487,39 @@ int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, 
         return 0;
 }
 
-/* Send the kernel {"fork": N} with the copy's control socket. */
-static int send_fork(struct exec_kernel *k, unsigned index, int peer)
+int kernel_send(struct exec_kernel *k, const char *text, const int *fds, size_t n_fds)
 {
-        char text[64];
-        char cbuf[CMSG_SPACE(sizeof(int))] = {};
-        struct iovec iov = {.iov_base = text};
+        char cbuf[CMSG_SPACE(2 * sizeof(int))] = {};
+        struct iovec iov = {.iov_base = (char *) text, .iov_len = strlen(text)};
         struct msghdr mh = {
                 .msg_iov = &iov,
                 .msg_iovlen = 1,
                 .msg_control = cbuf,
-                .msg_controllen = sizeof(cbuf),
+                .msg_controllen = CMSG_SPACE(n_fds * sizeof(int)),
         };
         struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 
-        iov.iov_len = (size_t) snprintf(text, sizeof(text), "{\"fork\":%u}", index);
+        if (n_fds < 1 || n_fds > 2)
+                return -EINVAL;
         cm->cmsg_level = SOL_SOCKET;
         cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &peer, sizeof(int));
+        cm->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
+        memcpy(CMSG_DATA(cm), fds, n_fds * sizeof(int));
         for (;;) {
                 if (sendmsg(k->ctl_fd, &mh, MSG_NOSIGNAL) >= 0)
                         return 0;
                 if (errno != EINTR)
                         return -errno;
         }
+}
+
+/* Send the kernel {"fork": N} with the copy's control socket. */
+static int send_fork(struct exec_kernel *k, unsigned index, int peer)
+{
+        char text[64];
+
+        (void) snprintf(text, sizeof(text), "{\"fork\":%u}", index);
+        return kernel_send(k, text, &peer, 1);
 }
 
 /*

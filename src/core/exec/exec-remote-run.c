@@ -128,8 +128,7 @@ int exec_run_remote(const struct exec_opts *o, json_t **ret, enum exec_status *r
                 return diag_set(reterr, -ENOMEM, "out of memory");
         k = remote_begin_run(r, o, reterr);
         k = k ?: remote_open_channel(r, reterr);
-        k = k ?: run_loop(&r->run, reterr);
-        k = k ?: run_result(&r->run, ret, ret_status, reterr);
+        k = k ?: run_supervise(&r->run, ret, ret_status, reterr);
         t0 = now_usec();
         remote_close_channel(r);
         remote_end_run(r);
@@ -188,9 +187,8 @@ int exec_remote_session_cell(struct remote_run *r, const struct exec_opts *o, js
                 r->script_started = now_usec();
                 if (remote_send_json(r, FRAME_RUN, run) < 0)
                         remote_fail(r, "cannot write to the channel");
-                k = run_loop(&r->run, reterr);
+                k = run_supervise(&r->run, ret, ret_status, reterr);
         }
-        k = k ?: run_result(&r->run, ret, ret_status, reterr);
         /*
          * The agent's engine started a new interpreter for the cell: the old one died between
          * cells (killed on the target). Never silent: the result says so.

@@ -175,6 +175,14 @@ void remote_kill_channel(struct remote_run *r)
                 (void) kill(-r->pid, SIGKILL);
 }
 
+/* The channel goes (the target's end with it): it has CLOSE_USEC to close. */
+static void channel_goes(struct remote_run *r)
+{
+        remote_close_input(r);
+        remote_kill_channel(r);
+        run_end(&r->run, CLOSE_USEC);
+}
+
 /* The run failed on our side: say why (the first reason stays), and end the channel. */
 void remote_fail(struct remote_run *r, const char *fmt, ...)
 {
@@ -188,9 +196,7 @@ void remote_fail(struct remote_run *r, const char *fmt, ...)
                 if (!r->failure)
                         r->failure = strdup("the remote run failed (out of memory)");
         }
-        remote_close_input(r);
-        remote_kill_channel(r);
-        run_end(&r->run, CLOSE_USEC);
+        channel_goes(r);
 }
 
 /*
@@ -204,10 +210,8 @@ static usec_t remote_interrupt(struct run *run)
 
         run_signal_tools(run);
         if (r->handshake || !sig || remote_send_json(r, FRAME_SIGNAL, sig) < 0) {
-                /* No agent to ask: the channel goes, and the target's end with it. */
-                remote_close_input(r);
-                remote_kill_channel(r);
-                run_end(run, CLOSE_USEC);
+                /* No agent to ask: the channel goes. */
+                channel_goes(r);
                 return 0;
         }
         return EXEC_KILL_GRACE_USEC + STOP_MARGIN_USEC;
@@ -216,21 +220,14 @@ static usec_t remote_interrupt(struct run *run)
 /* The agent did not end the run in its grace period: the channel goes. */
 static usec_t remote_kill(struct run *run)
 {
-        struct remote_run *r = run->target;
-
-        remote_close_input(r);
-        remote_kill_channel(r);
-        run_end(run, CLOSE_USEC);
+        channel_goes(run->target);
         return 0;
 }
 
 /* The channel did not close within CLOSE_USEC of the run's end. */
 static void remote_drained(struct run *run)
 {
-        struct remote_run *r = run->target;
-
-        if (!r->reaped)
-                remote_kill_channel(r);
+        remote_kill_channel(run->target);
 }
 
 /* The static agent beside ptc (ptc-agent and its ptc-agent.sha256), if this build has one. */

@@ -164,10 +164,10 @@ static const struct run_target_ops cell_ops = {
 
 /*
  * Hand the cell to the kernel: its file, its token, its RPC socket, and the write ends of
- * its pipes. Under the rlimits layer a script's CPU time is limited (exec.c: 2 x timeout +
- * 10 s, a backstop behind the deadline): a cell may use that much from its start ("cpu"),
- * so that a runaway cell, or a thread it left spinning, ends the kernel rather than burning
- * a core forever. The kernel sets the limit on itself: ptc may lack the right to.
+ * its pipes. Under the rlimits layer a script's CPU time is limited (exec-run-local.c: 2 x timeout
+ * + 10 s, a backstop behind the deadline): a cell may use that much from its start ("cpu"), so that
+ * a runaway cell, or a thread it left spinning, ends the kernel rather than burning a core forever.
+ * The kernel sets the limit on itself: ptc may lack the right to.
  */
 static int send_cell(struct cell *c, const char *token, int out_w, int err_w)
 {
@@ -177,33 +177,14 @@ static int send_cell(struct cell *c, const char *token, int out_w, int err_w)
                           c->k->box->rlimits ? (json_int_t) c->run.o->config->timeout * 2 + 10
                                              : (json_int_t) 0);
         _cleanup_free_ char *text = m ? json_dumps(m, JSON_COMPACT) : NULL;
-        int fds[2] = {out_w, err_w};
-        char cbuf[CMSG_SPACE(sizeof(fds))] = {};
-        struct iovec iov;
-        struct msghdr mh = {};
-        struct cmsghdr *cm;
+        const int fds[2] = {out_w, err_w};
+        int k;
 
         if (!text)
                 return -ENOMEM;
-        iov = (struct iovec){.iov_base = text, .iov_len = strlen(text)};
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = cbuf;
-        mh.msg_controllen = sizeof(cbuf);
-        cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(fds));
-        memcpy(CMSG_DATA(cm), fds, sizeof(fds));
-        for (;;) {
-                ssize_t n = sendmsg(c->k->ctl_fd, &mh, MSG_NOSIGNAL);
-                int k = n < 0 ? -errno : 0;
-
-                if (k == -EINTR)
-                        continue;
-                explicit_wipe(text, strlen(text));
-                return k;
-        }
+        k = kernel_send(c->k, text, fds, 2);
+        explicit_wipe(text, strlen(text));
+        return k;
 }
 
 static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
@@ -280,9 +261,7 @@ int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, bool 
         c.run.span_start = t0;
         c.run.span_attrs = json_pack("{s:s}", "on", one_shot ? "warm kernel" : "session kernel");
         if (r >= 0)
-                r = run_loop(&c.run, reterr);
-        if (r >= 0)
-                r = run_result(&c.run, ret, ret_status, reterr);
+                r = run_supervise(&c.run, ret, ret_status, reterr);
         t0 = now_usec();
         run_teardown(&c.run);
         (void) unlink(k->socket_path);

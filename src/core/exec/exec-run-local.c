@@ -31,9 +31,9 @@ struct local {
         struct staging staging;
         char **child_env;
 
-        pid_t pid;                /* the sandbox's init */
-        int pidfd;                /* for the loop's child source */
-        int status_fd;            /* the init's status pipe: the script's exit status */
+        /* The sandbox's init, its pidfd (the loop's child source) and its status pipe (the
+         * script's exit status). */
+        struct sandbox_proc sp;
         struct run_cgroup cgroup; /* the run's cgroup v2 leaf, if it has one */
         struct loop_source *child_src;
         bool reaped;
@@ -67,7 +67,7 @@ static usec_t local_interrupt(struct run *run)
 {
         struct local *l = run->target;
 
-        (void) kill(l->pid, SIGINT);
+        (void) kill(l->sp.pid, SIGINT);
         return EXEC_KILL_GRACE_USEC;
 }
 
@@ -83,10 +83,10 @@ static usec_t local_kill(struct run *run)
 
         if (!l->below_killed) {
                 l->below_killed = true;
-                (void) proc_tree_kill(l->pid, false);
+                (void) proc_tree_kill(l->sp.pid, false);
                 return EXEC_KILL_GRACE_USEC;
         }
-        (void) proc_tree_kill(l->pid, true);
+        (void) proc_tree_kill(l->sp.pid, true);
         return 0;
 }
 
@@ -96,9 +96,9 @@ static void on_child(struct loop_source *s, const siginfo_t *si, void *userdata)
 
         l->reaped = true;
         /* The init reports the script's status; no report means it was killed. */
-        if (sandbox_read_status(l->status_fd, &l->wstatus) < 0)
+        if (sandbox_read_status(l->sp.status_fd, &l->wstatus) < 0)
                 l->wstatus = -SIGKILL;
-        l->status_fd = safe_close(l->status_fd);
+        l->sp.status_fd = safe_close(l->sp.status_fd);
         /*
          * The script is gone, and its init killed what it left running (background jobs,
          * daemons reparented to the init) before it exited; its cgroup goes too, and tools
@@ -140,13 +140,13 @@ static void local_teardown(struct run *run)
         l->child_src = NULL;
         loop_remove(l->interp_src);
         l->interp_src = NULL;
-        if (l->pid > 0 && !l->reaped) {
-                (void) proc_tree_kill(l->pid, true);
-                (void) waitpid(l->pid, NULL, 0);
+        if (l->sp.pid > 0 && !l->reaped) {
+                (void) proc_tree_kill(l->sp.pid, true);
+                (void) waitpid(l->sp.pid, NULL, 0);
                 l->reaped = true;
         }
-        l->pidfd = safe_close(l->pidfd);
-        l->status_fd = safe_close(l->status_fd);
+        l->sp.pidfd = safe_close(l->sp.pidfd);
+        l->sp.status_fd = safe_close(l->sp.status_fd);
         l->interp_fd = safe_close(l->interp_fd);
 }
 
@@ -157,32 +157,6 @@ static const struct run_target_ops local_ops = {
         .teardown = local_teardown,
 };
 
-static int start_child(struct local *l, int out_fd, int err_fd, struct diag *reterr)
-{
-        const struct exec_opts *o = l->run.o;
-        const struct exec_child_opts co = {
-                .script_path = l->staging.script_path,
-                .env = l->child_env,
-                .cwd = l->run.tool_ctx.cwd,
-                .staging_dir = l->staging.dir,
-                .stdout_fd = out_fd,
-                .stderr_fd = err_fd,
-                /* RLIMIT_CPU is a backstop behind the wall-clock deadline. */
-                .cpu_seconds = (uint64_t) o->config->timeout * 2 + 10,
-                .timings = o->trace ? &l->timings : NULL,
-        };
-        struct sandbox_proc sp;
-        int r;
-
-        r = exec_start_confined(o, &co, &sp, &l->cgroup, reterr);
-        if (r < 0)
-                return r;
-        l->pid = sp.pid;
-        l->pidfd = sp.pidfd;
-        l->status_fd = sp.status_fd;
-        return 0;
-}
-
 static int setup(struct local *l, struct diag *reterr)
 {
         const struct exec_opts *o = l->run.o;
@@ -190,6 +164,11 @@ static int setup(struct local *l, struct diag *reterr)
         _cleanup_free_ char *module = NULL;
         char token[65];
         int out_w = -EBADF, err_w = -EBADF;
+        struct exec_child_opts co = {
+                /* RLIMIT_CPU is a backstop behind the wall-clock deadline. */
+                .cpu_seconds = (uint64_t) c->timeout * 2 + 10,
+                .timings = o->trace ? &l->timings : NULL,
+        };
         usec_t t0;
         int r;
 
@@ -227,7 +206,13 @@ static int setup(struct local *l, struct diag *reterr)
         if (o->trace)
                 l->interp_fd = exec_interpreter_watch(l->staging.script_path);
         t0 = now_usec();
-        r = start_child(l, out_w, err_w, reterr);
+        co.script_path = l->staging.script_path;
+        co.staging_dir = l->staging.dir;
+        co.env = l->child_env;
+        co.cwd = l->run.tool_ctx.cwd;
+        co.stdout_fd = out_w;
+        co.stderr_fd = err_w;
+        r = exec_start_confined(o, &co, &l->sp, &l->cgroup, reterr);
         safe_close(out_w);
         safe_close(err_w);
         if (r < 0)
@@ -248,11 +233,11 @@ static int setup(struct local *l, struct diag *reterr)
         }
         /* spawn falls back to pidfd_open(); a kernel without either (before 5.3) cannot
          * be supervised. */
-        if (l->pidfd < 0)
+        if (l->sp.pidfd < 0)
                 return diag_set(reterr, -EOPNOTSUPP,
                                 "cannot watch the script: no pidfd for it (Linux 5.3 or later "
                                 "is needed)");
-        r = loop_add_child(l->run.loop, l->pid, l->pidfd, on_child, l, &l->child_src);
+        r = loop_add_child(l->run.loop, l->sp.pid, l->sp.pidfd, on_child, l, &l->child_src);
         if (r < 0)
                 return diag_set(reterr, r, "event loop: %s", strerror(-r));
         run_arm_deadline(&l->run);
@@ -263,9 +248,7 @@ int exec_run_local(const struct exec_opts *o, json_t **ret, enum exec_status *re
                    struct diag *reterr)
 {
         struct local l = {
-                .pid = -1,
-                .pidfd = -EBADF,
-                .status_fd = -EBADF,
+                .sp = {.pid = -1, .pidfd = -EBADF, .status_fd = -EBADF},
                 .interp_fd = -EBADF,
                 .cgroup = RUN_CGROUP_NULL,
         };
@@ -275,9 +258,7 @@ int exec_run_local(const struct exec_opts *o, json_t **ret, enum exec_status *re
         run_init(&l.run, o, &local_ops, &l);
         r = setup(&l, reterr);
         if (r >= 0)
-                r = run_loop(&l.run, reterr);
-        if (r >= 0)
-                r = run_result(&l.run, ret, ret_status, reterr);
+                r = run_supervise(&l.run, ret, ret_status, reterr);
         t0 = now_usec();
         run_teardown(&l.run);
         (void) run_cgroup_destroy(&l.cgroup, 2 * USEC_PER_SEC);

@@ -29,17 +29,13 @@ void run_signal_tools(struct run *run)
                 (void) !write(run->cancel_fd, &one, sizeof(one));
 }
 
-void run_arm(struct run *run, usec_t when)
-{
-        loop_time_set(run->timer, when);
-}
-
 void run_arm_deadline(struct run *run)
 {
-        run_arm(run, run->deadline);
+        loop_time_set(run->timer, run->deadline);
 }
 
-void run_stop(struct run *run, enum exec_status why, const char *reason)
+/* Stop the run (a timeout, an interrupt): once, while it runs. */
+static void run_stop(struct run *run, enum exec_status why, const char *reason)
 {
         usec_t grace;
 
@@ -126,7 +122,7 @@ static void on_timer(struct loop_source *s, usec_t now, void *userdata)
                 if (paused)
                         return;
                 if (d > now_usec()) {
-                        run_arm(run, d);
+                        loop_time_set(run->timer, d);
                         return;
                 }
                 event_emit(run->o->events, "limit",
@@ -152,7 +148,7 @@ static void on_wake(struct loop_source *s, int fd, uint32_t events, void *userda
         pause_clock_drain(fd);
         d = pause_clock_deadline(&run->clock, run->deadline, &paused);
         if (run->phase == RUN_RUNNING && !run->ended && !run->done && !paused)
-                run_arm(run, d);
+                loop_time_set(run->timer, d);
 }
 
 static void on_cancel(struct loop_source *s, int fd, uint32_t events, void *userdata)
@@ -295,13 +291,15 @@ int run_loop(struct run *run, struct diag *reterr)
         return 0;
 }
 
-int run_result(struct run *run, json_t **ret, enum exec_status *ret_status, struct diag *reterr)
+int run_supervise(struct run *run, json_t **ret, enum exec_status *ret_status, struct diag *reterr)
 {
         struct result_input in = {};
         json_auto_t *log = NULL;
         usec_t t0;
-        int r;
+        int r = run_loop(run, reterr);
 
+        if (r < 0)
+                return r;
         if (run->span_name)
                 trace_span_now(run->o->trace, run->span_name, "script", run->span_start,
                                TAKE_PTR(run->span_attrs));

@@ -3,17 +3,14 @@
 
 /*
  * One run's supervision, whatever runs the script (docs/ARCHITECTURE.md, "The run
- * supervisor"): a local process (exec-run-local.c), a session's cell (exec-run-cell.c) or a run on
- * a remote target (exec-remote*.c). The supervisor owns, once, what every one of them does the same
- * way: the phases (running, stopping, killing, then the end's drain), the deadline as a loop time
- * source on the pause clock (approvals stop it: core/policy/pause-clock.h), a cancel through
- * exec_opts.cancel_fd, telling the tools to stop, the tools' context, the output pipes and their
- * capture, the "limit" event, the result's status, interrupt reason and duration, and the loop's
- * teardown. A target (struct run_target_ops) does only what differs: how the script starts, is
- * interrupted and killed, what its result says, what it leaves to undo.
- *
- * The target embeds a struct run and sets it up with run_init() and run_begin(); everything
- * runs on the thread of exec_run() but what the tools' threads touch (tool_ctx, the clock).
+ * supervisor"): a local process (exec-run-local.c), a session's cell (exec-run-cell.c), a run on a
+ * remote target (exec-remote*.c). It owns, once: the phases (running, stopping, killing, the
+ * end's drain), the deadline as a loop time source on the pause clock (approvals stop it:
+ * core/policy/pause-clock.h), cancel (exec_opts.cancel_fd), the tools' context and their
+ * stop, the output and its capture, the "limit" event, the result's status, interrupt
+ * reason and duration, the loop's teardown. A target (struct run_target_ops) does only what
+ * differs. The target embeds a struct run; all of it runs on the thread of exec_run() but
+ * what the tools' threads touch (tool_ctx, the clock).
  */
 
 #include <stdbool.h>
@@ -47,12 +44,9 @@ struct run_target_ops {
         usec_t (*kill)(struct run *run);
         /* The end's drain ran out (optional): what still holds the run is killed. */
         void (*drained)(struct run *run);
-        /*
-         * What the result says that only the target knows, once the loop is over: the exit
-         * code, the status of a run that was not stopped, a session's fate, an error; the
-         * calls and the log when there is no RPC server here (in->log: a reference the
-         * supervisor drops). 0 or -ENOMEM.
-         */
+        /* What only the target knows of the result: the exit code, the status of a run not
+         * stopped, a session's fate, an error; the calls and the log (a reference) when
+         * there is no RPC server here. 0 or -ENOMEM. */
         int (*collect)(struct run *run, struct result_input *in);
         /* Undo the target's part: what still runs is killed and reaped, its fds closed. */
         void (*teardown)(struct run *run);
@@ -98,35 +92,23 @@ struct run {
 void run_init(struct run *run, const struct exec_opts *o, const struct run_target_ops *ops,
               void *target);
 
-/*
- * The loop, its time source (disarmed: run_arm_deadline()), the cancel and wake sources, the
- * tools' context (working directory @cwd) and the capture. 0 or -errno with @reterr.
- */
+/* The loop, its time source (disarmed), cancel and wake sources, the tools' context (working
+ * directory @cwd) and the capture. 0 or -errno with @reterr. */
 _must_check_ int run_begin(struct run *run, const char *cwd, struct diag *reterr);
 
 /* The run's RPC server on @socket_path with @token. 0 or -errno with @reterr. */
 _must_check_ int run_rpc(struct run *run, const char *socket_path, const char *token,
                          struct diag *reterr);
 
-/*
- * The script's stdout and stderr pipes, watched by the loop: their write ends in *ret_out_w
- * and *ret_err_w (blocking, close-on-exec; the caller's to close once the script has them).
- */
+/* The script's stdout and stderr pipes, watched: their write ends (blocking, close-on-exec)
+ * in *ret_out_w and *ret_err_w, the caller's to close once the script has them. */
 _must_check_ int run_pipes(struct run *run, int *ret_out_w, int *ret_err_w, struct diag *reterr);
 
 /* Arm the deadline (the pause clock may move it later). */
 void run_arm_deadline(struct run *run);
 
-/* Set the run's time source for @when: a target's own phase that the timer serves. */
-void run_arm(struct run *run, usec_t when);
-
-/* Stop the run (a timeout, an interrupt): once, while it runs. */
-void run_stop(struct run *run, enum exec_status why, const char *reason);
-
-/*
- * The script is over: the tools are told to stop, and its output gets @drain_usec to reach
- * its end (holds). Again while ended: the drain restarts.
- */
+/* The script is over: the tools are told to stop, its output (holds) gets @drain_usec to
+ * reach its end. Again while ended: the drain restarts. */
 void run_end(struct run *run, usec_t drain_usec);
 
 /* Tell the tools still working for the run to stop (the cancel eventfd). */
@@ -135,16 +117,16 @@ void run_signal_tools(struct run *run);
 /* A chunk of the script's output: captured, an event, and exec_opts.on_output. */
 void run_output(struct run *run, bool is_err, const char *p, size_t n);
 
-/* Run the loop until the run is over. 0 or -errno with @reterr. */
-_must_check_ int run_loop(struct run *run, struct diag *reterr);
-
 /*
- * After the loop: the script's span, then the result from the capture, the status and the
- * target's collect() (the RPC server shut down first: nothing may still be writing), and its
- * "result" span. 0 with *ret, or -errno with @reterr.
+ * Run the loop until the run is over, then the script's span and the result from the
+ * capture, the status and the target's collect() (the RPC server shut down first: nothing
+ * may still be writing), and its "result" span. 0 with *ret, or -errno with @reterr.
  */
-_must_check_ int run_result(struct run *run, json_t **ret, enum exec_status *ret_status,
-                            struct diag *reterr);
+_must_check_ int run_supervise(struct run *run, json_t **ret, enum exec_status *ret_status,
+                               struct diag *reterr);
+
+/* Only the loop, until the run is over (a session's opening: its handshake). */
+_must_check_ int run_loop(struct run *run, struct diag *reterr);
 
 /* The target's teardown, then the run's own: tools, RPC server, loop, fds, capture. */
 void run_teardown(struct run *run);
