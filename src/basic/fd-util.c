@@ -51,32 +51,74 @@ int fd_set_nonblock(int fd, bool nonblock)
         return 0;
 }
 
-bool fd_readable_now(int fd)
+int poll_until(struct pollfd *p, size_t n, usec_t deadline)
 {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
+        for (;;) {
+                int k = poll(p, (nfds_t) n, poll_timeout_ms(deadline));
 
-        return fd >= 0 && poll(&p, 1, 0) > 0;
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue; /* on for the time that is left */
+                        return -errno;
+                }
+                if (k == 0) {
+                        /* poll() rounds its timeout up to milliseconds, so this is after the
+                         * deadline; looking costs little and keeps the promise. */
+                        if (deadline == USEC_INFINITY || now_usec() < deadline)
+                                continue;
+                        return 0;
+                }
+                for (size_t i = 0; i < n; i++)
+                        if (p[i].fd >= 0 && (p[i].revents & POLLNVAL))
+                                return -EBADF;
+                return k;
+        }
 }
 
-void fd_wait_either(int a, int b, usec_t deadline)
+int fd_wait(int fd, short events, usec_t deadline)
+{
+        struct pollfd p = {.fd = fd, .events = events};
+        int k;
+
+        if (fd < 0)
+                return -EBADF;
+        k = poll_until(&p, 1, deadline);
+        return k <= 0 ? k : p.revents;
+}
+
+int fd_wait_readable(int fd, usec_t deadline)
+{
+        int k = fd_wait(fd, POLLIN, deadline);
+
+        return k <= 0 ? k : 1;
+}
+
+int fd_wait_writable(int fd, usec_t deadline)
+{
+        int k = fd_wait(fd, POLLOUT, deadline);
+
+        return k <= 0 ? k : 1;
+}
+
+int fd_wait_either(int a, int b, usec_t deadline)
 {
         struct pollfd p[2] = {
                 {.fd = a, .events = POLLIN},
                 {.fd = b, .events = POLLIN},
         };
+        int k;
 
-        for (;;) {
-                int timeout = poll_timeout_ms(deadline), k;
+        if (a < 0 && b < 0)
+                return -EBADF;
+        k = poll_until(p, 2, deadline);
+        if (k <= 0)
+                return k;
+        return (p[0].revents ? FD_WAIT_A : 0) | (p[1].revents ? FD_WAIT_B : 0);
+}
 
-                if (timeout == 0)
-                        return;
-                /* A negative fd in a pollfd is skipped by poll(). */
-                k = poll(p, 2, timeout);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0 || p[0].revents || p[1].revents)
-                        return;
-        }
+bool fd_readable_now(int fd)
+{
+        return fd >= 0 && fd_wait_readable(fd, 0) != 0;
 }
 
 int write_all(int fd, const void *p, size_t n)
@@ -104,13 +146,15 @@ int write_all_stalling(int fd, const void *p, size_t n, int stall_ms, bool nosig
                 ssize_t k = nosignal ? send(fd, c, n, MSG_NOSIGNAL) : write(fd, c, n);
 
                 if (k < 0 && errno == EAGAIN) {
-                        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-                        int w = poll(&pfd, 1, stall_ms);
+                        usec_t until = stall_ms < 0
+                                               ? USEC_INFINITY
+                                               : now_usec() + (usec_t) stall_ms * USEC_PER_MSEC;
+                        int w = fd_wait_writable(fd, until);
 
                         if (w == 0)
                                 return -ETIMEDOUT;
-                        if (w < 0 && errno != EINTR)
-                                return -errno;
+                        if (w < 0)
+                                return w;
                         continue;
                 }
                 if (k < 0) {

@@ -12,16 +12,58 @@
 
 _must_check_ int fd_set_nonblock(int fd, bool nonblock);
 
-/* Whether @fd (may be negative: false) has something to read, or an end or error, right
- * now: a poll() that does not wait. */
-bool fd_readable_now(int fd);
+/*
+ * One wait for a descriptor, with a deadline (in the spirit of systemd's ppoll_usec() and
+ * fd_wait_for_event()): for a caller that does nothing else meanwhile. A thread that serves
+ * several sources at once runs a struct loop (core/loop/loop.h) instead.
+ *
+ * Each waits until what it names is ready or @deadline has come: CLOCK_MONOTONIC (now_usec()'s
+ * clock); USEC_INFINITY for none; one already passed still looks once, without waiting. A
+ * signal (EINTR) does not end the wait: it goes on for the time that is left. None of them
+ * returns 0 before @deadline. "Readable" means what a read() would learn without blocking:
+ * data, the end (POLLHUP: the other side closed) or an error (POLLERR). Any thread; they call
+ * only poll() and clock_gettime(): async-signal-safe, for a child between clone and exec too.
+ */
+struct pollfd;
 
 /*
- * Wait until @a or @b (either may be negative: not watched) is readable, at its end or in
- * error, or until @deadline (CLOCK_MONOTONIC; USEC_INFINITY: none). EINTR is retried; the
- * caller looks at what it waited for.
+ * poll() the @n entries of @p (negative fds are skipped, as poll() does; with none it is a
+ * sleep until @deadline) until one is ready or @deadline: the number ready, with their revents
+ * set; 0 at the deadline; -EBADF when an entry's fd is not open (POLLNVAL, its revents say
+ * which); or -errno.
  */
-void fd_wait_either(int a, int b, usec_t deadline);
+int poll_until(struct pollfd *p, size_t n, usec_t deadline);
+
+/*
+ * Wait for @events (POLLIN, POLLOUT, POLLPRI; 0 for only the end or an error) on @fd: its
+ * revents (> 0; POLLHUP and POLLERR come unasked), 0 at the deadline, -EBADF for a negative
+ * or closed @fd, or -errno.
+ */
+int fd_wait(int fd, short events, usec_t deadline);
+
+/* Wait until @fd is readable: 1, 0 at the deadline, or -errno (-EBADF: not open). */
+int fd_wait_readable(int fd, usec_t deadline);
+
+/* Wait until @fd has room to write, or its reader is gone (the write says so): 1, 0 at the
+ * deadline, or -errno (-EBADF: not open). */
+int fd_wait_writable(int fd, usec_t deadline);
+
+/* Which of its two fds fd_wait_either() found readable: a bit each. */
+enum {
+        FD_WAIT_A = 1 << 0,
+        FD_WAIT_B = 1 << 1,
+};
+
+/*
+ * Wait until @a or @b is readable, typically what a caller waits for and a cancel or stop fd.
+ * Either may be negative: not watched (both: -EBADF, nothing to wait for). FD_WAIT_A and/or
+ * FD_WAIT_B, 0 at the deadline, -EBADF when one is not open, or -errno.
+ */
+int fd_wait_either(int a, int b, usec_t deadline);
+
+/* Whether @fd (may be negative: false) has something to read, its end, or an error (one that
+ * is not open included) right now: a look that does not wait. */
+bool fd_readable_now(int fd);
 
 /*
  * Open /dev/null on each of fds 0-2 that is closed, so that no fd made later lands there: a

@@ -2,10 +2,11 @@
 #include "basic/process-util.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "basic/fd-util.h"
 
 static int self_pidfd_value = -ENOSYS;
 static pthread_once_t self_pidfd_once = PTHREAD_ONCE_INIT;
@@ -32,9 +33,6 @@ _no_sanitize_address_ void init_signal_set(sigset_t *ret)
 
 bool pidfd_exited(int pidfd)
 {
-        struct pollfd pf = {.fd = pidfd, .events = POLLIN};
-
-        if (pidfd < 0)
-                return false;
-        return poll(&pf, 1, 0) > 0 && (pf.revents & (POLLIN | POLLHUP));
+        /* Readable once the process has exited; a negative or closed @pidfd: false. */
+        return fd_wait_readable(pidfd, 0) > 0;
 }

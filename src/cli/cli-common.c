@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What the subcommands share (cli.h), on the public API only (include/ptc/ptc.h). */
+#include "cli/cli.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <getopt.h>
@@ -13,7 +15,6 @@
 #include <jansson.h>
 
 #include "basic/log.h"
-#include "cli/cli.h"
 
 /* getopt_long()'s val of the long option @opts[i] of cli_parse_options(): above any char. */
 #define OPTION_VAL_BASE 0x100

@@ -7,11 +7,12 @@
  * cli_setup_process(): stop signals blocked, SIGPIPE ignored, the open-files limit raised).
  */
 
+#include "cli/cli.h"
+
 #include <stdio.h>
 #include <unistd.h>
 
 #include "basic/log.h"
-#include "cli/cli.h"
 
 static void help(void)
 {

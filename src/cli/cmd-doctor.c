@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ptc doctor: the report of ptc_doctor_report() for the config file, printed. */
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -7,7 +9,6 @@
 #include <string.h>
 
 #include "basic/log.h"
-#include "cli/cli.h"
 
 static void help(void)
 {

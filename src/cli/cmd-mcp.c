@@ -11,6 +11,8 @@
  * thread exists and handed to ptc_mcp_serve() as a signalfd (stop_fd).
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -22,7 +24,6 @@
 
 #include "basic/fd-util.h"
 #include "basic/log.h"
-#include "cli/cli.h"
 
 /* The defaults come from the code that applies them (cli_defaults_get()). */
 static void help(void)

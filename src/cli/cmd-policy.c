@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* ptc policy check TOOL [JSON]: what the policy would decide of a call (docs/policy.md). */
+#include "cli/cli.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic/log.h"
-#include "cli/cli.h"
 
 static void help(void)
 {

@@ -7,8 +7,9 @@
  * SIGTERM or SIGHUP as an interrupt, and prints the result as `ptc run` does.
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,6 @@
 #include "basic/log.h"
 #include "basic/macro.h"
 #include "basic/time-util.h"
-#include "cli/cli.h"
 
 /* After the run's timeout, how long the server may take to stop the run and answer. */
 #define REPLY_GRACE_SEC 30
@@ -130,12 +130,8 @@ static usec_t relay_ask(int fd, int watch_fd, int sig_fd, const struct lines *l,
         /* Said already: no question. */
         if (!lines_ready(l))
                 answer = cli_tty_open() ? cli_tty_prompt(&q) : PTC_APPROVE_CANNOT_ASK;
-        if (answer == PTC_APPROVE_NO_ANSWER && sig_fd >= 0) {
-                struct pollfd p = {.fd = sig_fd, .events = POLLIN};
-
-                if (poll(&p, 1, 0) > 0)
-                        return now_usec() - t0;
-        }
+        if (answer == PTC_APPROVE_NO_ANSWER && fd_readable_now(sig_fd))
+                return now_usec() - t0;
         m = json_pack("{s:{s:O, s:s}}", "answer", "id", id, "choice",
                       answer == PTC_APPROVE_ONCE         ? "once"
                       : answer == PTC_APPROVE_SESSION    ? "session"
@@ -170,8 +166,6 @@ static int wait_reply(int fd, int sig_fd, usec_t deadline, char **ret)
                         watch_fd = safe_close(watch_fd);
         }
         for (;;) {
-                struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
-                                      {.fd = sig_fd, .events = POLLIN}};
                 struct signalfd_siginfo si;
                 char *line;
                 int n;
@@ -197,16 +191,14 @@ static int wait_reply(int fd, int sig_fd, usec_t deadline, char **ret)
                         r = -ETIMEDOUT;
                         break;
                 }
-                n = poll(p, sig_fd >= 0 ? 2 : 1, poll_timeout_ms(deadline));
+                n = fd_wait_either(fd, sig_fd, deadline);
                 if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = -errno;
+                        r = n;
                         break;
                 }
                 if (n == 0)
                         continue;
-                if (p[0].revents) {
+                if (n & FD_WAIT_A) {
                         r = lines_fill(&l, fd);
                         if (r < 0)
                                 break;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,7 +24,6 @@
 #include "basic/log.h"
 #include "basic/parse-util.h"
 #include "basic/strv.h"
-#include "cli/cli.h"
 
 /* Largest script accepted (a model's script is a few KB). */
 #define SCRIPT_MAX (16u * 1024 * 1024)
@@ -210,18 +210,13 @@ struct signal_watch {
 static void *signal_thread(void *userdata)
 {
         struct signal_watch *w = userdata;
-        struct pollfd p[2] = {{.fd = w->sig_fd, .events = POLLIN},
-                              {.fd = w->stop_fd, .events = POLLIN}};
 
         for (;;) {
                 struct signalfd_siginfo si;
+                /* No deadline: a stop signal or the end of the run (stop_fd) wakes this. */
+                int k = fd_wait_either(w->sig_fd, w->stop_fd, USEC_INFINITY);
 
-                if (poll(p, 2, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return NULL;
-                }
-                if (p[1].revents)
+                if (k < 0 || (k & FD_WAIT_B))
                         return NULL;
                 while (read(w->sig_fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
                         if (si.ssi_signo == SIGINT)

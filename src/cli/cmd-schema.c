@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include "cli/cli.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +10,6 @@
 #include <jansson.h>
 
 #include "basic/log.h"
-#include "cli/cli.h"
 
 static void help(bool is_schema)
 {

@@ -27,6 +27,8 @@
  *   {"op": "fork", "session": ID, "new": ID} -> {"ok": true} or {"error": TEXT}
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -48,7 +50,6 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/strv.h"
-#include "cli/cli.h"
 
 /* A request line: the code and its options. */
 #define REQUEST_MAX (16u << 20)
@@ -488,10 +489,9 @@ static void drain(int fd)
 
         (void) shutdown(fd, SHUT_WR);
         while (total < 65536) {
-                struct pollfd p = {.fd = fd, .events = POLLIN};
                 ssize_t n;
 
-                if (poll(&p, 1, 200) <= 0)
+                if (fd_wait_readable(fd, now_usec() + 200 * USEC_PER_MSEC) <= 0)
                         return;
                 n = read(fd, buf, sizeof(buf));
                 if (n <= 0)
@@ -726,7 +726,6 @@ int cmd_serve(int argc, char **argv)
         ready = -1;
         ret = EXIT_OK;
         for (;;) {
-                struct pollfd p[2] = {{.fd = lfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
                 time_t now = time(NULL);
                 bool quiet;
                 long left;
@@ -745,12 +744,11 @@ int cmd_serve(int argc, char **argv)
                         left = idle;
                 }
                 /* Busy, it looks again after a while: the last client may end meanwhile. */
-                r = poll(p, sfd >= 0 ? 2 : 1, (int) ((quiet ? left : idle) * 1000));
-                if (r < 0 && errno != EINTR)
+                r = fd_wait_either(lfd, sfd,
+                                   now_usec() + (usec_t) (quiet ? left : idle) * USEC_PER_SEC);
+                if (r < 0 || (r & FD_WAIT_B))
                         break;
-                if (r > 0 && p[1].revents)
-                        break;
-                if (r > 0 && p[0].revents) {
+                if (r & FD_WAIT_A) {
                         struct conn *c = calloc(1, sizeof(*c));
                         pthread_t t;
                         bool full;

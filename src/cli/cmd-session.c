@@ -5,13 +5,14 @@
  * sessions.
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "basic/log.h"
-#include "cli/cli.h"
 
 /* A reply line: sessions are small, but an error may quote. */
 #define REPLY_MAX (1u << 20)

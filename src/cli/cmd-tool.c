@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -11,7 +13,6 @@
 
 #include "basic/log.h"
 #include "basic/strv.h"
-#include "cli/cli.h"
 
 static void help(void)
 {

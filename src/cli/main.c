@@ -5,7 +5,7 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "cli/cli.h"
-#include "core/tools/pidns-init.h"
+#include "core/command/pidns-init.h"
 #include "ptc-version.h"
 
 static void help(void)
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
         };
         int r;
 
-        /* A terminal command's pid 1 (core/tools/pidns-init.h): before anything else. */
+        /* A terminal command's pid 1 (core/command/pidns-init.h): before anything else. */
         if (argc > 0 && strcmp(argv[0], PIDNS_INIT_ARGV0) == 0)
                 pidns_init_main(argc, argv);
         pidns_init_set_available();

@@ -7,6 +7,8 @@
  * it can still be written: it cannot, then; the result is unaffected).
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,7 +19,6 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/parse-util.h"
-#include "cli/cli.h"
 
 #define EVENTS_STALL_MS 5000
 

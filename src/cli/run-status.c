@@ -11,8 +11,9 @@
  * lasts (the elapsed time moves on its own), and once more at each change of calls.
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,6 @@
 #include "basic/fd-util.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
-#include "cli/cli.h"
 
 #define REDRAW_MS 250
 
@@ -96,10 +96,9 @@ static void clear_locked(void)
 static void *status_thread(void *arg)
 {
         for (;;) {
-                struct pollfd p = {.fd = st.wake_fd, .events = POLLIN};
-                int k = poll(&p, 1, REDRAW_MS);
+                int k = fd_wait_readable(st.wake_fd, now_usec() + REDRAW_MS * USEC_PER_MSEC);
 
-                if (k < 0 && errno != EINTR)
+                if (k < 0)
                         break;
                 pthread_mutex_lock(&st.lock);
                 if (!st.on) {

@@ -18,6 +18,8 @@
  * AUTH_LINE_MAX, so that nothing of the request line after the proof is consumed here.
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -33,7 +35,6 @@
 
 #include "basic/fd-util.h"
 #include "basic/log.h"
-#include "cli/cli.h"
 
 #define AUTH_VERSION "ptc-serve/1"
 #define NONCE_SIZE 32

@@ -5,10 +5,11 @@
  * `ptc serve` itself is cmd-serve.c.
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,6 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/path-util.h"
-#include "cli/cli.h"
 
 /* How long a client waits for the server it started to listen. */
 #define SERVE_START_MS 10000
@@ -144,16 +144,15 @@ static int start_server(const char *dir, const char *config)
         close(p[1]);
         (void) waitpid(pid, NULL, 0);
         for (;;) {
-                struct pollfd pf = {.fd = p[0], .events = POLLIN};
                 ssize_t n;
-                int k = poll(&pf, 1, SERVE_START_MS);
+                int k = fd_wait_readable(p[0], now_usec() + SERVE_START_MS * USEC_PER_MSEC);
 
                 if (k == 0) {
                         r = -ETIMEDOUT;
                         break;
                 }
-                if (k < 0 && errno == EINTR)
-                        continue;
+                if (k < 0)
+                        break;
                 n = read(p[0], said + got, sizeof(said) - 1 - got);
                 if (n < 0 && errno == EINTR)
                         continue;

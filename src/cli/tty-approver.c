@@ -19,6 +19,8 @@
  * (cmd-run-session.c): cli_tty_prompt().
  */
 
+#include "cli/cli.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -34,7 +36,6 @@
 #include "basic/log.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
-#include "cli/cli.h"
 
 static int tty_fd = -EBADF;
 
@@ -75,9 +76,7 @@ static int read_line(usec_t deadline, int cancel_fd, char *buf, size_t size)
 
                 if (now_usec() >= deadline)
                         return 0;
-                k = poll(p, p[1].fd >= 0 ? 2 : 1, poll_timeout_ms(deadline));
-                if (k < 0 && errno == EINTR)
-                        continue;
+                k = poll_until(p, ELEMENTSOF(p), deadline);
                 if (k <= 0 || p[1].revents || (p[0].revents & ~POLLIN))
                         return 0;
                 k = read(tty_fd, &c, 1);

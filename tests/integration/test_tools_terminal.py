@@ -147,7 +147,7 @@ def test_terminal_cannot_see_ptc(ptc, level):
         assert ptc_seen, out
         assert "pid=1 " not in out, out
     else:
-        # pid 1 is the namespace's init (ptc's binary afresh, core/tools/pidns-init.h)
+        # pid 1 is the namespace's init (ptc's binary afresh, core/command/pidns-init.h)
         assert "pid=2 ppid=1" in out, out
         assert not ptc_seen, out
         procs = [l for l in out.splitlines() if l.startswith("/proc/")]

@@ -2,10 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include "basic/path-util.h"
 #include "basic/process-util.h"
 #include "basic/strv.h"
+#include "basic/time-util.h"
 #include "basic/utf8.h"
 
 static void test_buf_append_respects_cap(void **state)
@@ -316,6 +319,219 @@ static void test_close_all_fds_but(void **state)
         assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* A wait that should end at once ends long before this: a hang guard, not a timing check. */
+#define HANG_GUARD_USEC (10 * USEC_PER_SEC)
+
+static void test_fd_wait_readable_at_once(void **state)
+{
+        _cleanup_close_ int rd = -EBADF, wr = -EBADF;
+        int p[2];
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        rd = p[0];
+        wr = p[1];
+        /* Nothing there: a passed deadline still looks once, and says 0. */
+        assert_int_equal(fd_wait_readable(rd, 0), 0);
+        assert_false(fd_readable_now(rd));
+        assert_int_equal(write(wr, "x", 1), 1);
+        assert_int_equal(fd_wait_readable(rd, USEC_INFINITY), 1);
+        assert_int_equal(fd_wait_readable(rd, 0), 1);
+        assert_true(fd_wait(rd, POLLIN, USEC_INFINITY) & POLLIN);
+        assert_true(fd_readable_now(rd));
+        assert_false(fd_readable_now(-1));
+        /* The write end has room. */
+        assert_int_equal(fd_wait_writable(wr, USEC_INFINITY), 1);
+}
+
+static void test_fd_wait_deadline_passes(void **state)
+{
+        _cleanup_close_ int rd = -EBADF, wr = -EBADF;
+        struct pollfd none[1];
+        usec_t start, deadline;
+        int p[2];
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        rd = p[0];
+        wr = p[1];
+        start = now_usec();
+        deadline = start + 30 * USEC_PER_MSEC;
+        assert_int_equal(fd_wait_readable(rd, deadline), 0);
+        assert_true(now_usec() >= deadline);
+        assert_true(now_usec() < start + HANG_GUARD_USEC);
+
+        deadline = now_usec() + 20 * USEC_PER_MSEC;
+        assert_int_equal(fd_wait_either(rd, -1, deadline), 0);
+        assert_true(now_usec() >= deadline);
+
+        /* No fd at all: a sleep until the deadline. */
+        deadline = now_usec() + 5 * USEC_PER_MSEC;
+        assert_int_equal(poll_until(none, 0, deadline), 0);
+        assert_true(now_usec() >= deadline);
+        assert_true(now_usec() < start + HANG_GUARD_USEC);
+}
+
+static volatile sig_atomic_t alarms;
+static int alarm_pipe = -1;
+
+static void on_alarm(int sig)
+{
+        int saved = errno;
+
+        /* The third one makes the pipe readable: a wait that gave up at the first is wrong. */
+        if (++alarms == 3 && alarm_pipe >= 0)
+                (void) !write(alarm_pipe, "x", 1);
+        errno = saved;
+}
+
+static void alarms_every(long usec)
+{
+        struct itimerval it = {.it_interval = {.tv_usec = usec}, .it_value = {.tv_usec = usec}};
+
+        assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+}
+
+static struct sigaction alarm_old;
+
+/* Also when an assertion failed half-way: no timer may outlive the test (SIGALRM kills). */
+static int alarms_stop(void **state)
+{
+        alarms_every(0);
+        alarm_pipe = -1;
+        return sigaction(SIGALRM, &alarm_old, NULL);
+}
+
+static void test_fd_wait_eintr_retried(void **state)
+{
+        struct sigaction sa = {.sa_handler = on_alarm};
+        _cleanup_close_ int rd = -EBADF, wr = -EBADF;
+        usec_t start, deadline;
+        int p[2];
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        rd = p[0];
+        wr = p[1];
+        /* No SA_RESTART: poll() is never restarted anyway, each signal is an EINTR. */
+        assert_int_equal(sigaction(SIGALRM, &sa, &alarm_old), 0);
+
+        /* A deadline: interrupted many times, it still waits the whole time. */
+        alarms = 0;
+        alarm_pipe = -1;
+        start = now_usec();
+        deadline = start + 200 * USEC_PER_MSEC;
+        alarms_every(10000);
+        assert_int_equal(fd_wait_readable(rd, deadline), 0);
+        alarms_every(0);
+        assert_true(now_usec() >= deadline);
+        assert_true(now_usec() < start + HANG_GUARD_USEC);
+        assert_true(alarms > 0);
+
+        /* No deadline: it waits on until the fd is readable (after the third signal). */
+        alarms = 0;
+        alarm_pipe = wr;
+        alarms_every(10000);
+        assert_int_equal(fd_wait_either(rd, -1, now_usec() + HANG_GUARD_USEC), FD_WAIT_A);
+        alarms_every(0);
+        alarm_pipe = -1;
+        assert_true(alarms >= 3);
+}
+
+static void test_fd_wait_hangup_is_readable(void **state)
+{
+        _cleanup_close_ int rd = -EBADF, wr = -EBADF;
+        char c;
+        int p[2];
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        rd = p[0];
+        wr = p[1];
+        wr = safe_close(wr);
+        assert_int_equal(fd_wait_readable(rd, USEC_INFINITY), 1);
+        assert_true(fd_wait(rd, 0, USEC_INFINITY) & POLLHUP);
+        assert_true(fd_readable_now(rd));
+        assert_int_equal(read(rd, &c, 1), 0);
+
+        /* The other way round: a writer whose reader is gone learns it from the write. */
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        safe_close(p[0]);
+        wr = p[1];
+        assert_int_equal(fd_wait_writable(wr, USEC_INFINITY), 1);
+        assert_true(fd_wait(wr, 0, 0) & POLLERR);
+}
+
+static void test_fd_wait_closed_fd(void **state)
+{
+        _cleanup_close_ int rd = -EBADF, wr = -EBADF;
+        struct pollfd pf[2];
+        int p[2], gone;
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        rd = p[0];
+        wr = p[1];
+        gone = fcntl(rd, F_DUPFD_CLOEXEC, 100);
+        assert_true(gone >= 0);
+        assert_int_equal(close(gone), 0);
+
+        assert_int_equal(fd_wait_readable(gone, USEC_INFINITY), -EBADF);
+        assert_int_equal(fd_wait_writable(gone, USEC_INFINITY), -EBADF);
+        assert_int_equal(fd_wait(gone, POLLIN, 0), -EBADF);
+        assert_int_equal(fd_wait_readable(-1, USEC_INFINITY), -EBADF);
+        assert_int_equal(fd_wait_either(-1, -1, USEC_INFINITY), -EBADF);
+        assert_int_equal(fd_wait_either(rd, gone, USEC_INFINITY), -EBADF);
+        /* A cancel check fails closed: a descriptor that is not open reads as "now". */
+        assert_true(fd_readable_now(gone));
+
+        pf[0] = (struct pollfd){.fd = rd, .events = POLLIN};
+        pf[1] = (struct pollfd){.fd = gone, .events = POLLIN};
+        assert_int_equal(poll_until(pf, 2, USEC_INFINITY), -EBADF);
+        assert_true(pf[1].revents & POLLNVAL);
+        assert_int_equal(pf[0].revents, 0);
+}
+
+static void test_fd_wait_either_says_which(void **state)
+{
+        _cleanup_close_ int a_rd = -EBADF, a_wr = -EBADF, b_rd = -EBADF, b_wr = -EBADF;
+        int p[2];
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        a_rd = p[0];
+        a_wr = p[1];
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        b_rd = p[0];
+        b_wr = p[1];
+        assert_int_equal(fd_wait_either(a_rd, b_rd, 0), 0);
+        assert_int_equal(write(b_wr, "x", 1), 1);
+        assert_int_equal(fd_wait_either(a_rd, b_rd, USEC_INFINITY), FD_WAIT_B);
+        assert_int_equal(fd_wait_either(-1, b_rd, USEC_INFINITY), FD_WAIT_B);
+        assert_int_equal(fd_wait_either(a_rd, -1, 0), 0);
+        assert_int_equal(write(a_wr, "x", 1), 1);
+        assert_int_equal(fd_wait_either(a_rd, b_rd, USEC_INFINITY), FD_WAIT_A | FD_WAIT_B);
+        assert_int_equal(fd_wait_either(a_rd, -1, USEC_INFINITY), FD_WAIT_A);
+}
+
+static void test_fd_wait_writable_full_pipe(void **state)
+{
+        _cleanup_close_ int rd = -EBADF, wr = -EBADF;
+        char buf[4096] = {0};
+        usec_t deadline;
+        int p[2];
+
+        assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+        rd = p[0];
+        wr = p[1];
+        while (write(wr, buf, sizeof(buf)) > 0)
+                ;
+        assert_int_equal(errno, EAGAIN);
+        deadline = now_usec() + 20 * USEC_PER_MSEC;
+        assert_int_equal(fd_wait_writable(wr, deadline), 0);
+        assert_true(now_usec() >= deadline);
+        /* A reader that stopped: write_all_stalling() gives up after the stall. */
+        assert_int_equal(write_all_stalling(wr, buf, sizeof(buf), 20, false), -ETIMEDOUT);
+        while (read(rd, buf, sizeof(buf)) > 0)
+                ;
+        assert_int_equal(fd_wait_writable(wr, USEC_INFINITY), 1);
+        assert_int_equal(write_all_stalling(wr, buf, sizeof(buf), 20, false), 0);
+}
+
 static void test_pidfd_exited(void **state)
 {
         int sync[2], self = self_pidfd(), status;
@@ -442,6 +658,13 @@ int main(void)
                 cmocka_unit_test(test_write_file_atomic_keeps_mode),
                 cmocka_unit_test(test_write_string_at),
                 cmocka_unit_test(test_close_all_fds_but),
+                cmocka_unit_test(test_fd_wait_readable_at_once),
+                cmocka_unit_test(test_fd_wait_deadline_passes),
+                cmocka_unit_test_teardown(test_fd_wait_eintr_retried, alarms_stop),
+                cmocka_unit_test(test_fd_wait_hangup_is_readable),
+                cmocka_unit_test(test_fd_wait_closed_fd),
+                cmocka_unit_test(test_fd_wait_either_says_which),
+                cmocka_unit_test(test_fd_wait_writable_full_pipe),
                 cmocka_unit_test(test_pidfd_exited),
                 cmocka_unit_test(test_path_join),
                 cmocka_unit_test(test_path_is_below),

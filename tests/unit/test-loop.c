@@ -530,6 +530,59 @@ static void test_loop_child_reaped_with_status(void **state)
         l = loop_free(l);
 }
 
+/* WNOWAIT: the callback sees a zombie it must reap; its pid is still its own then. */
+struct zombie_seen {
+        int calls;
+        bool was_zombie;
+        siginfo_t si;
+};
+
+static void zombie_cb(struct loop_source *s, const siginfo_t *si, void *userdata)
+{
+        struct zombie_seen *z = userdata;
+        siginfo_t now = {};
+
+        z->calls++;
+        z->si = *si;
+        /* Still waitable: nobody reaped it yet. */
+        z->was_zombie = waitid(P_PID, (id_t) si->si_pid, &now, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                        now.si_pid == si->si_pid;
+}
+
+static void test_loop_child_not_reaped(void **state)
+{
+        struct loop *l = NULL;
+        struct loop_source *s = NULL;
+        struct zombie_seen z = {};
+        int pidfd = -1, status = 0;
+        pid_t pid;
+
+        pid = fork_exiting(3, &pidfd);
+        if (pidfd < 0) {
+                (void) waitpid(pid, NULL, 0);
+                skip();
+        }
+        assert_int_equal(loop_new(&l), 0);
+        assert_int_equal(loop_add_child(l, pid, pidfd, zombie_cb, &z, &s), 0);
+        loop_child_set_reap(s, false);
+        while (z.calls == 0)
+                assert_true(loop_run_once(l, 60000) >= 0);
+        assert_int_equal(z.calls, 1);
+        assert_true(z.was_zombie);
+        assert_int_equal(z.si.si_code, CLD_EXITED);
+        assert_int_equal(z.si.si_status, 3);
+        assert_true(loop_child_exited(s));
+        /* No second call for the zombie, whose pidfd stays readable: it is not watched. */
+        assert_int_equal(loop_run_once(l, 10), 0);
+        assert_int_equal(z.calls, 1);
+        /* The loop left it to us. */
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+        loop_remove(s);
+        close(pidfd);
+        l = loop_free(l);
+}
+
 static void test_loop_child_killed_and_no_pidfd(void **state)
 {
         struct loop *l = NULL;
@@ -578,6 +631,7 @@ int main(void)
                 cmocka_unit_test(test_loop_time_rearm_in_past_fires_next_dispatch),
                 cmocka_unit_test(test_loop_child_reaped_with_status),
                 cmocka_unit_test(test_loop_child_killed_and_no_pidfd),
+                cmocka_unit_test(test_loop_child_not_reaped),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,8 +18,9 @@
  * threads. Every write to the host is one whole frame under the write lock.
  */
 
+#include "ptc/ptc.h"
+
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -38,7 +39,6 @@
 #include "core/api/execution.h"
 #include "core/remote/frame.h"
 #include "ptc-version.h"
-#include "ptc/ptc.h"
 
 /* The host's hello and run must come within this after our hello. */
 #define OPENING_TIMEOUT_MS 60000
@@ -376,21 +376,19 @@ static bool take_frames(struct agent *a)
 static void *reader_main(void *arg)
 {
         struct agent *a = arg;
-        struct pollfd p[2] = {{.fd = a->in_fd, .events = POLLIN},
-                              {.fd = a->stop_fd, .events = POLLIN}};
 
         /* What came with the run frame first (a signal right after it). */
         while (take_frames(a)) {
+                /* No deadline: a frame, the channel's end or the stop wakes this. */
+                int k = fd_wait_either(a->in_fd, a->stop_fd, USEC_INFINITY);
                 ssize_t n;
 
-                if (poll(p, 2, -1) < 0 && errno != EINTR) {
+                if (k < 0) {
                         host_gone(a, "the host's channel failed");
                         return NULL;
                 }
-                if (p[1].revents)
+                if (k & FD_WAIT_B)
                         return NULL;
-                if (!p[0].revents)
-                        continue;
                 n = frame_reader_fill(&a->reader, a->in_fd);
                 if (n == -EAGAIN || n == -EINTR)
                         continue;
@@ -407,18 +405,17 @@ static void *reader_main(void *arg)
 static int read_frame(struct agent *a, struct frame *f, struct diag *d)
 {
         for (;;) {
-                struct pollfd p = {.fd = a->in_fd, .events = POLLIN};
                 ssize_t n;
                 int k = frame_reader_next(&a->reader, f, d);
 
                 if (k != 0)
                         return k;
-                k = poll(&p, 1, OPENING_TIMEOUT_MS);
+                k = fd_wait_readable(a->in_fd, now_usec() + OPENING_TIMEOUT_MS * USEC_PER_MSEC);
                 if (k == 0)
                         return diag_set(d, -ETIMEDOUT, "the host sent no run within %d s",
                                         OPENING_TIMEOUT_MS / 1000);
-                if (k < 0 && errno != EINTR)
-                        return diag_set(d, -errno, "poll: %m");
+                if (k < 0)
+                        return diag_set(d, k, "poll: %s", strerror(-k));
                 n = frame_reader_fill(&a->reader, a->in_fd);
                 if (n == 0) {
                         k = frame_reader_eof(&a->reader, d);
@@ -705,9 +702,7 @@ static int serve(struct agent *a, struct diag *d)
         }
         if (!session) {
                 /* The host closes the channel after the exit frame; the reader sees it. */
-                struct pollfd p = {.fd = a->in_fd, .events = POLLIN};
-
-                (void) poll(&p, 1, 5000);
+                (void) fd_wait_readable(a->in_fd, now_usec() + 5 * USEC_PER_SEC);
         }
         if (a->reader_running) {
                 (void) !write(a->stop_fd, &(uint64_t){1}, sizeof(uint64_t));

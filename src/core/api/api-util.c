@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The small parts of the API: version, freeing, status words, filling a ptc_diag. */
 
+#include "core/api/api-util.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/api/api-util.h"
 #include "core/exec/result.h"
 #include "ptc-version.h"
 

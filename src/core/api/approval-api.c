@@ -7,6 +7,8 @@
  * answers, the waiting call's until it stops waiting; an answer after that is dropped.
  */
 
+#include "ptc/ptc.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>

@@ -4,6 +4,8 @@
  * src/core/doctor, with the tools it enables; and a remote backend checked end to end.
  */
 
+#include "ptc/ptc.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,6 +5,8 @@
  * them in order. Nothing here prints.
  */
 
+#include "core/api/engine.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +15,6 @@
 
 #include "basic/strv.h"
 #include "core/api/api-util.h"
-#include "core/api/engine.h"
 #include "core/env/env.h"
 #include "core/mcp/mcp-tools.h"
 #include "core/output/redact.h"

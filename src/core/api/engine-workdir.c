@@ -6,6 +6,8 @@
  * (PTC_ENGINE_PRIVATE_CWD).
  */
 
+#include "core/api/engine.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +17,6 @@
 #include "basic/macro.h"
 #include "basic/path-util.h"
 #include "core/api/api-util.h"
-#include "core/api/engine.h"
 #include "core/sandbox/sandbox-cwd.h"
 
 /* Under the user's cache directory: the scripts' files are work, kept past a reboot. */

@@ -6,6 +6,8 @@
  * schema, the stubs, one direct tool call.
  */
 
+#include "core/api/engine.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,7 +21,6 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "core/api/api-util.h"
-#include "core/api/engine.h"
 #include "core/mcp/mcp-tools.h"
 #include "core/output/redact.h"
 #include "core/remote/pool.h"

@@ -7,6 +7,8 @@
  * watched by the run's event loop (exec_opts.cancel_fd).
  */
 
+#include "core/api/execution.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,7 +23,6 @@
 #include "basic/time-util.h"
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
-#include "core/api/execution.h"
 #include "core/env/env.h"
 #include "core/events/events.h"
 #include "core/events/trace.h"
@@ -107,7 +108,6 @@ PTC_EXPORT ptc_execution *ptc_execution_free(ptc_execution *x)
         return NULL;
 }
 
-/* "tools" for one run: a subset of the engine's enabled tools. */
 /*
  * Whether @a and @b give a script the same module (the same tools, as the same functions):
  * then a run with @a is a run with the engine's tools, which the warm pool serves.
@@ -123,6 +123,7 @@ static bool same_tools(const struct registry *a, const struct registry *b, const
                strcmp(sa, sb) == 0;
 }
 
+/* "tools" for one run: a subset of the engine's enabled tools. */
 static int set_tools(ptc_execution *x, const char *value, struct ptc_diag *diag)
 {
         ptc_engine *e = x->engine;

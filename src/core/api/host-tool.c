@@ -11,6 +11,8 @@
  * up is dropped (-ECANCELED). The last of the two sides frees the call.
  */
 
+#include "core/api/host-tool.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,7 +25,6 @@
 #include "basic/fd-util.h"
 #include "basic/time-util.h"
 #include "core/api/api-util.h"
-#include "core/api/host-tool.h"
 #include "core/tools/tool.h"
 
 struct ptc_tool_call {

@@ -5,13 +5,14 @@
  * the script's directory there.
  */
 
+#include "core/config/config-internal.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic/strv.h"
-#include "core/config/config-internal.h"
 #include "core/remote/backend.h"
 
 /* One SPEC (docs/remote.md), checked as the run will parse it. */

@@ -5,13 +5,14 @@
  * config_parse_mapping() (config-sections.c) with the table below.
  */
 
+#include "core/config/config-internal.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic/strv.h"
-#include "core/config/config-internal.h"
 
 static int parse_mcp_command(struct ctx *x, const struct key_spec *k, const char *key,
                              const struct node *v, void *target)

@@ -6,13 +6,14 @@
  * that could never match as written is refused at load instead of silently doing nothing.
  */
 
+#include "core/config/config-internal.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic/strv.h"
-#include "core/config/config-internal.h"
 #include "core/shell/shell-parse.h"
 
 #define CONFIG_MAX_RULES 1024

@@ -6,6 +6,8 @@
  * namespace), so the report says what a run would really get.
  */
 
+#include "core/doctor/doctor.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +20,13 @@
 #include "basic/path-util.h"
 #include "basic/process-util.h"
 #include "basic/strv.h"
-#include "core/doctor/doctor.h"
+#include "core/command/pidns-init.h"
 #include "core/policy/path-protect.h"
 #include "core/sandbox/cgroup.h"
 #include "core/sandbox/exec-notify.h"
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
 #include "core/spawn/interpreter.h"
-#include "core/tools/pidns-init.h"
 #include "core/web/search-providers.h"
 #include "core/web/web-module.h"
 #include "ptc-version.h"

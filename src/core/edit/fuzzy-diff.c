@@ -4,6 +4,8 @@
  * (fuzzy-internal.h); split from fuzzy-match.c along its section banners.
  */
 
+#include "core/edit/fuzzy-match.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -5,6 +5,8 @@
  * (fuzzy-internal.h); split from fuzzy-match.c along its section banners.
  */
 
+#include "core/edit/fuzzy-internal.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,7 +16,6 @@
 #include "basic/buf.h"
 #include "basic/macro.h"
 #include "basic/utf8.h"
-#include "core/edit/fuzzy-internal.h"
 
 /* --- difflib.SequenceMatcher on dense symbols --- */
 

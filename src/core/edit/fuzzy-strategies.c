@@ -5,6 +5,8 @@
  * fuzzy matcher (fuzzy-internal.h); split from fuzzy-match.c along its section banners.
  */
 
+#include "core/edit/fuzzy-match.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -7,6 +7,8 @@
  * seed's "did you mean" sections.
  */
 
+#include "core/edit/v4a.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +18,6 @@
 #include "basic/buf.h"
 #include "basic/macro.h"
 #include "core/edit/fuzzy-match.h"
-#include "core/edit/v4a.h"
 
 /* The seed's window around a hunk's context hint, in characters. */
 #define HINT_WINDOW_BEFORE 500

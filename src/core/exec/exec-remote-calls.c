@@ -7,6 +7,8 @@
  * run's tool budget, which the host counts itself.
  */
 
+#include "core/exec/exec-remote.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -15,7 +17,6 @@
 
 #include "basic/time-util.h"
 #include "core/events/trace.h"
-#include "core/exec/exec-remote.h"
 #include "core/output/redact.h"
 #include "core/policy/approval.h"
 #include "core/registry/registry.h"

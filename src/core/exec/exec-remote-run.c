@@ -6,6 +6,8 @@
  * captured.
  */
 
+#include "core/exec/exec-internal.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +17,6 @@
 #include "basic/time-util.h"
 #include "basic/utf8.h"
 #include "core/events/trace.h"
-#include "core/exec/exec-internal.h"
 #include "core/exec/exec-remote.h"
 #include "core/exec/exec-run.h"
 #include "core/output/redact.h"

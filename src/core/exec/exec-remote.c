@@ -21,6 +21,8 @@
  * lock and bounded in time, so a target that stops reading cannot hang a thread.
  */
 
+#include "core/exec/exec-remote.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -44,7 +46,6 @@
 #include "core/events/events.h"
 #include "core/events/trace.h"
 #include "core/exec/exec-internal.h"
-#include "core/exec/exec-remote.h"
 #include "core/exec/exec-run.h"
 #include "core/loop/loop.h"
 #include "core/output/redact.h"

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,9 +33,6 @@
 #include "basic/fd-util.h"
 #include "basic/macro.h"
 
-#ifndef PROC_SUPER_MAGIC
-#        define PROC_SUPER_MAGIC 0x9fa0
-#endif
 /* The inode number of procfs's root (fs/proc/root.c PROC_ROOT_INO). */
 #define PROC_ROOT_INO 1
 

@@ -30,6 +30,7 @@ struct loop_source {
         uint64_t fired_in;               /* SOURCE_TIME: the dispatch it last fired in */
         pid_t pid;                       /* SOURCE_CHILD */
         bool exited;                     /* SOURCE_CHILD: reaped, its callback ran */
+        bool no_reap;                    /* SOURCE_CHILD: WNOWAIT (loop_child_set_reap()) */
         struct loop_source *prev, *next; /* live sources */
         struct loop_source *next_dead;
 };
@@ -204,6 +205,11 @@ int loop_add_child(struct loop *l, pid_t pid, int pidfd, loop_child_fn cb, void 
         return 0;
 }
 
+void loop_child_set_reap(struct loop_source *s, bool reap)
+{
+        s->no_reap = !reap;
+}
+
 bool loop_child_exited(const struct loop_source *s)
 {
         return s && s->exited;
@@ -233,12 +239,12 @@ void loop_remove(struct loop_source *s)
                 free_dead(l);
 }
 
-/* A pidfd turned readable: reap the child, and say so once. */
+/* A pidfd turned readable: reap the child (unless no_reap), and say so once. */
 static void dispatch_child(struct loop_source *s)
 {
         siginfo_t si = {};
 
-        if (waitid(P_PID, (id_t) s->pid, &si, WEXITED | WNOHANG) < 0) {
+        if (waitid(P_PID, (id_t) s->pid, &si, WEXITED | WNOHANG | (s->no_reap ? WNOWAIT : 0)) < 0) {
                 /* Reaped elsewhere (ECHILD): gone all the same, how it ended unknown. */
                 si = (siginfo_t){.si_pid = s->pid, .si_code = 0};
         } else if (si.si_pid == 0)

@@ -26,9 +26,9 @@ struct loop_source;
 typedef void (*loop_io_fn)(struct loop_source *s, int fd, uint32_t events, void *userdata);
 /* A time source came due; it is disarmed now (loop_time_set() arms it again). */
 typedef void (*loop_time_fn)(struct loop_source *s, usec_t now, void *userdata);
-/* The child exited and was reaped: @si as waitid() filled it (si_code CLD_EXITED or a
- * signal's CLD_KILLED/CLD_DUMPED, si_status; si_code 0 when someone else reaped it and how
- * it ended is unknown). The source stays until removed, quiet. */
+/* The child exited and was reaped (unless loop_child_set_reap()): @si as waitid() filled it
+ * (si_code CLD_EXITED or a signal's CLD_KILLED/CLD_DUMPED, si_status; si_code 0 when someone
+ * else reaped it and how it ended is unknown). The source stays until removed, quiet. */
 typedef void (*loop_child_fn)(struct loop_source *s, const siginfo_t *si, void *userdata);
 
 _must_check_ int loop_new(struct loop **ret);
@@ -63,7 +63,14 @@ usec_t loop_time_get(const struct loop_source *s);
  */
 _must_check_ int loop_add_child(struct loop *l, pid_t pid, int pidfd, loop_child_fn cb,
                                 void *userdata, struct loop_source **ret_source);
-/* Whether the child of @s was reaped (its callback ran). */
+/*
+ * Leave the child of @s (a child source) unreaped when it exits, as sd-event's WNOWAIT: its
+ * callback runs while it is still a zombie, so its pid and process-group numbers stay its
+ * own while the callback signals what it left behind; the callback must reap it. Call
+ * before the loop runs.
+ */
+void loop_child_set_reap(struct loop_source *s, bool reap);
+/* Whether the child of @s exited (its callback ran; reaped unless loop_child_set_reap()). */
 bool loop_child_exited(const struct loop_source *s);
 
 /* Stop watching; NULL-safe. The fd is not closed. */

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -206,7 +205,7 @@ int mcp_client_call(struct mcp_client *c, const char *tool, json_t *args, usec_t
         case -ESRCH:
                 return not_running_result(c, ret);
         default:
-                /* poll() failed, e.g. on a bad @cancel_fd. */
+                /* The wait failed, e.g. on a bad @cancel_fd (-EBADF). */
                 return error_result(ret, "mcp server '%s': waiting for tools/call '%s' failed: %s",
                                     c->name, tool, strerror(-r));
         }
@@ -362,14 +361,8 @@ static int exited_diag(struct mcp_client *c, usec_t deadline, struct diag *reter
 
         /* Its pipes close just before it becomes a zombie: give the exit a moment. */
         if (c->pidfd >= 0) {
-                struct pollfd pfd = {.fd = c->pidfd, .events = POLLIN};
-                int k;
-
                 deadline = MIN(deadline, now_usec() + EOF_EXIT_GRACE_USEC);
-                do
-                        k = poll(&pfd, 1, poll_timeout_ms(deadline));
-                while (k < 0 && errno == EINTR);
-                if (k > 0)
+                if (fd_wait_readable(c->pidfd, deadline) > 0)
                         (void) mcp_note_exit(c);
         } else {
                 (void) mcp_note_exit(c);
@@ -657,13 +650,7 @@ int mcp_client_start(const struct mcp_server_config *cfg, char *const *env, usec
 /* Wait until the server exits (pidfd) or, without a pidfd, closes its stdout. */
 static bool wait_exit(struct mcp_client *c, usec_t deadline)
 {
-        struct pollfd pfd = {.fd = c->pidfd >= 0 ? c->pidfd : c->dead_fd, .events = POLLIN};
-        int k;
-
-        do
-                k = poll(&pfd, 1, poll_timeout_ms(deadline));
-        while (k < 0 && errno == EINTR);
-        return k > 0;
+        return fd_wait_readable(c->pidfd >= 0 ? c->pidfd : c->dead_fd, deadline) > 0;
 }
 
 struct mcp_client *mcp_client_free(struct mcp_client *c)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* JSON-RPC framing of the MCP client: lines to messages, requests and their answers. */
 
+#include "core/mcp/mcp-client-internal.h"
+
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -13,7 +14,6 @@
 
 #include "basic/buf.h"
 #include "basic/fd-util.h"
-#include "core/mcp/mcp-client-internal.h"
 
 /* ---- lines from the server's stdout (read by the reader thread) ---- */
 
@@ -329,10 +329,6 @@ int mcp_request(struct mcp_client *c, const char *method, json_t *params, usec_t
                 r = -ESRCH;
 
         while (r == 0) {
-                struct pollfd pfd[2] = {
-                        {.fd = p->efd, .events = POLLIN},
-                        {.fd = cancel_fd, .events = POLLIN},
-                };
                 int k;
 
                 pthread_mutex_lock(&c->lock);
@@ -347,18 +343,18 @@ int mcp_request(struct mcp_client *c, const char *method, json_t *params, usec_t
                         break;
 
                 /* USEC_INFINITY: the answer, the server's death or @cancel_fd wakes this. */
-                k = poll(pfd, cancel_fd >= 0 ? 2 : 1, poll_timeout_ms(deadline));
-                if (k < 0 && errno != EINTR) {
-                        r = -errno;
+                k = fd_wait_either(p->efd, cancel_fd, deadline);
+                if (k < 0) {
+                        r = k;
                         break;
                 }
-                if (k > 0 && cancel_fd >= 0 && pfd[1].revents) {
+                if (k & FD_WAIT_B) {
                         r = -ECANCELED;
                         break;
                 }
-                if (k > 0 && pfd[0].revents)
+                if (k & FD_WAIT_A)
                         mcp_efd_drain(p->efd);
-                if (k == 0 && now_usec() >= deadline)
+                if (k == 0)
                         r = -ETIMEDOUT;
         }
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The MCP server process and its pipes: exit status, writes, the reader thread. */
 
+#include "core/mcp/mcp-client-internal.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -16,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "core/mcp/mcp-client-internal.h"
+#include "basic/fd-util.h"
 
 void mcp_efd_signal(int fd)
 {
@@ -161,7 +163,6 @@ int mcp_send_message(struct mcp_client *c, json_t *msg, usec_t deadline)
         if (r < 0)
                 return r;
         while (off < len) {
-                struct pollfd pfd = {.fd = c->in_fd, .events = POLLOUT};
                 ssize_t k;
 
                 if (c->in_fd < 0) {
@@ -180,12 +181,12 @@ int mcp_send_message(struct mcp_client *c, json_t *msg, usec_t deadline)
                         break;
                 }
                 /* The pipe is full: the server is busy or stopped reading. */
-                k = poll(&pfd, 1, poll_timeout_ms(deadline));
-                if (k < 0 && errno != EINTR) {
+                k = fd_wait_writable(c->in_fd, deadline);
+                if (k < 0) {
                         r = -EPIPE;
                         break;
                 }
-                if (k == 0 && now_usec() >= deadline) {
+                if (k == 0) {
                         r = -ETIMEDOUT;
                         broken = off > 0;
                         break;
@@ -202,9 +203,8 @@ int mcp_send_message(struct mcp_client *c, json_t *msg, usec_t deadline)
 static void stderr_emit(struct mcp_client *c)
 {
         static const char muted[] = "(further stderr output of this server dropped: over 1 MiB)";
-        struct pollfd pfd = {.fd = STDERR_FILENO, .events = POLLOUT};
         struct iovec iov[6];
-        int n = 0;
+        int n = 0, room;
 
         if (c->err_muted)
                 return;
@@ -224,7 +224,8 @@ static void stderr_emit(struct mcp_client *c)
          * Never block the reader on ptc's stderr (a full pipe nobody reads):
          * a line that does not fit now is dropped.
          */
-        if (poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLOUT))
+        room = fd_wait(STDERR_FILENO, POLLOUT, 0);
+        if (room <= 0 || !(room & POLLOUT))
                 return;
         for (int i = 0; i < n; i++)
                 c->err_total += iov[i].iov_len;

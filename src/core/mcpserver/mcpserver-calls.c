@@ -14,6 +14,8 @@
  * execution freed, out of the table, so a cancel never meets a freed one.
  */
 
+#include "core/mcpserver/mcpserver.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +29,6 @@
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
 #include "core/api/execution.h"
-#include "core/mcpserver/mcpserver.h"
 #include "core/tools/tool.h"
 
 /* ------------------------------------------------------------------------------------------ */

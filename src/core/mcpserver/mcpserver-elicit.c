@@ -9,6 +9,8 @@
  * lasts as long as the connection.
  */
 
+#include "core/mcpserver/mcpserver.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +22,6 @@
 #include "basic/fd-util.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
-#include "core/mcpserver/mcpserver.h"
 #include "core/policy/approval.h"
 
 /* One elicitation/create waiting for the client's response; linked in mcp_server.elicits. */

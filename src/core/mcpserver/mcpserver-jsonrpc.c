@@ -4,6 +4,8 @@
  * a time), and one message in, checked and dispatched to its method.
  */
 
+#include "core/mcpserver/mcpserver.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,7 +15,6 @@
 #include "basic/fd-util.h"
 #include "basic/utf8.h"
 #include "core/api/engine.h"
-#include "core/mcpserver/mcpserver.h"
 #include "core/session/session.h"
 #include "ptc-version.h"
 

@@ -5,11 +5,12 @@
  * PTC_MCP_EXPOSE_TOOLS every enabled tool under its own name and JSON Schema.
  */
 
+#include "core/mcpserver/mcpserver.h"
+
 #include <errno.h>
 #include <stdio.h>
 
 #include "core/api/engine.h"
-#include "core/mcpserver/mcpserver.h"
 #include "core/stubs/stubs.h"
 #include "core/tools/tool.h"
 

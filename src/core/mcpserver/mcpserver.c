@@ -8,10 +8,11 @@
  * end.
  */
 
+#include "core/mcpserver/mcpserver.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -23,11 +24,11 @@
 
 #include "basic/buf.h"
 #include "basic/diag.h"
+#include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/time-util.h"
 #include "core/api/api-util.h"
 #include "core/api/engine.h"
-#include "core/mcpserver/mcpserver.h"
 #include "core/session/session.h"
 #include "core/spawn/interpreter.h"
 
@@ -143,22 +144,15 @@ static int serve_lines(struct mcp_server *s, int in_fd, int stop_fd)
         char chunk[65536];
 
         for (;;) {
-                struct pollfd p[2] = {
-                        {.fd = in_fd, .events = POLLIN},
-                        {.fd = stop_fd > 0 ? stop_fd : -1, .events = POLLIN},
-                };
+                /* No deadline: input, its end or @stop_fd wakes this. */
+                int w = fd_wait_either(in_fd, stop_fd > 0 ? stop_fd : -1, USEC_INFINITY);
                 size_t start = 0;
                 ssize_t k;
 
-                if (poll(p, 2, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (p[1].revents)
+                if (w < 0)
+                        return w;
+                if (w & FD_WAIT_B)
                         return 0; /* stopped: a partial last line does not count */
-                if (!p[0].revents)
-                        continue;
                 k = read(in_fd, chunk, sizeof(chunk));
                 if (k < 0 && (errno == EINTR || errno == EAGAIN))
                         continue;

@@ -39,11 +39,11 @@
  * each running into the next ("ESC ESC ESC[m"); intermediates stay as text.
  */
 
+#include "core/output/ansi.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-
-#include "core/output/ansi.h"
 
 #define ESC 0x1B
 #define BEL 0x07

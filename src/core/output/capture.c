@@ -6,6 +6,8 @@
  * on how the pipe happened to chunk the stream.
  */
 
+#include "core/output/capture.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -19,7 +21,6 @@
 #include "basic/log.h"
 #include "basic/path-util.h"
 #include "basic/utf8.h"
-#include "core/output/capture.h"
 
 #define NOTICE_FMT "\n\n... [OUTPUT TRUNCATED - %s chars omitted out of %s total] ...\n\n"
 

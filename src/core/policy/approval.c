@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The gate of tool calls: the policy's verdict, and the answer to an ask (approval.h). */
 
+#include "core/policy/approval.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +13,6 @@
 #include "basic/fd-util.h"
 #include "basic/strv.h"
 #include "core/output/redact.h"
-#include "core/policy/approval.h"
 
 #define ARGS_SHOWN_MAX 2000
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* An execution's deadline clock, stopped while calls wait for approval (pause-clock.h). */
 
+#include "core/policy/pause-clock.h"
+
 #include <stdint.h>
 #include <unistd.h>
-
-#include "core/policy/pause-clock.h"
 
 void pause_clock_init(struct pause_clock *c, int wake_fd)
 {

@@ -18,12 +18,13 @@
  *              "git status **" allows any `git status`.
  */
 
+#include "core/policy/policy-internal.h"
+
 #include <fnmatch.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "basic/buf.h"
-#include "core/policy/policy-internal.h"
 
 static bool word_glob(const char *pattern, const char *word)
 {

@@ -12,11 +12,11 @@
  * and for a here-document (whose body the parser skips) the raw text.
  */
 
+#include "core/policy/policy-internal.h"
+
 #include <ctype.h>
 #include <string.h>
 #include <strings.h>
-
-#include "core/policy/policy-internal.h"
 
 bool policy_is_block_device(const char *w)
 {

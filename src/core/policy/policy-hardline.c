@@ -12,12 +12,13 @@
  * command, while `bash -c 'rm -rf /'` and `$(rm -rf /)` are commands.
  */
 
+#include "core/policy/policy-internal.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic/path-util.h"
-#include "core/policy/policy-internal.h"
 
 /* The marker a home spelled ~ or $HOME stands for when the home's path is unknown. */
 #define UNKNOWN_HOME "/\001home"

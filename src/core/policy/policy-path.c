@@ -8,12 +8,13 @@
  * name matched against the last component at any depth (".env", "*.pem").
  */
 
+#include "core/policy/policy-internal.h"
+
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/policy/policy-internal.h"
 #include "core/search/search-ignore.h"
 
 bool policy_path_matches(const char *pattern, const char *path, const char *cwd, const char *home)

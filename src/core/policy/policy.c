@@ -4,6 +4,8 @@
  * rules, and the strictest of them.
  */
 
+#include "core/policy/policy.h"
+
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
@@ -16,7 +18,6 @@
 #include "core/fs/fs-chase.h"
 #include "core/fs/path-resolve.h"
 #include "core/policy/policy-internal.h"
-#include "core/policy/policy.h"
 #include "core/web/web-module.h"
 
 struct decision {

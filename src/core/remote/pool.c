@@ -2,7 +2,6 @@
 #include "core/remote/pool.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -114,7 +113,6 @@ int backend_pool_acquire(struct backend_pool *p, usec_t deadline, int cancel_fd,
 
         pthread_mutex_lock(&p->lock);
         for (;;) {
-                struct pollfd pfd[2];
                 ssize_t i;
                 uint64_t n;
 
@@ -141,19 +139,15 @@ int backend_pool_acquire(struct backend_pool *p, usec_t deadline, int cancel_fd,
                         p->last = &w;
                 }
                 pthread_mutex_unlock(&p->lock);
-                pfd[0] = (struct pollfd){.fd = w.efd, .events = POLLIN};
-                pfd[1] = (struct pollfd){.fd = cancel_fd, .events = POLLIN};
-                k = poll(pfd, cancel_fd >= 0 ? 2 : 1, poll_timeout_ms(deadline));
+                k = fd_wait_either(w.efd, cancel_fd, deadline);
                 pthread_mutex_lock(&p->lock);
-                if (k < 0 && errno != EINTR) {
-                        k = -errno;
+                if (k < 0)
                         break;
-                }
-                k = 0;
-                if (cancel_fd >= 0 && pfd[1].revents) {
+                if (k & FD_WAIT_B) {
                         k = -ECANCELED;
                         break;
                 }
+                k = 0;
                 if (deadline != USEC_INFINITY && now_usec() >= deadline) {
                         k = -ETIMEDOUT;
                         break;

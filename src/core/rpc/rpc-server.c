@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "basic/buf.h"
+#include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
@@ -133,7 +134,8 @@ static void conn_write(struct rpc_conn *c, const char *p, size_t n)
                                         {.fd = c->fd, .events = POLLOUT},
                                         {.fd = c->server->stop_fd, .events = POLLIN},
                                 };
-                                (void) poll(pf, 2, -1);
+                                /* No deadline: room, the peer gone or the stop wakes this. */
+                                (void) poll_until(pf, 2, USEC_INFINITY);
                                 if ((pf[0].revents & (POLLERR | POLLHUP | POLLNVAL)) ||
                                     pf[1].revents)
                                         c->broken = true;

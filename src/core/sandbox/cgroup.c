@@ -6,6 +6,8 @@
  * kernel's, but the path to it comes from /proc texts, and a test stands a plain directory
  * tree in for it.
  */
+#include "core/sandbox/cgroup.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +25,6 @@
 #include "basic/fd-util.h"
 #include "basic/log.h"
 #include "basic/path-util.h"
-#include "core/sandbox/cgroup.h"
 
 #define CONTROL_FILE_MAX (64 * 1024) /* cgroup.procs of a big cgroup is the largest we read */
 #define PROC_TEXT_MAX (1024 * 1024)  /* /proc/self/mountinfo on a machine with many mounts */
@@ -478,13 +479,10 @@ int run_cgroup_destroy(struct run_cgroup *c, usec_t timeout)
         whole = kill_all(c);
         events = openat(c->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
         while (events >= 0 && !is_empty(events)) {
-                struct pollfd p = {.fd = events, .events = POLLPRI};
-                int ms = poll_timeout_ms(deadline);
-
-                if (ms == 0)
+                if (now_usec() >= deadline)
                         break;
                 /* The kernel signals a change of cgroup.events with POLLPRI. */
-                if (poll(&p, 1, ms) < 0 && errno != EINTR)
+                if (fd_wait(events, POLLPRI, deadline) < 0)
                         break;
                 if (!whole)
                         kill_listed(c->fd); /* the fallback: forks since the last round */

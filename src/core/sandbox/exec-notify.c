@@ -18,14 +18,8 @@
 
 #include <seccomp.h>
 
+#include "basic/compat/seccomp.h"
 #include "core/sandbox/seccomp-policy.h"
-
-#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
-#        define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
-#endif
-#ifndef SECCOMP_GET_NOTIF_SIZES
-#        define SECCOMP_GET_NOTIF_SIZES 3
-#endif
 
 static int load_with_listener(const struct seccomp_program *p)
 {

@@ -6,6 +6,8 @@
  * compared, so no spelling, symlink or bind mount of a system tree gets through.
  */
 
+#include "core/sandbox/sandbox-cwd.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +20,6 @@
 #include <unistd.h>
 
 #include "basic/macro.h"
-#include "core/sandbox/sandbox-cwd.h"
 
 /* A path has at most PATH_MAX / 2 components; a walk longer than that is a loop. */
 #define WALK_MAX (PATH_MAX / 2)

@@ -20,6 +20,8 @@
  * nothing here is instrumented, and nothing of ptc's is written but errno, which is the
  * starter thread's (spawn.c).
  */
+#include "core/sandbox/sandbox-internal.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +36,6 @@
 #include <unistd.h>
 
 #include "basic/process-util.h"
-#include "core/sandbox/sandbox-internal.h"
 
 /* Processes one stop or one kill round reaches; a bigger tree takes more rounds. */
 #define INIT_PIDS_MAX 4096

@@ -4,6 +4,8 @@
  * sandbox_spawn() of /bin/true), because a layer can probe fine and still fail in
  * combination (Ubuntu's AppArmor leaves user namespaces powerless, for one).
  */
+#include "core/sandbox/sandbox.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,7 +17,6 @@
 #include "basic/fd-util.h"
 #include "basic/path-util.h"
 #include "core/sandbox/landlock.h"
-#include "core/sandbox/sandbox.h"
 #include "core/sandbox/seccomp-policy.h"
 
 static void probe_end_to_end(struct sandbox_probe *p)

@@ -5,6 +5,8 @@
  * symlink, binds attached through the new mount API, the small files of /etc copied, then the
  * pivot into it. Runs between clone and exec: system calls only, no allocation.
  */
+#include "core/sandbox/sandbox-internal.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,7 +21,6 @@
 
 #include "basic/compat/mount-api.h"
 #include "basic/macro.h"
-#include "core/sandbox/sandbox-internal.h"
 #include "core/sandbox/sandbox-plan.h"
 
 /* The new root's own tmpfs holds mount points, a few symlinks and the copied /etc files. */

@@ -18,16 +18,17 @@
  * the match limit) where Rust's engine is linear-time.
  */
 
+#include "core/search/search.h"
+
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
-#include "core/search/search.h"
 
 /* Longest pattern compiled (bytes). */
 #define PATTERN_MAX (64u * 1024)
@@ -64,13 +65,7 @@ bool search_interrupted(const struct search *s)
 {
         if (s->deadline != USEC_INFINITY && now_usec() >= s->deadline)
                 return true;
-        if (s->cancel_fd >= 0) {
-                struct pollfd p = {.fd = s->cancel_fd, .events = POLLIN};
-
-                if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
-                        return true;
-        }
-        return false;
+        return fd_readable_now(s->cancel_fd);
 }
 
 /*

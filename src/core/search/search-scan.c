@@ -8,6 +8,8 @@
  * Binary files (a NUL byte anywhere) give no results.
  */
 
+#include "core/search/search.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,6 @@
 
 #include "basic/macro.h"
 #include "basic/utf8.h"
-#include "core/search/search.h"
 
 /* First read buffer of a thread; files are searched in chunks of this size. */
 #define SCAN_BUF_INIT (256u * 1024)

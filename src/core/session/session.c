@@ -14,7 +14,6 @@
 #include "core/session/session.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -158,8 +157,6 @@ static void *sweeper_main(void *userdata)
                 struct start_request *req = t->request;
                 struct exec_kernel *dead[GONE_KEEP];
                 size_t n_dead = 0;
-                struct pollfd p = {.fd = t->wake_fd, .events = POLLIN};
-                int ms;
 
                 if (t->n_discard > 0) {
                         struct exec_kernel **v = t->discard;
@@ -220,8 +217,8 @@ static void *sweeper_main(void *userdata)
                 pthread_mutex_unlock(&t->lock);
                 for (size_t i = 0; i < n_dead; i++)
                         exec_kernel_free(dead[i]);
-                ms = n_dead ? 0 : poll_timeout_ms(next);
-                if (poll(&p, 1, ms) > 0) {
+                /* Until the next idle end or a wake; after closing some, only a look. */
+                if (fd_wait_readable(t->wake_fd, n_dead ? 0 : next) > 0) {
                         uint64_t v;
                         (void) !read(t->wake_fd, &v, sizeof(v));
                 }

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
@@ -84,29 +83,22 @@ int fork_call(fork_call_fn fn, void *userdata, size_t max, usec_t deadline, int 
         rd = fds[0];
 
         for (;;) {
-                struct pollfd p[2] = {{.fd = rd, .events = POLLIN},
-                                      {.fd = cancel_fd, .events = POLLIN}};
                 char chunk[READ_CHUNK];
                 ssize_t k;
                 int n;
 
-                n = poll(p, cancel_fd >= 0 ? 2 : 1, poll_timeout_ms(deadline));
-                if (n < 0 && errno == EINTR)
-                        continue;
+                n = fd_wait_either(rd, cancel_fd, deadline);
                 if (n < 0) {
-                        r = -errno;
+                        r = n;
                         break;
                 }
-                if (cancel_fd >= 0 && p[1].revents) {
+                if (n & FD_WAIT_B) {
                         r = -ECANCELED;
                         break;
                 }
                 if (n == 0) {
-                        if (deadline != USEC_INFINITY && now_usec() >= deadline) {
-                                r = -ETIMEDOUT;
-                                break;
-                        }
-                        continue;
+                        r = -ETIMEDOUT;
+                        break;
                 }
                 k = read(rd, chunk, sizeof(chunk));
                 if (k < 0 && (errno == EINTR || errno == EAGAIN))

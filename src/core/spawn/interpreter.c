@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,25 +149,20 @@ static int run_probe(const char *path, struct probe *ret)
                 return r;
         }
         for (;;) {
-                struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
-                int ms = poll_timeout_ms(end), n;
+                /* Only a readable pipe is read: a read now would block on a silent child. */
+                int n = fd_wait_readable(pipefd[0], end);
                 ssize_t k;
 
-                if (ms == 0) {
+                if (n == 0) {
                         (void) kill(pid, SIGKILL);
                         r = -ETIMEDOUT;
                         break;
                 }
-                n = poll(&p, 1, ms);
                 if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = -errno;
+                        r = n;
                         (void) kill(pid, SIGKILL);
                         break;
                 }
-                if (n == 0)
-                        continue; /* the deadline: a read now would block on a silent child */
                 k = read(pipefd[0], buf + len, sizeof(buf) - 1 - len);
                 if (k < 0 && errno == EINTR)
                         continue;

@@ -216,9 +216,8 @@ int proc_group_wait_gone(pid_t pgid, usec_t deadline)
                  * Readable once that process has exited: then look again. Without pidfds
                  * (before Linux 5.3) a millisecond's sleep stands in for the event.
                  */
-                do
-                        k = poll(pfd, n, n > 0 ? poll_timeout_ms(deadline) : 1);
-                while (k < 0 && errno == EINTR);
+                k = poll_until(pfd, n,
+                               n > 0 ? deadline : MIN(deadline, now_usec() + USEC_PER_MSEC));
                 for (nfds_t i = 0; i < n; i++)
                         safe_close(pfd[i].fd);
                 if (k == 0 && now_usec() >= deadline)

@@ -40,13 +40,14 @@ struct child_ctx {
 
 _no_sanitize_address_ bool spawn_child_parent_gone(const struct spawn_child *c)
 {
-        struct pollfd pf = {.fd = c->errfd, .events = 0};
+        int k;
 
         if (!c->in_pid_namespace)
                 return getppid() != c->parent;
         if (c->parent_pidfd >= 0)
                 return pidfd_exited(c->parent_pidfd);
-        return poll(&pf, 1, 0) > 0 && (pf.revents & (POLLERR | POLLHUP));
+        k = fd_wait(c->errfd, 0, 0);
+        return k > 0 && (k & (POLLERR | POLLHUP));
 }
 
 /* Move @fd to @target; the result must not be CLOEXEC. */
@@ -401,23 +402,17 @@ int spawn_start(const struct spawn_opts *o, struct spawn_proc *ret, struct diag 
 /* read() that gives up after @timeout_ms (-1: never): the count, 0 at EOF, or -errno. */
 static ssize_t read_with_deadline(int fd, void *buf, size_t n, int timeout_ms)
 {
-        struct pollfd pf = {.fd = fd, .events = POLLIN};
         usec_t end =
                 timeout_ms < 0 ? USEC_INFINITY : now_usec() + (usec_t) timeout_ms * USEC_PER_MSEC;
 
         for (;;) {
-                int r, timeout = poll_timeout_ms(end);
+                int r = fd_wait_readable(fd, end);
                 ssize_t k;
 
-                if (timeout == 0)
-                        return -ETIMEDOUT;
-                r = poll(&pf, 1, timeout);
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r < 0)
-                        return -errno;
                 if (r == 0)
-                        continue;
+                        return -ETIMEDOUT;
+                if (r < 0)
+                        return r;
                 k = read(fd, buf, n);
                 if (k < 0 && errno == EINTR)
                         continue;

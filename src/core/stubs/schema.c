@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include "core/stubs/stubs.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -9,7 +11,6 @@
 #include "basic/time-util.h"
 #include "basic/utf8.h"
 #include "core/registry/registry.h"
-#include "core/stubs/stubs.h"
 #include "core/tools/tool.h"
 
 #define SCHEMA_MAX_DESCRIPTION (16u << 20)

@@ -641,22 +641,13 @@ static int receive_listener(struct exec_supervisor *s)
                             .msg_iovlen = 1,
                             .msg_control = u.buf,
                             .msg_controllen = sizeof(u.buf)};
-        struct pollfd fds[2] = {{.fd = s->sock, .events = POLLIN},
-                                {.fd = s->stop_pipe[0], .events = POLLIN}};
         struct cmsghdr *cm;
-        int fd = -1;
+        int fd = -1, k;
 
-        for (;;) {
-                if (poll(fds, 2, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -1;
-                }
-                if (fds[0].revents)
-                        break;
-                if (fds[1].revents)
-                        return -1;
-        }
+        /* No deadline: the child's word (or its end) or the stop pipe wakes this. */
+        k = fd_wait_either(s->sock, s->stop_pipe[0], USEC_INFINITY);
+        if (k < 0 || !(k & FD_WAIT_A))
+                return -1;
         if (recvmsg(s->sock, &mh, MSG_CMSG_CLOEXEC) <= 0)
                 return -1;
         cm = CMSG_FIRSTHDR(&mh);
@@ -708,11 +699,9 @@ static void *serve(void *userdata)
                 struct pollfd fds[2] = {{.fd = listener, .events = POLLIN},
                                         {.fd = s->stop_pipe[0], .events = POLLIN}};
 
-                if (poll(fds, 2, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
+                /* No deadline: a notification, the filter's end or the stop pipe wakes this. */
+                if (poll_until(fds, 2, USEC_INFINITY) < 0)
                         break;
-                }
                 if (fds[1].revents)
                         break;
                 if (fds[0].revents & POLLIN)

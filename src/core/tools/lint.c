@@ -22,8 +22,8 @@
 #include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/time-util.h"
+#include "core/command/command.h"
 #include "core/output/capture.h"
-#include "core/tools/terminal-process.h"
 #include "core/tools/tool-util.h"
 #include "core/tools/tool.h"
 
@@ -251,10 +251,10 @@ static int lint_python(const struct tool_ctx *ctx, const char *s, size_t n, stru
         _cleanup_close_ int mfd = -EBADF;
         struct capture cap;
         struct capture_text txt = {};
-        struct tool_process_result res = {};
+        struct command_result res = {};
         char *argv[] = {(char *) ctx->python, (char *) "-I",           (char *) "-S",
                         (char *) "-c",        (char *) py_lint_script, NULL};
-        struct tool_process p = {
+        struct command_opts p = {
                 .path = ctx->python,
                 .argv = argv,
                 .envp = ctx->env,
@@ -279,7 +279,7 @@ static int lint_python(const struct tool_ctx *ctx, const char *s, size_t n, stru
         if (r < 0)
                 return r;
         p.output = &cap;
-        r = tool_process_run(&p, &res);
+        r = command_run(&p, &res);
         if (r < 0) {
                 capture_release(&cap);
                 return lint_set(ret, LINT_SKIPPED, "%s not available: %s", ctx->python,

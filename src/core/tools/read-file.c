@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 #include <unistd.h>
 
 #include "basic/buf.h"
+#include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
@@ -541,13 +541,7 @@ static bool interrupted(const struct tool_ctx *ctx)
 {
         if (ctx->deadline != USEC_INFINITY && now_usec() >= ctx->deadline)
                 return true;
-        if (ctx->cancel_fd >= 0) {
-                struct pollfd p = {.fd = ctx->cancel_fd, .events = POLLIN};
-
-                if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
-                        return true;
-        }
-        return false;
+        return fd_readable_now(ctx->cancel_fd);
 }
 
 static bool sample_is_binary(const char *p, size_t n)

@@ -358,11 +358,6 @@ static int cmp_str(const void *a, const void *b)
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/*
- * The seed's missing-path result: "Path not found: P[. Similar paths: a, b]", the candidates
- * taken from the first SIMILAR_LIST_MAX names of the parent in `ls -1` order whose lower-cased
- * name contains the query, is contained in it or starts with its first three characters.
- */
 /* The directory whose names a not-found message offers, judged like the search root: a
  * directory the policy denies offers none. The fd or -errno. */
 static int similar_dir_open(const struct tool_ctx *ctx, const char *abs, int *ret)
@@ -383,6 +378,11 @@ static int similar_dir_open(const struct tool_ctx *ctx, const char *abs, int *re
         return 0;
 }
 
+/*
+ * The seed's missing-path result: "Path not found: P[. Similar paths: a, b]", the candidates
+ * taken from the first SIMILAR_LIST_MAX names of the parent in `ls -1` order whose lower-cased
+ * name contains the query, is contained in it or starts with its first three characters.
+ */
 static int not_found(const struct tool_ctx *ctx, const char *shown, json_t **ret)
 {
         _cleanup_free_ char *parent = NULL, *parent_abs = NULL, *query = NULL, *msg = NULL;

@@ -12,8 +12,9 @@
  * child subreaper that does the same (sandbox-init.c). The seed's approval system for dangerous
  * commands is not part of ptc.
  *
- * Calls run on worker threads, many at once. How the command's process is started, confined,
- * read and ended is terminal-process.c; the long-lived-process guard is terminal-guard.c.
+ * Calls run on worker threads, many at once. The command's process is started, confined,
+ * read and ended by command_run() (core/command/command.h), its execs judged by the exec
+ * supervisor (exec-supervisor.h); the long-lived-process guard is terminal-guard.c.
  */
 
 #include "core/tools/tool.h"
@@ -29,6 +30,8 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
+#include "core/command/command.h"
+#include "core/command/pidns-init.h"
 #include "core/output/ansi.h"
 #include "core/output/capture.h"
 #include "core/output/redact-stream.h"
@@ -38,9 +41,7 @@
 #include "core/sandbox/landlock.h"
 #include "core/sandbox/sandbox.h"
 #include "core/tools/exec-supervisor.h"
-#include "core/tools/pidns-init.h"
 #include "core/tools/terminal-guard.h"
-#include "core/tools/terminal-process.h"
 #include "core/tools/tool-util.h"
 
 #define DEFAULT_TIMEOUT_SEC 180
@@ -304,13 +305,62 @@ static int finish_output(const struct tool_ctx *ctx, const struct capture *cap, 
         return 0;
 }
 
+/* The exec supervisor as command_run() sees it (command.h). */
+static usec_t watch_deadline(void *userdata, usec_t deadline)
+{
+        return exec_supervisor_deadline(userdata, deadline);
+}
+
+static void watch_woken(void *userdata)
+{
+        exec_supervisor_woken(userdata);
+}
+
+/*
+ * Run @p with every program its tree executes judged by @policy (NULL: none). The supervisor
+ * starts before the command, whose first exec (the shell's) waits for its answer, and stops
+ * after it: what it saw into *@ret_exec, why it could not supervise into @why.
+ */
+static int run_supervised(struct command_opts *p, const struct exec_supervisor_opts *policy,
+                          struct command_result *ret, struct exec_supervisor_report *ret_exec,
+                          char *why, size_t why_size)
+{
+        struct exec_supervisor *sup = NULL;
+        struct command_exec_watch w;
+        int sock = -1, r;
+
+        *ret_exec = (struct exec_supervisor_report){};
+        if (policy) {
+                r = exec_supervisor_start(policy, &sup, &sock, why, why_size);
+                if (r < 0)
+                        return r;
+        }
+        if (sup) {
+                w = (struct command_exec_watch){
+                        .program = sock >= 0 ? exec_supervisor_program() : NULL,
+                        .child_sock = sock,
+                        .wake_fd = exec_supervisor_wake_fd(sup),
+                        .deadline = watch_deadline,
+                        .woken = watch_woken,
+                        .userdata = sup,
+                };
+                p->exec_watch = &w;
+        }
+        r = command_run(p, ret);
+        p->exec_watch = NULL;
+        exec_supervisor_stop(sup, ret_exec);
+        return r;
+}
+
 static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t *args,
                         json_t **ret_result)
 {
         _cleanup_free_ char *workdir_abs = NULL, *output = NULL, *command_bytes = NULL;
         _cleanup_(path_protect_done) struct path_protect protect = PATH_PROTECT_NULL;
         json_auto_t *res = NULL;
-        struct tool_process_result pr = {};
+        struct command_result pr = {};
+        struct exec_supervisor_report exec_rep;
+        char exec_why[256] = "";
         struct capture cap;
         const char *command, *workdir = NULL, *guidance, *err = NULL, *meaning;
         json_t *cv, *wv;
@@ -421,7 +471,8 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                 char *argv[] = {(char *) SHELL_PATH, (char *) "-c", (char *) command, NULL};
                 _cleanup_free_ char **sb_env = NULL; /* the strings are borrowed */
                 struct sandbox_opts sb;
-                struct tool_process p = {
+                const struct exec_supervisor_opts *exec_policy = NULL;
+                struct command_opts p = {
                         .path = SHELL_PATH,
                         .fallback_path = SHELL_FALLBACK,
                         .argv = argv,
@@ -448,7 +499,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                         return r;
                 }
                 if (r > 0)
-                        p.exec_policy = &exec_opts;
+                        exec_policy = &exec_opts;
                 if (ctx->config && ctx->config->terminal_strict) {
                         r = strict_sandbox(ctx->config, argv, ctx->env, workdir_abs, &sb, &sb_env,
                                            pr.error, sizeof(pr.error));
@@ -461,10 +512,13 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
                         }
                         p.sandbox = &sb;
                 }
-                r = tool_process_run(&p, &pr);
+                r = run_supervised(&p, exec_policy, &pr, &exec_rep, exec_why, sizeof(exec_why));
         }
         if (r < 0 && pr.error[0]) {
                 capture_release(&cap);
+                if (!ctx->config || !ctx->config->terminal_strict)
+                        return status_result(ret_result, "error", "Failed to run command: %s",
+                                             pr.error);
                 return status_result(ret_result, "error",
                                      "Failed to run command: terminal isolation 'strict' cannot "
                                      "be set up: %s",
@@ -494,7 +548,7 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
         } else
                 note[0] = 0;
 
-        exec_note = exec_supervisor_note(&pr.exec, note);
+        exec_note = exec_supervisor_note(&exec_rep, note);
         if (!exec_note) {
                 capture_release(&cap);
                 return -ENOMEM;
@@ -509,8 +563,8 @@ static int terminal_run(const struct tool *t, const struct tool_ctx *ctx, json_t
             tool_json_set(res, "exit_code", json_integer(pr.exit_code)) < 0 ||
             tool_json_set(res, "error", json_null()) < 0)
                 return -ENOMEM;
-        if (ctx->config && !pr.exec.supervised &&
-            tool_json_set(res, "warnings", exec_supervisor_warnings(pr.exec_why)) < 0)
+        if (ctx->config && !exec_rep.supervised &&
+            tool_json_set(res, "warnings", exec_supervisor_warnings(exec_why)) < 0)
                 return -ENOMEM;
         meaning = exit_code_meaning(command, pr.exit_code);
         if (meaning && tool_json_set(res, "exit_code_meaning", json_string(meaning)) < 0)

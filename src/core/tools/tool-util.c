@@ -5,6 +5,8 @@
  * before dispatch), path resolution against the execution's cwd and $HOME.
  */
 
+#include "core/tools/tool-util.h"
+
 #include "core/tools/tool.h"
 
 #include <ctype.h>
@@ -23,7 +25,6 @@
 #include "core/fs/file-safety.h"
 #include "core/fs/path-resolve.h"
 #include "core/output/redact.h"
-#include "core/tools/tool-util.h"
 
 json_t *tool_json_string(const char *s, size_t n)
 {

@@ -7,6 +7,8 @@
  * the combined diff; every problem found becomes a bullet of the error text.
  */
 
+#include "core/tools/v4a-internal.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -29,7 +31,6 @@
 #include "core/tools/tool-chase.h"
 #include "core/tools/tool-util.h"
 #include "core/tools/tool.h"
-#include "core/tools/v4a-internal.h"
 
 /* Everything validation holds in memory at once (file contents, new contents, baselines). */
 #define V4A_MEMORY_MAX (512u * 1024 * 1024)

@@ -32,9 +32,9 @@
 #include "basic/macro.h"
 #include "basic/path-util.h"
 #include "basic/utf8.h"
+#include "core/command/command.h"
 #include "core/output/capture.h"
 #include "core/spawn/fork-call.h"
-#include "core/tools/terminal-process.h"
 #include "core/tools/tool-util.h"
 #include "core/tools/web-redirects.h"
 #include "core/web/charset.h"
@@ -242,12 +242,12 @@ static int pdf_to_text(const struct tool_ctx *ctx, const char *body, size_t n, u
 {
         _cleanup_free_ char *pdftotext = find_in_path("pdftotext");
         _cleanup_close_ int mfd = -EBADF;
-        struct tool_process_result res = {};
+        struct command_result res = {};
         struct capture_text txt = {};
         struct capture cap;
         char *argv[] = {(char *) "pdftotext", (char *) "-layout", (char *) "-enc", (char *) "UTF-8",
                         (char *) "-q",        (char *) "-",       (char *) "-",    NULL};
-        struct tool_process p = {
+        struct command_opts p = {
                 .argv = argv,
                 .envp = ctx->env,
                 .cwd = "/",
@@ -272,7 +272,7 @@ static int pdf_to_text(const struct tool_ctx *ctx, const char *body, size_t n, u
         if (r < 0)
                 return r;
         p.output = &cap;
-        r = tool_process_run(&p, &res);
+        r = command_run(&p, &res);
         if (r < 0) {
                 capture_release(&cap);
                 return asprintf(ret_error, "pdftotext could not run: %s", strerror(-r)) < 0

@@ -14,6 +14,8 @@
  * seed's file_state.lock_path().
  */
 
+#include "core/tools/write-file.h"
+
 #include "core/tools/tool.h"
 
 #include <errno.h>
@@ -36,7 +38,6 @@
 #include "core/tools/lint.h"
 #include "core/tools/tool-chase.h"
 #include "core/tools/tool-util.h"
-#include "core/tools/write-file.h"
 
 /* --- the write --- */
 

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* gumbo's parse on an arena that bounds its CPU time and memory (see html-markdown-internal.h). */
 
+#include "core/web/html-markdown-internal.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include "core/web/html-markdown-internal.h"
 
 /* ---- arena allocator for gumbo ---- */
 

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Walking gumbo's tree: children, attributes, dropped elements, text and whitespace. */
 
+#include "core/web/html-markdown-internal.h"
+
 #include <errno.h>
 #include <string.h>
 #include <strings.h>
 
 #include "basic/utf8.h"
-#include "core/web/html-markdown-internal.h"
 
 /* ---- tree helpers ---- */
 

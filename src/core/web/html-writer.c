@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The Markdown writer (prefixes, pending openers, escaping) and URL resolution. */
 
+#include "core/web/html-markdown-internal.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +13,6 @@
 #include <curl/curl.h>
 
 #include "basic/utf8.h"
-#include "core/web/html-markdown-internal.h"
 
 /* ---- the Markdown writer ---- */
 

@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <locale.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +19,7 @@
 #include "ptc-version.h"
 
 #include "basic/buf.h"
+#include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "core/web/net-guard.h"
@@ -660,12 +660,8 @@ static int abandon(struct xfer *x, bool cancelled)
 
 static bool cancel_requested(int cancel_fd)
 {
-        struct pollfd p = {.fd = cancel_fd, .events = POLLIN};
-
-        if (cancel_fd < 0)
-                return false;
         /* POLLHUP/POLLERR count too: a closed cancel pipe must not be ignored. */
-        return poll(&p, 1, 0) > 0 && p.revents != 0;
+        return fd_readable_now(cancel_fd);
 }
 
 /*

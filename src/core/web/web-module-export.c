@@ -5,6 +5,8 @@
  * memory so core frees them without knowing curl.
  */
 
+#include "core/web/web-module.h"
+
 #include <arpa/inet.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -18,7 +20,6 @@
 #include "core/web/net-guard.h"
 #include "core/web/web-fetch.h"
 #include "core/web/web-idn.h"
-#include "core/web/web-module.h"
 #include "ptc-version.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(char *, curl_free);

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * pid 1 of a terminal command's pid namespace (terminal.c, docs/decisions.md).
+ * pid 1 of a command's pid namespace (command.h: the terminal's commands, docs/decisions.md).
  *
  * A namespace's pid 1 ignores every signal it has no handler for, so a shell there would
  * shrug off the SIGTERM of a timeout and run the rest of its command list. And pid 1 of

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "core/tools/pidns-init.h"
+#include "core/command/pidns-init.h"
 
 #include <errno.h>
 #include <sched.h>
