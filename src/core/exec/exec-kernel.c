@@ -317,11 +317,11 @@ static int wait_ready(struct exec_kernel *k, int err_fd, int cancel_fd, usec_t d
                         return diag_set(reterr, -ETIMEDOUT,
                                         "the session's interpreter did not start in time%s%s",
                                         errlen ? ": " : "", errbuf);
-                /* A negative fd is skipped by poll(). */
-                n = poll(p, 3, poll_timeout_ms(deadline));
-                if (n < 0 && errno != EINTR)
-                        return diag_set(reterr, -errno, "poll: %m");
-                if (n <= 0)
+                /* A negative fd is skipped. */
+                n = poll_until(p, 3, deadline);
+                if (n < 0)
+                        return diag_set(reterr, n, "poll: %s", strerror(-n));
+                if (n == 0)
                         continue;
                 if (p[2].revents)
                         return diag_set(reterr, -ECANCELED,
@@ -604,15 +604,14 @@ int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret, struct dia
                                         "the session's interpreter was not copied within %u s",
                                         (unsigned) (FORK_TIMEOUT_USEC / USEC_PER_SEC));
                 }
-                n = poll(p, 2, poll_timeout_ms(deadline));
-                if (n < 0 && errno != EINTR) {
-                        r = -errno;
+                n = poll_until(p, 2, deadline);
+                if (n < 0) {
                         /* Its answer would be left for the next cell to trip on. */
                         if (!answered)
                                 kernel_kill(k);
-                        return diag_set(reterr, r, "poll: %s", strerror(-r));
+                        return diag_set(reterr, n, "poll: %s", strerror(-n));
                 }
-                if (n <= 0)
+                if (n == 0)
                         continue;
                 if (p[0].revents) {
                         r = read_forked(k, index, reterr);
