@@ -26,6 +26,7 @@
 #include "basic/time-util.h"
 #include "core/config/config.h"
 #include "core/env/env.h"
+#include "core/exec/exec-run.h"
 #include "core/exec/exec.h"
 #include "core/exec/result.h"
 #include "core/output/redact.h"
@@ -164,7 +165,6 @@ static int exec_child(const struct fixture *f, const struct exec_case *c, int ou
                         .python = PYTHON,
                         .cwd = f->work,
                         .log_calls = c->log_calls,
-                        .handle_signals = false,
                         .cancel_fd = cn.fd,
                 };
                 r = exec_run(&o, &res, &st, &d);
@@ -693,6 +693,128 @@ static void test_result_build_shapes(void **state)
         assert_string_equal(str_of(e, "status"), "interrupted");
 }
 
+/*
+ * The run supervisor (core/exec/exec-run.h) with a target of the test's own, no process: what it
+ * asks of the target, when, and what the result says.
+ */
+struct fake_target {
+        struct run run;
+        unsigned interrupts, kills, collects, teardowns;
+        bool end_on_interrupt; /* the target ends the run itself (a remote run without agent) */
+        int pipe_w[2];         /* the write ends of run_pipes(), kept open: nothing closes */
+};
+
+static usec_t fake_interrupt(struct run *run)
+{
+        struct fake_target *t = run->target;
+
+        t->interrupts++;
+        if (t->end_on_interrupt) {
+                run_end(run, 20 * USEC_PER_MSEC);
+                return 0;
+        }
+        return 30 * USEC_PER_MSEC;
+}
+
+/* Two steps, as a local run's: all below the init, then the init, whose exit ends the run. */
+static usec_t fake_kill(struct run *run)
+{
+        struct fake_target *t = run->target;
+
+        if (++t->kills == 1)
+                return 30 * USEC_PER_MSEC;
+        run_end(run, 20 * USEC_PER_MSEC);
+        return 0;
+}
+
+static int fake_collect(struct run *run, struct result_input *in)
+{
+        struct fake_target *t = run->target;
+
+        t->collects++;
+        in->status = EXEC_SUCCESS; /* a stopped run's status is the supervisor's */
+        in->have_exit_code = true;
+        in->exit_code = -9;
+        return 0;
+}
+
+static void fake_teardown(struct run *run)
+{
+        struct fake_target *t = run->target;
+
+        t->teardowns++;
+        safe_close(t->pipe_w[0]);
+        safe_close(t->pipe_w[1]);
+}
+
+static const struct run_target_ops fake_ops = {
+        .interrupt = fake_interrupt,
+        .kill = fake_kill,
+        .collect = fake_collect,
+        .teardown = fake_teardown,
+};
+
+static void run_fake(struct fixture *f, struct fake_target *t, double timeout, int cancel_fd,
+                     const char *const *reason, json_t **ret, enum exec_status *ret_status)
+{
+        struct ptc_config cfg;
+        struct exec_opts o;
+        struct diag d = {};
+
+        assert_int_equal(setenv("XDG_CACHE_HOME", f->cache, 1), 0);
+        assert_int_equal(config_init(&cfg), 0);
+        cfg.timeout = timeout;
+        o = (struct exec_opts){.config = &cfg, .cancel_fd = cancel_fd, .cancel_reason = reason};
+        t->pipe_w[0] = t->pipe_w[1] = -EBADF;
+        run_init(&t->run, &o, &fake_ops, t);
+        assert_int_equal(run_begin(&t->run, f->work, &d), 0);
+        assert_int_equal(run_pipes(&t->run, &t->pipe_w[0], &t->pipe_w[1], &d), 0);
+        assert_true(t->run.tool_ctx.cancel_fd >= 0);
+        run_arm_deadline(&t->run);
+        assert_int_equal(run_supervise(&t->run, ret, ret_status, &d), 0);
+        run_teardown(&t->run);
+        assert_int_equal(t->teardowns, 1);
+        config_release(&cfg);
+}
+
+static void test_run_supervisor_timeout_escalates(void **state)
+{
+        struct fake_target t = {};
+        json_auto_t *res = NULL;
+        enum exec_status st;
+        usec_t t0 = now_usec();
+
+        run_fake(*state, &t, 0.05, -1, NULL, &res, &st);
+        /* Interrupted at the deadline, killed in two steps after each grace, then drained
+         * though its pipes never closed. */
+        assert_int_equal(st, EXEC_TIMEOUT);
+        assert_int_equal(t.interrupts, 1);
+        assert_int_equal(t.kills, 2);
+        assert_int_equal(t.collects, 1);
+        assert_true(t.run.drain_timed_out);
+        assert_string_equal(str_of(res, "status"), "timeout");
+        assert_int_equal(json_integer_value(json_object_get(res, "exit_code")), -9);
+        if (now_usec() - t0 < 50 * USEC_PER_MSEC || now_usec() - t0 > 20 * USEC_PER_SEC)
+                fail_msg("a 50 ms timeout took %.3f s", (double) (now_usec() - t0) / 1e6);
+}
+
+static void test_run_supervisor_cancel(void **state)
+{
+        static const char *reason = "SIGTERM";
+        struct fake_target t = {.end_on_interrupt = true};
+        _cleanup_close_ int cancel = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
+        json_auto_t *res = NULL;
+        enum exec_status st;
+
+        assert_true(cancel >= 0);
+        run_fake(*state, &t, 300, cancel, &reason, &res, &st);
+        /* Cancelled before the deadline; the target ended the run: no kill step. */
+        assert_int_equal(st, EXEC_INTERRUPTED);
+        assert_int_equal(t.interrupts, 1);
+        assert_int_equal(t.kills, 0);
+        assert_string_equal(str_of(res, "error"), "Execution interrupted (SIGTERM)");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -710,6 +832,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_exec_run_redacts_and_decodes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_exec_run_kills_orphans, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_exec_run_bad_python, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_run_supervisor_timeout_escalates, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_run_supervisor_cancel, setup, teardown),
                 cmocka_unit_test(test_result_format_seconds),
                 cmocka_unit_test(test_result_build_shapes),
         };

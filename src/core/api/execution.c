@@ -540,7 +540,6 @@ static int run(ptc_execution *x, const char *code, size_t code_len, const char *
                 .python = python,
                 .cwd = x->cwd,
                 .log_calls = x->log_calls,
-                .handle_signals = false,
                 .cancel_fd = x->cancel_fd,
                 .cancel_reason = &x->reason,
                 .child_nofile = e->have_nofile ? &e->nofile : NULL,

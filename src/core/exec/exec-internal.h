@@ -2,10 +2,10 @@
 #pragma once
 
 /*
- * What the two ways of running a script share inside exec/: a local run (exec.c: the
- * script is ptc's child) and a remote one (exec-remote.c: the script runs on a target
- * through ptc's agent there, docs/remote.md). Both capture the output the same way and
- * build the result from it the same way.
+ * What the ways of running a script share inside exec/: a local run (exec-run-local.c: the
+ * script is ptc's child), a session's cell (exec-run-cell.c) and a remote run (exec-remote.c: the
+ * script runs on a target through ptc's agent there, docs/remote.md). All capture the output
+ * the same way and build the result from it the same way (exec-run.c).
  */
 
 #include <stdbool.h>
@@ -56,15 +56,9 @@ _must_check_ int exec_start_confined(const struct exec_opts *o, const struct exe
                                      struct sandbox_proc *ret, struct run_cgroup *cgroup,
                                      struct diag *reterr);
 
-/* Arm the one-shot timerfd @timer_fd for @when (CLOCK_MONOTONIC; the past fires at once). */
-void exec_arm_timer(int timer_fd, usec_t when);
-
 /* Set up the stdout capture (head, tail, spill file) and the stderr one for @o's limits. */
 _must_check_ int exec_capture_init(const struct exec_opts *o, struct capture *out,
                                    struct capture *err);
-
-/* The "limit" event of a run stopped at its timeout (core/events/events.h). */
-void exec_event_timeout(const struct exec_opts *o);
 
 /*
  * The result from the captured output and @in's status, exit code, counters and log:
@@ -75,6 +69,10 @@ void exec_event_timeout(const struct exec_opts *o);
 _must_check_ int exec_result(const struct exec_opts *o, struct capture *out, struct capture *err,
                              struct result_input *in, bool redact_log, json_t **ret,
                              enum exec_status *ret_status);
+
+/* exec_run() on this machine (exec-run-local.c). */
+_must_check_ int exec_run_local(const struct exec_opts *o, json_t **ret,
+                                enum exec_status *ret_status, struct diag *reterr);
 
 /* exec_run() for a remote backend (exec-remote.c). */
 _must_check_ int exec_run_remote(const struct exec_opts *o, json_t **ret,

@@ -3,7 +3,7 @@
 
 /*
  * A kernel's insides, shared by its lifetime (exec-kernel.c: start, fork, kill, free) and
- * its cells (exec-kernel-cell.c).
+ * its cells (exec-run-cell.c).
  *
  * A kernel and the forks made of it share one confinement, the box: one sandbox init (the
  * origin is the init's script; a fork is a grandchild of the kernel it was made of,
@@ -13,6 +13,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -61,6 +62,9 @@ void kernel_kill(struct exec_kernel *k);
  * fork's is its init's business): true with *ret_status.
  */
 bool kernel_exit_status(struct exec_kernel *k, int *ret_status);
+
+/* Send @text and @n_fds fds (SCM_RIGHTS) on the kernel's control socket. 0 or -errno. */
+int kernel_send(struct exec_kernel *k, const char *text, const int *fds, size_t n_fds);
 
 /* Stop the cell running in the kernel: KeyboardInterrupt in it, SIGTERM to what it started. */
 void kernel_interrupt(struct exec_kernel *k);

@@ -6,7 +6,7 @@
  * as its stdin: the control socket. ptc's end has SO_PASSCRED, so the kernel's first message
  * says which process it is; ptc interrupts that process itself (the init only reaps). A fork
  * is made by the kernel (os.fork() twice, so that the copy is the init's, not the kernel's)
- * on a control message carrying the copy's own control socket. Cells: exec-kernel-cell.c.
+ * on a control message carrying the copy's own control socket. Cells: exec-run-cell.c.
  */
 
 #include "core/exec/exec-kernel.h"
@@ -317,11 +317,11 @@ static int wait_ready(struct exec_kernel *k, int err_fd, int cancel_fd, usec_t d
                         return diag_set(reterr, -ETIMEDOUT,
                                         "the session's interpreter did not start in time%s%s",
                                         errlen ? ": " : "", errbuf);
-                /* A negative fd is skipped by poll(). */
-                n = poll(p, 3, poll_timeout_ms(deadline));
-                if (n < 0 && errno != EINTR)
-                        return diag_set(reterr, -errno, "poll: %m");
-                if (n <= 0)
+                /* A negative fd is skipped. */
+                n = poll_until(p, 3, deadline);
+                if (n < 0)
+                        return diag_set(reterr, n, "poll: %s", strerror(-n));
+                if (n == 0)
                         continue;
                 if (p[2].revents)
                         return diag_set(reterr, -ECANCELED,
@@ -487,31 +487,39 @@ int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, 
         return 0;
 }
 
-/* Send the kernel {"fork": N} with the copy's control socket. */
-static int send_fork(struct exec_kernel *k, unsigned index, int peer)
+int kernel_send(struct exec_kernel *k, const char *text, const int *fds, size_t n_fds)
 {
-        char text[64];
-        char cbuf[CMSG_SPACE(sizeof(int))] = {};
-        struct iovec iov = {.iov_base = text};
+        char cbuf[CMSG_SPACE(2 * sizeof(int))] = {};
+        struct iovec iov = {.iov_base = (char *) text, .iov_len = strlen(text)};
         struct msghdr mh = {
                 .msg_iov = &iov,
                 .msg_iovlen = 1,
                 .msg_control = cbuf,
-                .msg_controllen = sizeof(cbuf),
+                .msg_controllen = CMSG_SPACE(n_fds * sizeof(int)),
         };
         struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 
-        iov.iov_len = (size_t) snprintf(text, sizeof(text), "{\"fork\":%u}", index);
+        if (n_fds < 1 || n_fds > 2)
+                return -EINVAL;
         cm->cmsg_level = SOL_SOCKET;
         cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &peer, sizeof(int));
+        cm->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
+        memcpy(CMSG_DATA(cm), fds, n_fds * sizeof(int));
         for (;;) {
                 if (sendmsg(k->ctl_fd, &mh, MSG_NOSIGNAL) >= 0)
                         return 0;
                 if (errno != EINTR)
                         return -errno;
         }
+}
+
+/* Send the kernel {"fork": N} with the copy's control socket. */
+static int send_fork(struct exec_kernel *k, unsigned index, int peer)
+{
+        char text[64];
+
+        (void) snprintf(text, sizeof(text), "{\"fork\":%u}", index);
+        return kernel_send(k, text, &peer, 1);
 }
 
 /*
@@ -596,15 +604,14 @@ int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret, struct dia
                                         "the session's interpreter was not copied within %u s",
                                         (unsigned) (FORK_TIMEOUT_USEC / USEC_PER_SEC));
                 }
-                n = poll(p, 2, poll_timeout_ms(deadline));
-                if (n < 0 && errno != EINTR) {
-                        r = -errno;
+                n = poll_until(p, 2, deadline);
+                if (n < 0) {
                         /* Its answer would be left for the next cell to trip on. */
                         if (!answered)
                                 kernel_kill(k);
-                        return diag_set(reterr, r, "poll: %s", strerror(-r));
+                        return diag_set(reterr, n, "poll: %s", strerror(-n));
                 }
-                if (n <= 0)
+                if (n == 0)
                         continue;
                 if (p[0].revents) {
                         r = read_forked(k, index, reterr);

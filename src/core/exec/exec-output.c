@@ -3,7 +3,7 @@
  * What a run's captured output becomes in its result (docs/contracts.md 4): the capture set
  * up with the config's caps, then ANSI stripped and redacted, the spill file filtered the
  * same way and its directory kept bounded, a redaction failure withholding the output.
- * Shared by a local run (exec.c), a session cell and a remote run.
+ * Shared by every run (exec-run.c): a local one, a session cell and a remote run.
  */
 #include "core/exec/exec-internal.h"
 

@@ -100,13 +100,13 @@ static void *host_call_main(void *arg)
         usec_t t0 = now_usec();
         int k;
 
-        k = registry_call_tool(c->tool, &r->tool_ctx, c->args, &result, NULL);
-        if (r->o->trace) {
+        k = registry_call_tool(c->tool, &r->run.tool_ctx, c->args, &result, NULL);
+        if (r->run.o->trace) {
                 char name[160];
 
                 (void) snprintf(name, sizeof(name), "tool: %s", c->tool->name);
                 trace_span_now(
-                        r->o->trace, name, "tool", t0,
+                        r->run.o->trace, name, "tool", t0,
                         json_pack("{s:s, s:b}", "on", "host", "ok",
                                   k >= 0 && result &&
                                           !json_is_string(json_object_get(result, "error"))));
@@ -129,7 +129,7 @@ void remote_start_call(struct remote_run *r, json_t *call)
 {
         json_t *id = json_object_get(call, "id"), *args = json_object_get(call, "args");
         const char *name = json_string_value(json_object_get(call, "tool"));
-        const struct tool *t = name ? registry_find(r->o->registry, name) : NULL;
+        const struct tool *t = name ? registry_find(r->run.o->registry, name) : NULL;
         struct host_call *c;
 
         if (!json_is_integer(id) || !name || !json_is_object(args)) {
@@ -142,13 +142,13 @@ void remote_start_call(struct remote_run *r, json_t *call)
                 return;
         }
         /* The agent keeps the budget; the host keeps it too for what runs here. */
-        if (++r->host_calls > r->o->config->max_tool_calls) {
+        if (++r->host_calls > r->run.o->config->max_tool_calls) {
                 char msg[160];
 
                 (void) snprintf(msg, sizeof(msg),
                                 "Tool call limit reached (%lld). No more tool calls allowed in "
                                 "this execution.",
-                                (long long) r->o->config->max_tool_calls);
+                                (long long) r->run.o->config->max_tool_calls);
                 answer_error(r, json_integer_value(id), msg);
                 return;
         }
@@ -203,9 +203,9 @@ static void *host_ask_main(void *arg)
                 .tool = q->tool->name,
                 .verdict = &q->verdict,
                 .args_json = q->args,
-                .timeout = r->o->config->policy.approval_timeout,
-                .cancel_fd = r->cancel_fd,
-                .clock = &r->clock,
+                .timeout = r->run.o->config->policy.approval_timeout,
+                .cancel_fd = r->run.cancel_fd,
+                .clock = &r->run.clock,
         };
         enum approval_answer a = APPROVAL_DENY;
         const char *by = NULL;
@@ -214,7 +214,7 @@ static void *host_ask_main(void *arg)
         int k;
 
         /* The host's approver, its "for this session" answers, and the host's clock. */
-        k = approver_ask(r->o->approver, &question, &a, &by, &waited);
+        k = approver_ask(r->run.o->approver, &question, &a, &by, &waited);
         v = json_pack("{s:I, s:s, s:s}", "id", q->id, "answer", answer_word(k, a), "by",
                       k >= 0 && by ? by : "");
         if (v)
@@ -253,7 +253,7 @@ void remote_start_ask(struct remote_run *r, json_t *ask)
         json_t *id = json_object_get(ask, "id");
         const char *name = json_string_value(json_object_get(ask, "tool"));
         const char *args = json_string_value(json_object_get(ask, "args"));
-        const struct tool *t = name ? registry_find(r->o->registry, name) : NULL;
+        const struct tool *t = name ? registry_find(r->run.o->registry, name) : NULL;
         _cleanup_free_ char *red = NULL;
         struct policy_verdict v;
         struct host_ask *q;
@@ -267,7 +267,7 @@ void remote_start_ask(struct remote_run *r, json_t *ask)
         }
         /* Redacted whole, then cut: a secret across the cut would be recognised by neither
          * part (docs/observability.md, "Redaction at the cuts"). */
-        k = redact_text(r->o->redactor, REDACT_FULL, args, strlen(args), &red, NULL);
+        k = redact_text(r->run.o->redactor, REDACT_FULL, args, strlen(args), &red, NULL);
         if (k > 0)
                 cut_args(red);
         if (k < 0 || !enter(r)) {
@@ -303,7 +303,7 @@ void remote_start_ask(struct remote_run *r, json_t *ask)
  */
 void remote_wait_calls(struct remote_run *r)
 {
-        remote_signal_tools(r);
+        run_signal_tools(&r->run);
         pthread_mutex_lock(&r->lock);
         while (r->calls > 0)
                 pthread_cond_wait(&r->calls_done, &r->lock);

@@ -18,6 +18,7 @@
 #include "basic/utf8.h"
 #include "core/events/trace.h"
 #include "core/exec/exec-remote.h"
+#include "core/exec/exec-run.h"
 #include "core/output/redact.h"
 #include "core/remote/backend.h"
 
@@ -39,14 +40,14 @@ static char *failure_text(const struct remote_run *r)
         said = utf8_sanitize(r->chan_err, n, &len, NULL);
         if (!said)
                 return NULL;
-        if (asprintf(&text, "backend '%s': %s%s%s%s%s", r->o->backend->spec,
-                     r->phase == PHASE_HANDSHAKE || !r->reader.hello_seen
+        if (asprintf(&text, "backend '%s': %s%s%s%s%s", r->run.o->backend->spec,
+                     r->handshake || !r->reader.hello_seen
                              ? "ptc's agent did not start on the target: "
                              : "",
                      r->failure, len > 0 ? " (the channel's stderr: \"" : "", said,
                      len > 0 ? "\")" : "") < 0)
                 return NULL;
-        k = redact_text(r->o->redactor, REDACT_FULL, text, strlen(text), &redacted, &len);
+        k = redact_text(r->run.o->redactor, REDACT_FULL, text, strlen(text), &redacted, &len);
         if (k < 0)
                 return strdup("the remote run failed, and its error could not be redacted");
         return k > 0 ? TAKE_PTR(redacted) : TAKE_PTR(text);
@@ -57,12 +58,12 @@ static void forward_warnings(const struct remote_run *r)
 {
         const char *w = r->exit ? json_string_value(json_object_get(r->exit, "warnings")) : NULL;
 
-        while (w && *w && r->o->on_warning) {
+        while (w && *w && r->run.o->on_warning) {
                 const char *nl = strchrnul(w, '\n');
                 _cleanup_free_ char *line = NULL;
 
                 if (nl > w && asprintf(&line, "target: %.*s", (int) (nl - w), w) >= 0)
-                        r->o->on_warning(r->o->on_warning_userdata, line);
+                        r->run.o->on_warning(r->run.o->on_warning_userdata, line);
                 w = *nl ? nl + 1 : nl;
         }
 }
@@ -72,50 +73,49 @@ static const char *exit_status_word(const json_t *exit)
         return json_string_value(json_object_get(exit, "status")) ?: "";
 }
 
-static int finish(struct remote_run *r, json_t **ret, enum exec_status *ret_status)
+int remote_collect(struct run *run, struct result_input *in)
 {
-        struct result_input in = {};
-        _cleanup_free_ char *failure = NULL;
+        struct remote_run *r = run->target;
         json_t *code = r->exit ? json_object_get(r->exit, "exit_code") : NULL;
-        json_auto_t *log = NULL;
 
         remote_wait_calls(r);
         forward_warnings(r);
-        in.duration = (double) (now_usec() - r->start) / USEC_PER_SEC;
-        in.interrupt_reason = r->interrupt_reason;
         if (r->session)
-                in.cell = r->cell_over && !r->session_lost && !r->failure ? RESULT_CELL_KEPT
-                                                                          : RESULT_CELL_LOST;
-        in.have_exit_code = json_is_integer(code);
-        in.exit_code = (int) json_integer_value(code);
-        in.calls = r->exit ? json_integer_value(json_object_get(r->exit, "tool_calls_made")) : 0;
-        if (r->o->log_calls && r->exit) {
-                log = json_deep_copy(json_object_get(r->exit, "tool_calls"));
-                in.log = json_is_array(log) ? log : NULL;
+                in->cell = r->cell_over && !r->session_lost && !r->failure ? RESULT_CELL_KEPT
+                                                                           : RESULT_CELL_LOST;
+        in->have_exit_code = json_is_integer(code);
+        in->exit_code = (int) json_integer_value(code);
+        in->calls = r->exit ? json_integer_value(json_object_get(r->exit, "tool_calls_made")) : 0;
+        if (run->o->log_calls && r->exit) {
+                in->log = json_deep_copy(json_object_get(r->exit, "tool_calls"));
+                if (!json_is_array(in->log))
+                        json_decref(TAKE_PTR(in->log));
         }
-        if (r->stopped)
-                in.status = r->status;
-        else if (r->failure) {
-                in.status = EXEC_ERROR;
-                in.error = failure = failure_text(r);
-                if (!failure)
-                        return -ENOMEM;
-        } else if (strcmp(exit_status_word(r->exit), "timeout") == 0)
-                in.status = EXEC_TIMEOUT;
+        if (run->stopped)
+                return 0;
+        if (r->failure) {
+                in->status = EXEC_ERROR;
+                /* Freed with the run (remote_end_run()), after the result. */
+                free(r->error_text);
+                in->error = r->error_text = failure_text(r);
+                return in->error ? 0 : -ENOMEM;
+        }
+        if (strcmp(exit_status_word(r->exit), "timeout") == 0)
+                in->status = EXEC_TIMEOUT;
         else if (strcmp(exit_status_word(r->exit), "interrupted") == 0) {
-                in.status = EXEC_INTERRUPTED;
-                in.interrupt_reason = "the agent on the target";
-        } else if (in.have_exit_code)
-                in.status = in.exit_code == 0 ? EXEC_SUCCESS : EXEC_ERROR;
+                in->status = EXEC_INTERRUPTED;
+                in->interrupt_reason = "the agent on the target";
+        } else if (in->have_exit_code)
+                in->status = in->exit_code == 0 ? EXEC_SUCCESS : EXEC_ERROR;
         else {
                 /* The agent could not start the script (its reason is the error), or the
                  * channel ended without a word. */
                 static const char none[] = "the run on the target ended without a status";
 
-                in.status = EXEC_ERROR;
-                in.error = json_string_value(json_object_get(r->exit, "error")) ?: none;
+                in->status = EXEC_ERROR;
+                in->error = json_string_value(json_object_get(r->exit, "error")) ?: none;
         }
-        return exec_result(r->o, &r->out, &r->err, &in, true, ret, ret_status);
+        return 0;
 }
 
 int exec_run_remote(const struct exec_opts *o, json_t **ret, enum exec_status *ret_status,
@@ -127,18 +127,12 @@ int exec_run_remote(const struct exec_opts *o, json_t **ret, enum exec_status *r
 
         if (!r)
                 return diag_set(reterr, -ENOMEM, "out of memory");
-        k = remote_setup(r, o, reterr);
-        if (k >= 0)
-                k = remote_run_loop(r, false, reterr);
-        if (k >= 0) {
-                t0 = now_usec();
-                k = finish(r, ret, ret_status);
-                if (k < 0)
-                        diag_set(reterr, k, "cannot assemble the result: %s", strerror(-k));
-                trace_span_now(o->trace, "result", "output", t0, NULL);
-        }
+        k = remote_begin_run(r, o, reterr);
+        k = k ?: remote_open_channel(r, reterr);
+        k = k ?: run_supervise(&r->run, ret, ret_status, reterr);
         t0 = now_usec();
-        remote_teardown(r);
+        remote_close_channel(r);
+        remote_end_run(r);
         remote_run_unref(r);
         trace_span_now(o->trace, "teardown", "teardown", t0, NULL);
         return k;
@@ -152,23 +146,24 @@ int exec_remote_session_open(const struct exec_opts *o, struct remote_run **ret,
 
         if (!r)
                 return diag_set(reterr, -ENOMEM, "out of memory");
-        r->session = true;
-        k = remote_setup(r, o, reterr);
-        if (k >= 0)
-                k = remote_run_loop(r, true, reterr);
-        if (k >= 0 && r->phase != PHASE_RUNNING) {
+        r->session = r->handshake_only = true;
+        k = remote_begin_run(r, o, reterr);
+        k = k ?: remote_open_channel(r, reterr);
+        k = k ?: run_loop(&r->run, reterr);
+        if (k >= 0 && (r->handshake || r->run.ended)) {
                 _cleanup_free_ char *why = r->failure ? failure_text(r) : NULL;
 
                 k = diag_set(reterr, -EPROTO, "%s",
                              why ?: "the channel to the target closed before the agent spoke");
         }
+        r->handshake_only = false;
+        if (k < 0)
+                remote_close_channel(r);
         remote_end_run(r);
         if (k < 0) {
-                remote_teardown(r);
                 remote_run_unref(r);
                 return k;
         }
-        r->o = NULL;
         *ret = r;
         return 0;
 }
@@ -182,30 +177,18 @@ int exec_remote_session_cell(struct remote_run *r, const struct exec_opts *o, js
         *ret_lost = false;
         if (!exec_remote_session_alive(r))
                 return diag_set(reterr, -ESRCH, "the session's channel to the target is gone");
-        r->cell_over = r->stopped = r->session_lost = false;
-        r->interrupt_reason = NULL;
         k = remote_begin_run(r, o, reterr);
-        if (k >= 0)
-                k = remote_attach_loop(r, reterr);
         if (k >= 0 && !utf8_is_valid(o->code, o->code_len))
                 k = diag_set(reterr, -EINVAL,
                              "a remote run takes a UTF-8 script; this one is not valid UTF-8");
         if (k >= 0 && !(run = remote_run_frame(r)))
                 k = diag_set(reterr, -ENOMEM, "out of memory");
         if (k >= 0) {
-                remote_arm_timer(r, r->deadline);
+                run_arm_deadline(&r->run);
                 r->script_started = now_usec();
                 if (remote_send_json(r, FRAME_RUN, run) < 0)
                         remote_fail(r, "cannot write to the channel");
-                k = remote_run_loop(r, false, reterr);
-        }
-        if (k >= 0) {
-                usec_t t0 = now_usec();
-
-                k = finish(r, ret, ret_status);
-                if (k < 0)
-                        diag_set(reterr, k, "cannot assemble the result: %s", strerror(-k));
-                trace_span_now(o->trace, "result", "output", t0, NULL);
+                k = run_supervise(&r->run, ret, ret_status, reterr);
         }
         /*
          * The agent's engine started a new interpreter for the cell: the old one died between
@@ -219,9 +202,7 @@ int exec_remote_session_cell(struct remote_run *r, const struct exec_opts *o, js
                 *ret = NULL;
                 k = diag_set(reterr, -ENOMEM, "out of memory");
         }
-        remote_disarm_timer(r);
         remote_end_run(r);
-        r->o = NULL;
         /* A cell that failed, was killed or lost its interpreter ends the session. */
         *ret_lost = k < 0 || !r->cell_over || r->session_lost || !exec_remote_session_alive(r);
         if (*ret_lost)
@@ -232,7 +213,7 @@ int exec_remote_session_cell(struct remote_run *r, const struct exec_opts *o, js
 bool exec_remote_session_alive(struct remote_run *r)
 {
         /* A readable pidfd: the channel command has exited. */
-        return r && !r->failure && !r->reaped && r->in_fd >= 0 && r->phase == PHASE_RUNNING &&
+        return r && !r->failure && !r->reaped && r->in_fd >= 0 && !r->handshake && !r->run.ended &&
                !fd_readable_now(r->pidfd);
 }
 
@@ -253,6 +234,6 @@ void exec_remote_session_close(struct remote_run *r)
 {
         if (!r)
                 return;
-        remote_teardown(r);
+        remote_close_channel(r);
         remote_run_unref(r);
 }

@@ -25,7 +25,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -33,11 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,6 +46,7 @@
 #include "core/events/events.h"
 #include "core/events/trace.h"
 #include "core/exec/exec-internal.h"
+#include "core/exec/exec-run.h"
 #include "core/loop/loop.h"
 #include "core/output/redact.h"
 #include "core/paths/companion.h"
@@ -131,18 +128,6 @@ void remote_run_unref(struct remote_run *r)
         free(r);
 }
 
-void remote_arm_timer(struct remote_run *r, usec_t when)
-{
-        exec_arm_timer(r->timer_fd, when);
-}
-
-void remote_disarm_timer(struct remote_run *r)
-{
-        const struct itimerspec none = {};
-
-        (void) timerfd_settime(r->timer_fd, 0, &none, NULL);
-}
-
 static bool json_array_has_string(const json_t *a, const char *want)
 {
         size_t i;
@@ -191,11 +176,12 @@ void remote_kill_channel(struct remote_run *r)
                 (void) kill(-r->pid, SIGKILL);
 }
 
-void remote_signal_tools(struct remote_run *r)
+/* The channel goes (the target's end with it): it has CLOSE_USEC to close. */
+static void channel_goes(struct remote_run *r)
 {
-        uint64_t one = 1;
-
-        (void) !write(r->cancel_fd, &one, sizeof(one));
+        remote_close_input(r);
+        remote_kill_channel(r);
+        run_end(&r->run, CLOSE_USEC);
 }
 
 /* The run failed on our side: say why (the first reason stays), and end the channel. */
@@ -211,34 +197,38 @@ void remote_fail(struct remote_run *r, const char *fmt, ...)
                 if (!r->failure)
                         r->failure = strdup("the remote run failed (out of memory)");
         }
-        remote_signal_tools(r);
-        remote_close_input(r);
-        remote_kill_channel(r);
-        r->phase = PHASE_CLOSING;
-        remote_arm_timer(r, now_usec() + CLOSE_USEC);
+        channel_goes(r);
 }
 
-static void begin_stop(struct remote_run *r, enum exec_status why, const char *reason)
+/*
+ * The host owns the deadline: the agent is told to stop the script (it does as a local run
+ * does), and has its own grace period and STOP_MARGIN_USEC to end the run.
+ */
+static usec_t remote_interrupt(struct run *run)
 {
-        json_auto_t *sig = NULL;
+        struct remote_run *r = run->target;
+        json_auto_t *sig = json_pack("{s:s}", "signal", "interrupt");
 
-        if (r->phase != PHASE_RUNNING && r->phase != PHASE_HANDSHAKE)
-                return;
-        r->stopped = true;
-        r->status = why;
-        r->interrupt_reason = reason;
-        remote_signal_tools(r);
-        sig = json_pack("{s:s}", "signal", "interrupt");
-        if (r->phase == PHASE_HANDSHAKE || !sig || remote_send_json(r, FRAME_SIGNAL, sig) < 0) {
-                /* No agent to ask: the channel goes, and the target's end with it. */
-                remote_close_input(r);
-                remote_kill_channel(r);
-                r->phase = PHASE_CLOSING;
-                remote_arm_timer(r, now_usec() + CLOSE_USEC);
-                return;
+        run_signal_tools(run);
+        if (r->handshake || !sig || remote_send_json(r, FRAME_SIGNAL, sig) < 0) {
+                /* No agent to ask: the channel goes. */
+                channel_goes(r);
+                return 0;
         }
-        r->phase = PHASE_STOPPING;
-        remote_arm_timer(r, now_usec() + EXEC_KILL_GRACE_USEC + STOP_MARGIN_USEC);
+        return EXEC_KILL_GRACE_USEC + STOP_MARGIN_USEC;
+}
+
+/* The agent did not end the run in its grace period: the channel goes. */
+static usec_t remote_kill(struct run *run)
+{
+        channel_goes(run->target);
+        return 0;
+}
+
+/* The channel did not close within CLOSE_USEC of the run's end. */
+static void remote_drained(struct run *run)
+{
+        remote_kill_channel(run->target);
 }
 
 /* The static agent beside ptc (ptc-agent and its ptc-agent.sha256), if this build has one. */
@@ -308,10 +298,10 @@ static void ship_agent(struct remote_run *r)
                 }
                 left -= (uint64_t) n;
         }
-        trace_span_now(r->o->trace, "agent upload", "setup", t0,
+        trace_span_now(r->run.o->trace, "agent upload", "setup", t0,
                        json_pack("{s:I}", "bytes", (json_int_t) r->agent_size));
         /* The handshake's clock restarts: the upload took its time. */
-        remote_arm_timer(r, MIN(r->deadline, now_usec() + HANDSHAKE_USEC));
+        loop_time_set(r->handshake_timer, MIN(r->run.deadline, now_usec() + HANDSHAKE_USEC));
 }
 
 static void handle_frame(struct remote_run *r, const struct frame *f)
@@ -321,9 +311,7 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
         json_int_t proto;
 
         if (f->type == FRAME_STDOUT || f->type == FRAME_STDERR) {
-                (void) capture_feed(f->type == FRAME_STDERR ? &r->err : &r->out, f->payload,
-                                    f->len);
-                event_output(r->o->events, f->type == FRAME_STDERR, f->payload, f->len);
+                run_output(&r->run, f->type == FRAME_STDERR, f->payload, f->len);
                 return;
         }
         v = frame_parse_json(f, &d);
@@ -352,17 +340,20 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                                        "(docs/policy.md): install the same ptc version there");
                         return;
                 }
-                if (r->phase == PHASE_HANDSHAKE) {
+                if (r->handshake) {
                         if (send_bytes(r, &r->opening) < 0) {
                                 remote_fail(r, "cannot write to the channel");
                                 return;
                         }
                         buf_release(&r->opening);
                         r->script_started = now_usec();
-                        trace_span(r->o->trace, "handshake", "setup", r->channel_started,
+                        trace_span(r->run.o->trace, "handshake", "setup", r->channel_started,
                                    r->script_started, NULL);
-                        r->phase = PHASE_RUNNING;
-                        remote_arm_timer(r, r->deadline);
+                        r->handshake = false;
+                        loop_time_set(r->handshake_timer, USEC_INFINITY);
+                        run_arm_deadline(&r->run);
+                        /* A session's opening is over; its cells are runs of their own. */
+                        r->run.done = r->handshake_only;
                 }
                 break;
         case FRAME_CALL:
@@ -372,36 +363,33 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                 remote_start_ask(r, v);
                 break;
         case FRAME_EXIT:
-                if (r->phase != PHASE_HANDSHAKE && r->script_started)
-                        trace_span_now(r->o->trace, r->session ? "cell" : "script", "script",
+                if (!r->handshake && r->script_started)
+                        trace_span_now(r->run.o->trace, r->session ? "cell" : "script", "script",
                                        r->script_started, json_pack("{s:s}", "on", "target"));
-                if (r->session && !r->cell_over && r->phase != PHASE_HANDSHAKE) {
+                if (r->session && !r->cell_over && !r->handshake) {
                         /* A cell's end: the agent waits for the next one. */
                         r->session_lost = json_is_true(json_object_get(v, "session_lost"));
                         r->exit = TAKE_PTR(v);
                         r->cell_over = true;
-                        remote_signal_tools(r);
-                        r->phase = PHASE_RUNNING;
-                        remote_disarm_timer(r);
+                        run_signal_tools(&r->run);
+                        r->run.done = true;
                         break;
                 }
                 r->exit = TAKE_PTR(v);
-                remote_signal_tools(r);
                 remote_close_input(r); /* the agent exits at end of file */
-                r->phase = PHASE_CLOSING;
-                remote_arm_timer(r, now_usec() + CLOSE_USEC);
+                run_end(&r->run, CLOSE_USEC);
                 break;
         case FRAME_PROGRESS: {
                 /* Named by the registry's own string: the target's is not trusted. */
-                const struct tool *t = registry_find(r->o->registry,
+                const struct tool *t = registry_find(r->run.o->registry,
                                                      json_string_value(json_object_get(v, "tool")));
                 json_int_t n = json_integer_value(json_object_get(v, "count"));
 
-                if (t && n > 0 && r->o->on_call)
-                        r->o->on_call(r->o->on_call_userdata, t->name, n);
+                if (t && n > 0 && r->run.o->on_call)
+                        r->run.o->on_call(r->run.o->on_call_userdata, t->name, n);
                 /* A call on the target: what the host knows of it. */
                 if (t && n > 0)
-                        event_emit(r->o->events, "call",
+                        event_emit(r->run.o->events, "call",
                                    json_pack("{s:s, s:I, s:b}", "tool", t->name, "count", n,
                                              "on_target", 1));
                 break;
@@ -421,6 +409,7 @@ static void close_out(struct remote_run *r)
         loop_remove(r->out_src);
         r->out_src = NULL;
         r->out_fd = safe_close(r->out_fd);
+        r->run.holds--;
 }
 
 static void on_out(struct loop_source *s, int fd, uint32_t events, void *userdata)
@@ -436,7 +425,7 @@ static void on_out(struct loop_source *s, int fd, uint32_t events, void *userdat
                 if (n == -EAGAIN)
                         return;
                 if (n <= 0) {
-                        if (!r->exit && !r->failure && !r->stopped) {
+                        if (!r->exit && !r->failure && !r->run.stopped) {
                                 if (n < 0)
                                         remote_fail(r, "reading the channel: %s",
                                                     strerror((int) -n));
@@ -459,8 +448,7 @@ static void on_out(struct loop_source *s, int fd, uint32_t events, void *userdat
                         close_out(r);
                         return;
                 }
-                if (r->agent_path && !r->agent_sent && r->reader.watch_seen &&
-                    r->phase == PHASE_HANDSHAKE)
+                if (r->agent_path && !r->agent_sent && r->reader.watch_seen && r->handshake)
                         ship_agent(r);
                 if (r->failure) {
                         close_out(r);
@@ -481,6 +469,7 @@ static void on_err(struct loop_source *s, int fd, uint32_t events, void *userdat
                 loop_remove(r->err_src);
                 r->err_src = NULL;
                 r->err_fd = safe_close(r->err_fd);
+                r->run.holds--;
                 return;
         }
         /* The start is what explains a failure; the rest is dropped. */
@@ -489,116 +478,33 @@ static void on_err(struct loop_source *s, int fd, uint32_t events, void *userdat
         r->chan_err_len += (size_t) n;
 }
 
-static void on_pid(struct loop_source *s, int fd, uint32_t events, void *userdata)
+static void on_child(struct loop_source *s, const siginfo_t *si, void *userdata)
 {
         struct remote_run *r = userdata;
-        siginfo_t si = {};
 
-        if (waitid(P_PID, (id_t) r->pid, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
-                return;
         r->reaped = true;
-        loop_remove(r->pid_src);
-        r->pid_src = NULL;
-        r->pidfd = safe_close(r->pidfd);
+        r->run.holds--;
         /* Whatever the channel left holding its pipes goes with its session. */
         (void) kill(-r->pid, SIGKILL);
-        if (r->phase != PHASE_CLOSING) {
-                r->phase = PHASE_CLOSING;
-                remote_arm_timer(r, now_usec() + CLOSE_USEC);
-        }
+        if (!r->run.ended)
+                run_end(&r->run, CLOSE_USEC);
 }
 
-/* The last ask's wait ended: the deadline moved by the pause. */
-static void on_wake(struct loop_source *s, int fd, uint32_t events, void *userdata)
+static void on_handshake_timer(struct loop_source *s, usec_t now, void *userdata)
 {
         struct remote_run *r = userdata;
-        bool paused;
-        usec_t d;
 
-        pause_clock_drain(fd);
-        d = pause_clock_deadline(&r->clock, r->deadline, &paused);
-        if (r->phase == PHASE_RUNNING && !paused && !(r->session && r->cell_over))
-                remote_arm_timer(r, d);
-}
-
-static void on_timer(struct loop_source *s, int fd, uint32_t events, void *userdata)
-{
-        struct remote_run *r = userdata;
-        uint64_t n;
-
-        (void) !read(fd, &n, sizeof(n));
-        switch (r->phase) {
-        case PHASE_HANDSHAKE:
+        if (r->handshake && !r->run.ended)
                 remote_fail(r, "no answer within %g s",
-                            (double) (MIN(r->deadline, r->start + HANDSHAKE_USEC) - r->start) /
+                            (double) (MIN(r->run.deadline, r->run.start + HANDSHAKE_USEC) -
+                                      r->run.start) /
                                     USEC_PER_SEC);
-                break;
-        case PHASE_RUNNING: {
-                bool paused;
-                usec_t d = pause_clock_deadline(&r->clock, r->deadline, &paused);
-
-                /* An ask waits for its answer: the wait's end re-arms (on_wake()). */
-                if (paused)
-                        break;
-                if (d > now_usec()) {
-                        remote_arm_timer(r, d);
-                        break;
-                }
-                exec_event_timeout(r->o);
-                begin_stop(r, EXEC_TIMEOUT, NULL);
-                break;
-        }
-        case PHASE_STOPPING:
-                /* The agent did not end the run in its grace period: the channel goes. */
-                remote_close_input(r);
-                remote_kill_channel(r);
-                r->phase = PHASE_CLOSING;
-                remote_arm_timer(r, now_usec() + CLOSE_USEC);
-                break;
-        case PHASE_CLOSING:
-                if (!r->reaped)
-                        remote_kill_channel(r);
-                r->close_timed_out = true;
-                break;
-        }
-}
-
-static void on_signal(struct loop_source *s, int fd, uint32_t events, void *userdata)
-{
-        struct remote_run *r = userdata;
-        struct signalfd_siginfo si;
-
-        while (read(fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
-                if (si.ssi_signo == SIGINT)
-                        begin_stop(r, EXEC_INTERRUPTED, "SIGINT");
-                else if (si.ssi_signo == SIGTERM)
-                        begin_stop(r, EXEC_INTERRUPTED, "SIGTERM");
-                else if (si.ssi_signo == SIGHUP)
-                        begin_stop(r, EXEC_INTERRUPTED, "SIGHUP");
-        }
-}
-
-static void on_cancel(struct loop_source *s, int fd, uint32_t events, void *userdata)
-{
-        struct remote_run *r = userdata;
-        const char *reason = NULL;
-
-        if (r->o->cancel_reason)
-                reason = __atomic_load_n(r->o->cancel_reason, __ATOMIC_ACQUIRE);
-        begin_stop(r, EXEC_INTERRUPTED, reason ? reason : "cancelled");
-        loop_remove(s);
-}
-
-static bool is_done(const struct remote_run *r)
-{
-        return (r->reaped && r->out_fd < 0 && r->err_fd < 0) || r->close_timed_out ||
-               (r->session && r->cell_over);
 }
 
 /* The run frame: the script, the configuration the agent applies, the tools and where. */
 json_t *remote_run_frame(const struct remote_run *r)
 {
-        const struct exec_opts *o = r->o;
+        const struct exec_opts *o = r->run.o;
         json_auto_t *run = NULL, *opts = NULL, *tools = NULL, *host = NULL;
         char timeout[64];
 
@@ -657,14 +563,15 @@ static int start_channel(struct remote_run *r, struct diag *reterr)
         struct spawn_opts so;
         int k;
 
-        k = backend_channel_argv(r->o->backend, &argv);
+        k = backend_channel_argv(r->run.o->backend, &argv);
         if (k < 0)
-                return diag_set(reterr, k, "backend '%s': %s", r->o->backend->spec, strerror(-k));
+                return diag_set(reterr, k, "backend '%s': %s", r->run.o->backend->spec,
+                                strerror(-k));
         path = find_in_path(argv[0]);
         if (!path)
                 return diag_set(reterr, -ENOENT,
                                 "backend '%s': '%s' is not installed (not found on PATH)",
-                                r->o->backend->spec, argv[0]);
+                                r->run.o->backend->spec, argv[0]);
         /*
          * The channel's stdin is a socket, not a pipe: a write to a channel that is gone is
          * an EPIPE (MSG_NOSIGNAL), never a SIGPIPE that would kill a host that did not ignore
@@ -678,9 +585,9 @@ static int start_channel(struct remote_run *r, struct diag *reterr)
         so = (struct spawn_opts){
                 .path = path,
                 .argv = argv,
-                .envp = r->o->base_env,
+                .envp = r->run.o->base_env,
                 /* A channel to this machine (exec:sh) starts where a local run would. */
-                .cwd = r->o->cwd,
+                .cwd = r->run.o->cwd,
                 .stdin_fd = inp[0],
                 .stdout_fd = outp[1],
                 .stderr_fd = errp[1],
@@ -709,118 +616,80 @@ fail:
                 safe_close(outp[i]);
                 safe_close(errp[i]);
         }
-        return diag_set(reterr, k, "backend '%s': cannot start '%s': %s", r->o->backend->spec,
+        return diag_set(reterr, k, "backend '%s': cannot start '%s': %s", r->run.o->backend->spec,
                         argv[0], strerror(-k));
 }
 
-/* A run's own (a session's cell's): the clock, the tools' context, the capture. */
+static void remote_teardown(struct run *run)
+{
+        struct remote_run *r = run->target;
+
+        remote_wait_calls(r);
+        /* The loop's sources go with it; the channel's fds stay open. */
+        r->out_src = r->err_src = r->child_src = r->handshake_timer = NULL;
+        json_decref(TAKE_PTR(r->exit));
+        free(TAKE_PTR(r->error_text));
+}
+
+static const struct run_target_ops remote_ops = {
+        .interrupt = remote_interrupt,
+        .kill = remote_kill,
+        .drained = remote_drained,
+        .collect = remote_collect,
+        .teardown = remote_teardown,
+};
+
+/* The channel's sources on the run's loop: what the run's end waits for (holds). */
+static int attach_channel(struct remote_run *r, struct diag *reterr)
+{
+        struct run *run = &r->run;
+        int k;
+
+        if ((r->out_fd >= 0 &&
+             (k = loop_add(run->loop, r->out_fd, EPOLLIN, on_out, r, &r->out_src)) < 0) ||
+            (r->err_fd >= 0 &&
+             (k = loop_add(run->loop, r->err_fd, EPOLLIN, on_err, r, &r->err_src)) < 0) ||
+            (!r->reaped &&
+             (k = loop_add_child(run->loop, r->pid, r->pidfd, on_child, r, &r->child_src)) < 0))
+                return diag_set(reterr, k, "event loop: %s", strerror(-k));
+        run->holds = (r->out_fd >= 0) + (r->err_fd >= 0) + !r->reaped;
+        return 0;
+}
+
 int remote_begin_run(struct remote_run *r, const struct exec_opts *o, struct diag *reterr)
 {
         int k;
 
-        r->o = o;
-        r->host_calls = 0; /* each cell has its own budget */
-        r->start = now_usec();
-        r->deadline = r->start + (usec_t) (o->config->timeout * USEC_PER_SEC);
-        r->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        pause_clock_init(&r->clock, r->wake_fd);
-        if (r->cancel_fd < 0 || r->wake_fd < 0)
-                return diag_set(reterr, -errno, "cannot create event fds: %m");
-        r->tool_ctx = (struct tool_ctx){
-                .config = o->config,
-                .cwd = o->cwd,
-                .env = o->base_env,
-                .deadline = r->deadline,
-                .cancel_fd = r->cancel_fd,
-                .redactor = o->redactor,
-                .python = o->python,
-                .approver = o->approver,
-                .clock = &r->clock,
-        };
-        k = exec_capture_init(o, &r->out, &r->err);
-        if (k < 0)
-                return diag_set(reterr, k, "cannot set up output capture: %s", strerror(-k));
-        return 0;
+        run_init(&r->run, o, &remote_ops, r);
+        r->run.redact_log = true; /* the agent's log: the redactor did not see it */
+        r->host_calls = 0;        /* each cell has its own budget */
+        r->cell_over = r->session_lost = false;
+        k = run_begin(&r->run, o->cwd, reterr);
+        /* A session's channel is there already: its sources join the cell's loop. */
+        if (k >= 0 && r->pid > 0)
+                k = attach_channel(r, reterr);
+        return k;
 }
 
-/* The run's end (a cell's): what remote_begin_run() and remote_attach_loop() set up. The channel
- * stays. */
 void remote_end_run(struct remote_run *r)
 {
-        if (r->cancel_fd >= 0)
-                remote_wait_calls(r);
-        /* The loop's sources go with it; the channel's fds stay open. */
-        r->loop = loop_free(r->loop);
-        r->out_src = r->err_src = r->pid_src = NULL;
-        r->sig_fd = safe_close(r->sig_fd);
-        r->cancel_fd = safe_close(r->cancel_fd);
-        if (r->wake_fd >= 0)
-                pause_clock_done(&r->clock);
-        r->wake_fd = safe_close(r->wake_fd);
-        capture_release(&r->out);
-        capture_release(&r->err);
-        json_decref(r->exit);
-        r->exit = NULL;
-}
-
-/* An event loop for the run on this thread: the channel while it lives, the timer, stops. */
-int remote_attach_loop(struct remote_run *r, struct diag *reterr)
-{
-        const struct exec_opts *o = r->o;
-        sigset_t mask;
-        int k;
-
-        k = loop_new(&r->loop);
-        if (k < 0)
-                return diag_set(reterr, k, "cannot create the event loop: %s", strerror(-k));
-        if ((r->out_fd >= 0 &&
-             (k = loop_add(r->loop, r->out_fd, EPOLLIN, on_out, r, &r->out_src)) < 0) ||
-            (r->err_fd >= 0 &&
-             (k = loop_add(r->loop, r->err_fd, EPOLLIN, on_err, r, &r->err_src)) < 0) ||
-            (k = loop_add(r->loop, r->timer_fd, EPOLLIN, on_timer, r, NULL)) < 0 ||
-            (r->wake_fd >= 0 &&
-             (k = loop_add(r->loop, r->wake_fd, EPOLLIN, on_wake, r, NULL)) < 0) ||
-            (r->pidfd >= 0 &&
-             (k = loop_add(r->loop, r->pidfd, EPOLLIN, on_pid, r, &r->pid_src)) < 0))
-                return diag_set(reterr, k, "event loop: %s", strerror(-k));
-        if (o->handle_signals) {
-                sigemptyset(&mask);
-                sigaddset(&mask, SIGINT);
-                sigaddset(&mask, SIGTERM);
-                sigaddset(&mask, SIGHUP);
-                r->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-                if (r->sig_fd < 0)
-                        return diag_set(reterr, -errno, "signalfd: %m");
-                k = loop_add(r->loop, r->sig_fd, EPOLLIN, on_signal, r, NULL);
-                if (k < 0)
-                        return diag_set(reterr, k, "event loop: %s", strerror(-k));
-        }
-        if (o->cancel_fd >= 0) {
-                k = loop_add(r->loop, o->cancel_fd, EPOLLIN, on_cancel, r, NULL);
-                if (k < 0)
-                        return diag_set(reterr, k, "event loop: %s", strerror(-k));
-        }
-        return 0;
+        run_teardown(&r->run);
 }
 
 /*
  * Start the channel and tell the target's shell to exec the agent; @opening (our magic,
  * hello and, for a one-shot run, the run frame) goes when the agent's hello comes.
  */
-static int open_channel(struct remote_run *r, struct diag *reterr)
+int remote_open_channel(struct remote_run *r, struct diag *reterr)
 {
         json_auto_t *hello = NULL, *run = NULL;
         int k;
 
-        r->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (r->timer_fd < 0)
-                return diag_set(reterr, -errno, "cannot create event fds: %m");
         hello = json_pack("{s:i, s:s, s:[]}", "protocol", FRAME_PROTOCOL_VERSION, "ptc",
                           PTC_VERSION, "features");
         if (!r->session) {
                 /* The run frame is JSON: the script travels as a string. */
-                if (!utf8_is_valid(r->o->code, r->o->code_len))
+                if (!utf8_is_valid(r->run.o->code, r->run.o->code_len))
                         return diag_set(reterr, -EINVAL,
                                         "a remote run takes a UTF-8 script; this one is not valid "
                                         "UTF-8");
@@ -849,12 +718,22 @@ static int open_channel(struct remote_run *r, struct diag *reterr)
         k = start_channel(r, reterr);
         if (k < 0)
                 return k;
-        trace_span_now(r->o->trace, "channel", "setup", r->channel_started,
-                       json_pack("{s:s}", "backend", backend_kind_name(r->o->backend->kind)));
-        k = remote_attach_loop(r, reterr);
+        trace_span_now(r->run.o->trace, "channel", "setup", r->channel_started,
+                       json_pack("{s:s}", "backend", backend_kind_name(r->run.o->backend->kind)));
+        /* spawn falls back to pidfd_open(); without either (before Linux 5.3) the channel's
+         * end cannot be watched. */
+        if (r->pidfd < 0)
+                return diag_set(reterr, -EOPNOTSUPP,
+                                "backend '%s': cannot watch the channel: no pidfd for it (Linux "
+                                "5.3 or later is needed)",
+                                r->run.o->backend->spec);
+        k = attach_channel(r, reterr);
+        k = k
+                    ?: loop_add_time(r->run.loop,
+                                     MIN(r->run.deadline, r->run.start + HANDSHAKE_USEC),
+                                     on_handshake_timer, r, &r->handshake_timer);
         if (k < 0)
-                return k;
-        remote_arm_timer(r, MIN(r->deadline, r->start + HANDSHAKE_USEC));
+                return diag_set(reterr, k, "event loop: %s", strerror(-k));
 
         {
                 _cleanup_free_ char *text = NULL;
@@ -878,30 +757,25 @@ static int open_channel(struct remote_run *r, struct diag *reterr)
         return 0;
 }
 
-int remote_setup(struct remote_run *r, const struct exec_opts *o, struct diag *reterr)
-{
-        int k = remote_begin_run(r, o, reterr);
-
-        return k < 0 ? k : open_channel(r, reterr);
-}
-
-void remote_teardown(struct remote_run *r)
+void remote_close_channel(struct remote_run *r)
 {
         remote_close_input(r);
+        loop_remove(r->out_src);
+        loop_remove(r->err_src);
+        loop_remove(r->child_src);
+        r->out_src = r->err_src = r->child_src = NULL;
         if (r->pid > 0 && !r->reaped) {
                 (void) kill(-r->pid, SIGKILL);
                 (void) waitpid(r->pid, NULL, 0);
                 r->reaped = true;
         }
-        remote_end_run(r);
-        safe_close(r->out_fd);
-        safe_close(r->err_fd);
-        safe_close(r->pidfd);
-        safe_close(r->timer_fd);
+        r->out_fd = safe_close(r->out_fd);
+        r->err_fd = safe_close(r->err_fd);
+        r->pidfd = safe_close(r->pidfd);
         frame_reader_release(&r->reader);
-        free(r->failure);
+        free(TAKE_PTR(r->failure));
         buf_release(&r->opening);
-        free(r->agent_path);
+        free(TAKE_PTR(r->agent_path));
 }
 
 struct remote_run *remote_run_new(void)
@@ -917,29 +791,11 @@ struct remote_run *remote_run_new(void)
                 .pidfd = -EBADF,
                 .out_fd = -EBADF,
                 .err_fd = -EBADF,
-                .timer_fd = -EBADF,
-                .sig_fd = -EBADF,
-                .cancel_fd = -EBADF,
-                .wake_fd = -EBADF,
-                /* Released on every path, initialized or not. */
-                .out = {.spill_fd = -EBADF},
-                .err = {.spill_fd = -EBADF},
-                .phase = PHASE_HANDSHAKE,
+                .handshake = true,
+                .run = {.cancel_fd = -EBADF, .wake_fd = -EBADF},
         };
         pthread_mutex_init(&r->lock, NULL);
         pthread_cond_init(&r->calls_done, NULL);
         frame_reader_init(&r->reader, FRAME_SIDE_HOST);
         return r;
-}
-
-/* Run the loop until the run (the cell, the handshake) is over. */
-int remote_run_loop(struct remote_run *r, bool handshake_only, struct diag *reterr)
-{
-        while (!is_done(r) && !(handshake_only && r->phase != PHASE_HANDSHAKE)) {
-                int k = loop_run_once(r->loop, -1);
-
-                if (k < 0)
-                        return diag_set(reterr, k, "event loop failed: %s", strerror(-k));
-        }
-        return 0;
 }

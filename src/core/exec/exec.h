@@ -35,8 +35,6 @@ struct exec_opts {
         const char *python;              /* resolved interpreter */
         const char *cwd;                 /* project mode working directory (absolute) */
         bool log_calls;                  /* add tool_calls to the result */
-        bool handle_signals;             /* SIGINT/SIGTERM interrupt the run; the caller has them
-                                          * blocked in every thread */
         int cancel_fd;                   /* readable = cancel (status interrupted); -1 for none */
         /* Read (atomically) when cancel_fd fires: what the result names ("Execution
          * interrupted (SIGTERM)"); NULL, or pointing to NULL, for "cancelled". */
