@@ -416,7 +416,7 @@ static json_t *op_run(struct server *s, int fd, json_t *req)
         } else
                 answer = error_reply(d.message[0] ? d.message : strerror(-r), false);
         /*
-         * The answer first: a pooled run's end lets the pool start a kernel, a fork of this
+         * The answer first: a pooled run's end lets the pool start an interpreter, a fork of this
          * process, after which the watcher's exit and every page written wait for the memory
          * map or a copy (1 ms here before the answer, when it came after the join).
          */

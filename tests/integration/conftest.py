@@ -151,10 +151,10 @@ def idle_warm_interpreters():
                 ppid = int(f.read().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        kernel = next((a for a in argv[1:3] if a.endswith(b"/.kernel.py")), None)
-        if not kernel:
+        interp = next((a for a in argv[1:3] if a.endswith(b"/.kernel.py")), None)
+        if not interp:
             continue
-        d = Path(os.fsdecode(kernel)).parent
+        d = Path(os.fsdecode(interp)).parent
         try:
             taken = any(n == "script.py" or n.startswith("cell-") for n in os.listdir(d))
         except OSError:

@@ -203,7 +203,7 @@ print(a.get("status", "allowed"), b.get("status", "allowed"), "|", b.get("approv
 def test_a_session_cells_ask_is_put_at_the_clients_terminal(ptc, srv):
     (ptc.workdir / "a").mkdir()
     (ptc.workdir / "b").mkdir()
-    # The session's state, so the cell is known to run in the server's kernel.
+    # The session's state, so the cell is known to run in the server's session interpreter.
     r = ptc.run("x = 41", "--session", "s", input=b"")
     assert r.rc == 0, r
     t = Pty(ptc, ["run", "--session", "s", "-c", "print(x + 1)\n" + TWO_ASKS])

@@ -234,8 +234,8 @@ def test_isolation_none_says_the_rules_bind_the_tool_calls_only(iso, base):
 
 @needs_landlock
 def test_a_session_cell_is_bound(iso, base):
-    """`ptc run --session`: the cells run in a kernel the server started (and forks of it);
-    the kernel runs under the ruleset, so every cell does."""
+    """`ptc run --session`: the cells run in an interpreter the server started (and forks of it);
+    the interpreter runs under the ruleset, so every cell does."""
     work, prot = make_project(iso, base)
     before = snapshot(prot)
     cfg = rule_config(iso, [".github/workflows/**"])

@@ -2,7 +2,7 @@
 """Sessions (docs/sessions.md) through the real `ptc mcp`: execute_code's `session` and
 `reset`, `--sessions conversation`, the `sessions:` config section.
 
-A session's kernel is found by the marker every process of a test's runs carries in its
+A session's interpreter is found by the marker every process of a test's runs carries in its
 environment (ptc's socket variable names a staging directory below the test's TMPDIR), so
 the tests see it come and go without trusting what a cell reports.
 """
@@ -25,12 +25,12 @@ def cell(c, code, wait=30.0, **args):
     return check_result(c.call_code(code, wait=wait, **args))
 
 
-def kernels(ptc):
+def interpreters(ptc):
     return processes_marked(script_marker(ptc))
 
 
 def no_pool(ptc, more=""):
-    """A config without the warm pool, whose interpreters would be counted as kernels."""
+    """A config without the warm pool, whose interpreters would be counted as the sessions'."""
     return ptc.write_config("sessions:\n  warm: 0\n" + more, name="no-pool.yaml")
 
 
@@ -99,7 +99,7 @@ def test_a_cell_that_times_out_keeps_the_session(mcp):
 def test_a_cell_that_will_not_unwind_loses_the_session(mcp, ptc):
     c = mcp("--config", no_pool(ptc))
     cell(c, "lost = 1", session="u")
-    assert kernels(ptc)
+    assert interpreters(ptc)
     r = cell(c, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
                 "time.sleep(60)", session="u", timeout=1)
     assert r["status"] == "timeout" and r["session_lost"] is True, r
@@ -153,8 +153,8 @@ def test_exit_statuses_of_cells_are_those_of_a_process(mcp):
 def test_idle_sessions_close_and_the_next_cell_is_told(mcp, ptc):
     c = mcp("--config", no_pool(ptc, "  idle_timeout: 1\n"))
     cell(c, "x = 1", session="i")
-    assert kernels(ptc)
-    assert wait_no_process_marked(script_marker(ptc), 10) == [], "the idle kernel lives on"
+    assert interpreters(ptc)
+    assert wait_no_process_marked(script_marker(ptc), 10) == [], "the idle interpreter lives on"
     r = cell(c, "print('x' in globals())", session="i")
     assert r["output"] == "False\n" and r["cell"] == 1, r
     assert r["session_note"] == "session 'i' was closed after 1 s without a cell; this cell " \
@@ -174,7 +174,7 @@ def test_the_least_recently_used_session_makes_room(mcp, ptc):
     assert r["output"] == "False\n", r
     assert r["session_note"] == "session 'b' was closed to make room for session 'c' (at most " \
         "2 live sessions, sessions.max); this cell started a new one", r
-    assert len(kernels(ptc)) <= 2 * 2 + 1  # two kernels and their inits, at most
+    assert len(interpreters(ptc)) <= 2 * 2 + 1  # two interpreters and their inits, at most
 
 
 def test_cells_of_different_sessions_run_at_once_and_one_session_one_at_a_time(mcp):
@@ -242,11 +242,11 @@ def test_conversation_mode_gives_the_connection_a_session(mcp, ptc):
     assert wait_no_process_marked(script_marker(ptc), 10) == []
 
 
-def test_no_kernel_outlives_a_killed_server(mcp, ptc):
+def test_no_interpreter_outlives_a_killed_server(mcp, ptc):
     c = mcp()
     cell(c, "x = 1", session="k1")
     cell(c, "x = 2", session="k2")
-    assert len(kernels(ptc)) >= 2
+    assert len(interpreters(ptc)) >= 2
     os.kill(c.proc.pid, signal.SIGKILL)
     c.proc.wait(10)
     assert wait_no_process_marked(script_marker(ptc), 10) == []

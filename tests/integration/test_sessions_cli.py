@@ -23,7 +23,7 @@ from conftest import expect, expect_usage_error, processes_marked, \
 
 
 def servers(ptc):
-    """Host pids of this test's `ptc serve` processes (not the kernels' inits: clones of
+    """Host pids of this test's `ptc serve` processes (not the session interpreters' inits: clones of
     the server, with its command line, whose parent is the server)."""
     cands = {}
     for pid in processes_marked(str(ptc.tmp)):
@@ -125,7 +125,7 @@ def test_two_first_clients_share_one_server(ptc, srv):
     assert len(servers(ptc)) == 1, servers(ptc)
 
 
-def test_no_kernel_outlives_a_killed_server(ptc, srv):
+def test_no_interpreter_outlives_a_killed_server(ptc, srv):
     session(ptc, "x = 1", "k")
     (pid,) = servers(ptc)
     assert len(processes_marked(script_marker(ptc))) >= 1

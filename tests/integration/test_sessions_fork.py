@@ -20,7 +20,7 @@ def cell(c, code, wait=30.0, **args):
 
 
 def no_pool(ptc, more=""):
-    """A config without the warm pool, whose interpreters would be counted as kernels."""
+    """A config without the warm pool, whose interpreters would be counted as the sessions'."""
     return ptc.write_config("sessions:\n  warm: 0\n" + more, name="no-pool.yaml")
 
 

@@ -271,8 +271,8 @@ def test_a_dropped_layer_is_in_every_mcp_answer(ptc, no_userns):
     c = Mcp([*no_userns, ptc.bin, "mcp", "--cwd", ptc.workdir], ptc.make_env(), str(ptc.tmp))
     try:
         c.initialize()
-        # One-shot runs (the warm pool's kernels, or cold), then a session's cells: the
-        # second cell's kernel started with the first, and its answer says so all the same.
+        # One-shot runs (the warm pool's interpreters, or cold), then a session's cells: the
+        # second cell's interpreter started with the first, and its answer says so all the same.
         for extra in ({}, {}, {"session": "s"}, {"session": "s"}):
             d = c.execute("print(1)", **extra)
             assert d["status"] == "success", d

@@ -234,8 +234,8 @@ def test_sessions_keep_state_and_call_host_tools(engine):
 
 
 def test_trace_of_session_cells(engine, tmp_path):
-    """A cell's trace: the session (its kernel's start in the first), the cell, and its
-    calls, which a session kernel's own RPC server serves."""
+    """A cell's trace: the session (its interpreter's start in the first), the cell, and its
+    calls, which a session interpreter's own RPC server serves."""
     @engine.tool
     def twice(n: int) -> int:
         "Twice @n."
@@ -254,7 +254,7 @@ def test_trace_of_session_cells(engine, tmp_path):
         assert by["cell"]["args"] == {"on": "session kernel"}, by["cell"]
         cell, call = by["cell"], by["tool: twice"]
         assert cell["ts"] <= call["ts"] <= cell["ts"] + cell["dur"], (cell, call)
-    # The first cell started the kernel: its session span is the long one.
+    # The first cell started the interpreter: its session span is the long one.
     assert spans[0]["session"]["args"] == {"new_kernel": True}, spans[0]["session"]
     assert spans[1]["session"]["args"] == {"new_kernel": False}, spans[1]["session"]
     assert spans[0]["session"]["dur"] > spans[1]["session"]["dur"]

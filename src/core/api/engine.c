@@ -150,7 +150,7 @@ PTC_EXPORT ptc_engine *ptc_engine_free(ptc_engine *e)
 {
         if (!e)
                 return NULL;
-        /* First: the kernels' cells use the registry and the redactor. */
+        /* First: the session interpreters' cells use the registry and the redactor. */
         session_table_free(e->sessions);
         pthread_mutex_destroy(&e->sessions_lock);
         free(e->warm_python);
@@ -193,8 +193,8 @@ int engine_sessions(ptc_engine *e, struct session_table **ret)
 }
 
 /*
- * PTC_ENGINE_WARM_POOL (docs/sessions.md): kernels for the engine's directory, tools and
- * interpreter, kept ready by the session table's thread. Without an interpreter here, or
+ * PTC_ENGINE_WARM_POOL (docs/sessions.md): session interpreters for the engine's directory,
+ * tools and Python, kept ready by the session table's thread. Without an interpreter here, or
  * with a remote backend, there is no pool: runs start cold and say why as they always do.
  */
 static void start_warm_pool(ptc_engine *e)
@@ -204,7 +204,7 @@ static void start_warm_pool(ptc_engine *e)
 
         if (!(e->flags & PTC_ENGINE_WARM_POOL) || e->config.warm <= 0 || e->pool)
                 return;
-        /* No run may work there: no kernel either (each run says why). */
+        /* No run may work there: no session interpreter either (each run says why). */
         if (engine_check_cwd(&e->config, false, e->cwd, NULL) < 0)
                 return;
         if (interpreter_resolve_in(&e->config, e->config.mode, e->cwd, &e->warm_python, &d) < 0)

@@ -66,7 +66,7 @@ struct ptc_engine {
         pthread_mutex_t sessions_lock;
         struct session_table *sessions; /* under the lock */
 
-        /* PTC_ENGINE_WARM_POOL: what the pool's kernels are started with (set at start). */
+        /* PTC_ENGINE_WARM_POOL: what the pool's interpreters are started with (set at start). */
         struct exec_opts warm_opts;
         char *warm_python; /* NULL: no pool */
 };

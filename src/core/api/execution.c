@@ -26,7 +26,7 @@
 #include "core/env/env.h"
 #include "core/events/events.h"
 #include "core/events/trace.h"
-#include "core/exec/exec-kernel.h"
+#include "core/exec/exec-interp.h"
 #include "core/exec/exec.h"
 #include "core/exec/result.h"
 #include "core/output/redact.h"
@@ -59,7 +59,7 @@ struct ptc_execution {
         int cancel_fd;
         const char *reason; /* atomic: set before cancel_fd is written */
         char *session;      /* "session": run as a cell of this session (docs/sessions.md) */
-        bool reset;         /* "reset": a new kernel for the session first */
+        bool reset;         /* "reset": a new interpreter for the session first */
         char *fork_from;    /* "fork_from": the session starts as a copy of this one */
         bool ran;
         char **warnings;           /* the run's (isolation auto's left-out layers), one line each */
@@ -419,8 +419,8 @@ static enum ptc_status status_of(enum exec_status s)
 
 /*
  * The run as the next cell of session x->session (docs/sessions.md): the result gains
- * "session", "cell", and "session_lost" when the kernel died with the cell, or
- * "session_note" when a new kernel started for an id that had one.
+ * "session", "cell", and "session_lost" when the interpreter died with the cell, or
+ * "session_note" when a new interpreter started for an id that had one.
  */
 static int run_cell(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
                     enum exec_status *ret_status, struct diag *reterr)
@@ -451,14 +451,14 @@ static int run_cell(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
         r = session_begin(t, x->session, x->reset, eo, &lease, reterr);
         if (r < 0)
                 return r;
-        /* A new kernel's start is in here. */
+        /* A new interpreter's start is in here. */
         trace_span_now(eo->trace, "session", "setup", t0,
                        json_pack("{s:b}", "new_kernel", lease.cell == 1));
-        /* A kernel started for an earlier cell: what its start left out binds this one too. */
+        /* An interpreter from an earlier cell: what its start left out binds this one too. */
         if (lease.cell > 1)
-                for (char *const *w = exec_kernel_warnings(lease.kernel); w && *w; w++)
+                for (char *const *w = exec_interp_warnings(lease.interp); w && *w; w++)
                         on_warning(x, *w);
-        r = exec_kernel_run_cell(lease.kernel, eo, false, &res, ret_status, &lost, reterr);
+        r = exec_interp_run_cell(lease.interp, eo, false, &res, ret_status, &lost, reterr);
         {
                 unsigned cell = lease.cell;
                 char note[sizeof(lease.note)];
@@ -488,7 +488,7 @@ static bool code_is_blank(const char *code, size_t n)
 }
 
 /*
- * Whether the engine's warm pool serves this run: a kernel there was started for the
+ * Whether the engine's warm pool serves this run: an interpreter there was started for the
  * engine's directory, tools and interpreter, so only a run with exactly those can take one
  * and get what a cold run would (docs/sessions.md, "Warm pool").
  */
@@ -502,23 +502,23 @@ static bool warm_pool_fits(const ptc_execution *x, const char *python,
                strcmp(python, e->warm_python) == 0;
 }
 
-/* The run on a kernel of the warm pool, when one is ready; cold otherwise. */
+/* The run on an interpreter of the warm pool, when one is ready; cold otherwise. */
 static int run_warm(ptc_execution *x, const struct exec_opts *eo, json_t **ret,
                     enum exec_status *ret_status, struct diag *reterr)
 {
         struct session_table *t = x->engine->sessions;
-        struct exec_kernel *k = t ? session_take_warm(t) : NULL;
+        struct exec_interp *k = t ? session_take_warm(t) : NULL;
         bool lost;
         int r;
 
         if (!k)
                 return exec_run(eo, ret, ret_status, reterr);
         /* What its start said, as a cold start would have said it to this run. */
-        for (char *const *w = exec_kernel_warnings(k); w && *w; w++)
+        for (char *const *w = exec_interp_warnings(k); w && *w; w++)
                 on_warning(x, *w);
-        r = exec_kernel_run_cell(k, eo, true, ret, ret_status, &lost, reterr);
+        r = exec_interp_run_cell(k, eo, true, ret, ret_status, &lost, reterr);
         /* Nothing the run started outlives it; the reaping is the table thread's. */
-        exec_kernel_kill(k);
+        exec_interp_kill(k);
         session_discard(t, k);
         return r;
 }

@@ -39,10 +39,11 @@ struct exec_child_opts {
         char *const *env;        /* the child's environment */
         const char *cwd;
         const char *staging_dir;
-        int stdin_fd; /* > 0: the child's stdin (a kernel's control socket); 0: /dev/null */
+        int stdin_fd; /* > 0: the child's stdin (a session interpreter's control socket); 0:
+                         /dev/null */
         int stdout_fd, stderr_fd;
         uint64_t cpu_seconds;            /* RLIMIT_CPU under the rlimits layer */
-        bool outlive_script;             /* sandbox_opts.outlive_script: a session's kernel */
+        bool outlive_script;             /* sandbox_opts.outlive_script: a session's interpreter */
         struct sandbox_timings *timings; /* sandbox_opts.timings: for a trace, or NULL */
 };
 
@@ -82,7 +83,7 @@ _must_check_ int exec_run_remote(const struct exec_opts *o, json_t **ret,
  * A session on a remote backend (docs/sessions.md): the channel to the target stays open
  * between cells, and its agent keeps the session's interpreter there. Open: start the
  * channel for @o's backend and shake hands (the first cell's options). A cell: as
- * exec_kernel_run_cell() (*ret_lost: the channel or the target's interpreter died, and the
+ * exec_interp_run_cell() (*ret_lost: the channel or the target's interpreter died, and the
  * session with it). Any thread, one cell at a time; close from any thread once no cell
  * runs.
  */

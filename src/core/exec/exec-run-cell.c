@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The session cell target of the run supervisor (exec-run.h): a session kernel's cells
- * (exec-kernel.h). The "script" is the cell inside the kernel: it ends with the kernel's done
- * message on the control socket, not with a process; stopping it is KeyboardInterrupt in the
- * kernel, and a kernel that does not unwind within the grace, dies, or breaks the protocol
- * is lost with the session's state.
+ * The session cell target of the run supervisor (exec-run.h): a session interpreter's cells
+ * (exec-interp.h). The "script" is the cell inside the interpreter: it ends with the interpreter's
+ * done message on the control socket, not with a process; stopping it is KeyboardInterrupt in the
+ * interpreter, and an interpreter that does not unwind within the grace, dies, or breaks the
+ * protocol is lost with the session's state.
  */
 
-#include "core/exec/exec-kernel.h"
+#include "core/exec/exec-interp.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@
 #include "basic/time-util.h"
 #include "core/events/trace.h"
 #include "core/exec/exec-internal.h"
-#include "core/exec/exec-kernel-internal.h"
+#include "core/exec/exec-interp-internal.h"
 #include "core/exec/exec-run.h"
 
 /* A control message is a small JSON object either way. */
@@ -29,11 +29,11 @@
 
 struct cell {
         struct run run;
-        struct exec_kernel *k;
+        struct exec_interp *k;
         char *path;
         struct loop_source *ctl_src, *death_src;
-        struct loop_source *ctl_closed; /* the control socket ended: the kernel is dying */
-        bool started;                   /* the kernel said the cell runs: a stop reaches it */
+        struct loop_source *ctl_closed; /* the control socket ended: the interpreter is dying */
+        bool started;                   /* the interpreter said the cell runs: a stop reaches it */
         bool stop_pending;              /* a stop came before that: sent on "started" */
         bool one_shot;                  /* a warm pool's run: its result as a cold run's */
         bool have_exit_code;
@@ -52,46 +52,46 @@ static void cell_over(struct cell *c)
         run_end(&c->run, RUN_DRAIN_USEC);
 }
 
-/* The kernel is gone or broke the protocol: the session is lost with it. */
-static void lose_kernel(struct cell *c)
+/* The interpreter is gone or broke the protocol: the session is lost with it. */
+static void lose_interp(struct cell *c)
 {
         int ws;
 
         /* Its status when it died by itself (os._exit(3), a crash). */
-        if (!c->have_exit_code && kernel_exit_status(c->k, &ws)) {
+        if (!c->have_exit_code && interp_exit_status(c->k, &ws)) {
                 c->have_exit_code = true;
                 c->exit_code = ws;
         }
-        kernel_kill(c->k);
+        interp_kill(c->k);
         cell_over(c);
 }
 
 /*
- * SIGINT to the kernel's main thread (KeyboardInterrupt in the cell), SIGTERM to what the
- * kernel started; the tools after it. Before the cell has started, the kernel would not take
- * it: it goes when "started" comes; the grace runs from now either way.
+ * SIGINT to the interpreter's main thread (KeyboardInterrupt in the cell), SIGTERM to what the
+ * interpreter started; the tools after it. Before the cell has started, the interpreter would not
+ * take it: it goes when "started" comes; the grace runs from now either way.
  */
 static usec_t cell_interrupt(struct run *run)
 {
         struct cell *c = run->target;
 
         if (c->started)
-                kernel_interrupt(c->k);
+                interp_interrupt(c->k);
         else
                 c->stop_pending = true;
         return EXEC_KILL_GRACE_USEC;
 }
 
-/* The cell did not unwind: the kernel goes, and its state with it. */
+/* The cell did not unwind: the interpreter goes, and its state with it. */
 static usec_t cell_kill(struct run *run)
 {
-        lose_kernel(run->target);
+        lose_interp(run->target);
         return 0;
 }
 
 static void on_ctl_closed(struct loop_source *s, usec_t now, void *userdata)
 {
-        lose_kernel(userdata);
+        lose_interp(userdata);
 }
 
 static void on_control(struct loop_source *s, int fd, uint32_t events, void *userdata)
@@ -106,15 +106,15 @@ static void on_control(struct loop_source *s, int fd, uint32_t events, void *use
                 return;
         if (n == 0) {
                 /*
-                 * The kernel is exiting (os._exit(), a crash): its death fd says when it
-                 * is gone (and an origin's init then has its status). A kernel that only
+                 * The interpreter is exiting (os._exit(), a crash): its death fd says when it
+                 * is gone (and an origin's init then has its status). An interpreter that only
                  * closed the socket and lives on is lost all the same, after RUN_DRAIN_USEC.
                  */
                 loop_remove(c->ctl_src);
                 c->ctl_src = NULL;
                 if (loop_add_time(c->run.loop, now_usec() + RUN_DRAIN_USEC, on_ctl_closed, c,
                                   &c->ctl_closed) < 0)
-                        lose_kernel(c);
+                        lose_interp(c);
                 return;
         }
         if (n > 0)
@@ -123,13 +123,13 @@ static void on_control(struct loop_source *s, int fd, uint32_t events, void *use
             json_integer_value(json_object_get(v, "started")) == (json_int_t) c->k->cells) {
                 c->started = true;
                 if (c->stop_pending)
-                        kernel_interrupt(c->k);
+                        interp_interrupt(c->k);
                 return;
         }
         if (!v || json_integer_value(json_object_get(v, "done")) != (json_int_t) c->k->cells ||
             !json_is_integer(json_object_get(v, "exit_code"))) {
-                /* The end of the socket, or anything but this cell's done: not a kernel. */
-                lose_kernel(c);
+                /* The end of the socket, or anything but this cell's done: not an interpreter. */
+                lose_interp(c);
                 return;
         }
         c->have_exit_code = true;
@@ -139,7 +139,7 @@ static void on_control(struct loop_source *s, int fd, uint32_t events, void *use
 
 static void on_death(struct loop_source *s, int fd, uint32_t events, void *userdata)
 {
-        lose_kernel(userdata);
+        lose_interp(userdata);
 }
 
 static int cell_collect(struct run *run, struct result_input *in)
@@ -163,11 +163,11 @@ static const struct run_target_ops cell_ops = {
 };
 
 /*
- * Hand the cell to the kernel: its file, its token, its RPC socket, and the write ends of
+ * Hand the cell to the interpreter: its file, its token, its RPC socket, and the write ends of
  * its pipes. Under the rlimits layer a script's CPU time is limited (exec-run-local.c: 2 x timeout
  * + 10 s, a backstop behind the deadline): a cell may use that much from its start ("cpu"), so that
- * a runaway cell, or a thread it left spinning, ends the kernel rather than burning a core forever.
- * The kernel sets the limit on itself: ptc may lack the right to.
+ * a runaway cell, or a thread it left spinning, ends the interpreter rather than burning a core
+ * forever. The interpreter sets the limit on itself: ptc may lack the right to.
  */
 static int send_cell(struct cell *c, const char *token, int out_w, int err_w)
 {
@@ -182,7 +182,7 @@ static int send_cell(struct cell *c, const char *token, int out_w, int err_w)
 
         if (!text)
                 return -ENOMEM;
-        k = kernel_send(c->k, text, fds, 2);
+        k = interp_send(c->k, text, fds, 2);
         explicit_wipe(text, strlen(text));
         return k;
 }
@@ -190,7 +190,7 @@ static int send_cell(struct cell *c, const char *token, int out_w, int err_w)
 static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
 {
         const struct exec_opts *o = c->run.o;
-        struct exec_kernel *k = c->k;
+        struct exec_interp *k = c->k;
         char token[65], name[64];
         int out_w = -EBADF, err_w = -EBADF;
         int r;
@@ -211,21 +211,21 @@ static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
         r = exec_make_token(token);
         if (r < 0)
                 return diag_set(reterr, r, "cannot generate the RPC token: %s", strerror(-r));
-        /* Each cell's own server on the kernel's socket path: the last one's calls end. */
+        /* Each cell's own server on the interpreter's socket path: the last one's calls end. */
         (void) unlink(k->socket_path);
         r = run_rpc(&c->run, k->socket_path, token, reterr);
         if (r >= 0)
                 r = run_pipes(&c->run, &out_w, &err_w, reterr);
         if (r >= 0 &&
             ((r = loop_add(c->run.loop, k->ctl_fd, EPOLLIN, on_control, c, &c->ctl_src)) < 0 ||
-             (kernel_death_fd(k) >= 0 && (r = loop_add(c->run.loop, kernel_death_fd(k), EPOLLIN,
+             (interp_death_fd(k) >= 0 && (r = loop_add(c->run.loop, interp_death_fd(k), EPOLLIN,
                                                        on_death, c, &c->death_src)) < 0)))
                 diag_set(reterr, r, "event loop: %s", strerror(-r));
         if (r >= 0) {
                 run_arm_deadline(&c->run);
-                /* Last: a kernel found gone (EPIPE) ends the cell through the loop's sources. */
+                /* Last: an interpreter gone (EPIPE) ends the cell through the loop's sources. */
                 if (send_cell(c, token, out_w, err_w) < 0)
-                        lose_kernel(c);
+                        lose_interp(c);
         }
         explicit_wipe(token, sizeof(token));
         safe_close(out_w);
@@ -233,7 +233,7 @@ static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
         return r;
 }
 
-int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, bool one_shot,
+int exec_interp_run_cell(struct exec_interp *k, const struct exec_opts *o, bool one_shot,
                          json_t **ret, enum exec_status *ret_status, bool *ret_lost,
                          struct diag *reterr)
 {
@@ -256,7 +256,7 @@ int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, bool 
         r = cell_setup(&c, one_shot, reterr);
         t0 = now_usec();
         trace_span(o->trace, "cell setup", "setup", c.run.start, t0, NULL);
-        /* A warm kernel's one-shot run is the run's script; a session's is a cell. */
+        /* A warm interpreter's one-shot run is the run's script; a session's is a cell. */
         c.run.span_name = one_shot ? "script" : "cell";
         c.run.span_start = t0;
         c.run.span_attrs = json_pack("{s:s}", "on", one_shot ? "warm kernel" : "session kernel");
@@ -267,9 +267,9 @@ int exec_kernel_run_cell(struct exec_kernel *k, const struct exec_opts *o, bool 
         (void) unlink(k->socket_path);
         free(c.path);
         trace_span_now(o->trace, "teardown", "teardown", t0, NULL);
-        /* A cell that could not even be set up leaves the kernel in an unknown state. */
+        /* A cell that could not even be set up leaves the interpreter in an unknown state. */
         if (r < 0)
-                kernel_kill(k);
+                interp_kill(k);
         *ret_lost = k->lost;
         return r;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A script's confined start (exec-internal.h: exec_start_confined()), a local run's and a
- * session kernel's: the isolation level's layers, what isolation auto leaves out and the
+ * session interpreter's: the isolation level's layers, what isolation auto leaves out and the
  * warnings that say so, the policy's path rules on the script's own writes.
  */
 #include "core/exec/exec-internal.h"
@@ -41,7 +41,7 @@ _printf_(2, 3) static void warn(const struct exec_opts *o, const char *fmt, ...)
 /*
  * What the policy's path rules cannot hold terminal commands and the script's own writes to
  * here (Landlock missing, isolation none, name patterns): said once a start, a run's or a
- * session kernel's (core/policy/path-protect.h).
+ * session interpreter's (core/policy/path-protect.h).
  */
 static int warn_path_protect(const struct exec_opts *o)
 {

@@ -3,8 +3,8 @@
  * The init of every confined start (sandbox.h): the process between ptc and the script. It
  * starts the script, reaps everything, forwards a stop once, and reports the script's status
  * when the script is gone, after everything the script left behind is gone too. A session's
- * kernel (sandbox_opts.outlive_script) is reported as soon as it is gone, and its init lives
- * on while the kernel's forks do.
+ * interpreter (sandbox_opts.outlive_script) is reported as soon as it is gone, and its init
+ * lives on while the interpreter's forks do.
  *
  * With the namespace layer it is pid 1 of the sandbox's pid namespace, and its exit makes the
  * kernel kill whatever is left in there. Without that layer (isolation none, or auto on a
@@ -306,7 +306,7 @@ _no_sanitize_address_ void sandbox_run_init(const struct sandbox_opts *o, struct
                         if (pid == script) {
                                 status = st;
                                 script_gone = true;
-                                /* A kernel's death is news while its forks live on. */
+                                /* A session interpreter's death is news while its forks live on. */
                                 if (outlive)
                                         (void) !write(status_fd, &status, sizeof(status));
                         }

@@ -135,12 +135,12 @@ struct sandbox_opts {
         char *const *ro_paths;    /* more trees to show read-only (interpreter prefixes,
                                    * PYTHONPATH entries); missing ones are skipped */
         int stdout_fd, stderr_fd; /* required */
-        int stdin_fd;             /* > 0: the script's stdin (a session kernel's control
-                                   * socket, docs/sessions.md); 0: /dev/null */
-        bool outlive_script;      /* a session's kernel (docs/sessions.md): the init reports
+        int stdin_fd;             /* > 0: the script's stdin (a session interpreter's
+                                   * control socket, docs/sessions.md); 0: /dev/null */
+        bool outlive_script;      /* a session's interpreter (docs/sessions.md): the init reports
                                    * the script's status as soon as it is gone and lives on
-                                   * while anything else does (the kernel's forks); ptc stops
-                                   * a kernel's cells itself */
+                                   * while anything else does (the interpreter's forks); ptc
+                                   * stops an interpreter's cells itself */
         bool network;             /* keep the host network (no net namespace, inet sockets) */
         struct sandbox_limits limits;
         int landlock_abi;                  /* from landlock_abi(); < 1 skips Landlock */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The session table (session.h). One mutex guards the table; kernels start and die
+ * The session table (session.h). One mutex guards the table; interpreters start and die
  * outside it (a start takes an interpreter's start-up, a death a kill and a reap), while
  * the session is marked busy or already out of the table.
  *
- * One thread of the table's own starts every kernel and closes the idle ones: a kernel's
+ * One thread of the table's own starts every interpreter and closes the idle ones: an interpreter's
  * init dies with the thread that started it (PR_SET_PDEATHSIG is the thread's), and the
- * cell that needs a kernel may be on a thread that ends with the call (ptc mcp's). It
+ * cell that needs an interpreter may be on a thread that ends with the call (ptc mcp's). It
  * sleeps until the next session's idle deadline, a start request or the end (an eventfd
  * wakes it): no interval.
  */
@@ -25,24 +25,24 @@
 #include <jansson.h>
 
 #include "basic/fd-util.h"
-#include "core/exec/exec-kernel.h"
+#include "core/exec/exec-interp.h"
 
 /* Ids of gone sessions remembered for the note of their next cell. */
 #define GONE_KEEP 64
 
 struct session {
         char id[SESSION_ID_MAX + 1];
-        struct exec_kernel *kernel; /* NULL: gone (then @gone says why) */
+        struct exec_interp *interp; /* NULL: gone (then @gone says why) */
         unsigned cells;
         bool busy;
         usec_t last_used;
         char gone[256];
 };
 
-/* A kernel to start on the table's thread, for a cell waiting in session_begin(). */
+/* An interpreter to start on the table's thread, for a cell waiting in session_begin(). */
 struct start_request {
         const struct exec_opts *o;
-        struct exec_kernel *kernel;
+        struct exec_interp *interp;
         int r;
         struct diag diag;
         bool done;
@@ -59,16 +59,16 @@ struct session_table {
         usec_t idle;
         int wake_fd;
         bool stopping;
-        /* The warm pool: ready kernels for one-shot runs, started with warm_opts (the
+        /* The warm pool: ready interpreters for one-shot runs, started with warm_opts (the
          * engine's, its cancel_fd stop_fd: a start waiting for a slow interpreter ends
          * when the table does). */
         struct exec_opts warm_opts_copy;
         const struct exec_opts *warm_opts;
         int stop_fd;
         unsigned warm;
-        struct exec_kernel **ready;
+        struct exec_interp **ready;
         unsigned n_ready;
-        struct exec_kernel **discard; /* used kernels to free, on the thread */
+        struct exec_interp **discard; /* used interpreters to free, on the thread */
         size_t n_discard, cap_discard;
         bool warm_failed; /* the last start failed: no retry until a take */
         pthread_t sweeper;
@@ -109,7 +109,7 @@ static size_t live_count(const struct session_table *t)
         size_t n = 0;
 
         for (size_t i = 0; i < t->n; i++)
-                n += t->v[i]->kernel != NULL || t->v[i]->busy;
+                n += t->v[i]->interp != NULL || t->v[i]->busy;
         return n;
 }
 
@@ -119,11 +119,11 @@ static void trim_gone(struct session_table *t)
         size_t gone = 0;
 
         for (size_t i = 0; i < t->n; i++)
-                gone += !t->v[i]->kernel && !t->v[i]->busy;
+                gone += !t->v[i]->interp && !t->v[i]->busy;
         for (size_t i = 0; gone > GONE_KEEP && i < t->n;) {
                 struct session *s = t->v[i];
 
-                if (s->kernel || s->busy) {
+                if (s->interp || s->busy) {
                         i++;
                         continue;
                 }
@@ -134,13 +134,13 @@ static void trim_gone(struct session_table *t)
         }
 }
 
-/* Mark @s gone for @why; its kernel is the caller's to free, outside the lock. */
-_printf_(2, 3) static struct exec_kernel *make_gone(struct session *s, const char *fmt, ...)
+/* Mark @s gone for @why; its interpreter is the caller's to free, outside the lock. */
+_printf_(2, 3) static struct exec_interp *make_gone(struct session *s, const char *fmt, ...)
 {
-        struct exec_kernel *k = s->kernel;
+        struct exec_interp *k = s->interp;
         va_list ap;
 
-        s->kernel = NULL;
+        s->interp = NULL;
         va_start(ap, fmt);
         (void) vsnprintf(s->gone, sizeof(s->gone), fmt, ap);
         va_end(ap);
@@ -155,25 +155,25 @@ static void *sweeper_main(void *userdata)
         while (!t->stopping) {
                 usec_t now = now_usec(), next = USEC_INFINITY;
                 struct start_request *req = t->request;
-                struct exec_kernel *dead[GONE_KEEP];
+                struct exec_interp *dead[GONE_KEEP];
                 size_t n_dead = 0;
 
                 if (t->n_discard > 0) {
-                        struct exec_kernel **v = t->discard;
+                        struct exec_interp **v = t->discard;
                         size_t n = t->n_discard;
 
                         t->discard = NULL;
                         t->n_discard = t->cap_discard = 0;
                         pthread_mutex_unlock(&t->lock);
                         for (size_t i = 0; i < n; i++)
-                                exec_kernel_free(v[i]);
+                                exec_interp_free(v[i]);
                         free(v);
                         pthread_mutex_lock(&t->lock);
                         continue;
                 }
                 if (req && !req->done) {
                         pthread_mutex_unlock(&t->lock);
-                        req->r = exec_kernel_start(req->o, &req->kernel, &req->diag);
+                        req->r = exec_interp_start(req->o, &req->interp, &req->diag);
                         pthread_mutex_lock(&t->lock);
                         req->done = true;
                         t->request = NULL;
@@ -184,7 +184,7 @@ static void *sweeper_main(void *userdata)
                 for (size_t i = 0; i < t->n; i++) {
                         struct session *s = t->v[i];
 
-                        if (!s->kernel || s->busy)
+                        if (!s->interp || s->busy)
                                 continue;
                         if (s->last_used + t->idle <= now && n_dead < ELEMENTSOF(dead))
                                 dead[n_dead++] = make_gone(s, "closed after %.0f s without a cell",
@@ -194,12 +194,12 @@ static void *sweeper_main(void *userdata)
                 }
                 trim_gone(t);
                 if (t->warm_opts && t->n_ready < t->warm && !t->warm_failed && !n_dead) {
-                        struct exec_kernel *k = NULL;
+                        struct exec_interp *k = NULL;
                         struct diag d = {};
                         int r;
 
                         pthread_mutex_unlock(&t->lock);
-                        r = exec_kernel_start(t->warm_opts, &k, &d);
+                        r = exec_interp_start(t->warm_opts, &k, &d);
                         pthread_mutex_lock(&t->lock);
                         if (r < 0 || t->stopping)
                                 t->warm_failed = r < 0;
@@ -209,14 +209,14 @@ static void *sweeper_main(void *userdata)
                         }
                         if (k) {
                                 pthread_mutex_unlock(&t->lock);
-                                exec_kernel_free(k);
+                                exec_interp_free(k);
                                 pthread_mutex_lock(&t->lock);
                         }
                         continue;
                 }
                 pthread_mutex_unlock(&t->lock);
                 for (size_t i = 0; i < n_dead; i++)
-                        exec_kernel_free(dead[i]);
+                        exec_interp_free(dead[i]);
                 /* Until the next idle end or a wake; after closing some, only a look. */
                 if (fd_wait_readable(t->wake_fd, n_dead ? 0 : next) > 0) {
                         uint64_t v;
@@ -274,15 +274,15 @@ struct session_table *session_table_free(struct session_table *t)
                 pthread_join(t->sweeper, NULL);
         }
         for (size_t i = 0; i < t->n; i++) {
-                exec_kernel_free(t->v[i]->kernel);
+                exec_interp_free(t->v[i]->interp);
                 free(t->v[i]);
         }
         free(t->v);
         for (unsigned i = 0; i < t->n_ready; i++)
-                exec_kernel_free(t->ready[i]);
+                exec_interp_free(t->ready[i]);
         free(t->ready);
         for (size_t i = 0; i < t->n_discard; i++)
-                exec_kernel_free(t->discard[i]);
+                exec_interp_free(t->discard[i]);
         free(t->discard);
         safe_close(t->wake_fd);
         safe_close(t->stop_fd);
@@ -301,7 +301,7 @@ static struct session *least_recently_used_idle(struct session_table *t)
         for (size_t i = 0; i < t->n; i++) {
                 struct session *s = t->v[i];
 
-                if (s->kernel && !s->busy && (!best || s->last_used < best->last_used))
+                if (s->interp && !s->busy && (!best || s->last_used < best->last_used))
                         best = s;
         }
         return best;
@@ -309,10 +309,10 @@ static struct session *least_recently_used_idle(struct session_table *t)
 
 /*
  * Room for a new session @id under sessions.max: the least recently used idle one is made
- * gone (its kernel in *ret_evicted, the caller's to free outside the lock). -EBUSY when
+ * gone (its interpreter in *ret_evicted, the caller's to free outside the lock). -EBUSY when
  * every live one runs a cell. Under the lock.
  */
-static int make_room(struct session_table *t, const char *id, struct exec_kernel **ret_evicted,
+static int make_room(struct session_table *t, const char *id, struct exec_interp **ret_evicted,
                      struct diag *reterr)
 {
         struct session *lru;
@@ -357,7 +357,7 @@ static int add_session(struct session_table *t, const char *id, struct session *
 
 void session_table_set_warm(struct session_table *t, unsigned warm, const struct exec_opts *o)
 {
-        struct exec_kernel **v = warm ? calloc(warm, sizeof(*v)) : NULL;
+        struct exec_interp **v = warm ? calloc(warm, sizeof(*v)) : NULL;
 
         pthread_mutex_lock(&t->lock);
         if (v) {
@@ -371,17 +371,17 @@ void session_table_set_warm(struct session_table *t, unsigned warm, const struct
         wake(t);
 }
 
-struct exec_kernel *session_take_warm(struct session_table *t)
+struct exec_interp *session_take_warm(struct session_table *t)
 {
-        struct exec_kernel *k = NULL;
+        struct exec_interp *k = NULL;
 
         pthread_mutex_lock(&t->lock);
         while (t->n_ready > 0 && !k) {
                 k = t->ready[--t->n_ready];
-                if (!exec_kernel_alive(k)) {
+                if (!exec_interp_alive(k)) {
                         /* Died waiting (killed from outside): not a run's to find out. */
                         pthread_mutex_unlock(&t->lock);
-                        exec_kernel_free(k);
+                        exec_interp_free(k);
                         k = NULL;
                         pthread_mutex_lock(&t->lock);
                 }
@@ -389,7 +389,7 @@ struct exec_kernel *session_take_warm(struct session_table *t)
         t->warm_failed = false;
         pthread_mutex_unlock(&t->lock);
         /*
-         * The refill starts when the run hands its kernel back (session_discard()): an
+         * The refill starts when the run hands its interpreter back (session_discard()): an
          * interpreter starting beside the run would take the CPU the run needs. An empty
          * pool starts filling now.
          */
@@ -398,19 +398,19 @@ struct exec_kernel *session_take_warm(struct session_table *t)
         return k;
 }
 
-void session_discard(struct session_table *t, struct exec_kernel *k)
+void session_discard(struct session_table *t, struct exec_interp *k)
 {
         if (!k)
                 return;
         pthread_mutex_lock(&t->lock);
         if (t->n_discard == t->cap_discard) {
                 size_t cap = t->cap_discard ? t->cap_discard * 2 : 8;
-                struct exec_kernel **v = realloc(t->discard, cap * sizeof(*v));
+                struct exec_interp **v = realloc(t->discard, cap * sizeof(*v));
 
                 if (!v) {
                         /* Out of memory: freed here, at the caller's cost. */
                         pthread_mutex_unlock(&t->lock);
-                        exec_kernel_free(k);
+                        exec_interp_free(k);
                         return;
                 }
                 t->discard = v;
@@ -422,7 +422,7 @@ void session_discard(struct session_table *t, struct exec_kernel *k)
 }
 
 static int start_on_table_thread(struct session_table *t, const struct exec_opts *o,
-                                 struct exec_kernel **ret, struct diag *reterr)
+                                 struct exec_interp **ret, struct diag *reterr)
 {
         struct start_request req = {.o = o};
 
@@ -436,14 +436,14 @@ static int start_on_table_thread(struct session_table *t, const struct exec_opts
         pthread_mutex_unlock(&t->one_start);
         if (req.r < 0)
                 return diag_set(reterr, req.r, "%s", req.diag.message);
-        *ret = req.kernel;
+        *ret = req.interp;
         return 0;
 }
 
 int session_begin(struct session_table *t, const char *id, bool reset, const struct exec_opts *o,
                   struct session_lease *ret, struct diag *reterr)
 {
-        struct exec_kernel *old = NULL, *evicted = NULL, *k = NULL;
+        struct exec_interp *old = NULL, *evicted = NULL, *k = NULL;
         struct session *s;
         char note[sizeof(ret->note)] = "";
         int r;
@@ -457,35 +457,35 @@ int session_begin(struct session_table *t, const char *id, bool reset, const str
                                 "at a time)",
                                 id);
         }
-        if (s && s->kernel && reset)
+        if (s && s->interp && reset)
                 old = make_gone(s, "reset");
-        else if (s && s->kernel && !exec_kernel_alive(s->kernel))
+        else if (s && s->interp && !exec_interp_alive(s->interp))
                 /* Killed from outside, or a thread of a cell called os._exit() after it. */
                 old = make_gone(s, "lost between cells (its interpreter died)");
-        if (s && !s->kernel && s->gone[0] && !reset)
+        if (s && !s->interp && s->gone[0] && !reset)
                 (void) snprintf(note, sizeof(note),
                                 "session '%s' was %s; this cell started a new one", id, s->gone);
-        if (!s || !s->kernel) {
+        if (!s || !s->interp) {
                 r = make_room(t, id, &evicted, reterr);
                 if (r < 0) {
                         pthread_mutex_unlock(&t->lock);
-                        exec_kernel_free(old);
+                        exec_interp_free(old);
                         return r;
                 }
                 if (!s && (r = add_session(t, id, &s)) < 0) {
                         pthread_mutex_unlock(&t->lock);
-                        exec_kernel_free(old);
-                        exec_kernel_free(evicted);
+                        exec_interp_free(old);
+                        exec_interp_free(evicted);
                         return diag_set(reterr, r, "out of memory");
                 }
                 s->cells = 0;
         }
         s->busy = true;
-        k = s->kernel;
+        k = s->interp;
         pthread_mutex_unlock(&t->lock);
 
-        exec_kernel_free(old);
-        exec_kernel_free(evicted);
+        exec_interp_free(old);
+        exec_interp_free(evicted);
         if (!k) {
                 r = start_on_table_thread(t, o, &k, reterr);
                 if (r < 0) {
@@ -496,10 +496,10 @@ int session_begin(struct session_table *t, const char *id, bool reset, const str
                         return r;
                 }
                 pthread_mutex_lock(&t->lock);
-                s->kernel = k;
+                s->interp = k;
                 pthread_mutex_unlock(&t->lock);
         }
-        *ret = (struct session_lease){.kernel = k, .cell = ++s->cells, .session = s};
+        *ret = (struct session_lease){.interp = k, .cell = ++s->cells, .session = s};
         (void) snprintf(ret->note, sizeof(ret->note), "%s", note);
         return 0;
 }
@@ -507,27 +507,27 @@ int session_begin(struct session_table *t, const char *id, bool reset, const str
 void session_end(struct session_table *t, struct session_lease *l, bool lost)
 {
         struct session *s = l->session;
-        struct exec_kernel *dead = NULL;
+        struct exec_interp *dead = NULL;
 
         pthread_mutex_lock(&t->lock);
         s->busy = false;
         s->last_used = now_usec();
-        if (lost || !exec_kernel_alive(s->kernel))
+        if (lost || !exec_interp_alive(s->interp))
                 dead = make_gone(s, "lost in its cell %u", l->cell);
         pthread_mutex_unlock(&t->lock);
-        exec_kernel_free(dead);
+        exec_interp_free(dead);
         wake(t);
         *l = (struct session_lease){};
 }
 
 int session_close(struct session_table *t, const char *id, const char *why)
 {
-        struct exec_kernel *k;
+        struct exec_interp *k;
         struct session *s;
 
         pthread_mutex_lock(&t->lock);
         s = find(t, id);
-        if (!s || !s->kernel) {
+        if (!s || !s->interp) {
                 pthread_mutex_unlock(&t->lock);
                 return -ENOENT;
         }
@@ -537,13 +537,13 @@ int session_close(struct session_table *t, const char *id, const char *why)
         }
         k = make_gone(s, "%s", why ? why : "");
         pthread_mutex_unlock(&t->lock);
-        exec_kernel_free(k);
+        exec_interp_free(k);
         return 0;
 }
 
 int session_fork(struct session_table *t, const char *id, const char *new_id, struct diag *reterr)
 {
-        struct exec_kernel *evicted = NULL, *copy = NULL, *dead = NULL;
+        struct exec_interp *evicted = NULL, *copy = NULL, *dead = NULL;
         struct session *s, *n;
         int r;
 
@@ -552,24 +552,24 @@ int session_fork(struct session_table *t, const char *id, const char *new_id, st
         pthread_mutex_lock(&t->lock);
         s = find(t, id);
         n = find(t, new_id);
-        if (!s || !s->kernel)
+        if (!s || !s->interp)
                 r = diag_set(reterr, -ENOENT, "no live session '%s'", id);
         else if (s->busy)
                 r = diag_set(reterr, -EBUSY, "session '%s' is running a cell", id);
-        else if (!exec_kernel_forkable(s->kernel))
+        else if (!exec_interp_forkable(s->interp))
                 r = diag_set(reterr, -EOPNOTSUPP,
                              "a session on a remote backend cannot be forked yet");
-        else if (n && (n->kernel || n->busy))
+        else if (n && (n->interp || n->busy))
                 r = diag_set(reterr, -EEXIST,
                              "session '%s' exists (kill it first, or fork to another id)", new_id);
-        else if (!exec_kernel_alive(s->kernel)) {
+        else if (!exec_interp_alive(s->interp)) {
                 dead = make_gone(s, "lost between cells (its interpreter died)");
                 r = diag_set(reterr, -ESRCH, "session '%s' was lost between cells", id);
         } else
                 r = 0;
         if (r < 0) {
                 pthread_mutex_unlock(&t->lock);
-                exec_kernel_free(dead);
+                exec_interp_free(dead);
                 return r;
         }
         s->busy = true; /* not the one to make room */
@@ -582,27 +582,27 @@ int session_fork(struct session_table *t, const char *id, const char *new_id, st
         if (!n && (r = add_session(t, new_id, &n)) < 0) {
                 s->busy = false;
                 pthread_mutex_unlock(&t->lock);
-                exec_kernel_free(evicted);
+                exec_interp_free(evicted);
                 return diag_set(reterr, r, "out of memory");
         }
         n->busy = true;
         n->gone[0] = 0;
         pthread_mutex_unlock(&t->lock);
 
-        exec_kernel_free(evicted);
-        r = exec_kernel_fork(s->kernel, &copy, reterr);
+        exec_interp_free(evicted);
+        r = exec_interp_fork(s->interp, &copy, reterr);
 
         pthread_mutex_lock(&t->lock);
         s->busy = n->busy = false;
         s->last_used = n->last_used = now_usec();
         if (r >= 0) {
-                n->kernel = copy;
+                n->interp = copy;
                 n->cells = s->cells;
         }
-        if (!exec_kernel_alive(s->kernel))
+        if (!exec_interp_alive(s->interp))
                 dead = make_gone(s, "lost while it was forked");
         pthread_mutex_unlock(&t->lock);
-        exec_kernel_free(dead);
+        exec_interp_free(dead);
         wake(t);
         return r;
 }
@@ -620,14 +620,14 @@ char *session_table_list(struct session_table *t)
                 const struct session *s = t->v[i];
                 json_t *o;
 
-                if (!s->kernel)
+                if (!s->interp)
                         continue;
                 o = json_pack("{s:s, s:I, s:f, s:b, s:i}", "session", s->id, "cells",
                               (json_int_t) s->cells, "idle_seconds",
                               /* Tenths of a second: what a person reads. */
                               s->busy ? 0.0
                                       : (double) ((now - s->last_used) / (USEC_PER_SEC / 10)) / 10,
-                              "busy", s->busy, "pid", exec_kernel_pid(s->kernel));
+                              "busy", s->busy, "pid", exec_interp_pid(s->interp));
                 if (!o || json_array_append_new(a, o) < 0) {
                         pthread_mutex_unlock(&t->lock);
                         return NULL;

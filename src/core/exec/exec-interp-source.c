@@ -1,32 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The Python side of a session kernel (docs/sessions.md): the script a kernel runs, in the
- * staging directory as .kernel.py. One literal, like the generated module's body.
+ * The Python side of a session interpreter (docs/sessions.md): the script an interpreter runs, in
+ * the staging directory as .kernel.py. One literal, like the generated module's body.
  */
 
-#include "core/exec/exec-kernel.h"
+#include "core/exec/exec-interp.h"
 
 /*
  * The protocol on the control socket (fd 0 at the start, a SOCK_SEQPACKET socket: one
  * message is one datagram):
- *   kernel -> ptc  {"ready": true}                  the module is imported, cells may come
- *   ptc -> kernel  {"cell": N, "path": P, "token": T, "socket": S, "cpu": C}
+ *   interp -> ptc  {"ready": true}                  the module is imported, cells may come
+ *   ptc -> interp  {"cell": N, "path": P, "token": T, "socket": S, "cpu": C}
  *                  + SCM_RIGHTS [stdout, stderr]     C: the cell's CPU seconds (0: no limit)
- *   kernel -> ptc  {"started": N}                    SIGINT now reaches the cell: ptc
+ *   interp -> ptc  {"started": N}                    SIGINT now reaches the cell: ptc
  *                                                    sends a stop only after this
- *   kernel -> ptc  {"done": N, "exit_code": C}       after the cell's output is flushed
- *   ptc -> kernel  {"fork": F} + SCM_RIGHTS [ctl]    between cells: make a copy whose
+ *   interp -> ptc  {"done": N, "exit_code": C}       after the cell's output is flushed
+ *   ptc -> interp  {"fork": F} + SCM_RIGHTS [ctl]    between cells: make a copy whose
  *                                                    control socket is ctl
- *   copy -> ptc    {"ready": true}                   on ctl, from then on its own kernel
- *   kernel -> ptc  {"forked": F[, "error": E]}       the kernel is back in its loop
- * ptc's ends have SO_PASSCRED: "ready" tells ptc the kernel's pid. The copy is forked twice
- * so that it is the init's child, not the kernel's: each lives and dies on its own. The end
- * of the socket is the end of the kernel. The cell's code is the file P (so
+ *   copy -> ptc    {"ready": true}                   on ctl, from then on its own interpreter
+ *   interp -> ptc  {"forked": F[, "error": E]}       the interpreter is back in its loop
+ * ptc's ends have SO_PASSCRED: "ready" tells ptc the interpreter's pid. The copy is forked twice
+ * so that it is the init's child, not the interpreter's: each lives and dies on its own. The end
+ * of the socket is the end of the interpreter. The cell's code is the file P (so
  * tracebacks show its lines, and functions a cell defined keep theirs); the module's
  * connections are dropped at each cell (its fork counter), so every call of the cell goes
  * over the cell's own RPC server with the cell's token.
  */
-const char exec_kernel_source[] =
+const char exec_interp_source[] =
         "import builtins, json, os, signal, socket, sys, traceback, types\n"
         "\n"
         "_ctl = socket.socket(fileno=os.dup(0))\n"
@@ -36,8 +36,8 @@ const char exec_kernel_source[] =
         "_main = types.ModuleType(\"__main__\")\n"
         "_main.__builtins__ = builtins\n"
         "sys.modules[\"__main__\"] = _main\n"
-        "_tools = __import__(os.environ[\"PTC_KERNEL_MODULE\"])\n"
-        "del os.environ[\"PTC_KERNEL_MODULE\"]\n"
+        "_tools = __import__(os.environ[\"PTC_INTERP_MODULE\"])\n"
+        "del os.environ[\"PTC_INTERP_MODULE\"]\n"
         "_INT = {signal.SIGINT}\n"
         "\n"
         "\n"
@@ -46,8 +46,8 @@ const char exec_kernel_source[] =
         "\n"
         "\n"
         "# SIGINT is blocked but while a cell runs: a stop meant for a cell that has ended waits\n"
-        "# in the kernel and is thrown away before the next one starts (ptc sends a cell's stop\n"
-        "# only after its \"started\"), so no KeyboardInterrupt lands in this loop.\n"
+        "# in the interpreter and is thrown away before the next one starts (ptc sends a\n"
+        "# cell's stop only after its \"started\"), so no KeyboardInterrupt lands in this loop.\n"
         "signal.signal(signal.SIGINT, _on_sigint)\n"
         "signal.pthread_sigmask(signal.SIG_BLOCK, _INT)\n"
         "\n"
@@ -71,7 +71,7 @@ const char exec_kernel_source[] =
         "\n"
         "\n"
         "def _tb(info):\n"
-        "    # The kernel's own frame (this exec) is not the cell's business.\n"
+        "    # The interpreter's own frame (this exec) is not the cell's business.\n"
         "    t, v, tb = info\n"
         "    traceback.print_exception(t, v, tb.tb_next if tb is not None else None)\n"
         "\n"
@@ -115,7 +115,7 @@ const char exec_kernel_source[] =
         "\n"
         "\n"
         "def _fork(fd):\n"
-        "    \"\"\"Copy this kernel, whose control socket is fd: True in the copy.\"\"\"\n"
+        "    \"\"\"Copy this interpreter, whose control socket is fd: True in the copy.\"\"\"\n"
         "    global _ctl, _pid\n"
         "    try:\n"
         "        pid = os.fork()\n"
@@ -184,7 +184,7 @@ const char exec_kernel_source[] =
         "        signal.pthread_sigmask(signal.SIG_BLOCK, _INT)\n"
         "        _flush()\n"
         "        if os.getpid() != _pid:\n"
-        "            # A cell's os.fork() whose child came back here: it is no kernel.\n"
+        "            # A cell's os.fork() whose child came back here: it is no interpreter.\n"
         "            os._exit(code & 0xFF)\n"
         "        os.dup2(_null, 1)\n"
         "        os.dup2(_null, 2)\n"

@@ -2,13 +2,13 @@
 #pragma once
 
 /*
- * A kernel's insides, shared by its lifetime (exec-kernel.c: start, fork, kill, free) and
+ * An interpreter's insides, shared by its lifetime (exec-interp.c: start, fork, kill, free) and
  * its cells (exec-run-cell.c).
  *
- * A kernel and the forks made of it share one confinement, the box: one sandbox init (the
- * origin is the init's script; a fork is a grandchild of the kernel it was made of,
+ * An interpreter and the forks made of it share one confinement, the box: one sandbox init (the
+ * origin is the init's script; a fork is a grandchild of the interpreter it was made of,
  * reparented to the init), one cgroup, one staging directory. The box goes with the last of
- * them. Each kernel has its own interpreter process, control socket, RPC socket path and
+ * them. Each interpreter has its own process, control socket, RPC socket path and
  * cell files.
  */
 
@@ -17,12 +17,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/exec/exec-kernel.h"
+#include "core/exec/exec-interp.h"
 #include "core/exec/staging.h"
 #include "core/sandbox/cgroup.h"
 
-struct kernel_box {
-        unsigned refs;  /* kernels using the box; __atomic */
+struct interp_box {
+        unsigned refs;  /* interpreters using the box; __atomic */
         unsigned forks; /* forks made in it so far (names their files); __atomic */
         struct staging staging;
         char **env;
@@ -35,9 +35,9 @@ struct kernel_box {
         char **warnings; /* of the start */
 };
 
-struct exec_kernel {
+struct exec_interp {
         struct remote_run *remote; /* a session on a remote backend: its channel, and no box */
-        struct kernel_box *box;
+        struct interp_box *box;
         unsigned index;    /* 0: the box's origin; N: its Nth fork */
         pid_t pid;         /* the interpreter, as ptc sees it (SCM_CREDENTIALS of "ready") */
         int pidfd;         /* of @pid, or -1 */
@@ -48,23 +48,23 @@ struct exec_kernel {
 };
 
 /*
- * The fd that turns readable when the kernel is gone: the init's status pipe for the origin
+ * The fd that turns readable when the interpreter is gone: the init's status pipe for the origin
  * (which also says how it ended), the interpreter's pidfd for a fork.
  */
-int kernel_death_fd(const struct exec_kernel *k);
+int interp_death_fd(const struct exec_interp *k);
 
-/* Kill the kernel's interpreter and all it started (the whole box when nothing else uses
+/* Kill the interpreter process and all it started (the whole box when nothing else uses
  * it); it is lost from now on. Reaps what is ptc's to reap. */
-void kernel_kill(struct exec_kernel *k);
+void interp_kill(struct exec_interp *k);
 
 /*
- * The exit status of a kernel that is gone, when known (the origin's, from its init; a
+ * The exit status of an interpreter that is gone, when known (the origin's, from its init; a
  * fork's is its init's business): true with *ret_status.
  */
-bool kernel_exit_status(struct exec_kernel *k, int *ret_status);
+bool interp_exit_status(struct exec_interp *k, int *ret_status);
 
-/* Send @text and @n_fds fds (SCM_RIGHTS) on the kernel's control socket. 0 or -errno. */
-int kernel_send(struct exec_kernel *k, const char *text, const int *fds, size_t n_fds);
+/* Send @text and @n_fds fds (SCM_RIGHTS) on the interpreter's control socket. 0 or -errno. */
+int interp_send(struct exec_interp *k, const char *text, const int *fds, size_t n_fds);
 
-/* Stop the cell running in the kernel: KeyboardInterrupt in it, SIGTERM to what it started. */
-void kernel_interrupt(struct exec_kernel *k);
+/* Stop the cell running in the interpreter: KeyboardInterrupt in it, SIGTERM to what it started. */
+void interp_interrupt(struct exec_interp *k);

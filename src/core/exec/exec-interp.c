@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A session kernel's life (exec-kernel.h): its start, its forks, its death. The kernel is
+ * A session interpreter's life (exec-interp.h): its start, its forks, its death. The interpreter is
  * started like a script (exec_start_confined(), under an init of its own, in a staging
- * directory whose script is exec_kernel_source) with one end of a SOCK_SEQPACKET socketpair
- * as its stdin: the control socket. ptc's end has SO_PASSCRED, so the kernel's first message
+ * directory whose script is exec_interp_source) with one end of a SOCK_SEQPACKET socketpair
+ * as its stdin: the control socket. ptc's end has SO_PASSCRED, so the interpreter's first message
  * says which process it is; ptc interrupts that process itself (the init only reaps). A fork
- * is made by the kernel (os.fork() twice, so that the copy is the init's, not the kernel's)
- * on a control message carrying the copy's own control socket. Cells: exec-run-cell.c.
+ * is made by the interpreter (os.fork() twice, so that the copy is the init's, not the
+ * interpreter's) on a control message carrying the copy's own control socket. Cells:
+ * exec-run-cell.c.
  */
 
-#include "core/exec/exec-kernel.h"
+#include "core/exec/exec-interp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,26 +31,26 @@
 #include "basic/time-util.h"
 #include "core/env/env.h"
 #include "core/exec/exec-internal.h"
-#include "core/exec/exec-kernel-internal.h"
+#include "core/exec/exec-interp-internal.h"
 #include "core/remote/backend.h"
 #include "core/spawn/proc-tree.h"
 #include "core/stubs/stubs.h"
 
 /* A control message is a small JSON object either way. */
 #define CONTROL_MAX 4096
-/* The kernel's stderr while it starts, kept for the error when it dies starting. */
+/* The interpreter's stderr while it starts, kept for the error when it dies starting. */
 #define START_ERR_KEEP 2048
-/* A fork copies page tables, not memory: even a big kernel's takes well under this. */
+/* A fork copies page tables, not memory: even a big interpreter's takes well under this. */
 #define FORK_TIMEOUT_USEC (30 * USEC_PER_SEC)
 
-char *const *exec_kernel_warnings(const struct exec_kernel *k)
+char *const *exec_interp_warnings(const struct exec_interp *k)
 {
         return k && k->box ? k->box->warnings : NULL;
 }
 
 /* exec_opts.on_warning of the start: kept, and passed on to the caller's. */
 struct start_warnings {
-        struct kernel_box *box;
+        struct interp_box *box;
         const struct exec_opts *o;
 };
 
@@ -58,33 +59,33 @@ static void keep_warning(void *userdata, const char *line)
         struct start_warnings *w = userdata;
 
         if (strv_extend(&w->box->warnings, line) < 0) {
-                /* Out of memory: a later run of a pooled kernel lacks the line; the start
+                /* Out of memory: a later run of a pooled interpreter lacks the line; the start
                  * goes on. */
         }
         if (w->o->on_warning)
                 w->o->on_warning(w->o->on_warning_userdata, line);
 }
 
-int kernel_death_fd(const struct exec_kernel *k)
+int interp_death_fd(const struct exec_interp *k)
 {
         return k->index == 0 ? k->box->status_fd : k->pidfd;
 }
 
-bool exec_kernel_alive(const struct exec_kernel *k)
+bool exec_interp_alive(const struct exec_interp *k)
 {
         if (k && k->remote)
                 return !k->lost && exec_remote_session_alive(k->remote);
         /* The origin's status came (or its init died), or the fork's pidfd says it exited. */
-        return k && !k->lost && k->ctl_fd >= 0 && !fd_readable_now(kernel_death_fd(k));
+        return k && !k->lost && k->ctl_fd >= 0 && !fd_readable_now(interp_death_fd(k));
 }
 
-int exec_kernel_pid(const struct exec_kernel *k)
+int exec_interp_pid(const struct exec_interp *k)
 {
         return k && k->remote ? exec_remote_session_pid(k->remote) : k ? k->pid : -1;
 }
 
 /* SIGKILL to everything in the box, without waiting. */
-static void box_signal(struct kernel_box *b)
+static void box_signal(struct interp_box *b)
 {
         if (b->pid > 0) {
                 (void) proc_tree_kill(b->pid, true);
@@ -93,7 +94,7 @@ static void box_signal(struct kernel_box *b)
 }
 
 /* Reap the box's init (after box_signal()). */
-static void box_reap(struct kernel_box *b)
+static void box_reap(struct interp_box *b)
 {
         if (b->pid > 0) {
                 (void) waitpid(b->pid, NULL, 0);
@@ -102,7 +103,7 @@ static void box_reap(struct kernel_box *b)
         b->pidfd = safe_close(b->pidfd);
 }
 
-static void box_unref(struct kernel_box *b)
+static void box_unref(struct interp_box *b)
 {
         if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return;
@@ -118,23 +119,23 @@ static void box_unref(struct kernel_box *b)
 }
 
 /* The interpreter still runs: a pid to signal is still its (its pidfd has not fired). */
-static bool interpreter_runs(const struct exec_kernel *k)
+static bool interpreter_runs(const struct exec_interp *k)
 {
         return k->pid > 0 &&
-               (k->pidfd >= 0 ? !fd_readable_now(k->pidfd) : !fd_readable_now(kernel_death_fd(k)));
+               (k->pidfd >= 0 ? !fd_readable_now(k->pidfd) : !fd_readable_now(interp_death_fd(k)));
 }
 
-/* Whether @k is the only kernel of its box: then the box dies with it. */
-static bool box_alone(const struct exec_kernel *k)
+/* Whether @k is the only interpreter of its box: then the box dies with it. */
+static bool box_alone(const struct exec_interp *k)
 {
         return __atomic_load_n(&k->box->refs, __ATOMIC_ACQUIRE) == 1;
 }
 
 /*
- * SIGKILL to what dies with @k, without waiting: the whole box when no other kernel shares
+ * SIGKILL to what dies with @k, without waiting: the whole box when no other interpreter shares
  * it, else its interpreter and what that started (its forks are the init's: they live on).
  */
-static void kernel_signal_kill(struct exec_kernel *k)
+static void interp_signal_kill(struct exec_interp *k)
 {
         if (box_alone(k))
                 box_signal(k->box);
@@ -142,16 +143,16 @@ static void kernel_signal_kill(struct exec_kernel *k)
                 (void) proc_tree_kill(k->pid, true);
 }
 
-void kernel_kill(struct exec_kernel *k)
+void interp_kill(struct exec_interp *k)
 {
         k->lost = true;
         k->ctl_fd = safe_close(k->ctl_fd);
-        kernel_signal_kill(k);
+        interp_signal_kill(k);
         if (box_alone(k))
                 box_reap(k->box);
 }
 
-void kernel_interrupt(struct exec_kernel *k)
+void interp_interrupt(struct exec_interp *k)
 {
         if (!interpreter_runs(k))
                 return;
@@ -160,13 +161,13 @@ void kernel_interrupt(struct exec_kernel *k)
         (void) proc_tree_signal(k->pid, false, SIGTERM);
 }
 
-bool kernel_exit_status(struct exec_kernel *k, int *ret_status)
+bool interp_exit_status(struct exec_interp *k, int *ret_status)
 {
         return k->index == 0 && k->box->status_fd >= 0 &&
                sandbox_read_status(k->box->status_fd, ret_status) >= 0;
 }
 
-void exec_kernel_kill(struct exec_kernel *k)
+void exec_interp_kill(struct exec_interp *k)
 {
         if (k && k->remote) {
                 k->lost = true;
@@ -176,16 +177,16 @@ void exec_kernel_kill(struct exec_kernel *k)
         if (!k || k->lost)
                 return;
         k->lost = true;
-        kernel_signal_kill(k);
+        interp_signal_kill(k);
 }
 
-struct exec_kernel *exec_kernel_free(struct exec_kernel *k)
+struct exec_interp *exec_interp_free(struct exec_interp *k)
 {
         if (!k)
                 return NULL;
         exec_remote_session_close(k->remote);
         if (k->box)
-                kernel_kill(k);
+                interp_kill(k);
         safe_close(k->pidfd);
         box_unref(k->box);
         free(k->socket_path);
@@ -193,9 +194,9 @@ struct exec_kernel *exec_kernel_free(struct exec_kernel *k)
         return NULL;
 }
 
-static struct exec_kernel *kernel_new(struct kernel_box *b, unsigned index)
+static struct exec_interp *interp_new(struct interp_box *b, unsigned index)
 {
-        struct exec_kernel *k = calloc(1, sizeof(*k));
+        struct exec_interp *k = calloc(1, sizeof(*k));
 
         if (!k)
                 return NULL;
@@ -241,7 +242,7 @@ static ssize_t recv_control(int fd, char *buf, size_t size, pid_t *ret_pid)
         return n;
 }
 
-/* A new control socketpair: ptc's end (SO_PASSCRED) in *ret_ours, the kernel's in *ret_peer. */
+/* A new control socketpair: ptc's end (SO_PASSCRED) in *ret_ours, the other in *ret_peer. */
 static int control_pair(int *ret_ours, int *ret_peer)
 {
         int one = 1, p[2];
@@ -260,8 +261,8 @@ static int control_pair(int *ret_ours, int *ret_peer)
         return 0;
 }
 
-/* {"ready": true} came from process @pid: the kernel's, with a pidfd when the kernel has them. */
-static int take_ready(struct exec_kernel *k, const char *msg, pid_t pid)
+/* {"ready": true} came from @pid: the interpreter's, with a pidfd when the kernel has them. */
+static int take_ready(struct exec_interp *k, const char *msg, pid_t pid)
 {
         if (strcmp(msg, "{\"ready\":true}") != 0 || pid <= 0)
                 return -EPROTO;
@@ -273,7 +274,7 @@ static int take_ready(struct exec_kernel *k, const char *msg, pid_t pid)
         return 0;
 }
 
-/* Read what the kernel wrote to @fd while starting, without blocking; past the first
+/* Read what the interpreter wrote to @fd while starting, without blocking; past the first
  * START_ERR_KEEP - 1 bytes it is read and dropped (an unread pipe would stay readable). */
 static void read_start_err(int fd, char *buf, size_t *len)
 {
@@ -294,9 +295,9 @@ static void read_start_err(int fd, char *buf, size_t *len)
 
 /*
  * Wait for {"ready": true} until @deadline or @cancel_fd (-1: none) is readable, reading
- * the kernel's start-up stderr.
+ * the interpreter's start-up stderr.
  */
-static int wait_ready(struct exec_kernel *k, int err_fd, int cancel_fd, usec_t deadline,
+static int wait_ready(struct exec_interp *k, int err_fd, int cancel_fd, usec_t deadline,
                       struct diag *reterr)
 {
         char errbuf[START_ERR_KEEP];
@@ -352,12 +353,12 @@ static int wait_ready(struct exec_kernel *k, int err_fd, int cancel_fd, usec_t d
         }
 }
 
-/* The box of a new kernel: its files, environment and working directory. */
-static int box_new(const struct exec_opts *o, struct kernel_box **ret, struct diag *reterr)
+/* The box of a new interpreter: its files, environment and working directory. */
+static int box_new(const struct exec_opts *o, struct interp_box **ret, struct diag *reterr)
 {
         const struct ptc_config *c = o->config;
-        _cleanup_free_ char *module = NULL, *kernel_path = NULL;
-        struct kernel_box *b;
+        _cleanup_free_ char *module = NULL, *interp_path = NULL;
+        struct interp_box *b;
         int r;
 
         b = calloc(1, sizeof(*b));
@@ -366,28 +367,28 @@ static int box_new(const struct exec_opts *o, struct kernel_box **ret, struct di
         b->pid = -1;
         b->pidfd = b->status_fd = -EBADF;
         b->cgroup = RUN_CGROUP_NULL;
-        b->refs = 1; /* the caller's until its kernel holds it */
+        b->refs = 1; /* the caller's until its interpreter holds it */
         *ret = b;
 
         r = stubs_generate(o->registry, c->module_name, &module);
         if (r < 0)
                 return diag_set(reterr, r, "cannot generate the tools module: %s", strerror(-r));
-        r = staging_create(&b->staging, exec_kernel_source, strlen(exec_kernel_source),
+        r = staging_create(&b->staging, exec_interp_source, strlen(exec_interp_source),
                            c->module_name, module);
         if (r < 0)
                 return diag_set(reterr, r, "cannot create the staging directory: %s", strerror(-r));
-        /* script.py is a pooled run's name for its script: the kernel takes another. */
-        kernel_path = path_join(b->staging.dir, ".kernel.py");
-        if (!kernel_path)
+        /* script.py is a pooled run's name for its script: the interpreter takes another. */
+        interp_path = path_join(b->staging.dir, ".kernel.py");
+        if (!interp_path)
                 return diag_set(reterr, -ENOMEM, "out of memory");
-        if (rename(b->staging.script_path, kernel_path) < 0)
+        if (rename(b->staging.script_path, interp_path) < 0)
                 return diag_set(reterr, -errno, "cannot set up the staging directory: %m");
         free(b->staging.script_path);
-        b->staging.script_path = TAKE_PTR(kernel_path);
-        /* The token is each cell's; the kernel sets it before the cell runs. */
+        b->staging.script_path = TAKE_PTR(interp_path);
+        /* The token is each cell's; the interpreter sets it before the cell runs. */
         r = exec_child_env(o, &b->staging, "", &b->env);
         if (r >= 0)
-                r = env_set(&b->env, "PTC_KERNEL_MODULE", c->module_name);
+                r = env_set(&b->env, "PTC_INTERP_MODULE", c->module_name);
         b->cwd = strdup(c->mode == PTC_MODE_STRICT ? b->staging.dir : o->cwd);
         if (r < 0 || !b->cwd)
                 return diag_set(reterr, -ENOMEM, "out of memory");
@@ -395,9 +396,9 @@ static int box_new(const struct exec_opts *o, struct kernel_box **ret, struct di
 }
 
 /* A session on a remote backend: its channel, open until the session ends. */
-static int start_remote(const struct exec_opts *o, struct exec_kernel **ret, struct diag *reterr)
+static int start_remote(const struct exec_opts *o, struct exec_interp **ret, struct diag *reterr)
 {
-        struct exec_kernel *k = calloc(1, sizeof(*k));
+        struct exec_interp *k = calloc(1, sizeof(*k));
         int r;
 
         if (!k)
@@ -413,15 +414,15 @@ static int start_remote(const struct exec_opts *o, struct exec_kernel **ret, str
         return 0;
 }
 
-int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, struct diag *reterr)
+int exec_interp_start(const struct exec_opts *caller, struct exec_interp **ret, struct diag *reterr)
 {
         struct exec_opts opts = *caller;
         const struct exec_opts *o = &opts;
         struct start_warnings sw = {.o = caller};
         const struct ptc_config *c = o->config;
-        _cleanup_(exec_kernel_freep) struct exec_kernel *k = NULL;
+        _cleanup_(exec_interp_freep) struct exec_interp *k = NULL;
         _cleanup_close_ int out_w = -EBADF, err_r = -EBADF, err_w = -EBADF, peer = -EBADF;
-        struct kernel_box *b = NULL;
+        struct interp_box *b = NULL;
         struct sandbox_proc sp;
         int errp[2];
         int r;
@@ -429,8 +430,8 @@ int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, 
         if (o->backend && o->backend->kind != BACKEND_LOCAL)
                 return start_remote(o, ret, reterr);
         r = box_new(o, &b, reterr);
-        k = b ? kernel_new(b, 0) : NULL;
-        box_unref(b); /* the kernel's now, or gone with the error */
+        k = b ? interp_new(b, 0) : NULL;
+        box_unref(b); /* the interpreter's now, or gone with the error */
         if (r < 0)
                 return r;
         if (!k)
@@ -462,7 +463,7 @@ int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, 
                         .stdin_fd = peer,
                         .stdout_fd = out_w,
                         .stderr_fd = err_w,
-                        /* A kernel lives for many cells: each has its wall-clock deadline. */
+                        /* An interpreter lives for many cells: each has its wall-clock deadline. */
                         .cpu_seconds = 0,
                         .outlive_script = true,
                 };
@@ -487,7 +488,7 @@ int exec_kernel_start(const struct exec_opts *caller, struct exec_kernel **ret, 
         return 0;
 }
 
-int kernel_send(struct exec_kernel *k, const char *text, const int *fds, size_t n_fds)
+int interp_send(struct exec_interp *k, const char *text, const int *fds, size_t n_fds)
 {
         char cbuf[CMSG_SPACE(2 * sizeof(int))] = {};
         struct iovec iov = {.iov_base = (char *) text, .iov_len = strlen(text)};
@@ -513,20 +514,20 @@ int kernel_send(struct exec_kernel *k, const char *text, const int *fds, size_t 
         }
 }
 
-/* Send the kernel {"fork": N} with the copy's control socket. */
-static int send_fork(struct exec_kernel *k, unsigned index, int peer)
+/* Send the interpreter {"fork": N} with the copy's control socket. */
+static int send_fork(struct exec_interp *k, unsigned index, int peer)
 {
         char text[64];
 
         (void) snprintf(text, sizeof(text), "{\"fork\":%u}", index);
-        return kernel_send(k, text, &peer, 1);
+        return interp_send(k, text, &peer, 1);
 }
 
 /*
- * The kernel's answer to a fork: {"forked": N} or {"forked": N, "error": TEXT}. 0, -EAGAIN
- * (not yet), -EIO with the kernel's reason, or -EPIPE when the kernel broke off.
+ * The interpreter's answer to a fork: {"forked": N} or {"forked": N, "error": TEXT}. 0, -EAGAIN
+ * (not yet), -EIO with the interpreter's reason, or -EPIPE when the interpreter broke off.
  */
-static int read_forked(struct exec_kernel *k, unsigned index, struct diag *reterr)
+static int read_forked(struct exec_interp *k, unsigned index, struct diag *reterr)
 {
         char msg[CONTROL_MAX];
         json_auto_t *v = NULL;
@@ -548,14 +549,14 @@ static int read_forked(struct exec_kernel *k, unsigned index, struct diag *reter
         return 0;
 }
 
-bool exec_kernel_forkable(const struct exec_kernel *k)
+bool exec_interp_forkable(const struct exec_interp *k)
 {
         return k && !k->remote;
 }
 
-int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret, struct diag *reterr)
+int exec_interp_fork(struct exec_interp *k, struct exec_interp **ret, struct diag *reterr)
 {
-        _cleanup_(exec_kernel_freep) struct exec_kernel *copy = NULL;
+        _cleanup_(exec_interp_freep) struct exec_interp *copy = NULL;
         _cleanup_close_ int peer = -EBADF;
         usec_t deadline = now_usec() + FORK_TIMEOUT_USEC;
         bool answered = false, ready = false, copy_failed = false;
@@ -565,10 +566,10 @@ int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret, struct dia
         if (k->remote)
                 return diag_set(reterr, -EOPNOTSUPP,
                                 "a session on a remote backend cannot be forked yet");
-        if (!exec_kernel_alive(k))
+        if (!exec_interp_alive(k))
                 return diag_set(reterr, -ESRCH, "the session's interpreter is gone");
         index = __atomic_add_fetch(&k->box->forks, 1, __ATOMIC_ACQ_REL);
-        copy = kernel_new(k->box, index);
+        copy = interp_new(k->box, index);
         if (!copy || asprintf(&copy->socket_path, "%s/rpc-%u.sock", k->box->staging.dir, index) < 0)
                 return diag_set(reterr, -ENOMEM, "out of memory");
         copy->cells = k->cells;
@@ -578,12 +579,12 @@ int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret, struct dia
         r = send_fork(k, index, peer);
         peer = safe_close(peer);
         if (r < 0) {
-                kernel_kill(k);
+                interp_kill(k);
                 return diag_set(reterr, r, "the session's interpreter is gone: %s", strerror(-r));
         }
 
         /*
-         * Both: the copy's ready and the kernel's answer, which is always read (the next cell
+         * Both: the copy's ready and the interpreter's answer, which is always read (the next cell
          * would take it for a broken protocol), whatever the copy did.
          */
         while (!answered || !(ready || copy_failed)) {
@@ -598,8 +599,8 @@ int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret, struct dia
                                                 "the copy of the session's interpreter did not "
                                                 "start within %u s",
                                                 (unsigned) (FORK_TIMEOUT_USEC / USEC_PER_SEC));
-                        /* The kernel is somewhere in a fork: not to be trusted with a cell. */
-                        kernel_kill(k);
+                        /* The interpreter is somewhere in a fork: not to be trusted with a cell. */
+                        interp_kill(k);
                         return diag_set(reterr, -ETIMEDOUT,
                                         "the session's interpreter was not copied within %u s",
                                         (unsigned) (FORK_TIMEOUT_USEC / USEC_PER_SEC));
@@ -608,7 +609,7 @@ int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret, struct dia
                 if (n < 0) {
                         /* Its answer would be left for the next cell to trip on. */
                         if (!answered)
-                                kernel_kill(k);
+                                interp_kill(k);
                         return diag_set(reterr, n, "poll: %s", strerror(-n));
                 }
                 if (n == 0)
@@ -616,7 +617,7 @@ int exec_kernel_fork(struct exec_kernel *k, struct exec_kernel **ret, struct dia
                 if (p[0].revents) {
                         r = read_forked(k, index, reterr);
                         if (r == -EPIPE)
-                                kernel_kill(k);
+                                interp_kill(k);
                         if (r < 0 && r != -EAGAIN)
                                 return r;
                         answered = r == 0;
