@@ -452,7 +452,8 @@ int exec_interp_start(const struct exec_opts *caller, struct exec_interp **ret, 
         err_w = errp[1];
         out_w = open("/dev/null", O_WRONLY | O_CLOEXEC);
         if (out_w < 0 || fd_set_nonblock(err_r, true) < 0)
-                return diag_set(reterr, -errno, "cannot set up the kernel's output: %m");
+                return diag_set(reterr, -errno,
+                                "cannot set up the session interpreter's output: %m");
 
         {
                 const struct exec_child_opts co = {
