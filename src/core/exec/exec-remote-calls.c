@@ -33,7 +33,7 @@ static void answer(struct remote_run *r, json_int_t id, json_t *result)
         json_auto_t *a = json_pack("{s:I, s:O}", "id", id, "result", result);
 
         if (a)
-                (void) remote_send_json(r, FRAME_ANSWER, a);
+                (void) remote_channel_send_json(&r->ch, FRAME_ANSWER, a);
 }
 
 static void answer_error(struct remote_run *r, json_int_t id, const char *message)
@@ -218,7 +218,7 @@ static void *host_ask_main(void *arg)
         v = json_pack("{s:I, s:s, s:s}", "id", q->id, "answer", answer_word(k, a), "by",
                       k >= 0 && by ? by : "");
         if (v)
-                (void) remote_send_json(r, FRAME_APPROVAL, v);
+                (void) remote_channel_send_json(&r->ch, FRAME_APPROVAL, v);
         free(q->args);
         free(q);
         done(r);
@@ -275,7 +275,7 @@ void remote_start_ask(struct remote_run *r, json_t *ask)
                                            k < 0 ? "deny" : "cannot");
 
                 if (a)
-                        (void) remote_send_json(r, FRAME_APPROVAL, a);
+                        (void) remote_channel_send_json(&r->ch, FRAME_APPROVAL, a);
                 return;
         }
         q = calloc(1, sizeof(*q));

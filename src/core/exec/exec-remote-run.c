@@ -34,14 +34,14 @@ static char *failure_text(const struct remote_run *r)
         size_t n, len;
         int k;
 
-        n = r->agent_said_why ? 0 : r->chan_err_len;
-        while (n > 0 && (r->chan_err[n - 1] == '\n' || r->chan_err[n - 1] == '\r'))
+        n = r->agent_said_why ? 0 : r->ch.err_len;
+        while (n > 0 && (r->ch.err_head[n - 1] == '\n' || r->ch.err_head[n - 1] == '\r'))
                 n--;
-        said = utf8_sanitize(r->chan_err, n, &len, NULL);
+        said = utf8_sanitize(r->ch.err_head, n, &len, NULL);
         if (!said)
                 return NULL;
         if (asprintf(&text, "backend '%s': %s%s%s%s%s", r->run.o->backend->spec,
-                     r->handshake || !r->reader.hello_seen
+                     r->handshake || !r->ch.reader.hello_seen
                              ? "ptc's agent did not start on the target: "
                              : "",
                      r->failure, len > 0 ? " (the channel's stderr: \"" : "", said,
@@ -186,7 +186,7 @@ int exec_remote_session_cell(struct remote_run *r, const struct exec_opts *o, js
         if (k >= 0) {
                 run_arm_deadline(&r->run);
                 r->script_started = now_usec();
-                if (remote_send_json(r, FRAME_RUN, run) < 0)
+                if (remote_channel_send_json(&r->ch, FRAME_RUN, run) < 0)
                         remote_fail(r, "cannot write to the channel");
                 k = run_supervise(&r->run, ret, ret_status, reterr);
         }
@@ -213,21 +213,21 @@ int exec_remote_session_cell(struct remote_run *r, const struct exec_opts *o, js
 bool exec_remote_session_alive(struct remote_run *r)
 {
         /* A readable pidfd: the channel command has exited. */
-        return r && !r->failure && !r->reaped && r->in_fd >= 0 && !r->handshake && !r->run.ended &&
-               !fd_readable_now(r->pidfd);
+        return r && !r->failure && !r->ch.reaped && r->ch.in_fd >= 0 && !r->handshake &&
+               !r->run.ended && !fd_readable_now(r->ch.pidfd);
 }
 
 int exec_remote_session_pid(const struct remote_run *r)
 {
-        return r ? r->pid : -1;
+        return r ? r->ch.pid : -1;
 }
 
 void exec_remote_session_kill(struct remote_run *r)
 {
         if (!r)
                 return;
-        remote_close_input(r);
-        remote_kill_channel(r);
+        remote_channel_close_input(&r->ch);
+        remote_channel_kill(&r->ch);
 }
 
 void exec_remote_session_close(struct remote_run *r)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A run on a remote backend, the host's side (docs/remote.md): start the channel command
- * (ssh, docker exec, ...), which opens a shell on the target; tell that shell to exec ptc's
- * agent; then speak the stream (remote/frame.h) on the channel's stdin and stdout. The
+ * A run on a remote backend, the host's side (docs/remote.md): start the channel to ptc's
+ * agent on the target (channel/channel.h: ssh, docker exec, ... and the agent bootstrapped
+ * through the shell it opens there); then speak the stream (remote/frame.h) on the
+ * channel's stdin and stdout, whose fds this run watches on its loop. The
  * agent runs the script and the tools on files and processes there; here the script's
  * output is captured and post-processed exactly as for a local run, and the calls of the
  * tools that run on the host (tool.runs_on_host: the web tools, a host's and an MCP
@@ -17,44 +18,33 @@
  * container").
  *
  * Threads: the loop runs on the caller's thread; each host tool call on a detached thread
- * that holds a reference on the run. Writes to the channel are serialized by the run's
- * lock and bounded in time, so a target that stops reading cannot hang a thread.
+ * that holds a reference on the run. Writes to the channel are serialized by its lock and
+ * bounded in time (channel/channel.h), so a target that stops reading cannot hang a thread.
  */
 
 #include "core/exec/exec-remote.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "basic/fd-util.h"
-#include "basic/path-util.h"
-#include "basic/strv.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
+#include "core/channel/channel.h"
 #include "core/events/events.h"
 #include "core/events/trace.h"
 #include "core/exec/exec-internal.h"
 #include "core/exec/exec-run.h"
 #include "core/loop/loop.h"
 #include "core/output/redact.h"
-#include "core/paths/companion.h"
 #include "core/policy/policy.h"
 #include "core/registry/registry.h"
 #include "core/remote/backend.h"
 #include "core/remote/frame.h"
-#include "core/spawn/spawn.h"
 #include "core/tools/tool.h"
 #include "ptc-version.h"
 
@@ -66,31 +56,7 @@
 #define AGENT_TIMEOUT_MARGIN 10
 /* After the exit frame (or a kill), how long the channel may take to close. */
 #define CLOSE_USEC (5 * USEC_PER_SEC)
-/* A write to the channel that makes no progress for this long breaks the stream. */
-#define WRITE_STALL_MS 30000
 #define READS_PER_WAKEUP 4
-
-/*
- * What the shell on the target is told: exec the agent. Nothing else is written until the
- * agent's hello arrives (or the shell asks for the agent): a shell reading commands from a
- * pipe may read ahead (dash does), and would swallow bytes meant for another reader.
- *
- * With a static agent to ship (ptc-agent beside ptc, paths/companion.h) the shell runs the
- * copy cached under the target's ~/.cache/ptc by the agent's SHA-256, and first asks for it
- * when it is not there: it prints SHIP_MARKER, the host sends exactly the agent's bytes,
- * `head -c` takes them into a temporary file that is renamed into place once complete. The
- * marker is split in the command ("ptc-send""-agent") so that a channel that echoes its
- * input (cat) never shows it. Without one, `ptc` must be on the target's PATH.
- */
-#define AGENT_COMMAND "exec ptc agent\n"
-#define SHIP_MARKER "ptc-send-agent\n"
-#define SHIP_COMMAND                                                                       \
-        "a=\"${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/ptc/agent-%s\"; "                     \
-        "if [ ! -x \"$a\" ]; then "                                                        \
-        "if [ \"$(uname -m)\" != '%s' ]; then "                                            \
-        "echo \"the target is $(uname -m); this ptc's agent is for %s\" >&2; exit 1; fi; " \
-        "mkdir -p \"${a%%/*}\" && echo ptc-send\"\"-agent && head -c %lld > \"$a.$$\" && " \
-        "chmod 700 \"$a.$$\" && mv -f \"$a.$$\" \"$a\" || exit 1; fi; exec \"$a\" agent\n"
 
 /* The configuration the agent applies, as ptc_engine_set() keys. */
 static const char *const forwarded_keys[] = {
@@ -122,7 +88,7 @@ void remote_run_unref(struct remote_run *r)
         pthread_mutex_unlock(&r->lock);
         if (left > 0)
                 return;
-        safe_close(r->in_fd);
+        remote_channel_done(&r->ch);
         pthread_mutex_destroy(&r->lock);
         pthread_cond_destroy(&r->calls_done);
         free(r);
@@ -138,49 +104,11 @@ static bool json_array_has_string(const json_t *a, const char *want)
         return false;
 }
 
-/* Send what @b holds (whole frames) to the agent; any thread. */
-static int send_bytes(struct remote_run *r, const struct buf *b)
-{
-        int k = -EPIPE;
-
-        pthread_mutex_lock(&r->lock);
-        if (r->in_fd >= 0 && !r->write_broken) {
-                /* A socket: a channel that is gone is no SIGPIPE (start_channel()). */
-                k = write_all_stalling(r->in_fd, b->data, b->len, WRITE_STALL_MS, true);
-                if (k < 0)
-                        r->write_broken = true;
-        }
-        pthread_mutex_unlock(&r->lock);
-        return k;
-}
-
-int remote_send_json(struct remote_run *r, enum frame_type type, const json_t *v)
-{
-        _cleanup_buf_ struct buf b = BUF_INIT(FRAME_HEADER_SIZE + FRAME_JSON_MAX);
-        int k = frame_append_json(&b, type, v);
-
-        return k < 0 ? k : send_bytes(r, &b);
-}
-
-/* Close the channel's stdin: the agent reads end of file after what was sent. */
-void remote_close_input(struct remote_run *r)
-{
-        pthread_mutex_lock(&r->lock);
-        r->in_fd = safe_close(r->in_fd);
-        pthread_mutex_unlock(&r->lock);
-}
-
-void remote_kill_channel(struct remote_run *r)
-{
-        if (r->pid > 0 && !r->reaped)
-                (void) kill(-r->pid, SIGKILL);
-}
-
 /* The channel goes (the target's end with it): it has CLOSE_USEC to close. */
 static void channel_goes(struct remote_run *r)
 {
-        remote_close_input(r);
-        remote_kill_channel(r);
+        remote_channel_close_input(&r->ch);
+        remote_channel_kill(&r->ch);
         run_end(&r->run, CLOSE_USEC);
 }
 
@@ -210,7 +138,7 @@ static usec_t remote_interrupt(struct run *run)
         json_auto_t *sig = json_pack("{s:s}", "signal", "interrupt");
 
         run_signal_tools(run);
-        if (r->handshake || !sig || remote_send_json(r, FRAME_SIGNAL, sig) < 0) {
+        if (r->handshake || !sig || remote_channel_send_json(&r->ch, FRAME_SIGNAL, sig) < 0) {
                 /* No agent to ask: the channel goes. */
                 channel_goes(r);
                 return 0;
@@ -228,78 +156,23 @@ static usec_t remote_kill(struct run *run)
 /* The channel did not close within CLOSE_USEC of the run's end. */
 static void remote_drained(struct run *run)
 {
-        remote_kill_channel(run->target);
-}
+        struct remote_run *r = run->target;
 
-/* The static agent beside ptc (ptc-agent and its ptc-agent.sha256), if this build has one. */
-static int find_agent(struct remote_run *r)
-{
-        char *dirs[COMPANION_DIRS];
-        int k = 0;
-
-        companion_dirs(dirs);
-        for (size_t i = 0; i < COMPANION_DIRS && !r->agent_path; i++) {
-                _cleanup_free_ char *path = NULL, *sum = NULL;
-                _cleanup_close_ int fd = -EBADF;
-                char hex[65] = "";
-                struct stat st;
-                ssize_t n;
-
-                if (!dirs[i] || asprintf(&path, "%s/ptc-agent", dirs[i]) < 0 ||
-                    asprintf(&sum, "%s/ptc-agent.sha256", dirs[i]) < 0) {
-                        k = dirs[i] ? -ENOMEM : 0;
-                        continue;
-                }
-                fd = open(sum, O_RDONLY | O_CLOEXEC);
-                if (fd < 0 || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-                        continue;
-                n = read(fd, hex, 64);
-                if (n != 64 || strspn(hex, "0123456789abcdef") != 64)
-                        continue;
-                memcpy(r->agent_hash, hex, sizeof(hex));
-                r->agent_size = (uint64_t) st.st_size;
-                r->agent_path = TAKE_PTR(path);
-        }
-        for (size_t i = 0; i < COMPANION_DIRS; i++)
-                free(dirs[i]);
-        return k;
+        remote_channel_kill(&r->ch);
 }
 
 /* The target's shell asked for the agent: send exactly its bytes. */
 static void ship_agent(struct remote_run *r)
 {
-        _cleanup_close_ int fd = open(r->agent_path, O_RDONLY | O_CLOEXEC);
-        _cleanup_buf_ struct buf chunk = BUF_INIT(FRAME_READ_SIZE);
-        uint64_t left = r->agent_size;
         usec_t t0 = now_usec();
+        struct diag d;
 
-        r->agent_sent = true;
-        if (fd < 0) {
-                remote_fail(r, "cannot read the agent to ship, %s: %s", r->agent_path,
-                            strerror(errno));
+        if (remote_channel_ship_agent(&r->ch, &d) < 0) {
+                remote_fail(r, "%s", d.message);
                 return;
-        }
-        if (buf_reserve(&chunk, FRAME_READ_SIZE) < 0) {
-                remote_fail(r, "out of memory");
-                return;
-        }
-        while (left > 0) {
-                ssize_t n = read(fd, chunk.data, MIN(left, (uint64_t) FRAME_READ_SIZE));
-
-                if (n <= 0) {
-                        remote_fail(r, "cannot read the agent to ship, %s: %s", r->agent_path,
-                                    n < 0 ? strerror(errno) : "it is shorter than it was");
-                        return;
-                }
-                chunk.len = (size_t) n;
-                if (send_bytes(r, &chunk) < 0) {
-                        remote_fail(r, "cannot send the agent through the channel");
-                        return;
-                }
-                left -= (uint64_t) n;
         }
         trace_span_now(r->run.o->trace, "agent upload", "setup", t0,
-                       json_pack("{s:I}", "bytes", (json_int_t) r->agent_size));
+                       json_pack("{s:I}", "bytes", (json_int_t) r->ch.agent_size));
         /* The handshake's clock restarts: the upload took its time. */
         loop_time_set(r->handshake_timer, MIN(r->run.deadline, now_usec() + HANDSHAKE_USEC));
 }
@@ -341,7 +214,7 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                         return;
                 }
                 if (r->handshake) {
-                        if (send_bytes(r, &r->opening) < 0) {
+                        if (remote_channel_send(&r->ch, r->opening.data, r->opening.len) < 0) {
                                 remote_fail(r, "cannot write to the channel");
                                 return;
                         }
@@ -376,7 +249,7 @@ static void handle_frame(struct remote_run *r, const struct frame *f)
                         break;
                 }
                 r->exit = TAKE_PTR(v);
-                remote_close_input(r); /* the agent exits at end of file */
+                remote_channel_close_input(&r->ch); /* the agent exits at end of file */
                 run_end(&r->run, CLOSE_USEC);
                 break;
         case FRAME_PROGRESS: {
@@ -408,7 +281,7 @@ static void close_out(struct remote_run *r)
 {
         loop_remove(r->out_src);
         r->out_src = NULL;
-        r->out_fd = safe_close(r->out_fd);
+        r->ch.out_fd = safe_close(r->ch.out_fd);
         r->run.holds--;
 }
 
@@ -419,8 +292,8 @@ static void on_out(struct loop_source *s, int fd, uint32_t events, void *userdat
         struct diag d;
         int k;
 
-        for (int i = 0; i < READS_PER_WAKEUP && r->out_fd >= 0; i++) {
-                ssize_t n = frame_reader_fill(&r->reader, fd);
+        for (int i = 0; i < READS_PER_WAKEUP && r->ch.out_fd >= 0; i++) {
+                ssize_t n = frame_reader_fill(&r->ch.reader, fd);
 
                 if (n == -EAGAIN)
                         return;
@@ -429,7 +302,7 @@ static void on_out(struct loop_source *s, int fd, uint32_t events, void *userdat
                                 if (n < 0)
                                         remote_fail(r, "reading the channel: %s",
                                                     strerror((int) -n));
-                                else if (frame_reader_eof(&r->reader, &d) < 0)
+                                else if (frame_reader_eof(&r->ch.reader, &d) < 0)
                                         remote_fail(r, "%s", d.message);
                                 else
                                         remote_fail(r,
@@ -438,7 +311,7 @@ static void on_out(struct loop_source *s, int fd, uint32_t events, void *userdat
                         close_out(r);
                         return;
                 }
-                while ((k = frame_reader_next(&r->reader, &f, &d)) == 1 && r->out_fd >= 0) {
+                while ((k = frame_reader_next(&r->ch.reader, &f, &d)) == 1 && r->ch.out_fd >= 0) {
                         handle_frame(r, &f);
                         if (r->failure)
                                 break;
@@ -448,7 +321,7 @@ static void on_out(struct loop_source *s, int fd, uint32_t events, void *userdat
                         close_out(r);
                         return;
                 }
-                if (r->agent_path && !r->agent_sent && r->reader.watch_seen && r->handshake)
+                if (r->handshake && remote_channel_wants_agent(&r->ch))
                         ship_agent(r);
                 if (r->failure) {
                         close_out(r);
@@ -460,32 +333,22 @@ static void on_out(struct loop_source *s, int fd, uint32_t events, void *userdat
 static void on_err(struct loop_source *s, int fd, uint32_t events, void *userdata)
 {
         struct remote_run *r = userdata;
-        char buf[4096];
-        ssize_t n = read(fd, buf, sizeof(buf));
+        int k = remote_channel_read_err(&r->ch);
 
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        if (k == -EAGAIN || k > 0)
                 return;
-        if (n <= 0) {
-                loop_remove(r->err_src);
-                r->err_src = NULL;
-                r->err_fd = safe_close(r->err_fd);
-                r->run.holds--;
-                return;
-        }
-        /* The start is what explains a failure; the rest is dropped. */
-        n = MIN(n, (ssize_t) (sizeof(r->chan_err) - r->chan_err_len));
-        memcpy(r->chan_err + r->chan_err_len, buf, (size_t) n);
-        r->chan_err_len += (size_t) n;
+        loop_remove(r->err_src);
+        r->err_src = NULL;
+        r->ch.err_fd = safe_close(r->ch.err_fd);
+        r->run.holds--;
 }
 
 static void on_child(struct loop_source *s, const siginfo_t *si, void *userdata)
 {
         struct remote_run *r = userdata;
 
-        r->reaped = true;
+        remote_channel_reaped(&r->ch);
         r->run.holds--;
-        /* Whatever the channel left holding its pipes goes with its session. */
-        (void) kill(-r->pid, SIGKILL);
         if (!r->run.ended)
                 run_end(&r->run, CLOSE_USEC);
 }
@@ -555,71 +418,6 @@ json_t *remote_run_frame(const struct remote_run *r)
         return TAKE_PTR(run);
 }
 
-static int start_channel(struct remote_run *r, struct diag *reterr)
-{
-        _cleanup_strv_free_ char **argv = NULL;
-        _cleanup_free_ char *path = NULL;
-        int inp[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
-        struct spawn_opts so;
-        int k;
-
-        k = backend_channel_argv(r->run.o->backend, &argv);
-        if (k < 0)
-                return diag_set(reterr, k, "backend '%s': %s", r->run.o->backend->spec,
-                                strerror(-k));
-        path = find_in_path(argv[0]);
-        if (!path)
-                return diag_set(reterr, -ENOENT,
-                                "backend '%s': '%s' is not installed (not found on PATH)",
-                                r->run.o->backend->spec, argv[0]);
-        /*
-         * The channel's stdin is a socket, not a pipe: a write to a channel that is gone is
-         * an EPIPE (MSG_NOSIGNAL), never a SIGPIPE that would kill a host that did not ignore
-         * it (a library host, ptc doctor).
-         */
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, inp) < 0 ||
-            pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-                k = -errno;
-                goto fail;
-        }
-        so = (struct spawn_opts){
-                .path = path,
-                .argv = argv,
-                .envp = r->run.o->base_env,
-                /* A channel to this machine (exec:sh) starts where a local run would. */
-                .cwd = r->run.o->cwd,
-                .stdin_fd = inp[0],
-                .stdout_fd = outp[1],
-                .stderr_fd = errp[1],
-                .new_session = true,
-                .die_with_parent = true,
-                .cgroup_fd = -1,
-                .pass_fd = -1,
-                .exec_fd = -1,
-        };
-        k = spawn_process(&so, &r->pid, &r->pidfd, reterr);
-        if (k < 0)
-                goto fail;
-        safe_close(inp[0]);
-        safe_close(outp[1]);
-        safe_close(errp[1]);
-        r->in_fd = inp[1];
-        r->out_fd = outp[0];
-        r->err_fd = errp[0];
-        if (fd_set_nonblock(r->in_fd, true) < 0 || fd_set_nonblock(r->out_fd, true) < 0 ||
-            fd_set_nonblock(r->err_fd, true) < 0)
-                return diag_set(reterr, -errno, "cannot set up the channel's pipes: %m");
-        return 0;
-fail:
-        for (size_t i = 0; i < 2; i++) {
-                safe_close(inp[i]);
-                safe_close(outp[i]);
-                safe_close(errp[i]);
-        }
-        return diag_set(reterr, k, "backend '%s': cannot start '%s': %s", r->run.o->backend->spec,
-                        argv[0], strerror(-k));
-}
-
 static void remote_teardown(struct run *run)
 {
         struct remote_run *r = run->target;
@@ -643,16 +441,17 @@ static const struct run_target_ops remote_ops = {
 static int attach_channel(struct remote_run *r, struct diag *reterr)
 {
         struct run *run = &r->run;
+        struct remote_channel *c = &r->ch;
         int k;
 
-        if ((r->out_fd >= 0 &&
-             (k = loop_add(run->loop, r->out_fd, EPOLLIN, on_out, r, &r->out_src)) < 0) ||
-            (r->err_fd >= 0 &&
-             (k = loop_add(run->loop, r->err_fd, EPOLLIN, on_err, r, &r->err_src)) < 0) ||
-            (!r->reaped &&
-             (k = loop_add_child(run->loop, r->pid, r->pidfd, on_child, r, &r->child_src)) < 0))
+        if ((c->out_fd >= 0 &&
+             (k = loop_add(run->loop, c->out_fd, EPOLLIN, on_out, r, &r->out_src)) < 0) ||
+            (c->err_fd >= 0 &&
+             (k = loop_add(run->loop, c->err_fd, EPOLLIN, on_err, r, &r->err_src)) < 0) ||
+            (!c->reaped &&
+             (k = loop_add_child(run->loop, c->pid, c->pidfd, on_child, r, &r->child_src)) < 0))
                 return diag_set(reterr, k, "event loop: %s", strerror(-k));
-        run->holds = (r->out_fd >= 0) + (r->err_fd >= 0) + !r->reaped;
+        run->holds = (c->out_fd >= 0) + (c->err_fd >= 0) + !c->reaped;
         return 0;
 }
 
@@ -666,7 +465,7 @@ int remote_begin_run(struct remote_run *r, const struct exec_opts *o, struct dia
         r->cell_over = r->session_lost = false;
         k = run_begin(&r->run, o->cwd, reterr);
         /* A session's channel is there already: its sources join the cell's loop. */
-        if (k >= 0 && r->pid > 0)
+        if (k >= 0 && r->ch.pid > 0)
                 k = attach_channel(r, reterr);
         return k;
 }
@@ -711,18 +510,19 @@ int remote_open_channel(struct remote_run *r, struct diag *reterr)
         if (k < 0)
                 return diag_set(reterr, k, "out of memory");
 
-        k = find_agent(r);
+        k = remote_channel_find_agent(&r->ch);
         if (k < 0)
                 return diag_set(reterr, k, "out of memory");
         r->channel_started = now_usec();
-        k = start_channel(r, reterr);
+        k = remote_channel_start(&r->ch, r->run.o->backend, r->run.o->base_env, r->run.o->cwd,
+                                 reterr);
         if (k < 0)
                 return k;
         trace_span_now(r->run.o->trace, "channel", "setup", r->channel_started,
                        json_pack("{s:s}", "backend", backend_kind_name(r->run.o->backend->kind)));
         /* spawn falls back to pidfd_open(); without either (before Linux 5.3) the channel's
          * end cannot be watched. */
-        if (r->pidfd < 0)
+        if (r->ch.pidfd < 0)
                 return diag_set(reterr, -EOPNOTSUPP,
                                 "backend '%s': cannot watch the channel: no pidfd for it (Linux "
                                 "5.3 or later is needed)",
@@ -735,47 +535,19 @@ int remote_open_channel(struct remote_run *r, struct diag *reterr)
         if (k < 0)
                 return diag_set(reterr, k, "event loop: %s", strerror(-k));
 
-        {
-                _cleanup_free_ char *text = NULL;
-                struct utsname u;
-                struct buf cmd;
-
-                if (r->agent_path) {
-                        if (uname(&u) < 0 || asprintf(&text, SHIP_COMMAND, r->agent_hash, u.machine,
-                                                      u.machine, (long long) r->agent_size) < 0)
-                                return diag_set(reterr, -ENOMEM, "out of memory");
-                        frame_reader_watch(&r->reader, SHIP_MARKER);
-                }
-                cmd = (struct buf){.data = text ?: (char *) AGENT_COMMAND,
-                                   .len = strlen(text ?: AGENT_COMMAND)};
-                /*
-                 * A channel that died at once (ssh refused) fails this write or not, as the
-                 * race goes: either way its closing stdout says so, with its stderr.
-                 */
-                (void) send_bytes(r, &cmd);
-        }
-        return 0;
+        return remote_channel_bootstrap(&r->ch, reterr);
 }
 
 void remote_close_channel(struct remote_run *r)
 {
-        remote_close_input(r);
+        remote_channel_close_input(&r->ch);
         loop_remove(r->out_src);
         loop_remove(r->err_src);
         loop_remove(r->child_src);
         r->out_src = r->err_src = r->child_src = NULL;
-        if (r->pid > 0 && !r->reaped) {
-                (void) kill(-r->pid, SIGKILL);
-                (void) waitpid(r->pid, NULL, 0);
-                r->reaped = true;
-        }
-        r->out_fd = safe_close(r->out_fd);
-        r->err_fd = safe_close(r->err_fd);
-        r->pidfd = safe_close(r->pidfd);
-        frame_reader_release(&r->reader);
+        remote_channel_close(&r->ch);
         free(TAKE_PTR(r->failure));
         buf_release(&r->opening);
-        free(TAKE_PTR(r->agent_path));
 }
 
 struct remote_run *remote_run_new(void)
@@ -786,16 +558,11 @@ struct remote_run *remote_run_new(void)
                 return NULL;
         *r = (struct remote_run){
                 .refs = 1,
-                .in_fd = -EBADF,
-                .pid = -1,
-                .pidfd = -EBADF,
-                .out_fd = -EBADF,
-                .err_fd = -EBADF,
                 .handshake = true,
                 .run = {.cancel_fd = -EBADF, .wake_fd = -EBADF},
         };
         pthread_mutex_init(&r->lock, NULL);
         pthread_cond_init(&r->calls_done, NULL);
-        frame_reader_init(&r->reader, FRAME_SIDE_HOST);
+        remote_channel_init(&r->ch);
         return r;
 }

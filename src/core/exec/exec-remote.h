@@ -3,9 +3,10 @@
 
 /*
  * The host's side of a remote run (docs/remote.md), inside exec/: the run's state, shared by
- * exec-remote.c (the channel, the stream, the loop), exec-remote-run.c (a one-shot run, a
- * session's cells, their results) and exec-remote-calls.c (the calls of the tools that run
- * on the host, each on a thread of its own).
+ * exec-remote.c (the stream on the channel, channel/channel.h; the handshake; the loop),
+ * exec-remote-run.c (a one-shot run, a session's cells, their results) and
+ * exec-remote-calls.c (the calls of the tools that run on the host, each on a thread of its
+ * own).
  */
 
 #include <pthread.h>
@@ -18,22 +19,21 @@
 #include "basic/buf.h"
 #include "basic/macro.h"
 #include "basic/time-util.h"
+#include "core/channel/channel.h"
 #include "core/exec/exec-run.h"
 #include "core/exec/exec.h"
 #include "core/loop/loop.h"
 #include "core/remote/frame.h"
 
-/* Bytes of the channel command's stderr kept for messages. */
-#define CHANNEL_ERR_KEEP 1024
-
 /* Host tool calls running at once; more are answered with an error. */
 #define HOST_CALLS_MAX 16
 
 /*
- * A remote run, the run supervisor's remote target (exec-run.h): the channel command, which
- * outlives a session's runs (each cell is a run of its own on @run), and what the agent
- * said. The target's phases beside the supervisor's: the handshake (waiting for the agent's
- * hello) before its running, and the channel's closing as the run's end (run_end()).
+ * A remote run, the run supervisor's remote target (exec-run.h): the channel to the agent
+ * (channel/channel.h), which outlives a session's runs (each cell is a run of its own on
+ * @run), its fds watched on the current run's loop, and what the agent said. The target's
+ * phases beside the supervisor's: the handshake (waiting for the agent's hello) before its
+ * running, and the channel's closing as the run's end (run_end()).
  */
 struct remote_run {
         struct run run; /* the current run (a session's cell); its o, tool_ctx, clock */
@@ -42,32 +42,22 @@ struct remote_run {
         pthread_cond_t calls_done;
         unsigned calls;     /* host tool calls running */
         int64_t host_calls; /* host tool calls taken, on the loop's thread */
-        int in_fd;          /* the channel's stdin: our frames; -1 once closed (under @lock) */
-        bool write_broken;
 
-        struct frame_reader reader;
-        pid_t pid; /* the channel command, in a session of its own */
-        int pidfd;
-        int out_fd, err_fd;
+        /* Host tool calls send on it from their threads: released with the last reference. */
+        struct remote_channel ch;
+        /* Its stdout, stderr and pidfd on the run's loop. */
         struct loop_source *out_src, *err_src, *child_src, *handshake_timer;
-        char chan_err[CHANNEL_ERR_KEEP];
-        size_t chan_err_len;
 
         bool handshake;      /* waiting for the agent's hello */
         bool handshake_only; /* a session's opening: its run is over with the hello */
         bool session;        /* a session's channel: an exit frame ends a cell, not the channel */
         bool cell_over;      /* the cell's exit frame came */
         bool session_lost;   /* the agent's interpreter died with the cell */
-        bool reaped;
         bool agent_said_why; /* an error frame came: the channel's stderr only repeats it */
         json_t *exit;        /* the agent's exit frame */
         char *failure;
-        char *error_text;   /* the result's error, made of @failure (remote_collect()) */
-        struct buf opening; /* our magic, hello and run: sent when the agent's hello comes */
-        char *agent_path;   /* the static agent to ship, or NULL: ptc on the target's PATH */
-        char agent_hash[65];
-        uint64_t agent_size;
-        bool agent_sent;
+        char *error_text;       /* the result's error, made of @failure (remote_collect()) */
+        struct buf opening;     /* our magic, hello and run: sent when the agent's hello comes */
         usec_t channel_started; /* for a trace: the handshake's span starts here */
         usec_t script_started;  /* for a trace: the run (the cell) went to the agent */
 };
@@ -101,14 +91,6 @@ int remote_collect(struct run *run, struct result_input *in);
 
 /* The run frame of @r's run: the script, the configuration the agent applies, the tools. */
 json_t *remote_run_frame(const struct remote_run *r);
-
-/* Close the channel's stdin: the agent reads end of file after what was sent. */
-void remote_close_input(struct remote_run *r);
-/* SIGKILL to the channel command's session, without waiting. */
-void remote_kill_channel(struct remote_run *r);
-
-/* Send one frame to the agent, from any thread. 0, or -errno once the channel broke. */
-int remote_send_json(struct remote_run *r, enum frame_type type, const json_t *v);
 
 /* The run failed on our side: say why (the first reason stays), and end the channel. */
 _printf_(2, 3) void remote_fail(struct remote_run *r, const char *fmt, ...);
