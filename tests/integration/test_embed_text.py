@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""scripts/embed-text.py, which the build runs to compile src/core/exec/interp.py in as
-exec_interp_source: the string a C compiler makes of its output is the input, byte for byte,
-whatever the bytes (but NUL, which fails with a message), and the interpreter's source it
-embeds is Python that compiles."""
+"""scripts/embed-text.py, which the build runs to compile Python files in as C strings
+(src/core/exec/interp.py as exec_interp_source, src/core/stubs/module-body.py as
+stubs_module_body): the string a C compiler makes of its output is the input, byte for byte,
+whatever the bytes (but NUL, which fails with a message), and the files it embeds are
+Python that compiles."""
 
 import random
 import shutil
@@ -14,7 +15,8 @@ import pytest
 from conftest import REPO_ROOT
 
 SCRIPT = REPO_ROOT / "scripts" / "embed-text.py"
-INTERP = REPO_ROOT / "src" / "core" / "exec" / "interp.py"
+EMBEDDED = [REPO_ROOT / "src" / "core" / "exec" / "interp.py",
+            REPO_ROOT / "src" / "core" / "stubs" / "module-body.py"]
 DUMP = r"""
 #include <stdio.h>
 #include <string.h>
@@ -71,8 +73,9 @@ def test_the_compiled_string_is_the_input_byte_for_byte(tmp_path, name):
     assert compiled(tmp_path, out) == data, name
 
 
-def test_the_interpreter_source_round_trips(tmp_path):
-    data = INTERP.read_bytes()
+@pytest.mark.parametrize("path", EMBEDDED, ids=lambda p: p.name)
+def test_the_embedded_files_round_trip(tmp_path, path):
+    data = path.read_bytes()
     r, out = embed(tmp_path, data)
     assert r.returncode == 0, r.stderr
     assert compiled(tmp_path, out) == data
@@ -95,5 +98,6 @@ def test_a_missing_input_fails_with_a_message(tmp_path):
     assert not (tmp_path / "out.c").exists()
 
 
-def test_the_interpreter_source_is_python_that_compiles():
-    compile(INTERP.read_bytes(), str(INTERP), "exec")
+@pytest.mark.parametrize("path", EMBEDDED, ids=lambda p: p.name)
+def test_the_embedded_files_are_python_that_compiles(path):
+    compile(path.read_bytes(), str(path), "exec")
