@@ -74,7 +74,7 @@ PARTS = {
         # a script's start in a trace (sandbox steps, interpreter start)
         "trace": ["exec-trace"],
         # a session's interpreter and its cells (docs/sessions.md)
-        "cell": ["exec-interp", "exec-interp-internal", "exec-run-cell", "exec-interp-source"],
+        "cell": ["exec-interp", "exec-interp-internal", "exec-run-cell"],
         # the host's side of a run on a remote backend (docs/remote.md)
         "remote": ["exec-remote", "exec-remote-run", "exec-remote-calls"],
     },

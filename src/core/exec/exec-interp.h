@@ -23,7 +23,10 @@
 
 struct exec_interp;
 
-/* The interpreter's Python source (exec-interp-source.c). */
+/*
+ * The interpreter's Python source, NUL-terminated: src/core/exec/interp.py, embedded at build time
+ * (meson.build: exec_interp_source). Static, never freed.
+ */
 extern const char exec_interp_source[];
 
 /*
