@@ -423,15 +423,32 @@ int rpc_server_answer(struct rpc_server *s, const char *line, size_t n, char **r
         return run_tool(s, id, t, args, ret_answer);
 }
 
-/* Answer one line on @c; every request gets a line back, "out of memory" at worst. */
+/* Whether the run's tools were told to stop (tool_ctx.cancel_fd): it is stopping, or over. */
+static bool run_stopping(const struct rpc_server *s)
+{
+        const struct tool_ctx *ctx = s->o.tool_ctx;
+
+        return ctx && ctx->cancel_fd >= 0 && fd_readable_now(ctx->cancel_fd);
+}
+
+/*
+ * Answer one line on @c; every request gets a line back, "out of memory" at worst — but one:
+ * a call the run's stop overtook. The stop interrupts the script (SIGINT to its main thread,
+ * forwarded by the sandbox's init a moment later) and only then cancels the tools; the
+ * cancelled call's answer could still reach the script before that signal and let it run on
+ * past its deadline (test_run_timeout_cancels_fetch saw "not reached" under load). So it gets
+ * none: its wait ends with the interrupt, or with the kill after the grace. A call made after
+ * the stop is answered (cancelled) at once, as before.
+ */
 static void handle_line(struct rpc_conn *c, const char *line, size_t n)
 {
         static const char oom[] = "{\"id\":null,\"error\":\"out of memory\"}\n";
         _cleanup_free_ char *answer = NULL;
+        bool stopping = run_stopping(c->server);
 
         if (rpc_server_answer(c->server, line, n, &answer) < 0)
                 conn_write(c, oom, sizeof(oom) - 1);
-        else if (answer)
+        else if (answer && (stopping || !run_stopping(c->server)))
                 conn_write(c, answer, strlen(answer));
 }
 
