@@ -223,6 +223,11 @@ static int cell_setup(struct cell *c, bool one_shot, struct diag *reterr)
                 diag_set(reterr, r, "event loop: %s", strerror(-r));
         if (r >= 0) {
                 run_arm_deadline(&c->run);
+                /*
+                 * The cell's span starts here: once sent it runs, and its first tool call may
+                 * begin before this function returns (a trace put it before the cell).
+                 */
+                c->run.span_start = now_usec();
                 /* Last: an interpreter gone (EPIPE) ends the cell through the loop's sources. */
                 if (send_cell(c, token, out_w, err_w) < 0)
                         lose_interp(c);
@@ -254,7 +259,7 @@ int exec_interp_run_cell(struct exec_interp *k, const struct exec_opts *o, bool 
         }
         run_init(&c.run, o, &cell_ops, &c);
         r = cell_setup(&c, one_shot, reterr);
-        t0 = now_usec();
+        t0 = c.run.span_start ? c.run.span_start : now_usec();
         trace_span(o->trace, "cell setup", "setup", c.run.start, t0, NULL);
         /* A warm interpreter's one-shot run is the run's script; a session's is a cell. */
         c.run.span_name = one_shot ? "script" : "cell";
