@@ -12,6 +12,7 @@ hangs the suite.
 import json
 import os
 import shutil
+import select
 import signal
 import subprocess
 import tempfile
@@ -205,11 +206,23 @@ def wait_no_process_marked(marker, seconds=10.0):
 
 
 def kill_pids(pids):
+    """SIGKILL each of @pids and wait until it is gone: a killed server still listens for a
+    moment, and a client meeting it then takes it for a foreign one."""
+    fds = []
     for pid in pids:
+        try:
+            fds.append(os.pidfd_open(pid))
+        except OSError:
+            pass
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    for fd in fds:
+        try:
+            select.select([fd], [], [], 30)  # hang guard: SIGKILL takes milliseconds
+        finally:
+            os.close(fd)
 
 
 class Ptc:
